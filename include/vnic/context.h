@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libvnic context: the netlink sockets, the probed kernel features, the
+ * cached link table and the last error, for one network namespace.
+ *
+ * Thread safety: a context and everything obtained from it (guests, lists)
+ * may be used by one thread at a time.  Distinct contexts share no state and
+ * may be used concurrently from different threads or processes.  The
+ * functions that take no context (vnic_strerror, vnic_step_name,
+ * vnic_kind_name) are thread-safe.
+ */
+#ifndef VNIC_CONTEXT_H
+#define VNIC_CONTEXT_H
+
+#include <stdint.h>
+#include <vnic/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vnic_ctx;
+
+enum vnic_ctx_flags {
+	/* Behave as on kernels before 6.2, which ignore NLM_F_ECHO on
+	 * RTM_NEWLINK: learn names and ifindexes by a follow-up request. */
+	VNIC_CTX_NO_ECHO	= 1u << 0,
+	/* Do not subscribe to RTNLGRP_LINK: the name cache is rebuilt by a
+	 * full dump before each use instead of being kept current. */
+	VNIC_CTX_NO_MONITOR	= 1u << 1,
+};
+
+/* Where an operation failed; see vnic_ctx_errstep(). */
+enum vnic_step {
+	VNIC_STEP_NONE = 0,
+	VNIC_STEP_VALIDATE,	/* input checks, before anything is sent */
+	VNIC_STEP_NAME,		/* choosing a free name */
+	VNIC_STEP_CREATE,	/* RTM_NEWLINK / TUNSETIFF */
+	VNIC_STEP_RESOLVE,	/* learning the final name and ifindex */
+	VNIC_STEP_CONFIGURE,	/* tap: MTU, MAC, alias, up */
+	VNIC_STEP_OPEN,		/* opening queue fds */
+	VNIC_STEP_DELETE,	/* RTM_DELLINK */
+	VNIC_STEP_DUMP,		/* RTM_GETLINK dump */
+	VNIC_STEP_SOCKET,	/* opening or configuring sockets */
+	VNIC_STEP__MAX,
+};
+
+struct vnic_ctx_opts {
+	size_t sz;
+	/* Tag written into every NIC's alias so that a later context can find
+	 * it: 1..32 of [A-Za-z0-9_.-].  Default "vnic". */
+	const char *owner;
+	/* Network namespace the context works in, as an open fd (e.g. of
+	 * /proc/PID/ns/net or /run/netns/NAME).  0: the caller's own. */
+	int netns_fd;
+	uint32_t flags;			/* enum vnic_ctx_flags */
+	/* A name freed less than this long ago is not handed out again by the
+	 * cache strategy (design.md "Reuse").  0: default 10000 ms. */
+	uint32_t quarantine_ms;
+	/* Receive buffer of the request socket; 0: 4 MiB. */
+	uint32_t rcvbuf;
+	/* Receive buffer of the link monitor socket; 0: 1 MiB.  Small values
+	 * make the monitor overflow, which forces a full resync: tests use it. */
+	uint32_t monitor_rcvbuf;
+	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
+	uint32_t window;
+	/* Fault injection, for tests: make the fault_nth (1-based) unit of work
+	 * at step fault_step fail with -EIO (0: off).  For per-NIC steps the
+	 * unit is the NIC index + 1. */
+	int fault_step;			/* enum vnic_step */
+	uint32_t fault_nth;
+};
+
+int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out);
+void vnic_ctx_free(struct vnic_ctx *ctx);
+
+/* Features probed once when the context is made. */
+enum vnic_feature {
+	VNIC_FEAT_EXT_ACK	= 1ull << 0,	/* NETLINK_EXT_ACK accepted */
+	VNIC_FEAT_STRICT_CHK	= 1ull << 1,	/* NETLINK_GET_STRICT_CHK accepted */
+	VNIC_FEAT_NEWLINK_ECHO	= 1ull << 2,	/* NLM_F_ECHO honoured on RTM_NEWLINK (6.2) */
+	VNIC_FEAT_IFNAME_TEMPLATE = 1ull << 3,	/* "%d" in IFLA_IFNAME (2.6.23) */
+	VNIC_FEAT_MACVLAN	= 1ull << 4,
+	VNIC_FEAT_MACVTAP	= 1ull << 5,
+	VNIC_FEAT_VETH		= 1ull << 6,
+	VNIC_FEAT_TUN		= 1ull << 7,	/* /dev/net/tun opens */
+};
+
+uint64_t vnic_ctx_features(const struct vnic_ctx *ctx);
+/* Short name of one feature bit, e.g. "newlink-echo"; NULL if unknown. */
+const char *vnic_feature_name(uint64_t feature);
+
+/*
+ * The last failure of an operation on this context: a text that carries the
+ * failing step, the NIC and the kernel's extended-ack message where there was
+ * one, e.g. "create nic 17 (mvt17): Invalid argument: Invalid MTU".  The
+ * strings stay valid until the next operation on the context.
+ */
+const char *vnic_ctx_errmsg(const struct vnic_ctx *ctx);
+/* The kernel's extended-ack text alone, "" if it sent none. */
+const char *vnic_ctx_extack(const struct vnic_ctx *ctx);
+enum vnic_step vnic_ctx_errstep(const struct vnic_ctx *ctx);
+/* Index of the NIC the last failure is about, or -1. */
+int vnic_ctx_errnic(const struct vnic_ctx *ctx);
+
+/* Counters, for the bench's claims (sendmsg calls per guest, no ioctl). */
+struct vnic_ctx_stats {
+	size_t sz;
+	uint64_t sendmsg_calls;	/* netlink sendmsg() calls */
+	uint64_t recvmsg_calls;
+	uint64_t requests;	/* netlink requests sent */
+	uint64_t ioctls;	/* ioctl() calls (only tap creation makes any) */
+	uint64_t dumps;		/* RTM_GETLINK dumps */
+	uint64_t resyncs;	/* full name-cache rebuilds after the first */
+	uint64_t name_retries;	/* EEXIST retries of the cache strategy */
+};
+int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st);
+
+/* Text for a negative (or positive) errno; never NULL.  Thread-safe. */
+const char *vnic_strerror(int err);
+const char *vnic_step_name(enum vnic_step step);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VNIC_CONTEXT_H */

@@ -1,0 +1,9 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The whole suite: install what is missing, build with -Werror, run every
+# selftest (each case in its own network namespace) under prove.  Run as root.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+make -s -j"$(nproc)" WERROR=1 all hdrcheck
+exec make -s check
