@@ -92,7 +92,7 @@ $(O)/selftests/%: selftests/%.c $(TEST_HELPERS) selftests/*.h $(STLIB) $(HARNESS
 		-o $@ $< $(TEST_HELPERS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 check: all
-	prove -f $(TEST_BINS)
+	prove -f $(TEST_BINS) $(wildcard selftests/*_test.sh)
 
 demo: all
 	unshare -n $(O)/vnic-bench guest --nics 82 --kind macvtap --runs 5

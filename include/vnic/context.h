@@ -74,6 +74,14 @@ struct vnic_ctx_opts {
 int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out);
 void vnic_ctx_free(struct vnic_ctx *ctx);
 
+/*
+ * Build (or rebuild) the cached link table now with one RTM_GETLINK dump, so
+ * that the first cache-named create does not pay for it.  Optional: the cache
+ * strategy builds the table on first use and keeps it current through an
+ * RTNLGRP_LINK subscription.
+ */
+int vnic_ctx_refresh(struct vnic_ctx *ctx);
+
 /* Features probed once when the context is made. */
 enum vnic_feature {
 	VNIC_FEAT_EXT_ACK	= 1ull << 0,	/* NETLINK_EXT_ACK accepted */
