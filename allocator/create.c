@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vnic_guest_create(): a guest's NICs in one pipelined request, all or
+ * nothing.
+ *
+ *  1. lower devices by name -> ifindex (one batch of RTM_GETLINK)
+ *  2. names picked, every RTM_NEWLINK sent in one batch; cache-named NICs
+ *     that hit EEXIST (someone else took the name meanwhile) get a new name
+ *     in another round, at most CREATE_ROUNDS of them; tun/tap by TUNSETIFF
+ *  3. names and ifindexes learned: from the NLM_F_ECHO copy where the kernel
+ *     sends one, else by name (one batch) or, for kernel-named NICs, by the
+ *     MAC we chose (one dump)
+ *  4. every NIC tagged with its alias (one batch; the kernel ignores
+ *     IFLA_IFALIAS on creation), tun/tap also get MTU, MAC and up
+ * Any failure deletes every NIC this call created and closes its fds.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/rtnetlink.h>
+
+#include "allocator/homes.h"
+#include "allocator/msg.h"
+#include "allocator/tap.h"
+#include "lib/link.h"
+#include "lib/linkcache.h"
+
+#define CREATE_ROUNDS 16
+
+struct op {
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	struct homes hs;
+	unsigned int *todo, ntodo;	/* NICs this call creates */
+	unsigned int *pend, npend;	/* netlink NICs still to create */
+	unsigned int *reqnic;		/* batch request -> NIC index */
+	struct nl_batch b;
+};
+
+static struct vnic_nic *NIC(struct op *op, unsigned int i)
+{
+	return &op->g->nics[i];
+}
+
+static int fail(struct op *op, int err, enum vnic_step step, unsigned int i,
+		const char *extack, const char *what)
+{
+	struct vnic_nic *nic = NIC(op, i);
+	const char *name = nic->name[0] ? nic->name : nic->tmpl;
+
+	return vnic_set_err(op->ctx, err, step, (int)i, extack, "%s %s%s%s",
+			    vnic_kind_name(nic->kind), name, *what ? ": " : "", what);
+}
+
+static int batch_add(struct op *op, struct nlmsghdr *nlh, unsigned int i,
+		     nl_reply_cb cb, void *data)
+{
+	int err = nlh ? nl_batch_end(&op->b, nlh, cb, data) : -ENOMEM;
+
+	if (!err)
+		op->reqnic[op->b.n - 1] = i;
+	return err;
+}
+
+/* 1. ---------------------------------------------------------------- */
+
+/* The reply to a lower's RTM_GETLINK: its ifindex. */
+static int lower_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct vnic_nic *nic = data;
+	struct link_attrs la;
+
+	if (!link_parse(nlh, &la))
+		nic->lower_ifindex = la.ifindex;
+	return 0;
+}
+
+
+static int resolve_lowers(struct op *op)
+{
+	unsigned int k, i;
+	int err = 0;
+
+	nl_batch_reset(&op->b);
+	for (k = 0; k < op->ntodo && !err; k++) {
+		i = op->todo[k];
+		if (NIC(op, i)->lower[0])
+			err = batch_add(op, msg_getlink(&op->b, NIC(op, i)->lower), i,
+					lower_cb, NIC(op, i));
+	}
+	if (!err)
+		err = nl_batch_run(&op->ctx->nl, &op->b);
+	if (err)
+		return vnic_set_err(op->ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
+				    "looking up lower devices");
+	for (k = 0; k < op->b.n; k++) {
+		struct vnic_nic *nic = NIC(op, op->reqnic[k]);
+
+		if (op->b.reqs[k].err)
+			return vnic_set_err(op->ctx, op->b.reqs[k].err,
+					    VNIC_STEP_VALIDATE, (int)op->reqnic[k],
+					    op->b.reqs[k].extack,
+					    "lower device '%s' not found", nic->lower);
+	}
+	return 0;
+}
+
+/* 2. ---------------------------------------------------------------- */
+
+static int pick_name(struct op *op, unsigned int i)
+{
+	struct vnic_nic *nic = NIC(op, i);
+	struct linkcache *lc;
+	char prefix[IFNAMSIZ];
+	int err;
+
+	err = vnic_fault(op->ctx, VNIC_STEP_NAME, i);
+	if (err)
+		return fail(op, err, VNIC_STEP_NAME, i, NULL, "injected");
+	if (nic->naming == VNIC_NAMING_EXPLICIT) {
+		snprintf(nic->name, sizeof(nic->name), "%s", nic->tmpl);
+		return 0;
+	}
+	if (nic->naming == VNIC_NAMING_KERNEL)
+		return 0;
+	err = homes_linkcache(&op->hs, nic->home, &lc);
+	if (err)
+		return fail(op, err, VNIC_STEP_NAME, i, NULL, "link table");
+	name_prefix(nic->tmpl, prefix);
+	err = linkcache_pick(lc, prefix, &nic->suffix);
+	if (err)
+		return fail(op, err, VNIC_STEP_NAME, i, NULL,
+			    err == -ENOSPC ? "every name of this template is taken" : "");
+	nic->picked = true;
+	snprintf(nic->name, sizeof(nic->name), "%s%u", prefix, nic->suffix);
+	return 0;
+}
+
+static void unpick(struct op *op, struct vnic_nic *nic)
+{
+	struct linkcache *lc;
+	char prefix[IFNAMSIZ];
+
+	if (!nic->picked)
+		return;
+	nic->picked = false;
+	if (homes_linkcache(&op->hs, nic->home, &lc))
+		return;
+	name_prefix(nic->tmpl, prefix);
+	linkcache_unpick(lc, prefix, nic->suffix);
+}
+
+/* One round: every pending NIC's RTM_NEWLINK in one batch. */
+static int create_round(struct op *op)
+{
+	bool echo = op->ctx->features & VNIC_FEAT_NEWLINK_ECHO;
+	unsigned int k, i, injected = UINT32_MAX;
+	int err = 0;
+
+	nl_batch_reset(&op->b);
+	for (k = 0; k < op->npend && !err; k++) {
+		struct vnic_nic *nic = NIC(op, i = op->pend[k]);
+
+		err = pick_name(op, i);
+		if (err)
+			break;
+		if (vnic_fault(op->ctx, VNIC_STEP_CREATE, i)) {
+			injected = i;	/* as if the kernel refused it */
+			continue;
+		}
+		/* The echo goes to the namespace the link is created in. */
+		err = batch_add(op, msg_newlink(&op->b, nic, nic->naming ==
+				VNIC_NAMING_KERNEL ? nic->tmpl : nic->name,
+				echo && nic->home == 0), i, msg_learn_cb, nic);
+	}
+	if (!err)
+		err = nl_batch_run(&op->ctx->nl, &op->b);
+	if (err && !op->ctx->err.err)
+		vnic_set_err(op->ctx, err, VNIC_STEP_CREATE, -1, NULL, "sending");
+	/* Whatever was acked is created, even if the round failed after. */
+	for (k = 0; k < op->b.n; k++)
+		if (op->b.reqs[k].acked && !op->b.reqs[k].err)
+			NIC(op, op->reqnic[k])->created = true;
+	if (!err && injected != UINT32_MAX)
+		err = fail(op, -EIO, VNIC_STEP_CREATE, injected, NULL, "injected");
+	return err;
+}
+
+/* Sort the round's outcome: created, retry (EEXIST on a picked name), or
+ * the call's failure. */
+static int create_collect(struct op *op)
+{
+	unsigned int k, n = 0;
+	int err = 0;
+
+	for (k = 0; k < op->b.n; k++) {
+		unsigned int i = op->reqnic[k];
+		struct vnic_nic *nic = NIC(op, i);
+		struct nl_req *r = &op->b.reqs[k];
+
+		if (!r->err) {
+			nic->picked = false;
+			continue;
+		}
+		if (r->err == -EEXIST && nic->naming == VNIC_NAMING_CACHE) {
+			nic->picked = false;	/* the name stays marked taken */
+			op->ctx->stats.name_retries++;
+			op->pend[n++] = i;
+			continue;
+		}
+		unpick(op, nic);
+		if (!err)
+			err = fail(op, r->err, VNIC_STEP_CREATE, i, r->extack, "");
+	}
+	op->npend = n;
+	return err;
+}
+
+static int create_links(struct op *op)
+{
+	unsigned int round;
+	int err;
+
+	for (round = 0; op->npend && round < CREATE_ROUNDS; round++) {
+		if (round) {
+			err = homes_refresh(&op->hs);
+			if (err)
+				return vnic_set_err(op->ctx, err, VNIC_STEP_NAME, -1,
+						    NULL, "refreshing the link table");
+		}
+		err = create_round(op);
+		if (!err)
+			err = create_collect(op);
+		if (err)
+			return err;
+	}
+	if (op->npend)
+		return fail(op, -EEXIST, VNIC_STEP_NAME, op->pend[0], NULL,
+			    "names kept being taken by someone else");
+	return 0;
+}
+
+static int create_taps(struct op *op)
+{
+	unsigned int k;
+	int err = 0;
+
+	for (k = 0; k < op->ntodo && !err; k++) {
+		unsigned int i = op->todo[k];
+
+		if (kind_is_tun(NIC(op, i)->kind))
+			err = tap_create(op->g, &op->hs, i);
+	}
+	return err;
+}
+
+/* 3. ---------------------------------------------------------------- */
+
+struct mac_match {
+	struct op *op;
+	unsigned int home;
+};
+
+/* Kernel-named links without an echo: the MAC we chose finds them. */
+static int mac_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct mac_match *m = data;
+	struct link_attrs la;
+	unsigned int k;
+
+	if (!nlh || link_parse(nlh, &la) || !la.mac || !la.name)
+		return 0;
+	for (k = 0; k < m->op->ntodo; k++) {
+		struct vnic_nic *nic = NIC(m->op, m->op->todo[k]);
+
+		if (nic->created && !nic->ifindex && nic->home == m->home &&
+		    !memcmp(nic->mac, la.mac, 6)) {
+			nic->ifindex = la.ifindex;
+			snprintf(nic->name, sizeof(nic->name), "%s", la.name);
+		}
+	}
+	return 0;
+}
+
+static int resolve_home(struct op *op, unsigned int home)
+{
+	struct mac_match m = { op, home };
+	bool need_dump = false;
+	unsigned int k;
+	char req[1024];
+	int err = 0;
+
+	nl_batch_reset(&op->b);
+	for (k = 0; k < op->ntodo && !err; k++) {
+		struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+		if (!nic->created || nic->ifindex || nic->home != home)
+			continue;
+		if (nic->naming == VNIC_NAMING_KERNEL && !kind_is_tun(nic->kind))
+			need_dump = true;
+		else
+			err = batch_add(op, msg_getlink(&op->b, nic->name),
+					op->todo[k], msg_learn_cb, nic);
+	}
+	if (!err)
+		err = nl_batch_run(op->hs.h[home].s, &op->b);
+	if (!err && need_dump)
+		err = nl_dump(op->hs.h[home].s, link_dump_request(req), mac_cb, &m,
+			      NULL, 0);
+	return err;
+}
+
+static int resolve_links(struct op *op)
+{
+	unsigned int k, h;
+	int err = 0;
+
+	for (h = 0; h < op->hs.n && !err; h++)
+		err = resolve_home(op, h);
+	if (err)
+		return vnic_set_err(op->ctx, err, VNIC_STEP_RESOLVE, -1, NULL,
+				    "learning names and ifindexes");
+	for (k = 0; k < op->ntodo; k++) {
+		unsigned int i = op->todo[k];
+
+		err = vnic_fault(op->ctx, VNIC_STEP_RESOLVE, i);
+		if (err)
+			return fail(op, err, VNIC_STEP_RESOLVE, i, NULL, "injected");
+		if (!NIC(op, i)->ifindex)
+			return fail(op, -ENODEV, VNIC_STEP_RESOLVE, i, NULL,
+				    "created but not found");
+	}
+	return 0;
+}
+
+/* 4. ---------------------------------------------------------------- */
+
+static int configure_home(struct op *op, unsigned int home)
+{
+	char tag[TAG_MAX];
+	unsigned int k;
+	int err = 0;
+
+	nl_batch_reset(&op->b);
+	for (k = 0; k < op->ntodo && !err; k++) {
+		unsigned int i = op->todo[k];
+
+		if (NIC(op, i)->home != home)
+			continue;
+		err = vnic_fault(op->ctx, VNIC_STEP_CONFIGURE, i);
+		if (err)
+			return fail(op, err, VNIC_STEP_CONFIGURE, i, NULL, "injected");
+		tag_format(op->g, i, tag);
+		err = batch_add(op, msg_configure(&op->b, NIC(op, i), tag), i,
+				NULL, NULL);
+	}
+	if (!err)
+		err = nl_batch_run(op->hs.h[home].s, &op->b);
+	if (err)
+		return vnic_set_err(op->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "tagging");
+	for (k = 0; k < op->b.n; k++)
+		if (op->b.reqs[k].err)
+			return fail(op, op->b.reqs[k].err, VNIC_STEP_CONFIGURE,
+				    op->reqnic[k], op->b.reqs[k].extack, "");
+	return 0;
+}
+
+static int configure_links(struct op *op)
+{
+	unsigned int h;
+	int err = 0;
+
+	for (h = 0; h < op->hs.n && !err; h++)
+		err = configure_home(op, h);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void rollback(struct op *op)
+{
+	unsigned int k, n = 0;
+
+	for (k = 0; k < op->ntodo; k++) {
+		struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+		unpick(op, nic);
+		if (nic->created)
+			op->pend[n++] = op->todo[k];
+	}
+	/* The first error stays the one reported. */
+	nics_delete(op->g, op->pend, n);
+	for (k = 0; k < op->ntodo; k++) {
+		struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+		tap_close(nic);
+		nic->created = false;
+		nic->ifindex = 0;
+		nic->name[0] = '\0';
+	}
+}
+
+static int op_init(struct op *op, struct vnic_guest *g)
+{
+	unsigned int i;
+	int err;
+
+	memset(op, 0, sizeof(*op));
+	op->g = g;
+	op->ctx = g->ctx;
+	homes_init(&op->hs, g->ctx);
+	nl_batch_init(&op->b);
+	op->todo = calloc(g->n + 1, sizeof(*op->todo));
+	op->pend = calloc(g->n + 1, sizeof(*op->pend));
+	/* Lower lookups, creates, resolves and tags: one request per NIC. */
+	op->reqnic = calloc(g->n + 1, sizeof(*op->reqnic));
+	if (!op->todo || !op->pend || !op->reqnic)
+		return -ENOMEM;
+	for (i = 0; i < g->n; i++) {
+		struct vnic_nic *nic = &g->nics[i];
+
+		if (nic->created)
+			continue;
+		err = homes_get(&op->hs, nic->netns_fd, &nic->home);
+		if (err)
+			return fail(op, err, VNIC_STEP_SOCKET, i, NULL,
+				    "socket in the target namespace");
+		op->todo[op->ntodo++] = i;
+		if (!kind_is_tun(nic->kind))
+			op->pend[op->npend++] = i;
+	}
+	return 0;
+}
+
+static void op_fini(struct op *op)
+{
+	nl_batch_free(&op->b);
+	homes_fini(&op->hs);
+	free(op->todo);
+	free(op->pend);
+	free(op->reqnic);
+}
+
+static int create_all(struct op *op)
+{
+	int err;
+
+	err = resolve_lowers(op);
+	if (!err)
+		err = create_links(op);
+	if (!err)
+		err = create_taps(op);
+	if (!err)
+		err = resolve_links(op);
+	if (!err)
+		err = configure_links(op);
+	return err;
+}
+
+VNIC_EXPORT int vnic_guest_create(struct vnic_guest *g)
+{
+	struct op op;
+	int err;
+
+	if (!g)
+		return -EINVAL;
+	vnic_clear_err(g->ctx);
+	err = op_init(&op, g);
+	if (!err && op.ntodo)
+		err = create_all(&op);
+	if (err) {
+		if (!g->ctx->err.err)
+			vnic_set_err(g->ctx, err, VNIC_STEP_CREATE, -1, NULL, "");
+		rollback(&op);
+	}
+	op_fini(&op);
+	return err;
+}

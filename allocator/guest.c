@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Guest handles: building the NIC list, reading results, freeing. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocator/nic.h"
+
+struct vnic_guest *guest_alloc(struct vnic_ctx *ctx, const char *name)
+{
+	struct vnic_guest *g = calloc(1, sizeof(*g));
+
+	if (g) {
+		g->ctx = ctx;
+		snprintf(g->name, sizeof(g->name), "%s", name);
+	}
+	return g;
+}
+
+int guest_push_nic(struct vnic_guest *g, struct vnic_nic **out)
+{
+	struct vnic_nic *nic;
+
+	if (g->n == g->cap) {
+		unsigned int cap = g->cap ? g->cap * 2 : 8;
+
+		nic = realloc(g->nics, cap * sizeof(*nic));
+		if (!nic)
+			return -ENOMEM;
+		g->nics = nic;
+		g->cap = cap;
+	}
+	nic = &g->nics[g->n++];
+	memset(nic, 0, sizeof(*nic));
+	nic->netns_fd = -1;
+	nic->peer_netns_fd = -1;
+	*out = nic;
+	return 0;
+}
+
+void nic_release(struct vnic_nic *nic)
+{
+	unsigned int i;
+
+	for (i = 0; i < nic->nfds; i++)
+		close(nic->fds[i]);
+	free(nic->fds);
+	nic->fds = NULL;
+	nic->nfds = 0;
+	if (nic->netns_fd >= 0)
+		close(nic->netns_fd);
+	if (nic->peer_netns_fd >= 0)
+		close(nic->peer_netns_fd);
+	nic->netns_fd = nic->peer_netns_fd = -1;
+}
+
+void tag_format(const struct vnic_guest *g, unsigned int idx, char *buf)
+{
+	snprintf(buf, TAG_MAX, TAG_PREFIX "%s:%s:%u", g->ctx->owner, g->name, idx);
+}
+
+VNIC_EXPORT int vnic_guest_new(struct vnic_ctx *ctx, const char *name,
+			       struct vnic_guest **out)
+{
+	struct vnic_guest *g;
+
+	if (!ctx || !out)
+		return -EINVAL;
+	vnic_clear_err(ctx);
+	if (!vnic_valid_tag(name, GUEST_NAME_MAX))
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "guest name '%s' must be 1..64 of [A-Za-z0-9_.-]",
+				    name ? name : "(null)");
+	g = guest_alloc(ctx, name);
+	if (!g)
+		return -ENOMEM;
+	*out = g;
+	return 0;
+}
+
+VNIC_EXPORT void vnic_guest_free(struct vnic_guest *g)
+{
+	unsigned int i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->n; i++)
+		nic_release(&g->nics[i]);
+	free(g->nics);
+	free(g);
+}
+
+VNIC_EXPORT int vnic_guest_destroy(struct vnic_guest *g)
+{
+	unsigned int *idx, i, n = 0;
+	int err;
+
+	if (!g)
+		return -EINVAL;
+	vnic_clear_err(g->ctx);
+	idx = calloc(g->n + 1, sizeof(*idx));
+	if (!idx) {
+		vnic_guest_free(g);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->n; i++)
+		if (g->nics[i].created)
+			idx[n++] = i;
+	err = nics_delete(g, idx, n);
+	free(idx);
+	vnic_guest_free(g);
+	return err;
+}
+
+VNIC_EXPORT const char *vnic_guest_name(const struct vnic_guest *g)
+{
+	return g ? g->name : NULL;
+}
+
+VNIC_EXPORT unsigned int vnic_guest_nic_count(const struct vnic_guest *g)
+{
+	return g ? g->n : 0;
+}
+
+VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx,
+				    struct vnic_nic_info *info)
+{
+	struct vnic_nic_info out;
+	const struct vnic_nic *nic;
+	size_t sz;
+
+	if (!g || !info || idx >= g->n || info->sz < sizeof(size_t))
+		return -EINVAL;
+	nic = &g->nics[idx];
+	memset(&out, 0, sizeof(out));
+	out.kind = nic->kind;
+	out.ifindex = nic->ifindex;
+	out.created = nic->created;
+	memcpy(out.mac, nic->mac, sizeof(out.mac));
+	snprintf(out.name, sizeof(out.name), "%s", nic->created ? nic->name : "");
+	snprintf(out.peer_name, sizeof(out.peer_name), "%s", nic->peer_name);
+	sz = info->sz < sizeof(out) ? info->sz : sizeof(out);
+	memcpy(info, &out, sz);
+	info->sz = sz;
+	return 0;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The rtnetlink messages the allocator sends. */
+#include <stdio.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+
+#include "allocator/msg.h"
+#include "lib/link.h"
+
+static struct ifinfomsg *put_ifinfo(struct nlmsghdr *nlh, int ifindex, bool up)
+{
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	if (up) {
+		ifi->ifi_flags = IFF_UP;
+		ifi->ifi_change = IFF_UP;
+	}
+	return ifi;
+}
+
+/* VETH_INFO_PEER holds a struct ifinfomsg of its own before its attributes. */
+static void put_veth_peer(struct nlmsghdr *nlh, const struct vnic_nic *nic)
+{
+	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	struct ifinfomsg *ifi = mnl_nlmsg_get_payload_tail(nlh);
+
+	memset(ifi, 0, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	if (nic->peer_up) {
+		ifi->ifi_flags = IFF_UP;
+		ifi->ifi_change = IFF_UP;
+	}
+	nlh->nlmsg_len += MNL_ALIGN(sizeof(*ifi));
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, nic->peer_name);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->peer_mac);
+	if (nic->mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
+	if (nic->peer_netns_fd >= 0)
+		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nic->peer_netns_fd);
+	mnl_attr_nest_end(nlh, peer);
+}
+
+static void put_linkinfo(struct nlmsghdr *nlh, const struct vnic_nic *nic)
+{
+	struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	struct nlattr *data;
+
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, kind_link_name(nic->kind));
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	if (nic->kind == VNIC_KIND_VETH)
+		put_veth_peer(nlh, nic);
+	else
+		mnl_attr_put_u32(nlh, IFLA_MACVLAN_MODE, nic->mode);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+}
+
+struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
+			     const char *name, bool echo)
+{
+	uint16_t flags = NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	struct nlmsghdr *nlh;
+
+	nlh = nl_batch_msg(b, RTM_NEWLINK, flags | (echo ? NLM_F_ECHO : 0));
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, 0, nic->up);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->mac);
+	if (nic->mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
+	if (nic->lower_ifindex)
+		mnl_attr_put_u32(nlh, IFLA_LINK, (uint32_t)nic->lower_ifindex);
+	if (nic->netns_fd >= 0)
+		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nic->netns_fd);
+	put_linkinfo(nlh, nic);
+	return nlh;
+}
+
+struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
+			       const char *tag)
+{
+	bool tun = kind_is_tun(nic->kind);
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_NEWLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, nic->ifindex, tun && nic->up);
+	mnl_attr_put_strz(nlh, IFLA_IFALIAS, tag);
+	if (tun && nic->mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
+	if (nic->kind == VNIC_KIND_TAP)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->mac);
+	return nlh;
+}
+
+struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_GETLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, 0, false);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return nlh;
+}
+
+struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_DELLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, ifindex, false);
+	if (!ifindex)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return nlh;
+}
+
+int msg_learn_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct vnic_nic *nic = data;
+	struct link_attrs la;
+
+	if (link_parse(nlh, &la) || la.type != RTM_NEWLINK)
+		return 0;
+	nic->ifindex = la.ifindex;
+	if (la.name)
+		snprintf(nic->name, sizeof(nic->name), "%s", la.name);
+	return 0;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tun/tap devices: made through /dev/net/tun, which rtnetlink cannot do. */
+#ifndef VNIC_ALLOC_TAP_H
+#define VNIC_ALLOC_TAP_H
+
+#include "allocator/homes.h"
+
+/* Create g->nics[i] in its namespace and open its queue fds. */
+int tap_create(struct vnic_guest *g, struct homes *hs, unsigned int i);
+/* Close the queue fds still held. */
+void tap_close(struct vnic_nic *nic);
+
+#endif /* VNIC_ALLOC_TAP_H */

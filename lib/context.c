@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The context: sockets, probed features, link cache, last error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/internal.h"
+#include "lib/linkcache.h"
+
+#define DEFAULT_OWNER		"vnic"
+#define DEFAULT_QUARANTINE_MS	10000
+#define DEFAULT_RCVBUF		(4u << 20)
+#define DEFAULT_MONITOR_RCVBUF	(1u << 20)
+
+uint64_t vnic_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Owners and guests end up in a ':'-separated alias tag: keep them simple. */
+int vnic_valid_tag(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return n >= 1 && n <= max;
+}
+
+static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
+{
+	const char *owner = o->owner ? o->owner : DEFAULT_OWNER;
+
+	if (!vnic_valid_tag(owner, sizeof(ctx->owner) - 1))
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "owner '%s' must be 1..32 of [A-Za-z0-9_.-]",
+				    owner);
+	if (o->fault_step < 0 || o->fault_step >= VNIC_STEP__MAX)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "fault_step %d out of range", o->fault_step);
+	strcpy(ctx->owner, owner);
+	ctx->flags = o->flags;
+	ctx->quarantine_ms = o->quarantine_ms ? o->quarantine_ms : DEFAULT_QUARANTINE_MS;
+	ctx->rcvbuf = o->rcvbuf ? o->rcvbuf : DEFAULT_RCVBUF;
+	ctx->monitor_rcvbuf = o->monitor_rcvbuf ? o->monitor_rcvbuf : DEFAULT_MONITOR_RCVBUF;
+	ctx->window = o->window;
+	ctx->fault_step = o->fault_step;
+	ctx->fault_nth = o->fault_nth;
+	if (o->netns_fd > 0) {
+		ctx->netns_fd = fcntl(o->netns_fd, F_DUPFD_CLOEXEC, 3);
+		if (ctx->netns_fd < 0)
+			return vnic_set_err(ctx, -errno, VNIC_STEP_SOCKET, -1, NULL,
+					    "netns fd %d", o->netns_fd);
+	}
+	return 0;
+}
+
+static int ctx_init(struct vnic_ctx *ctx, const struct vnic_ctx_opts *opts)
+{
+	struct vnic_ctx_opts o;
+	int err;
+
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_ctx_opts");
+	err = ctx_apply_opts(ctx, &o);
+	if (err)
+		return err;
+	err = vnic_fault(ctx, VNIC_STEP_SOCKET, 0);
+	if (!err)
+		err = nl_open(&ctx->nl, ctx->netns_fd, ctx->rcvbuf, ctx->window,
+			      &ctx->stats, &ctx->features);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "rtnetlink socket");
+	ctx->features |= vnic_probe_features(ctx);
+	return 0;
+}
+
+VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out)
+{
+	struct vnic_ctx *ctx;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->netns_fd = -1;
+	ctx->stats.sz = sizeof(ctx->stats);
+	vnic_clear_err(ctx);
+	err = ctx_init(ctx, opts);
+	if (err) {
+		vnic_ctx_free(ctx);
+		return err;
+	}
+	*out = ctx;
+	return 0;
+}
+
+VNIC_EXPORT void vnic_ctx_free(struct vnic_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	linkcache_free(ctx->cache);
+	nl_close(&ctx->nl);
+	if (ctx->netns_fd >= 0)
+		close(ctx->netns_fd);
+	free(ctx);
+}
+
+VNIC_EXPORT int vnic_ctx_refresh(struct vnic_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	vnic_clear_err(ctx);
+	return linkcache_resync(ctx);
+}
+
+VNIC_EXPORT uint64_t vnic_ctx_features(const struct vnic_ctx *ctx)
+{
+	return ctx ? ctx->features : 0;
+}
+
+VNIC_EXPORT int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st)
+{
+	size_t sz;
+
+	if (!ctx || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	sz = st->sz < sizeof(ctx->stats) ? st->sz : sizeof(ctx->stats);
+	memcpy(st, &ctx->stats, sz);
+	st->sz = sz;
+	return 0;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libvnic internals shared by lib/ and the layers above it.  Nothing here is
+ * part of the ABI.
+ */
+#ifndef VNIC_INTERNAL_H
+#define VNIC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <linux/netlink.h>
+#include <vnic/context.h>
+
+#define VNIC_EXPORT __attribute__((visibility("default")))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read an options struct of any size: copies min(sz, ours) into *dst (zeroed
+ * first) and rejects a larger struct whose unknown tail is not zero. */
+int vnic_opts_copy(void *dst, size_t dst_sz, const void *src);
+
+#define VNIC_ERRMSG_MAX 512
+#define VNIC_EXTACK_MAX 256
+
+struct vnic_err {
+	int err;
+	enum vnic_step step;
+	int nic;
+	char msg[VNIC_ERRMSG_MAX];
+	char extack[VNIC_EXTACK_MAX];
+};
+
+struct linkcache;
+
+/* A netlink socket and the counters every request on it feeds. */
+struct nl_sock {
+	struct mnl_socket *mnl;
+	uint32_t portid;
+	uint32_t seq;
+	uint32_t window;	/* requests per sendmsg */
+	size_t sndbuf;		/* usable bytes per sendmsg */
+	struct vnic_ctx_stats *stats;
+};
+
+struct vnic_ctx {
+	char owner[33];
+	int netns_fd;		/* dup of the caller's, or -1 */
+	uint32_t flags;
+	uint32_t quarantine_ms;
+	uint32_t rcvbuf, monitor_rcvbuf, window;
+	int fault_step;
+	uint32_t fault_nth;
+	uint64_t features;
+	struct nl_sock nl;	/* requests */
+	struct linkcache *cache;	/* built on first use */
+	struct vnic_ctx_stats stats;
+	struct vnic_err err;
+};
+
+/* error.c: record the failure of the current operation; returns err. */
+int vnic_set_err(struct vnic_ctx *ctx, int err, enum vnic_step step, int nic,
+		 const char *extack, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+int vnic_set_errv(struct vnic_ctx *ctx, int err, enum vnic_step step, int nic,
+		  const char *extack, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+void vnic_clear_err(struct vnic_ctx *ctx);
+/* Test hook: -EIO when ctx->fault_step/fault_nth name this unit. */
+int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit);
+
+/* netns.c: run fn(arg) in a short-lived thread that has joined the network
+ * namespace nsfd, so that sockets and /dev/net/tun fds it opens belong
+ * there.  Returns fn's result. */
+int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg);
+/* Open /proc/PID/ns/net, O_CLOEXEC. */
+int vnic_netns_open_pid(pid_t pid);
+/* Whether two namespace fds name the same namespace (1), or not (0). */
+int vnic_netns_same(int a, int b);
+/* Whether nsfd names the context's namespace. */
+int vnic_netns_is_ctx(const struct vnic_ctx *ctx, int nsfd);
+
+/* nl.c: sockets ------------------------------------------------------- */
+/* Open a NETLINK_ROUTE socket in nsfd (-1: current) with extended acks,
+ * strict checking and capped acks, sized for the pipeline. */
+int nl_open(struct nl_sock *s, int nsfd, uint32_t rcvbuf, uint32_t window,
+	    struct vnic_ctx_stats *stats, uint64_t *features);
+void nl_close(struct nl_sock *s);
+
+/* A batch of requests built back to back in one buffer, sent in windows. */
+typedef int (*nl_reply_cb)(const struct nlmsghdr *nlh, void *data);
+
+struct nl_req {
+	size_t off;		/* of the message in the batch buffer */
+	int err;		/* 0 or -errno, from the ack */
+	bool acked;
+	char *extack;		/* malloc'd kernel message on error, or NULL */
+	nl_reply_cb cb;		/* non-ack replies with this seq (echo, get) */
+	void *data;
+};
+
+struct nl_batch {
+	char *buf;
+	size_t len, cap;
+	struct nl_req *reqs;
+	unsigned int n, cap_reqs;
+};
+
+void nl_batch_init(struct nl_batch *b);
+void nl_batch_reset(struct nl_batch *b);
+void nl_batch_free(struct nl_batch *b);
+/* Start a message; room for any attributes up to 8 KiB is guaranteed. */
+struct nlmsghdr *nl_batch_msg(struct nl_batch *b, uint16_t type, uint16_t flags);
+/* Finish the last message and register how its replies are handled. */
+int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
+		 void *data);
+/* Send everything, collect every ack.  Returns 0 when every request got its
+ * ack (each with its own err), or a negative errno if the transport failed. */
+int nl_batch_run(struct nl_sock *s, struct nl_batch *b);
+
+/* One dump request; cb sees every message until NLMSG_DONE.  Retries a dump
+ * the kernel marked inconsistent (NLM_F_DUMP_INTR) a few times. */
+int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
+	    char *extack, size_t extack_len);
+
+/* probe.c */
+uint64_t vnic_probe_features(struct vnic_ctx *ctx);
+
+/* context.c: 1..max of [A-Za-z0-9_.-] (owners, guests). */
+int vnic_valid_tag(const char *s, size_t max);
+
+/* Monotonic milliseconds. */
+uint64_t vnic_now_ms(void);
+
+#endif /* VNIC_INTERNAL_H */

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Reading RTM_NEWLINK messages. */
+#include <errno.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+
+#include "lib/internal.h"
+#include "lib/link.h"
+
+static const char *attr_str(const struct nlattr *a)
+{
+	/* IFLA strings are NUL-terminated by the kernel; be safe anyway. */
+	if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+		return NULL;
+	return mnl_attr_get_str(a);
+}
+
+static void parse_info_data(const struct nlattr *data, struct link_attrs *la)
+{
+	const struct nlattr *a;
+
+	if (!la->kind || strcmp(la->kind, "tun"))
+		return;
+	mnl_attr_for_each_nested(a, data)
+		if (mnl_attr_get_type(a) == IFLA_TUN_TYPE &&
+		    mnl_attr_get_payload_len(a) >= 1)
+			la->tun_type = *(const uint8_t *)mnl_attr_get_payload(a);
+}
+
+static void parse_linkinfo(const struct nlattr *info, struct link_attrs *la)
+{
+	const struct nlattr *a, *data = NULL;
+
+	mnl_attr_for_each_nested(a, info) {
+		if (mnl_attr_get_type(a) == IFLA_INFO_KIND)
+			la->kind = attr_str(a);
+		else if (mnl_attr_get_type(a) == IFLA_INFO_DATA)
+			data = a;
+	}
+	if (data)
+		parse_info_data(data, la);
+}
+
+int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
+{
+	const struct ifinfomsg *ifi;
+	const struct nlattr *a;
+
+	memset(la, 0, sizeof(*la));
+	if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return -EBADMSG;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	la->type = nlh->nlmsg_type;
+	la->ifindex = ifi->ifi_index;
+	la->flags = ifi->ifi_flags;
+	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
+		switch (mnl_attr_get_type(a)) {
+		case IFLA_IFNAME:
+			la->name = attr_str(a);
+			break;
+		case IFLA_IFALIAS:
+			la->alias = attr_str(a);
+			break;
+		case IFLA_ADDRESS:
+			if (mnl_attr_get_payload_len(a) == 6)
+				la->mac = mnl_attr_get_payload(a);
+			break;
+		case IFLA_LINK:
+			if (mnl_attr_get_payload_len(a) >= 4)
+				la->link = (int)mnl_attr_get_u32(a);
+			break;
+		case IFLA_MTU:
+			if (mnl_attr_get_payload_len(a) >= 4)
+				la->mtu = mnl_attr_get_u32(a);
+			break;
+		case IFLA_LINKINFO:
+			parse_linkinfo(a, la);
+			break;
+		}
+	}
+	return la->ifindex > 0 ? 0 : -EBADMSG;
+}
+
+struct nlmsghdr *link_dump_request(char *buf)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return nlh;
+}

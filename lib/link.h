@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading RTM_NEWLINK messages (dumps, echoes, replies, notifications). */
+#ifndef VNIC_LINK_H
+#define VNIC_LINK_H
+
+#include <stdint.h>
+#include <linux/netlink.h>
+
+struct link_attrs {
+	int ifindex;
+	uint16_t type;		/* RTM_NEWLINK or RTM_DELLINK */
+	unsigned int flags;	/* ifi_flags */
+	const char *name;	/* IFLA_IFNAME, or NULL */
+	const char *alias;	/* IFLA_IFALIAS, or NULL */
+	const char *kind;	/* IFLA_INFO_KIND, or NULL */
+	const uint8_t *mac;	/* IFLA_ADDRESS when 6 bytes, or NULL */
+	int link;		/* IFLA_LINK, or 0 */
+	uint32_t mtu;
+	int tun_type;		/* IFLA_TUN_TYPE (IFF_TUN/IFF_TAP), or 0 */
+};
+
+/* 0, or -EBADMSG if nlh is not a link message.  Pointers point into nlh. */
+int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la);
+
+/* Start an RTM_GETLINK dump request in buf (8 KiB), without statistics. */
+struct nlmsghdr *link_dump_request(char *buf);
+
+#endif /* VNIC_LINK_H */

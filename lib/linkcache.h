@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The link table: which "prefixN" names are taken in a namespace, built by
+ * one RTM_GETLINK dump and kept current by an RTNLGRP_LINK subscription.
+ * Picking a name is O(1) amortized whatever the number of links.
+ */
+#ifndef VNIC_LINKCACHE_H
+#define VNIC_LINKCACHE_H
+
+#include <stdint.h>
+
+struct vnic_ctx;
+struct nl_sock;
+struct linkcache;
+
+/* Largest suffix the cache hands out (the kernel's own %d stops at 32767). */
+#define LC_MAX_SUFFIX ((1u << 20) - 1)
+
+struct linkcache *linkcache_new(uint32_t quarantine_ms);
+void linkcache_free(struct linkcache *lc);
+/* Subscribe to link events in nsfd (-1: current); before the first build. */
+int linkcache_monitor(struct linkcache *lc, int nsfd, uint32_t rcvbuf);
+/* Rebuild from a dump through s. */
+int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s);
+/* Apply pending link events; rebuild on overflow (or always, unmonitored).
+ * *resynced is set when a rebuild happened. */
+int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced);
+/* Lowest free, not quarantined suffix for prefix; marked taken.  -ENOSPC
+ * when the names prefixN that fit IFNAMSIZ are all taken. */
+int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix);
+/* prefixN exists (learned from EEXIST). */
+int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix);
+/* A pick that was never created: free again, not quarantined. */
+void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix);
+
+/* The context's table, built on first use and brought up to date. */
+int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out);
+/* Force a full rebuild of the context's table. */
+int linkcache_resync(struct vnic_ctx *ctx);
+
+#endif /* VNIC_LINKCACHE_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Doing things inside another network namespace without touching the
+ * caller's threads: setns() changes only the calling thread, so a helper
+ * thread joins the namespace, opens what is needed, and exits.  Sockets and
+ * tun fds keep the namespace they were opened in.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/internal.h"
+
+struct ns_call {
+	int nsfd;
+	int (*fn)(void *arg);
+	void *arg;
+	int ret;
+};
+
+static void *ns_thread(void *p)
+{
+	struct ns_call *c = p;
+
+	if (setns(c->nsfd, CLONE_NEWNET) < 0)
+		c->ret = -errno;
+	else
+		c->ret = c->fn(c->arg);
+	return NULL;
+}
+
+int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg)
+{
+	struct ns_call c = { .nsfd = nsfd, .fn = fn, .arg = arg };
+	pthread_t t;
+	int err;
+
+	if (nsfd < 0)
+		return fn(arg);
+	err = pthread_create(&t, NULL, ns_thread, &c);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return c.ret;
+}
+
+int vnic_netns_open_pid(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int vnic_netns_same(int a, int b)
+{
+	struct stat sa, sb;
+
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int vnic_netns_is_ctx(const struct vnic_ctx *ctx, int nsfd)
+{
+	int self, same;
+
+	if (ctx->netns_fd >= 0)
+		return vnic_netns_same(nsfd, ctx->netns_fd);
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return 0;
+	same = vnic_netns_same(nsfd, self);
+	close(self);
+	return same;
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The netlink request engine.
+ *
+ * Requests are built back to back in one buffer and sent many at a time: a
+ * window of them goes out in a single sendmsg(), which the kernel processes
+ * synchronously before sendmsg() returns, queueing one ack (and an echo or
+ * reply where asked) per request on our socket.  The window is sized so that
+ * those replies fit the receive buffer: a full buffer drops them (ENOBUFS),
+ * and a lost ack is a request whose fate we no longer know.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+
+#include "lib/internal.h"
+
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+#ifndef NETLINK_GET_STRICT_CHK
+#define NETLINK_GET_STRICT_CHK 12
+#endif
+
+/* What one request may cost in our receive buffer, in skb truesize: an
+ * RTM_NEWLINK echo carries the whole link (a few KiB with stats) + its ack. */
+#define NL_REPLY_COST	8192
+#define NL_MSG_ROOM	8192
+#define NL_RECV_SIZE	(64 * 1024)
+#define NL_DUMP_RETRIES	8
+
+struct open_args {
+	struct mnl_socket *mnl;
+};
+
+static int open_fn(void *p)
+{
+	struct open_args *a = p;
+
+	a->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	return a->mnl ? 0 : -errno;
+}
+
+/* The FORCE variants pass rmem_max/wmem_max with CAP_NET_ADMIN, which a
+ * caller creating links has anyway; fall back to the capped ones. */
+static void set_buf(int fd, int force_opt, int opt, uint32_t size)
+{
+	int v = (int)size;
+
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));
+}
+
+static int get_buf(int fd, int opt)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	getsockopt(fd, SOL_SOCKET, opt, &v, &len);
+	return v;
+}
+
+static void set_flag(int fd, int opt, uint64_t *features, uint64_t bit)
+{
+	int one = 1;
+
+	if (setsockopt(fd, SOL_NETLINK, opt, &one, sizeof(one)) == 0 && features)
+		*features |= bit;
+}
+
+int nl_open(struct nl_sock *s, int nsfd, uint32_t rcvbuf, uint32_t window,
+	    struct vnic_ctx_stats *stats, uint64_t *features)
+{
+	struct open_args a = { 0 };
+	int fd, err, rcv;
+
+	memset(s, 0, sizeof(*s));
+	err = vnic_in_netns(nsfd, open_fn, &a);
+	if (err)
+		return err;
+	s->mnl = a.mnl;
+	fd = mnl_socket_get_fd(s->mnl);
+	set_flag(fd, NETLINK_EXT_ACK, features, VNIC_FEAT_EXT_ACK);
+	set_flag(fd, NETLINK_GET_STRICT_CHK, features, VNIC_FEAT_STRICT_CHK);
+	/* Errors need not echo our request back: that only costs buffer. */
+	set_flag(fd, NETLINK_CAP_ACK, NULL, 0);
+	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf);
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, rcvbuf);
+	if (mnl_socket_bind(s->mnl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		nl_close(s);
+		return err;
+	}
+	s->portid = mnl_socket_get_portid(s->mnl);
+	s->stats = stats;
+	rcv = get_buf(fd, SO_RCVBUF);
+	s->window = window ? window : (uint32_t)(rcv / NL_REPLY_COST);
+	if (s->window < 4)
+		s->window = 4;
+	/* netlink_sendmsg() refuses a message longer than sndbuf - 32. */
+	s->sndbuf = (size_t)get_buf(fd, SO_SNDBUF) - 64;
+	return 0;
+}
+
+void nl_close(struct nl_sock *s)
+{
+	if (s->mnl)
+		mnl_socket_close(s->mnl);
+	s->mnl = NULL;
+}
+
+void nl_batch_init(struct nl_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void nl_batch_reset(struct nl_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->reqs[i].extack);
+	b->n = 0;
+	b->len = 0;
+}
+
+void nl_batch_free(struct nl_batch *b)
+{
+	nl_batch_reset(b);
+	free(b->buf);
+	free(b->reqs);
+	nl_batch_init(b);
+}
+
+struct nlmsghdr *nl_batch_msg(struct nl_batch *b, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh;
+
+	if (b->len + NL_MSG_ROOM > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4 * NL_MSG_ROOM;
+		char *p;
+
+		while (b->len + NL_MSG_ROOM > cap)
+			cap *= 2;
+		p = realloc(b->buf, cap);
+		if (!p)
+			return NULL;
+		b->buf = p;
+		b->cap = cap;
+	}
+	/* Attributes are appended without bounds checks: clear the room. */
+	memset(b->buf + b->len, 0, NL_MSG_ROOM);
+	nlh = mnl_nlmsg_put_header(b->buf + b->len);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	return nlh;
+}
+
+int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
+		 void *data)
+{
+	struct nl_req *r;
+
+	if (b->n == b->cap_reqs) {
+		unsigned int cap = b->cap_reqs ? b->cap_reqs * 2 : 64;
+
+		r = realloc(b->reqs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		b->reqs = r;
+		b->cap_reqs = cap;
+	}
+	r = &b->reqs[b->n++];
+	memset(r, 0, sizeof(*r));
+	r->off = (char *)nlh - b->buf;
+	r->cb = cb;
+	r->data = data;
+	b->len += MNL_ALIGN(nlh->nlmsg_len);
+	return 0;
+}
+
+static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
+{
+	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
+}
+
+/* The kernel's extended-ack text; NLM_F_CAPPED tells whether our request
+ * was echoed back in front of the TLVs. */
+static char *parse_extack(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	size_t off = sizeof(*e);
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NULL;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+	if (off > mnl_nlmsg_get_payload_len(nlh))
+		return NULL;
+	mnl_attr_for_each(attr, nlh, off) {
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+		    mnl_attr_get_payload_len(attr) > 0)
+			return strndup(mnl_attr_get_str(attr),
+				       mnl_attr_get_payload_len(attr));
+	}
+	return NULL;
+}
+
+/* Handle one reply; returns 1 if it was the ack of a pending request. */
+static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
+			unsigned int hi, const struct nlmsghdr *nlh)
+{
+	unsigned int i = nlh->nlmsg_seq - base;
+	struct nl_req *r;
+
+	if (nlh->nlmsg_seq < base || i < lo || i >= hi)
+		return 0;	/* not ours, or stale: ignore */
+	r = &b->reqs[i];
+	if (nlh->nlmsg_type != NLMSG_ERROR) {
+		if (r->cb && !r->acked)
+			r->cb(nlh, r->data);
+		return 0;
+	}
+	if (r->acked)
+		return 0;
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nlmsgerr))
+		r->err = -EBADMSG;
+	else
+		r->err = ((const struct nlmsgerr *)mnl_nlmsg_get_payload(nlh))->error;
+	if (r->err)
+		r->extack = parse_extack(nlh);
+	r->acked = true;
+	return 1;
+}
+
+static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = mnl_socket_recvfrom(s->mnl, buf, len);
+	} while (n < 0 && errno == EINTR);
+	if (s->stats)
+		s->stats->recvmsg_calls++;
+	return n < 0 ? -errno : n;
+}
+
+static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
+			unsigned int lo, unsigned int hi, char *rbuf)
+{
+	unsigned int pending = hi - lo;
+
+	while (pending) {
+		const struct nlmsghdr *nlh;
+		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE);
+		int left;
+
+		if (n < 0)
+			return (int)n;
+		left = (int)n;
+		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left))
+			pending -= handle_reply(b, base, lo, hi, nlh);
+	}
+	return 0;
+}
+
+/* How many requests from i fit one sendmsg. */
+static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b,
+			       unsigned int i)
+{
+	size_t start = b->reqs[i].off;
+	unsigned int j = i + 1;
+
+	while (j < b->n && j - i < s->window) {
+		size_t end = b->reqs[j].off + MNL_ALIGN(req_msg(b, j)->nlmsg_len);
+
+		if (end - start > s->sndbuf)
+			break;
+		j++;
+	}
+	return j;
+}
+
+int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
+{
+	uint32_t base = s->seq + 1;
+	unsigned int i, j;
+	char *rbuf;
+	int err = 0;
+
+	if (!b->n)
+		return 0;
+	rbuf = malloc(NL_RECV_SIZE);
+	if (!rbuf)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++)
+		req_msg(b, i)->nlmsg_seq = base + i;
+	s->seq += b->n;
+	for (i = 0; i < b->n && !err; i = j) {
+		size_t len;
+
+		j = window_end(s, b, i);
+		len = b->reqs[j - 1].off + req_msg(b, j - 1)->nlmsg_len - b->reqs[i].off;
+		if (s->stats) {
+			s->stats->sendmsg_calls++;
+			s->stats->requests += j - i;
+		}
+		if (mnl_socket_sendto(s->mnl, b->buf + b->reqs[i].off, len) < 0) {
+			err = -errno;
+			break;
+		}
+		err = collect_acks(s, b, base, i, j, rbuf);
+	}
+	free(rbuf);
+	return err;
+}
+
+static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
+		     void *data, char *rbuf, char *extack, size_t extack_len)
+{
+	bool intr = false;
+
+	req->nlmsg_seq = ++s->seq;
+	if (s->stats) {
+		s->stats->sendmsg_calls++;
+		s->stats->requests++;
+	}
+	if (mnl_socket_sendto(s->mnl, req, req->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE);
+		int left;
+
+		if (n < 0)
+			return (int)n;
+		left = (int)n;
+		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (nlh->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				intr = true;
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return intr ? -EINTR : 0;
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+				char *msg = parse_extack(nlh);
+
+				if (msg && extack)
+					snprintf(extack, extack_len, "%s", msg);
+				free(msg);
+				return e->error ? e->error : (intr ? -EINTR : 0);
+			}
+			cb(nlh, data);
+		}
+	}
+}
+
+int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
+	    char *extack, size_t extack_len)
+{
+	char *rbuf = malloc(NL_RECV_SIZE);
+	int err = -EINTR, tries;
+
+	if (!rbuf)
+		return -ENOMEM;
+	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
+	for (tries = 0; tries < NL_DUMP_RETRIES && err == -EINTR; tries++) {
+		/* cb(NULL) tells the consumer to forget a partial dump. */
+		if (tries)
+			cb(NULL, data);
+		if (s->stats)
+			s->stats->dumps++;
+		err = dump_once(s, req, cb, data, rbuf, extack, extack_len);
+	}
+	free(rbuf);
+	return err;
+}
