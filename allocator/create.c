@@ -77,6 +77,29 @@ static int lower_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 
+/*
+ * A guest's NICs usually share one or two lower devices: ask once per name.
+ * The asked ones are found among the batch's requests, which stay few.
+ */
+static bool same_lower_asked(struct op *op, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < op->b.n; k++)
+		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower))
+			return true;
+	return false;
+}
+
+static void copy_lower(struct op *op, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; NIC(op, i)->lower[0] && k < op->b.n; k++)
+		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower))
+			NIC(op, i)->lower_ifindex = NIC(op, op->reqnic[k])->lower_ifindex;
+}
+
 static int resolve_lowers(struct op *op)
 {
 	unsigned int k, i;
@@ -85,7 +108,7 @@ static int resolve_lowers(struct op *op)
 	nl_batch_reset(&op->b);
 	for (k = 0; k < op->ntodo && !err; k++) {
 		i = op->todo[k];
-		if (NIC(op, i)->lower[0])
+		if (NIC(op, i)->lower[0] && !same_lower_asked(op, i))
 			err = batch_add(op, msg_getlink(&op->b, NIC(op, i)->lower), i,
 					lower_cb, NIC(op, i));
 	}
@@ -103,6 +126,8 @@ static int resolve_lowers(struct op *op)
 					    op->b.reqs[k].extack,
 					    "lower device '%s' not found", nic->lower);
 	}
+	for (k = 0; k < op->ntodo; k++)
+		copy_lower(op, op->todo[k]);
 	return 0;
 }
 
@@ -133,7 +158,7 @@ static int pick_name(struct op *op, unsigned int i)
 		return fail(op, err, VNIC_STEP_NAME, i, NULL,
 			    err == -ENOSPC ? "every name of this template is taken" : "");
 	nic->picked = true;
-	snprintf(nic->name, sizeof(nic->name), "%s%u", prefix, nic->suffix);
+	name_format(nic->name, prefix, nic->suffix);
 	return 0;
 }
 
@@ -472,7 +497,7 @@ VNIC_EXPORT int vnic_guest_create(struct vnic_guest *g)
 		err = create_all(&op);
 	if (err) {
 		if (!g->ctx->err.err)
-			vnic_set_err(g->ctx, err, VNIC_STEP_CREATE, -1, NULL, "");
+			vnic_set_err(g->ctx, err, VNIC_STEP_CREATE, -1, NULL, "guest %s", g->name);
 		rollback(&op);
 	}
 	op_fini(&op);

@@ -2,6 +2,7 @@
 /* Interface names, templates and kinds. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "allocator/nic.h"
@@ -102,4 +103,14 @@ uint64_t kind_feature(enum vnic_kind kind)
 bool kind_is_tun(enum vnic_kind kind)
 {
 	return kind == VNIC_KIND_TAP || kind == VNIC_KIND_TUN;
+}
+
+/* prefixN; the cache only picks suffixes that fit IFNAMSIZ. */
+void name_format(char *out, const char *prefix, uint32_t suffix)
+{
+	char tmp[32];
+
+	snprintf(tmp, sizeof(tmp), "%s%u", prefix, suffix);
+	memcpy(out, tmp, IFNAMSIZ - 1);
+	out[IFNAMSIZ - 1] = '\0';
 }

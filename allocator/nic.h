@@ -59,6 +59,8 @@ struct vnic_guest {
 int name_check(const char *name, bool *is_template, const char **why);
 /* The part before "%d". */
 void name_prefix(const char *tmpl, char *prefix);
+/* "prefixN" into out[IFNAMSIZ]. */
+void name_format(char *out, const char *prefix, uint32_t suffix);
 const char *kind_default_template(enum vnic_kind kind);
 /* Is this a kind made through /dev/net/tun? */
 bool kind_is_tun(enum vnic_kind kind);

@@ -14,14 +14,17 @@
 
 #include "allocator/tap.h"
 
-static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *fds,
+static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *out,
 			unsigned int n)
 {
 	struct vnic_nic *nic = &g->nics[idx];
+	int *fds = calloc(n, sizeof(*fds));
 	char path[32];
 	unsigned int q;
 	int err = 0;
 
+	if (!fds)
+		return -ENOMEM;
 	snprintf(path, sizeof(path), "/dev/tap%d", nic->ifindex);
 	for (q = 0; q < n && !err; q++) {
 		struct ifreq ifr;
@@ -46,9 +49,12 @@ static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *fds,
 	if (err) {
 		while (q--)
 			close(fds[q]);
+		free(fds);
 		return vnic_set_err(g->ctx, err, VNIC_STEP_OPEN, (int)idx, NULL,
 				    "%s (%s)", path, nic->name);
 	}
+	memcpy(out, fds, n * sizeof(*fds));
+	free(fds);
 	return 0;
 }
 

@@ -138,7 +138,7 @@ static int tap_fail(struct vnic_guest *g, int err, enum vnic_step step,
 static int tap_create_cached(struct vnic_guest *g, struct homes *hs, unsigned int i)
 {
 	struct vnic_nic *nic = &g->nics[i];
-	char prefix[IFNAMSIZ], name[32];
+	char prefix[IFNAMSIZ], name[IFNAMSIZ];
 	struct linkcache *lc;
 	int err, tries;
 
@@ -149,7 +149,7 @@ static int tap_create_cached(struct vnic_guest *g, struct homes *hs, unsigned in
 			err = linkcache_pick(lc, prefix, &nic->suffix);
 		if (err)
 			return tap_fail(g, err, VNIC_STEP_NAME, i, "no free name");
-		snprintf(name, sizeof(name), "%s%u", prefix, nic->suffix);
+		name_format(name, prefix, nic->suffix);
 		err = tap_try(g, hs, i, name);
 		if (err != -EBUSY)
 			break;
