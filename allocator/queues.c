@@ -43,10 +43,10 @@ static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *out,
 			err = -errno;
 		else if (strncmp(ifr.ifr_name, nic->name, IFNAMSIZ))
 			err = -ESTALE;
-		if (err)
-			close(fds[q]);
 	}
 	if (err) {
+		/* fds[0..q-1] are open: the loop counted the failed one in
+		 * only if its open() had succeeded. */
 		while (q--)
 			close(fds[q]);
 		free(fds);
