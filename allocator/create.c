@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
 #include "allocator/homes.h"
@@ -287,6 +288,13 @@ struct mac_match {
 	unsigned int home;
 };
 
+/* A passthru macvlan has its lower's MAC, but is its lower's only one. */
+static bool passthru_of(const struct vnic_nic *nic, const struct link_attrs *la)
+{
+	return nic->mode == MACVLAN_MODE_PASSTHRU && la->link == nic->lower_ifindex &&
+	       la->kind && !strcmp(la->kind, kind_link_name(nic->kind));
+}
+
 /* Kernel-named links without an echo: the MAC we chose finds them. */
 static int mac_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -300,10 +308,8 @@ static int mac_cb(const struct nlmsghdr *nlh, void *data)
 		struct vnic_nic *nic = NIC(m->op, m->op->todo[k]);
 
 		if (nic->created && !nic->ifindex && nic->home == m->home &&
-		    !memcmp(nic->mac, la.mac, 6)) {
-			nic->ifindex = la.ifindex;
-			snprintf(nic->name, sizeof(nic->name), "%s", la.name);
-		}
+		    (!memcmp(nic->mac, la.mac, 6) || passthru_of(nic, &la)))
+			nic_learn(nic, &la);
 	}
 	return 0;
 }
@@ -380,6 +386,14 @@ static int configure_home(struct op *op, unsigned int home)
 		err = batch_add(op, msg_configure(&op->b, NIC(op, i), tag), i,
 				NULL, NULL);
 	}
+	for (k = 0; k < op->ntodo && !err; k++) {
+		struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+		if (nic->kind == VNIC_KIND_VETH && nic->peer_up &&
+		    nic->peer_home == home)
+			err = batch_add(op, msg_peer_up(&op->b, nic), op->todo[k],
+					NULL, NULL);
+	}
 	if (!err)
 		err = nl_batch_run(op->hs.h[home].s, &op->b);
 	if (err)
@@ -449,6 +463,8 @@ static int op_init(struct op *op, struct vnic_guest *g)
 		if (nic->created)
 			continue;
 		err = homes_get(&op->hs, nic->netns_fd, &nic->home);
+		if (!err && nic->kind == VNIC_KIND_VETH)
+			err = homes_get(&op->hs, nic->peer_netns_fd, &nic->peer_home);
 		if (err)
 			return fail(op, err, VNIC_STEP_SOCKET, i, NULL,
 				    "socket in the target namespace");

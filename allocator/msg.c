@@ -29,12 +29,10 @@ static void put_veth_peer(struct nlmsghdr *nlh, const struct vnic_nic *nic)
 	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
 	struct ifinfomsg *ifi = mnl_nlmsg_get_payload_tail(nlh);
 
+	/* No IFF_UP here: the peer is configured before the pair is linked,
+	 * and veth_open() refuses (ENOTCONN) a device without its peer. */
 	memset(ifi, 0, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
-	if (nic->peer_up) {
-		ifi->ifi_flags = IFF_UP;
-		ifi->ifi_change = IFF_UP;
-	}
 	nlh->nlmsg_len += MNL_ALIGN(sizeof(*ifi));
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, nic->peer_name);
 	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->peer_mac);
@@ -82,6 +80,17 @@ struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 	return nlh;
 }
 
+/*
+ * A passthru macvlan takes its lower's MAC at creation; a MAC the caller
+ * asked for is set afterwards (which, in passthru, sets the lower's).
+ */
+static bool mac_after_create(const struct vnic_nic *nic)
+{
+	return nic->kind == VNIC_KIND_TAP ||
+	       (nic->mode == MACVLAN_MODE_PASSTHRU && nic->mac_given &&
+		(nic->kind == VNIC_KIND_MACVLAN || nic->kind == VNIC_KIND_MACVTAP));
+}
+
 struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 			       const char *tag)
 {
@@ -94,8 +103,19 @@ struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 	mnl_attr_put_strz(nlh, IFLA_IFALIAS, tag);
 	if (tun && nic->mtu)
 		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
-	if (nic->kind == VNIC_KIND_TAP)
+	if (mac_after_create(nic))
 		mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->mac);
+	return nlh;
+}
+
+struct nlmsghdr *msg_peer_up(struct nl_batch *b, const struct vnic_nic *nic)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_NEWLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, 0, true);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, nic->peer_name);
 	return nlh;
 }
 
@@ -123,15 +143,22 @@ struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name)
 	return nlh;
 }
 
+void nic_learn(struct vnic_nic *nic, const struct link_attrs *la)
+{
+	nic->ifindex = la->ifindex;
+	/* What the link really has (passthru inherits its lower's MAC),
+	 * unless the MAC is still to be set by the configure step. */
+	if (la->mac && !mac_after_create(nic))
+		memcpy(nic->mac, la->mac, 6);
+	if (la->name)
+		snprintf(nic->name, sizeof(nic->name), "%s", la->name);
+}
+
 int msg_learn_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct vnic_nic *nic = data;
 	struct link_attrs la;
 
-	if (link_parse(nlh, &la) || la.type != RTM_NEWLINK)
-		return 0;
-	nic->ifindex = la.ifindex;
-	if (la.name)
-		snprintf(nic->name, sizeof(nic->name), "%s", la.name);
+	if (!link_parse(nlh, &la) && la.type == RTM_NEWLINK)
+		nic_learn(data, &la);
 	return 0;
 }

@@ -12,12 +12,17 @@ struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
  * tun/tap (made by ioctl) also MAC, MTU and up. */
 struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 			       const char *tag);
+/* RTM_NEWLINK bringing a veth's peer up, by name, in its namespace. */
+struct nlmsghdr *msg_peer_up(struct nl_batch *b, const struct vnic_nic *nic);
 /* RTM_GETLINK of one link by name. */
 struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name);
 /* RTM_DELLINK by ifindex, or by name when the ifindex is unknown. */
 struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name);
 
-/* Reply callback: a link message tells nic (data) its ifindex and name. */
+struct link_attrs;
+/* What a link message tells about nic: ifindex, name, MAC. */
+void nic_learn(struct vnic_nic *nic, const struct link_attrs *la);
+/* Reply callback: nic_learn() for nic (data). */
 int msg_learn_cb(const struct nlmsghdr *nlh, void *data);
 
 #endif /* VNIC_ALLOC_MSG_H */

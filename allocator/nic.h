@@ -23,6 +23,7 @@ struct vnic_nic {
 	int lower_ifindex;		/* ... resolved at create */
 	uint32_t mode;			/* MACVLAN_MODE_* */
 	uint8_t mac[6];
+	bool mac_given;
 	uint32_t mtu;
 	bool up;
 	int netns_fd;			/* owned dup, -1: the context's */
@@ -45,6 +46,7 @@ struct vnic_nic {
 	bool picked;			/* name came from a cache pick */
 	uint32_t suffix;
 	unsigned int home;		/* index in the call's homes */
+	unsigned int peer_home;		/* veth: where the peer lives */
 };
 
 struct vnic_guest {

@@ -205,6 +205,7 @@ static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
 		err = check_name(c, o, nic);
 	if (!err && o->kind != VNIC_KIND_TUN)
 		err = check_mac(c, o->mac, nic->mac);
+	nic->mac_given = o->mac != NULL;
 	if (!err && (o->kind == VNIC_KIND_MACVTAP || o->kind == VNIC_KIND_MACVLAN))
 		err = check_lower(c, o, nic);
 	if (!err && o->kind == VNIC_KIND_VETH)

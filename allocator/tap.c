@@ -169,10 +169,9 @@ int tap_create(struct vnic_guest *g, struct homes *hs, unsigned int i)
 	struct vnic_nic *nic = &g->nics[i];
 	int err;
 
-	err = vnic_fault(g->ctx, VNIC_STEP_NAME, i);
-	if (!err)
-		err = vnic_fault(g->ctx, VNIC_STEP_CREATE, i);
-	if (err)
+	if ((err = vnic_fault(g->ctx, VNIC_STEP_NAME, i)))
+		return tap_fail(g, err, VNIC_STEP_NAME, i, "injected");
+	if ((err = vnic_fault(g->ctx, VNIC_STEP_CREATE, i)))
 		return tap_fail(g, err, VNIC_STEP_CREATE, i, "injected");
 	nic->fds = calloc(nic->queues, sizeof(*nic->fds));
 	if (!nic->fds)

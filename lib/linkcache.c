@@ -578,7 +578,8 @@ int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out)
 {
 	int resynced = 0, err = 0;
 
-	if (!ctx->cache)
+	err = vnic_fault(ctx, VNIC_STEP_DUMP, 0);
+	if (!err && !ctx->cache)
 		err = ctx_cache_init(ctx);
 	if (!err)
 		err = linkcache_update(ctx->cache, &ctx->nl, &resynced);
@@ -593,11 +594,11 @@ int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out)
 
 int linkcache_resync(struct vnic_ctx *ctx)
 {
-	int err = 0;
+	int err = vnic_fault(ctx, VNIC_STEP_DUMP, 0);
 
-	if (!ctx->cache)
+	if (!err && !ctx->cache)
 		err = ctx_cache_init(ctx);
-	else if (ctx->cache->built)
+	else if (!err && ctx->cache->built)
 		ctx->stats.resyncs++;
 	if (!err)
 		err = linkcache_rebuild(ctx->cache, &ctx->nl);
