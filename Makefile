@@ -44,7 +44,9 @@ HARNESS := $(HARNESS_DIR)/kselftest_harness.h
 KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_HDRS := $(wildcard bench/*.h)
 CLI_SRCS := $(sort $(wildcard tools/*.c))
+CLI_HDRS := $(wildcard tools/*.h)
 PUBLIC_HDRS := $(sort $(wildcard include/vnic/*.h))
 
 all: lib $(O)/vnicctl $(O)/vnic-bench tests
@@ -70,11 +72,11 @@ $(O)/libvnic.pc: libvnic.pc.in Makefile
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # Tools link the static library so they run from the build tree.
-$(O)/vnicctl: $(CLI_SRCS) $(STLIB)
+$(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(JANSSON_CFLAGS) -o $@ $(CLI_SRCS) $(STLIB) \
 		$(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
-$(O)/vnic-bench: $(BENCH_SRCS) $(STLIB)
+$(O)/vnic-bench: $(BENCH_SRCS) $(BENCH_HDRS) $(STLIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -o $@ $(BENCH_SRCS) $(STLIB) $(MNL_LIBS) -lpthread
 
 # kselftest_harness.h comes from Debian's linux-source-6.12, never from git.

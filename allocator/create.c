@@ -420,8 +420,12 @@ static int configure_links(struct op *op)
 
 static void rollback(struct op *op)
 {
-	unsigned int k, n = 0;
+	unsigned int k, h, n = 0;
 
+	/* Kernel-named links not yet learned (no echo) are found first: a
+	 * link we cannot name is a link we cannot delete. */
+	for (h = 0; h < op->hs.n; h++)
+		resolve_home(op, h);
 	for (k = 0; k < op->ntodo; k++) {
 		struct vnic_nic *nic = NIC(op, op->todo[k]);
 

@@ -154,6 +154,9 @@ static int check_tap(const struct check *c, const struct vnic_nic_opts *o,
 	nic->queues = o->queues ? o->queues : 1;
 	if (nic->queues > TAP_QUEUES_MAX)
 		return bad(c, -EINVAL, "at most 256 queues");
+	if (o->tap_flags & ~(uint32_t)(VNIC_TAP_PERSIST | VNIC_TAP_VNET_HDR |
+				       VNIC_TAP_MULTI_QUEUE | VNIC_TAP_NO_PI))
+		return bad(c, -EINVAL, "unknown tap flags 0x%x", o->tap_flags);
 	nic->tap_flags = o->tap_flags;
 	if (nic->queues > 1)
 		nic->tap_flags |= VNIC_TAP_MULTI_QUEUE;

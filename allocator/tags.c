@@ -15,6 +15,8 @@
 
 struct tagged {
 	int ifindex;
+	int peer;		/* veth: its peer's ifindex, same namespace */
+	char peer_name[IFNAMSIZ];
 	unsigned int idx;
 	enum vnic_kind kind;
 	uint8_t mac[6];
@@ -22,12 +24,48 @@ struct tagged {
 	char guest[GUEST_NAME_MAX + 1];
 };
 
+/* Every link's name by ifindex, to name veth peers that live beside. */
+struct named {
+	int ifindex;
+	char name[IFNAMSIZ];
+};
+
 struct scan {
 	const char *owner;
 	struct tagged *t;
 	unsigned int n, cap;
+	struct named *all;
+	unsigned int nall, capall;
 	int err;
 };
+
+static void *grow(void *p, unsigned int *cap, size_t elem, int *err)
+{
+	unsigned int n = *cap ? *cap * 2 : 64;
+	void *q = realloc(p, n * elem);
+
+	if (!q) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*cap = n;
+	return q;
+}
+
+static void remember(struct scan *sc, const struct link_attrs *la)
+{
+	struct named *a;
+
+	if (sc->nall == sc->capall) {
+		a = grow(sc->all, &sc->capall, sizeof(*a), &sc->err);
+		if (!a)
+			return;
+		sc->all = a;
+	}
+	a = &sc->all[sc->nall++];
+	a->ifindex = la->ifindex;
+	snprintf(a->name, sizeof(a->name), "%s", la->name);
+}
 
 static enum vnic_kind kind_of(const struct link_attrs *la)
 {
@@ -70,32 +108,56 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	struct tagged *t;
 
 	if (!nlh) {
-		sc->n = 0;
+		sc->n = sc->nall = 0;
 		return 0;
 	}
-	if (link_parse(nlh, &la) || !la.alias || !la.name)
+	if (link_parse(nlh, &la) || !la.name)
+		return 0;
+	remember(sc, &la);
+	if (!la.alias)
 		return 0;
 	if (sc->n == sc->cap) {
-		unsigned int cap = sc->cap ? sc->cap * 2 : 64;
-
-		t = realloc(sc->t, cap * sizeof(*t));
-		if (!t) {
-			sc->err = -ENOMEM;
+		t = grow(sc->t, &sc->cap, sizeof(*t), &sc->err);
+		if (!t)
 			return 0;
-		}
 		sc->t = t;
-		sc->cap = cap;
 	}
 	t = &sc->t[sc->n];
+	memset(t, 0, sizeof(*t));
 	if (tag_parse(la.alias, sc->owner, t->guest, &t->idx))
 		return 0;
 	t->ifindex = la.ifindex;
 	t->kind = kind_of(&la);
+	t->peer = t->kind == VNIC_KIND_VETH && !la.link_netnsid ? la.link : 0;
 	snprintf(t->name, sizeof(t->name), "%s", la.name);
 	if (la.mac)
 		memcpy(t->mac, la.mac, 6);
 	sc->n++;
 	return 0;
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+
+	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
+}
+
+/* A veth peer in the same namespace is named by the same dump. */
+static void name_peers(struct scan *sc)
+{
+	unsigned int i;
+
+	qsort(sc->all, sc->nall, sizeof(*sc->all), cmp_named);
+	for (i = 0; i < sc->n; i++) {
+		struct named key = { .ifindex = sc->t[i].peer }, *p;
+
+		if (!key.ifindex)
+			continue;
+		p = bsearch(&key, sc->all, sc->nall, sizeof(*sc->all), cmp_named);
+		if (p)
+			memcpy(sc->t[i].peer_name, p->name, IFNAMSIZ);
+	}
 }
 
 static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
@@ -111,6 +173,10 @@ static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
 			      ctx->err.extack, sizeof(ctx->err.extack));
 	if (!err)
 		err = sc->err;
+	if (!err)
+		name_peers(sc);
+	free(sc->all);
+	sc->all = NULL;
 	if (err) {
 		free(sc->t);
 		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
@@ -180,6 +246,7 @@ static int adopt_nic(struct vnic_guest *g, const struct tagged *t)
 	nic->naming = VNIC_NAMING_EXPLICIT;
 	snprintf(nic->tmpl, sizeof(nic->tmpl), "%s", t->name);
 	snprintf(nic->name, sizeof(nic->name), "%s", t->name);
+	memcpy(nic->peer_name, t->peer_name, IFNAMSIZ);
 	nic->ifindex = t->ifindex;
 	memcpy(nic->mac, t->mac, 6);
 	nic->created = true;

@@ -72,6 +72,9 @@ int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
 			if (mnl_attr_get_payload_len(a) >= 4)
 				la->link = (int)mnl_attr_get_u32(a);
 			break;
+		case IFLA_LINK_NETNSID:
+			la->link_netnsid = true;
+			break;
 		case IFLA_MTU:
 			if (mnl_attr_get_payload_len(a) >= 4)
 				la->mtu = mnl_attr_get_u32(a);

@@ -3,6 +3,7 @@
 #ifndef VNIC_LINK_H
 #define VNIC_LINK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/netlink.h>
 
@@ -15,6 +16,7 @@ struct link_attrs {
 	const char *kind;	/* IFLA_INFO_KIND, or NULL */
 	const uint8_t *mac;	/* IFLA_ADDRESS when 6 bytes, or NULL */
 	int link;		/* IFLA_LINK, or 0 */
+	bool link_netnsid;	/* IFLA_LINK is in another namespace */
 	uint32_t mtu;
 	int tun_type;		/* IFLA_TUN_TYPE (IFF_TUN/IFF_TAP), or 0 */
 };

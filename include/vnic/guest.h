@@ -117,7 +117,9 @@ int vnic_guest_create(struct vnic_guest *g);
 /* Delete the guest's NICs in one request (those already gone are fine),
  * close its fds and free g.  g is freed even when an error is returned. */
 int vnic_guest_destroy(struct vnic_guest *g);
-/* Free the handle only; the NICs stay. */
+/* Free the handle only; the NICs stay.  Except: a tap/tun without
+ * VNIC_TAP_PERSIST lives only as long as its fds, and the fds not handed
+ * over by vnic_guest_nic_open_queues() are closed here. */
 void vnic_guest_free(struct vnic_guest *g);
 
 const char *vnic_guest_name(const struct vnic_guest *g);

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vnic-bench: declarations shared by the bench's files.
+ *
+ * main.c	arguments, privilege check, own netns, dispatch
+ * stats.c	clock and summaries (median, min, max)
+ * json.c	hand-written JSON output
+ * report.c	the human table, JSON lines, the verdict
+ * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
+ * env.c	the starting state of every run and the return to it
+ * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
+ * m_tools.c	methods that run ip(8)
+ * m_libvnic.c	methods that call libvnic
+ * scn_guest.c	the "guest" scenario: which methods, in which order
+ */
+#ifndef VNIC_BENCH_H
+#define VNIC_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <vnic/guest.h>
+
+#define BENCH_MAX_NICS		65536
+#define BENCH_DEFAULT_RUNS	5
+#define BENCH_DEFAULT_SETTLE_MS	50
+/* The claim the bench checks: libvnic's best strategy within 15% of it. */
+#define BENCH_TARGET_RATIO	1.15
+/* Spread above which a median should not be trusted on its own. */
+#define BENCH_NOISY_SPREAD	0.5
+
+struct bench_opts {
+	unsigned int nics;
+	enum vnic_kind kind;
+	unsigned int existing;
+	unsigned int runs;
+	bool json;
+	/* Bring every NIC up, in every method; a veth's peer stays down. */
+	bool up;
+	const char *methods;	/* comma list, NULL: all */
+	unsigned int settle_ms;	/* idle after each cleanup */
+	bool fill_other;	/* --existing devices on lower0p, not lower0 */
+};
+
+/* ---- stats.c ---- */
+
+/* One timed run of one method.  Counters are NAN where unknown. */
+struct sample {
+	double ms;
+	double table_ms;	/* libvnic-cache: the refresh before */
+	double destroy_ms;	/* libvnic: vnic_guest_destroy, first run */
+	double cleanup_ms;	/* the bench's own untimed cleanup */
+	double sendmsg;		/* per guest */
+	double requests;
+	double ioctls;
+	double retries;		/* cache strategy EEXIST retries */
+};
+
+struct summary {
+	unsigned int n;
+	double median, min, max;
+};
+
+uint64_t now_ns(void);
+double ms_since(uint64_t t0);
+void sample_init(struct sample *s);
+/* Summary of vals[0..n-1], NAN entries left out; vals is not changed. */
+void summarize(const double *vals, unsigned int n, struct summary *out);
+/* Summary of one field of samples[0..n-1], picked by offsetof(). */
+void summarize_field(const struct sample *s, unsigned int n, size_t off,
+		     struct summary *out);
+bool summary_noisy(const struct summary *s);
+
+/* ---- json.c ---- */
+
+struct json {
+	FILE *f;
+	bool first;
+};
+
+void json_begin(struct json *j, FILE *f);
+void json_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *val);
+void json_num(struct json *j, const char *key, double val);
+void json_uint(struct json *j, const char *key, unsigned long long val);
+void json_bool(struct json *j, const char *key, bool val);
+void json_nums(struct json *j, const char *key, const double *vals,
+	       unsigned int n);
+void json_escape(FILE *f, const char *s);
+
+/* ---- report.c ---- */
+
+struct result {
+	const char *method;
+	const char *skip;	/* why it did not run, or NULL */
+	char error[256];	/* why it stopped, or "" */
+	bool libvnic;		/* counts for the verdict */
+	unsigned int runs;	/* samples filled */
+	struct sample *samples;
+};
+
+struct report_env {
+	const char *scenario;
+	const char *kind;
+	unsigned int n;
+	unsigned int existing;
+	unsigned int runs_asked;
+	char kernel[65];
+	long cpus;
+	double load1;		/* 1-minute load average at start */
+};
+
+void report_env_init(struct report_env *re, const char *scenario,
+		     const struct bench_opts *o);
+void report_header(const struct report_env *re, bool json);
+/* Everything after the runs: table or JSON lines, warnings, verdict.
+ * Returns 0, or 1 when the target was measured and missed. */
+int report_results(const struct report_env *re, const struct result *res,
+		   unsigned int nres, bool json);
+
+/* ---- rawnl.c ---- */
+
+struct rawnl {
+	struct mnl_socket *nl;
+	uint32_t portid;
+	uint32_t seq;
+	char *buf;		/* queued requests, back to back */
+	size_t cap, len;
+	unsigned int queued;
+	unsigned int rcvbuf;
+	uint64_t sendmsg_calls;
+	uint64_t requests;
+	char err[256];		/* the first failure of the last flush */
+};
+
+struct link_spec {
+	const char *name;
+	const char *kind;	/* "macvtap", "macvlan", "veth" */
+	int lower;		/* ifindex, macvlan/macvtap */
+	uint32_t mode;		/* MACVLAN_MODE_* */
+	const char *peer;	/* veth */
+	bool up;		/* not a veth's peer: see rawnl_queue_setup */
+};
+
+struct link_entry {
+	int ifindex;
+	char name[16];
+};
+
+struct link_list {
+	struct link_entry *v;
+	unsigned int n, cap;
+};
+
+/* rcvbuf: bytes the acks of one sendmsg may take (forced when root). */
+int rawnl_open(struct rawnl *r, unsigned int rcvbuf);
+void rawnl_close(struct rawnl *r);
+int rawnl_queue_newlink(struct rawnl *r, const struct link_spec *ls);
+/* Set IFF_UP on a link by name. */
+int rawnl_queue_setup(struct rawnl *r, const char *name);
+/* Set a link's alias by name (the kernel ignores it on RTM_NEWLINK). */
+int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias);
+int rawnl_queue_setgroup(struct rawnl *r, int ifindex, uint32_t group);
+int rawnl_queue_dellink(struct rawnl *r, int ifindex);
+int rawnl_queue_dellink_group(struct rawnl *r, uint32_t group);
+/*
+ * Send what is queued, 'window' requests per sendmsg (0: all in one), and
+ * collect one ack per request.  Returns 0 or the first request's error
+ * (negative errno; r->err says which request and why).
+ */
+int rawnl_flush(struct rawnl *r, unsigned int window);
+/* Requests that fit in the receive buffer's acks at once. */
+unsigned int rawnl_window(const struct rawnl *r);
+int rawnl_dump_links(struct rawnl *r, struct link_list *out);
+void link_list_free(struct link_list *l);
+
+/* ---- env.c ---- */
+
+struct guest_env {
+	const struct bench_opts *o;
+	struct rawnl nl;
+	int lower;			/* ifindex of lower0 */
+	int lower_peer;			/* ifindex of lower0p */
+	struct link_list base;		/* the links every run starts from */
+	char ip_path[256];		/* "" if ip(8) was not found */
+	/* What a method leaves for its release step. */
+	int *tap_fds;
+	unsigned int ntap_fds;
+	struct vnic_ctx *ctx;
+	struct vnic_guest *guest;
+	unsigned int run;		/* 0-based, of the current method */
+	double destroy_ms;
+};
+
+#define ENV_LOWER	"lower0"
+#define ENV_LOWER_PEER	"lower0p"
+
+int env_setup(struct guest_env *e, const struct bench_opts *o);
+void env_free(struct guest_env *e);
+/* Delete every link that is not in the baseline, untimed, and check that
+ * the count is back to it.  *deleted: how many had to go.  */
+int env_restore(struct guest_env *e, unsigned int *deleted);
+bool env_in_base(const struct guest_env *e, int ifindex);
+/* The explicit name of NIC i for a kind ("mvt17"), and of a veth's peer. */
+void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf);
+void env_peer_name(unsigned int i, char *buf);
+const char *env_prefix(enum vnic_kind kind);
+const char *env_ip_kind(enum vnic_kind kind);
+
+/* ---- methods ---- */
+
+struct method {
+	const char *name;
+	bool libvnic;
+	/* Why it cannot run here, or NULL. */
+	const char *(*skip)(const struct guest_env *e);
+	/* One timed run; fills s->ms and what else it knows. */
+	int (*run)(struct guest_env *e, struct sample *s, char *err,
+		   size_t errlen);
+	/* Untimed: close or destroy what run() keeps (may be NULL). */
+	void (*release)(struct guest_env *e);
+};
+
+extern const struct method method_floor;
+extern const struct method method_floor_tagged;
+extern const struct method method_ioctl_probe;
+extern const struct method method_ip_link_add;
+extern const struct method method_ip_batch;
+extern const struct method method_libvnic_kernel;
+extern const struct method method_libvnic_cache;
+extern const struct method method_libvnic_explicit;
+
+/* ---- scn_guest.c ---- */
+
+int scn_guest(const struct bench_opts *o);
+
+#endif /* VNIC_BENCH_H */

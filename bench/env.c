@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The state every timed run starts from, and the way back to it.
+ *
+ * A lower veth pair (the dummy kind is not built here) and, with
+ * --existing N, N macvlans "fill0".."fillN-1" on it.  After each run the
+ * links that were not there before are deleted, untimed, and the count
+ * must be back to the baseline: a leak would make the next method pay for
+ * a bigger namespace and bias the comparison.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+
+#include "bench.h"
+
+/* Marks what a run created, so that one RTM_DELLINK removes all of it. */
+#define RESTORE_GROUP	0x7e57
+
+const char *env_prefix(enum vnic_kind kind)
+{
+	switch (kind) {
+	case VNIC_KIND_MACVLAN:
+		return "mvl";
+	case VNIC_KIND_VETH:
+		return "vth";
+	case VNIC_KIND_TAP:
+		return "tp";
+	default:
+		return "mvt";
+	}
+}
+
+/* The kind as rtnetlink and ip(8) spell it; NULL when neither makes it. */
+const char *env_ip_kind(enum vnic_kind kind)
+{
+	switch (kind) {
+	case VNIC_KIND_MACVTAP:
+		return "macvtap";
+	case VNIC_KIND_MACVLAN:
+		return "macvlan";
+	case VNIC_KIND_VETH:
+		return "veth";
+	default:
+		return NULL;
+	}
+}
+
+void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf)
+{
+	snprintf(buf, 16, "%s%u", env_prefix(o->kind), i);
+}
+
+void env_peer_name(unsigned int i, char *buf)
+{
+	snprintf(buf, 16, "vthp%u", i);
+}
+
+static int find_link(const struct link_list *l, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name))
+			return l->v[i].ifindex;
+	return 0;
+}
+
+static int cmp_ifindex(const void *a, const void *b)
+{
+	const struct link_entry *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+bool env_in_base(const struct guest_env *e, int ifindex)
+{
+	struct link_entry key = { .ifindex = ifindex };
+
+	return bsearch(&key, e->base.v, e->base.n, sizeof(key),
+		       cmp_ifindex) != NULL;
+}
+
+static void find_ip(struct guest_env *e)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
+					    "/bin", "/usr/local/sbin" };
+	unsigned int i;
+
+	/* A fixed list rather than $PATH: root's PATH under sudo varies,
+	 * and the figure should not depend on which copy is found. */
+	e->ip_path[0] = 0;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(e->ip_path, sizeof(e->ip_path), "%s/ip", dirs[i]);
+		if (access(e->ip_path, X_OK) == 0)
+			return;
+	}
+	e->ip_path[0] = 0;
+}
+
+static int make_lower(struct guest_env *e)
+{
+	struct link_spec ls = {
+		.name = ENV_LOWER, .kind = "veth", .peer = ENV_LOWER_PEER,
+		.up = true,
+	};
+	struct link_list l;
+	int err;
+
+	err = rawnl_queue_newlink(&e->nl, &ls);
+	if (!err)
+		err = rawnl_queue_setup(&e->nl, ENV_LOWER_PEER);
+	if (!err)
+		err = rawnl_flush(&e->nl, 0);
+	if (err) {
+		fprintf(stderr, "vnic-bench: creating %s: %s\n", ENV_LOWER,
+			e->nl.err);
+		return err;
+	}
+	err = rawnl_dump_links(&e->nl, &l);
+	if (err)
+		return err;
+	e->lower = find_link(&l, ENV_LOWER);
+	e->lower_peer = find_link(&l, ENV_LOWER_PEER);
+	link_list_free(&l);
+	return e->lower ? 0 : -ENODEV;
+}
+
+static int make_fill(struct guest_env *e, unsigned int count)
+{
+	char name[16];
+	/* Same lower as the NICs by default: a host's guests share its
+	 * uplink, and the kernel's cost of each new macvlan grows with the
+	 * uppers the lower already has (its adjacency lists). */
+	struct link_spec ls = {
+		.name = name, .kind = "macvlan",
+		.lower = e->o->fill_other ? e->lower_peer : e->lower,
+		.mode = MACVLAN_MODE_BRIDGE,
+	};
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "fill%u", i);
+		err = rawnl_queue_newlink(&e->nl, &ls);
+		if (err)
+			return err;
+	}
+	/* Windowed: thousands of acks would overflow the receive buffer. */
+	err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
+	if (err)
+		fprintf(stderr, "vnic-bench: creating %u fill devices: %s\n",
+			count, e->nl.err);
+	return err;
+}
+
+static unsigned int rcvbuf_for(const struct bench_opts *o)
+{
+	unsigned long want = (unsigned long)o->nics * 2048;
+
+	/* The floor sends every NIC in one sendmsg: room for all acks. */
+	if (want < 4u << 20)
+		want = 4u << 20;
+	return want > INT_MAX ? INT_MAX : (unsigned int)want;
+}
+
+int env_setup(struct guest_env *e, const struct bench_opts *o)
+{
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	e->o = o;
+	find_ip(e);
+	err = rawnl_open(&e->nl, rcvbuf_for(o));
+	if (err)
+		return err;
+	err = make_lower(e);
+	if (!err && o->existing)
+		err = make_fill(e, o->existing);
+	if (!err)
+		err = rawnl_dump_links(&e->nl, &e->base);
+	if (err)
+		return err;
+	qsort(e->base.v, e->base.n, sizeof(e->base.v[0]), cmp_ifindex);
+	return 0;
+}
+
+/*
+ * Delete the baseline too, in one unregister batch, before leaving: the
+ * namespace's own teardown would do it in a kworker after we exit, and on
+ * two cores that would run inside the next bench's timings.
+ */
+static void teardown(struct guest_env *e)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < e->base.n; i++) {
+		if (e->base.v[i].ifindex == 1)
+			continue;	/* lo cannot be deleted */
+		rawnl_queue_setgroup(&e->nl, e->base.v[i].ifindex,
+				     RESTORE_GROUP);
+		n++;
+	}
+	if (n)
+		rawnl_queue_dellink_group(&e->nl, RESTORE_GROUP);
+	rawnl_flush(&e->nl, rawnl_window(&e->nl));
+}
+
+void env_free(struct guest_env *e)
+{
+	if (e->nl.nl)
+		teardown(e);
+	link_list_free(&e->base);
+	rawnl_close(&e->nl);
+}
+
+static unsigned int queue_extra(struct guest_env *e, const struct link_list *l,
+				bool by_group)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (env_in_base(e, l->v[i].ifindex))
+			continue;
+		if (by_group)
+			rawnl_queue_setgroup(&e->nl, l->v[i].ifindex,
+					     RESTORE_GROUP);
+		else
+			rawnl_queue_dellink(&e->nl, l->v[i].ifindex);
+		n++;
+	}
+	return n;
+}
+
+/* Delete what is not in the baseline: by group, else one by one. */
+static int delete_extra(struct guest_env *e, unsigned int *deleted)
+{
+	unsigned int win = rawnl_window(&e->nl);
+	struct link_list l;
+	int err;
+
+	err = rawnl_dump_links(&e->nl, &l);
+	if (err)
+		return err;
+	*deleted = queue_extra(e, &l, true);
+	if (*deleted) {
+		rawnl_queue_dellink_group(&e->nl, RESTORE_GROUP);
+		err = rawnl_flush(&e->nl, win);
+	}
+	if (err) {
+		/* A veth whose peer went first is already gone: ignore. */
+		queue_extra(e, &l, false);
+		rawnl_flush(&e->nl, win);
+		err = 0;
+	}
+	link_list_free(&l);
+	return err;
+}
+
+static unsigned int count_extra(struct guest_env *e, const struct link_list *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += !env_in_base(e, l->v[i].ifindex);
+	return n;
+}
+
+static void print_extra(struct guest_env *e, const struct link_list *l)
+{
+	unsigned int i, shown = 0;
+
+	for (i = 0; i < l->n && shown < 8; i++) {
+		if (env_in_base(e, l->v[i].ifindex))
+			continue;
+		fprintf(stderr, " %s", l->v[i].name);
+		shown++;
+	}
+}
+
+int env_restore(struct guest_env *e, unsigned int *deleted)
+{
+	struct link_list l;
+	int err = delete_extra(e, deleted);
+
+	if (!err)
+		err = rawnl_dump_links(&e->nl, &l);
+	if (err) {
+		fprintf(stderr, "vnic-bench: restoring the baseline: %s\n",
+			strerror(-err));
+		return err;
+	}
+	if (l.n != e->base.n || count_extra(e, &l)) {
+		fprintf(stderr,
+			"vnic-bench: %u links, baseline %u: later runs would be biased; left:",
+			l.n, e->base.n);
+		print_extra(e, &l);
+		fputc('\n', stderr);
+		err = -EEXIST;
+	}
+	link_list_free(&l);
+	return err;
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The "guest" scenario: one guest's NICs, made by each method in turn.
+ *
+ * Runs are the outer loop and methods the inner one, so that a drift of
+ * the machine over the bench (page cache, the other core's load) spreads
+ * over every method instead of landing on the last ones.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const struct method *const methods[] = {
+	&method_floor,
+	&method_floor_tagged,
+	&method_libvnic_kernel,
+	&method_libvnic_cache,
+	&method_libvnic_explicit,
+	&method_ip_link_add,
+	&method_ip_batch,
+	&method_ioctl_probe,
+};
+
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+
+static bool selected(const struct bench_opts *o, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = o->methods;
+
+	if (!p)
+		return true;
+	while ((p = strstr(p, name))) {
+		bool start = p == o->methods || p[-1] == ',';
+		bool end = p[len] == ',' || p[len] == 0;
+
+		if (start && end)
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* Unknown names in --methods are a typo, not an empty selection. */
+static int check_methods(const char *list)
+{
+	char *dup, *tok, *save = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	if (!list)
+		return 0;
+	dup = strdup(list);
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NMETHODS; i++)
+			if (!strcmp(tok, methods[i]->name))
+				break;
+		if (i == NMETHODS) {
+			fprintf(stderr, "vnic-bench: unknown method '%s'\n", tok);
+			ret = -EINVAL;
+		}
+	}
+	free(dup);
+	return ret;
+}
+
+/* How many links one NIC adds: a veth is two. */
+static unsigned int links_per_nic(const struct bench_opts *o)
+{
+	return o->kind == VNIC_KIND_VETH ? 2 : 1;
+}
+
+/* Links that are not in the baseline. */
+static int count_new(struct guest_env *e, unsigned int *got)
+{
+	struct link_list l;
+	unsigned int i;
+	int ret = rawnl_dump_links(&e->nl, &l);
+
+	*got = 0;
+	if (ret)
+		return ret;
+	for (i = 0; i < l.n; i++)
+		*got += !env_in_base(e, l.v[i].ifindex);
+	link_list_free(&l);
+	return 0;
+}
+
+/* All-or-nothing means all: every NIC must be there after success... */
+static int check_created(struct guest_env *e, struct result *res)
+{
+	unsigned int want = e->o->nics * links_per_nic(e->o), got;
+	int ret = count_new(e, &got);
+
+	if (ret || got == want)
+		return ret;
+	snprintf(res->error, sizeof(res->error),
+		 "reported success but %u links were created, not %u", got,
+		 want);
+	return -EPROTO;
+}
+
+/* ...and nothing after a failure: a leak here is a rollback bug. */
+static void check_rolled_back(struct guest_env *e, const struct method *m)
+{
+	unsigned int got;
+
+	if (m->libvnic && count_new(e, &got) == 0 && got)
+		fprintf(stderr,
+			"vnic-bench: %s: the failed create left %u links behind\n",
+			m->name, got);
+}
+
+/* One timed run; a method's failure ends its runs, a failed restore all. */
+static int run_once(struct guest_env *e, const struct method *m,
+		    struct result *res, bool *fatal)
+{
+	struct sample *s = &res->samples[res->runs];
+	unsigned int deleted = 0;
+	uint64_t t0;
+	int ret;
+
+	sample_init(s);
+	e->run = res->runs;
+	e->destroy_ms = NAN;
+	ret = m->run(e, s, res->error, sizeof(res->error));
+	if (ret)
+		check_rolled_back(e, m);
+	else
+		ret = check_created(e, res);
+	if (m->release)
+		m->release(e);
+	s->destroy_ms = e->destroy_ms;
+	if (!ret)
+		res->runs++;
+	t0 = now_ns();
+	*fatal = env_restore(e, &deleted) != 0;
+	s->cleanup_ms = ms_since(t0);
+	/* Unregistering leaves work behind (RCU callbacks, kobject and
+	 * /dev/tapN release in kworkers); on two cores it would run inside
+	 * the next method's timing. */
+	usleep(e->o->settle_ms * 1000);
+	if (!ret && m->libvnic && deleted && e->run == 0)
+		fprintf(stderr,
+			"vnic-bench: %s: vnic_guest_destroy left %u links behind\n",
+			m->name, deleted);
+	return ret;
+}
+
+static void init_results(const struct guest_env *e, struct result *res,
+			 unsigned int *nres)
+{
+	unsigned int i;
+
+	*nres = 0;
+	for (i = 0; i < NMETHODS; i++) {
+		struct result *r = &res[*nres];
+
+		if (!selected(e->o, methods[i]->name))
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->method = methods[i]->name;
+		r->libvnic = methods[i]->libvnic;
+		r->skip = methods[i]->skip ? methods[i]->skip(e) : NULL;
+		r->samples = calloc(e->o->runs, sizeof(*r->samples));
+		if (!r->samples)
+			snprintf(r->error, sizeof(r->error), "out of memory");
+		(*nres)++;
+	}
+}
+
+static const struct method *method_of(const struct result *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < NMETHODS; i++)
+		if (!strcmp(methods[i]->name, r->method))
+			return methods[i];
+	return NULL;
+}
+
+/*
+ * One untimed floor first: the first creation in a fresh namespace pays
+ * for slab caches and sysfs directories that every later one finds ready,
+ * and would otherwise land in run 1 of whichever method comes first.
+ */
+static int warm_up(struct guest_env *e)
+{
+	struct sample s;
+	unsigned int deleted;
+	char err[256];
+
+	sample_init(&s);
+	if (method_floor.run(e, &s, err, sizeof(err)))
+		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
+	method_floor.release(e);
+	return env_restore(e, &deleted);
+}
+
+static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
+{
+	unsigned int run, k;
+	bool fatal = false;
+
+	if (warm_up(e))
+		return -EIO;
+	for (run = 0; run < e->o->runs && !fatal; run++) {
+		for (k = 0; k < nres && !fatal; k++) {
+			/* Rotated each run: no method always runs just after
+			 * the same neighbour's cleanup. */
+			struct result *r = &res[(k + run) % nres];
+
+			if (r->skip || r->error[0])
+				continue;
+			if (run_once(e, method_of(r), r, &fatal))
+				fprintf(stderr, "vnic-bench: %s: %s\n",
+					r->method, r->error);
+		}
+		if (!e->o->json)
+			fprintf(stderr, "run %u/%u done\n", run + 1,
+				e->o->runs);
+	}
+	return fatal ? -EIO : 0;
+}
+
+int scn_guest(const struct bench_opts *o)
+{
+	struct result res[NMETHODS];
+	struct report_env re;
+	struct guest_env e;
+	unsigned int nres, i;
+	uint64_t t0;
+	int ret;
+
+	if (check_methods(o->methods))
+		return 2;
+	report_env_init(&re, "guest", o);
+	report_header(&re, o->json);
+	t0 = now_ns();
+	ret = env_setup(&e, o);
+	if (ret) {
+		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
+		env_free(&e);
+		return 1;
+	}
+	if (!o->json)
+		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
+			e.base.n, o->existing, ms_since(t0));
+	init_results(&e, res, &nres);
+	ret = run_all(&e, res, nres);
+	if (!ret)
+		ret = report_results(&re, res, nres, o->json);
+	else
+		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+	for (i = 0; i < nres; i++)
+		free(res[i].samples);
+	t0 = now_ns();
+	env_free(&e);
+	if (!o->json)
+		fprintf(stderr, "baseline deleted in %.0f ms\n", ms_since(t0));
+	return ret ? 1 : 0;
+}

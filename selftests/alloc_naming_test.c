@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Naming at scale and over time: an 82-NIC guest, lowest-compact names
+ * without immediate reuse (quarantine), holes and look-alike names left by
+ * others, four processes naming at once, and a link monitor that overflows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* See alloc_kinds_test.c. */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define OWNER	"nt"
+
+FIXTURE(naming) {
+	struct vnic_ctx *ctx;
+};
+
+FIXTURE_SETUP(naming)
+{
+	ASSERT_EQ(0, st_test_netns_setup());
+}
+
+FIXTURE_TEARDOWN(naming)
+{
+	st_macvtaps_flush();
+}
+
+static struct vnic_ctx *ctx_new(struct __test_metadata *_metadata,
+				const struct vnic_ctx_opts *o)
+{
+	struct vnic_ctx *ctx = NULL;
+	int ret = vnic_ctx_new(o, &ctx);
+
+	ASSERT_EQ(0, ret) TH_LOG("vnic_ctx_new: %s", vnic_strerror(ret));
+	return ctx;
+}
+
+/* A created guest of n macvlans (cheap, no char device) named tmpl. */
+static struct vnic_guest *guest_make(struct __test_metadata *_metadata,
+				     struct vnic_ctx *ctx, const char *name,
+				     enum vnic_kind kind, const char *tmpl,
+				     enum vnic_naming naming, unsigned int n)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = kind, .lower = LOWER,
+		  .name = tmpl, .naming = naming, .up = 1);
+	struct vnic_guest *g = NULL;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, vnic_guest_new(ctx, name, &g));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL))
+			TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	}
+	ret = vnic_guest_create(g);
+	ASSERT_EQ(0, ret) TH_LOG("create %s: %s", name, vnic_ctx_errmsg(ctx));
+	return g;
+}
+
+/* NIC i of g is named prefix + want[i], and ip agrees. */
+static void expect_suffixes(struct __test_metadata *_metadata,
+			    struct vnic_guest *g, const char *prefix,
+			    const unsigned int *want, unsigned int n)
+{
+	struct ip_link l;
+	unsigned int i;
+	char name[IFNAMSIZ];
+
+	ASSERT_EQ(n, vnic_guest_nic_count(g));
+	for (i = 0; i < n; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		snprintf(name, sizeof(name), "%s%u", prefix, want[i]);
+		EXPECT_STREQ(name, info.name) TH_LOG("nic %u", i);
+		EXPECT_EQ(0, st_ip_link_get(info.name, &l))
+			TH_LOG("%s not in ip link", info.name);
+	}
+}
+
+static void stats_get(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
+		      struct vnic_ctx_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->sz = sizeof(*st);
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, st));
+}
+
+/* --- the 82-NIC guest, under every naming path --- */
+
+FIXTURE(big) {
+	struct vnic_ctx *ctx;
+};
+
+FIXTURE_VARIANT(big) {
+	uint32_t flags;
+	enum vnic_naming naming;
+};
+
+FIXTURE_VARIANT_ADD(big, cache_echo) { 0, VNIC_NAMING_CACHE };
+FIXTURE_VARIANT_ADD(big, cache_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_CACHE };
+FIXTURE_VARIANT_ADD(big, kernel_echo) { 0, VNIC_NAMING_KERNEL };
+FIXTURE_VARIANT_ADD(big, kernel_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_KERNEL };
+FIXTURE_VARIANT_ADD(big, auto_echo) { 0, VNIC_NAMING_AUTO };
+FIXTURE_VARIANT_ADD(big, auto_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_AUTO };
+
+FIXTURE_SETUP(big)
+{
+	ASSERT_EQ(0, st_test_netns_setup());
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+	self->ctx = ctx_new(_metadata, &o);
+}
+
+FIXTURE_TEARDOWN(big)
+{
+	st_macvtaps_flush();
+}
+
+/* Each of the 82 NICs, as ip shows it. */
+static void big_check(struct __test_metadata *_metadata, struct vnic_guest *g,
+		      unsigned int n)
+{
+	struct nic_expect exp = {
+		.kind = VNIC_KIND_MACVTAP, .mode = "bridge", .up = true,
+		.lower = LOWER, .mtu = 1500,
+	};
+	char why[256], alias[64], want[IFNAMSIZ];
+	struct ip_link l;
+	unsigned int i;
+	json_t *links = st_ip_links(-1);
+
+	ASSERT_NE(NULL, links);
+	for (i = 0; i < n; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		/* A fresh namespace: lowest free is exactly mvt0..mvt81, and
+		 * one pipelined request keeps the NIC order. */
+		snprintf(want, sizeof(want), "mvt%u", i);
+		EXPECT_STREQ(want, info.name);
+		st_vnic_alias(alias, sizeof(alias), OWNER, "vm82", i);
+		exp.alias = alias;
+		ASSERT_EQ(0, st_ip_link_find(links, info.name, &l))
+			TH_LOG("nic %u %s not in ip link", i, info.name);
+		EXPECT_EQ(0, st_nic_check(&info, &l, &exp, why, sizeof(why)))
+			TH_LOG("nic %u: %s", i, why);
+	}
+	/* Unique names: ip lists exactly n macvtaps with our tag. */
+	EXPECT_EQ((int)n, st_ip_links_count(links, "vnic:" OWNER ":vm82:"));
+	json_decref(links);
+}
+
+TEST_F(big, guest_82_macvtaps)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "mvt%d", .naming = variant->naming, .up = 1);
+	struct vnic_ctx_stats before, after;
+	struct vnic_guest *g;
+	unsigned int i;
+	long long t0;
+	int ret;
+
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "vm82", &g));
+	for (i = 0; i < 82; i++) {
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	}
+	stats_get(_metadata, self->ctx, &before);
+	t0 = st_now_ms();
+	ret = vnic_guest_create(g);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	TH_LOG("82 macvtaps created in %lld ms", st_now_ms() - t0);
+	stats_get(_metadata, self->ctx, &after);
+	/* macvtap creation is netlink only, and pipelined: far fewer
+	 * sendmsg() calls than NICs (design.md, "The problem"). */
+	EXPECT_EQ(before.ioctls, after.ioctls);
+	EXPECT_LT(after.sendmsg_calls - before.sendmsg_calls, 41ULL)
+		TH_LOG("%llu sendmsg calls for 82 NICs",
+		       (unsigned long long)(after.sendmsg_calls -
+					    before.sendmsg_calls));
+	big_check(_metadata, g, 82);
+
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, st_vnic_links_count());
+	EXPECT_EQ(0, st_prefixed_links_count("mvt"));
+}
+
+/* --- lowest-compact names and the quarantine --- */
+
+static const unsigned int q0_3[] = { 0, 1, 2, 3 };
+static const unsigned int q4_7[] = { 4, 5, 6, 7 };
+static const unsigned int q8_11[] = { 8, 9, 10, 11 };
+
+TEST_F(naming, quarantine_default_no_immediate_reuse)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx = ctx_new(_metadata, &o);
+	struct vnic_guest *g;
+
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "q%d",
+		       VNIC_NAMING_CACHE, 4);
+	expect_suffixes(_metadata, g, "q", q0_3, 4);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	ASSERT_EQ(0, st_prefixed_links_count("q"));
+	/* The default quarantine (10 s) has not expired. */
+	g = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, "q%d",
+		       VNIC_NAMING_CACHE, 4);
+	expect_suffixes(_metadata, g, "q", q4_7, 4);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	vnic_ctx_free(ctx);
+}
+
+#define QMS 1500
+
+TEST_F(naming, quarantine_expires)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .quarantine_ms = QMS);
+	struct vnic_ctx *ctx = ctx_new(_metadata, &o);
+	struct vnic_guest *g1, *g2, *g3;
+	long long freed, elapsed;
+
+	g1 = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 4);
+	expect_suffixes(_metadata, g1, "q", q0_3, 4);
+	ASSERT_EQ(0, vnic_guest_destroy(g1));
+	freed = st_now_ms();
+	g2 = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 4);
+	elapsed = st_now_ms() - freed;
+	if (elapsed >= QMS)
+		SKIP(return, "machine too slow: %lld ms >= quarantine", elapsed);
+	expect_suffixes(_metadata, g2, "q", q4_7, 4);
+
+	/* Past the quarantine q0..q3 are the lowest free again. */
+	usleep((QMS - elapsed + 100) * 1000);
+	g3 = guest_make(_metadata, ctx, "g3", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 4);
+	expect_suffixes(_metadata, g3, "q", q0_3, 4);
+
+	/* q4..q7 just freed are quarantined in turn: next come q8..q11. */
+	ASSERT_EQ(0, vnic_guest_destroy(g2));
+	g2 = guest_make(_metadata, ctx, "g4", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 4);
+	expect_suffixes(_metadata, g2, "q", q8_11, 4);
+	ASSERT_EQ(0, vnic_guest_destroy(g2));
+	ASSERT_EQ(0, vnic_guest_destroy(g3));
+	EXPECT_EQ(0, st_prefixed_links_count("q"));
+	vnic_ctx_free(ctx);
+}
+
+/*
+ * A name freed by someone else while this context watched: vnic/context.h
+ * quarantines any name freed less than quarantine_ms ago, so it too waits
+ * before it is handed out again.
+ */
+TEST_F(naming, outside_free_quarantined_then_reused)
+{
+	static const unsigned int two[] = { 2, 3 }, four[] = { 4 };
+	static const unsigned int zero[] = { 0 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .quarantine_ms = QMS);
+	struct vnic_guest *g1, *g2, *g3;
+	struct vnic_ctx *ctx;
+	long long freed;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name q0 type macvlan && "
+				"ip link add link %s name q1 type macvlan",
+				LOWER, LOWER));
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	g1 = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 2);
+	expect_suffixes(_metadata, g1, "q", two, 2);
+	ASSERT_EQ(0, st_run_cmd("ip link del q0"));
+	freed = st_now_ms();
+	g2 = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 1);
+	if (st_now_ms() - freed >= QMS)
+		SKIP(return, "machine too slow for a %d ms quarantine", QMS);
+	expect_suffixes(_metadata, g2, "q", four, 1);
+	usleep((QMS + 100) * 1000);
+	g3 = guest_make(_metadata, ctx, "g3", VNIC_KIND_MACVLAN, "q%d",
+			VNIC_NAMING_CACHE, 1);
+	expect_suffixes(_metadata, g3, "q", zero, 1);
+	vnic_ctx_free(ctx);
+}
+
+/* Holes left by others are filled lowest first. */
+TEST_F(naming, cache_fills_holes)
+{
+	static const unsigned int want[] = { 0, 2, 4 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name q1 type macvlan && "
+			     "ip link add link %s name q3 type macvlan",
+			     LOWER, LOWER));
+	ctx = ctx_new(_metadata, &o);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "q%d",
+		       VNIC_NAMING_CACHE, 3);
+	expect_suffixes(_metadata, g, "q", want, 3);
+	vnic_ctx_free(ctx);
+}
+
+/*
+ * "n01", "n1x" and "n+2" are not suffixes 1 and 2 of "n%d" (the kernel's
+ * own rule: a name is in use only if printf gives it back exactly), so
+ * n1 and n2 are free and lowest.
+ */
+TEST_F(naming, cache_ignores_lookalikes)
+{
+	static const unsigned int want[] = { 0, 1, 2 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name n01 type macvlan && "
+			     "ip link add link %s name n1x type macvlan && "
+			     "ip link add link %s name n+2 type macvlan",
+			     LOWER, LOWER, LOWER));
+	ctx = ctx_new(_metadata, &o);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "n%d",
+		       VNIC_NAMING_CACHE, 3);
+	expect_suffixes(_metadata, g, "n", want, 3);
+	vnic_ctx_free(ctx);
+}
+
+/* An alternative name occupies the name space as much as a name does. */
+TEST_F(naming, cache_respects_altnames)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+	unsigned int i;
+
+	if (st_run_cmd("ip link add link %s name alt type macvlan && "
+		    "ip link property add dev alt altname n0", LOWER))
+		SKIP(return, "ip cannot add an altname");
+	ctx = ctx_new(_metadata, &o);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "n%d",
+		       VNIC_NAMING_CACHE, 2);
+	for (i = 0; i < 2; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		EXPECT_STRNE("n0", info.name);
+	}
+	vnic_ctx_free(ctx);
+}
+
+/* The kernel strategy also takes the lowest free, and the library learns
+ * which one (from the echo, or by its fallback). */
+TEST_F(naming, kernel_fills_holes_echo)
+{
+	static const unsigned int want[] = { 0, 2 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name k1 type macvlan", LOWER));
+	ctx = ctx_new(_metadata, &o);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "k%d",
+		       VNIC_NAMING_KERNEL, 2);
+	expect_suffixes(_metadata, g, "k", want, 2);
+	vnic_ctx_free(ctx);
+}
+
+TEST_F(naming, kernel_fills_holes_noecho)
+{
+	static const unsigned int want[] = { 0, 2 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = VNIC_CTX_NO_ECHO);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name k1 type macvlan", LOWER));
+	ctx = ctx_new(_metadata, &o);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "k%d",
+		       VNIC_NAMING_KERNEL, 2);
+	expect_suffixes(_metadata, g, "k", want, 2);
+	vnic_ctx_free(ctx);
+}
+
+/* --- the cached table against others' changes --- */
+
+/* Outside creates after the table was built reach it through the monitor:
+ * the next names are right the first time, no retry. */
+TEST_F(naming, monitor_sees_outside_creates)
+{
+	static const unsigned int want[] = { 10, 11, 12 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx_stats st;
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, st_run_cmd("for i in 0 1 2 3 4 5 6 7 8 9; do "
+			     "echo link add link %s name c$i type macvlan; "
+			     "done | ip -batch -", LOWER));
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "c%d",
+		       VNIC_NAMING_CACHE, 3);
+	expect_suffixes(_metadata, g, "c", want, 3);
+	stats_get(_metadata, ctx, &st);
+	EXPECT_EQ(0ULL, st.name_retries);
+	EXPECT_EQ(0ULL, st.resyncs);
+	vnic_ctx_free(ctx);
+}
+
+/* Without the monitor the table is dumped again before each use. */
+TEST_F(naming, no_monitor_dumps_before_use)
+{
+	static const unsigned int want[] = { 10, 11, 12 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = VNIC_CTX_NO_MONITOR);
+	struct vnic_ctx_stats before, after;
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, st_run_cmd("for i in 0 1 2 3 4 5 6 7 8 9; do "
+			     "echo link add link %s name c$i type macvlan; "
+			     "done | ip -batch -", LOWER));
+	stats_get(_metadata, ctx, &before);
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "c%d",
+		       VNIC_NAMING_CACHE, 3);
+	stats_get(_metadata, ctx, &after);
+	expect_suffixes(_metadata, g, "c", want, 3);
+	EXPECT_LT(before.dumps, after.dumps);
+	EXPECT_EQ(0ULL, after.name_retries);
+	vnic_ctx_free(ctx);
+}
+
+/*
+ * A monitor socket with a tiny receive buffer overflows (ENOBUFS) under a
+ * burst of outside creates; the library must notice, rebuild its table and
+ * still name right.
+ */
+TEST_F(naming, monitor_overflow_resyncs)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .monitor_rcvbuf = 1);
+	struct vnic_ctx_stats st;
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+	unsigned int i, n;
+	int ret;
+
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	/* 300 new links: hundreds of KiB of notifications against a
+	 * buffer the kernel rounds up to a few KiB. */
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq 0 299); do "
+			     "echo link add link %s name o$i type macvlan; "
+			     "done | ip -batch -", LOWER));
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "o%d",
+		       VNIC_NAMING_CACHE, 10);
+	for (i = 0; i < 10; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		ret = st_name_suffix(info.name, "o", &n);
+		ASSERT_TRUE(ret) TH_LOG("%s", info.name);
+		EXPECT_EQ(300 + i, n) TH_LOG("%s", info.name);
+	}
+	stats_get(_metadata, ctx, &st);
+	EXPECT_LT(0ULL, st.resyncs);
+	TH_LOG("resyncs %llu, retries %llu", (unsigned long long)st.resyncs,
+	       (unsigned long long)st.name_retries);
+	vnic_ctx_free(ctx);
+}
+
+/* --- four processes, each its own context, naming at once --- */
+
+#define PROCS	4
+#define PER	50
+
+struct procs_shared {
+	int err[PROCS];
+	char msg[PROCS][256];
+	char names[PROCS][PER][IFNAMSIZ];
+};
+
+/* One child: build its table, wait for the start, create, report. */
+static int proc_child(int k, int go, struct procs_shared *sh)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVTAP,
+		  .lower = LOWER, .name = "mq%d", .naming = VNIC_NAMING_CACHE);
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	char gname[8], c;
+	int i;
+
+	snprintf(gname, sizeof(gname), "g%d", k);
+	if (vnic_ctx_new(&o, &ctx) || vnic_guest_new(ctx, gname, &g))
+		return 1;
+	for (i = 0; i < PER; i++)
+		if (vnic_guest_add_nic(g, &nic, NULL))
+			return 1;
+	/* Every context sees the same empty table: the worst case. */
+	if (vnic_ctx_refresh(ctx))
+		return 1;
+	if (read(go, &c, 1) < 0)
+		return 1;
+	sh->err[k] = vnic_guest_create(g);
+	snprintf(sh->msg[k], sizeof(sh->msg[k]), "%s", vnic_ctx_errmsg(ctx));
+	for (i = 0; !sh->err[k] && i < PER; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		if (vnic_guest_nic_info(g, i, &info))
+			return 1;
+		memcpy(sh->names[k][i], info.name, IFNAMSIZ);
+	}
+	/* Leave the NICs for the parent to inspect. */
+	vnic_guest_free(g);
+	vnic_ctx_free(ctx);
+	return 0;
+}
+
+static void procs_run(struct __test_metadata *_metadata,
+		      struct procs_shared *sh)
+{
+	pid_t pids[PROCS];
+	int go[2], k, st;
+
+	ASSERT_EQ(0, pipe(go));
+	for (k = 0; k < PROCS; k++) {
+		pids[k] = fork();
+		ASSERT_LE(0, pids[k]);
+		if (pids[k] == 0) {
+			close(go[1]);
+			_exit(proc_child(k, go[0], sh));
+		}
+	}
+	close(go[0]);
+	/* Give each child time to build its table, then start all four at
+	 * once: closing the pipe wakes every reader. */
+	usleep(200 * 1000);
+	close(go[1]);
+	for (k = 0; k < PROCS; k++) {
+		ASSERT_EQ(pids[k], waitpid(pids[k], &st, 0));
+		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			TH_LOG("child %d setup failed", k);
+	}
+}
+
+TEST_F(naming, four_processes_50_each)
+{
+	struct procs_shared *sh;
+	char alias[64];
+	struct ip_link l;
+	json_t *links;
+	int k, i;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	procs_run(_metadata, sh);
+	for (k = 0; k < PROCS; k++)
+		EXPECT_EQ(0, sh->err[k]) TH_LOG("child %d: %s", k, sh->msg[k]);
+	ASSERT_EQ(0, _metadata->exit_code);
+
+	links = st_ip_links(-1);
+	ASSERT_NE(NULL, links);
+	/* Each reported name is a distinct macvtap carrying its child's tag:
+	 * 200 tags, so 200 names, none reported twice. */
+	for (k = 0; k < PROCS; k++) {
+		for (i = 0; i < PER; i++) {
+			snprintf(alias, sizeof(alias), "vnic:%s:g%d:%d", OWNER,
+				 k, i);
+			ASSERT_EQ(0, st_ip_link_find(links, sh->names[k][i], &l))
+				TH_LOG("%s missing", sh->names[k][i]);
+			EXPECT_STREQ(alias, l.alias);
+			EXPECT_STREQ("macvtap", l.kind);
+		}
+	}
+	EXPECT_EQ(PROCS * PER, st_ip_links_count(links, "vnic:" OWNER ":"));
+	json_decref(links);
+	munmap(sh, sizeof(*sh));
+}
+
+TEST_HARNESS_MAIN

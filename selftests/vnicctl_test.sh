@@ -1,0 +1,397 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnicctl end to end, as TAP.  Each case runs in its own network namespace
+# (unshare -n) holding a veth pair lower0/lower0p as the lower device, and
+# checks what vnicctl did with ip -j -d link and jq.  The host's namespace is
+# never touched.
+#
+#   selftests/vnicctl_test.sh [CASE...]     (root; VNICCTL= overrides the binary)
+
+set -u -o pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+VNICCTL=${VNICCTL:-$here/../build/vnicctl}
+TMP=
+
+# ---------------------------------------------------------------- helpers
+
+log() { echo "$*" >&2; }
+fail() { log "FAIL: $*"; return 1; }
+
+# run RC CMD...: run CMD, stdout to $TMP/out, stderr to $TMP/err; its exit
+# status must be RC ("nz": any but 0).
+run() {
+	local want=$1 rc
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$want" = nz ] && [ "$rc" != 0 ]; then
+		return 0
+	fi
+	[ "$rc" = "$want" ] && return 0
+	log "'$*' exited $rc, wanted $want"
+	sed 's/^/  stdout: /' "$TMP/out" >&2
+	sed 's/^/  stderr: /' "$TMP/err" >&2
+	return 1
+}
+
+vc() { "$VNICCTL" "$@"; }
+
+# The links of the namespace, with details, as a JSON array.
+links() { ip -j -d link show; }
+
+# jqe FILTER [ARGS...]: the filter must hold on the link table.
+jqe() {
+	local filter=$1
+	shift
+	links | jq -e "$@" "$filter" >/dev/null ||
+		fail "link table: $filter"
+}
+
+# Number of links whose alias starts with $1.
+tagged() {
+	links | jq --arg p "$1" \
+		'[.[] | select((.ifalias // "") | startswith($p))] | length'
+}
+
+# Number of links of kind $1.
+kind_count() {
+	links | jq --arg k "$1" \
+		'[.[] | select(.linkinfo.info_kind? == $k)] | length'
+}
+
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', wanted '$2'"
+}
+
+setup_ns() {
+	ip link set lo up &&
+	ip link add lower0 type veth peer name lower0p &&
+	ip link set lower0 up && ip link set lower0p up
+}
+
+# add_mvt GUEST N [NIC-OPTS...]: an N-NIC macvtap guest on lower0 ($OWNER).
+add_mvt() {
+	local g=$1 n=$2
+	shift 2
+	run 0 vc -o "${OWNER:-vnic}" guest add "$g" --kind macvtap \
+		--lower lower0 --nics "$n" "$@"
+}
+
+# ------------------------------------------------------------------ cases
+
+# 82 macvtaps in one command: 82 devices, tagged vnic:vnic:vm1:0..81, on
+# lower0, up; the command prints one row per NIC.
+case_add_82() {
+	add_mvt vm1 82 --up || return
+	expect_eq "$(kind_count macvtap)" 82 "macvtap devices" || return
+	jqe '[.[] | select(.linkinfo.info_kind? == "macvtap") | .ifalias] | sort
+	     == ([range(82) | "vnic:vnic:vm1:\(.)"] | sort)' || return
+	jqe '[.[] | select(.linkinfo.info_kind? == "macvtap")] |
+	     all(.link == "lower0" and (.flags | index("UP")))' || return
+	expect_eq "$(grep -c macvtap "$TMP/out")" 82 "rows printed"
+}
+
+# -j guest list: the guest with its 82 NICs, matching the kernel's view.
+case_list_json() {
+	add_mvt vm1 82 || return
+	add_mvt vm2 2 || return
+	run 0 vc -j guest list || return
+	cp "$TMP/out" "$TMP/list.json"
+	jq -e 'length == 2 and .[0].guest == "vm1" and .[1].guest == "vm2" and
+	       (.[0].nics | length) == 82 and (.[1].nics | length) == 2' \
+		"$TMP/list.json" >/dev/null || fail "list: $(cat "$TMP/list.json")" || return
+	links >"$TMP/links.json"
+	jq -e -n --slurpfile l "$TMP/list.json" --slurpfile k "$TMP/links.json" '
+	  ($k[0] | map({key: .ifname, value: .}) | from_entries) as $by |
+	  [$l[0][] | .guest as $g | .nics[] |
+	   . as $n | $by[$n.name] as $d |
+	   $d != null and $n.kind == "macvtap" and $n.ifindex == $d.ifindex and
+	   $n.mac == $d.address and
+	   $d.ifalias == "vnic:vnic:\($g):\($n.index)"] |
+	  length == 84 and all' >/dev/null ||
+		fail "list -j does not match ip link" || return
+	run 0 vc guest list || return
+	grep -Eq '^vm1 +82 +macvtap$' "$TMP/out" || fail "list: $(cat "$TMP/out")"
+}
+
+# guest show: JSON and columns for one guest.
+case_show() {
+	add_mvt vm1 82 || return
+	add_mvt other 1 || return
+	run 0 vc -j guest show vm1 || return
+	jq -e '.guest == "vm1" and (.nics | length) == 82 and
+	       ([.nics[].index] == [range(82)]) and
+	       all(.nics[]; .kind == "macvtap" and .ifindex > 0 and
+		   (.mac | test("^([0-9a-f]{2}:){5}[0-9a-f]{2}$")))' \
+		"$TMP/out" >/dev/null || fail "show -j: $(head -c 300 "$TMP/out")" || return
+	run 0 vc guest show vm1 || return
+	expect_eq "$(wc -l <"$TMP/out")" 83 "header + 82 rows" || return
+	grep -q '^INDEX  *NAME  *IFINDEX  *KIND  *MAC$' "$TMP/out" ||
+		fail "header: $(head -1 "$TMP/out")" || return
+	run 1 vc guest show nosuch || return
+	grep -q '^vnicctl: ' "$TMP/err" || fail "no error message"
+}
+
+# guest del: one guest's NICs go, the other guest's stay.
+case_del() {
+	add_mvt vm1 82 || return
+	add_mvt vm2 3 || return
+	run 0 vc guest del vm1 || return
+	expect_eq "$(tagged vnic:vnic:vm1:)" 0 "vm1 NICs left" || return
+	expect_eq "$(kind_count macvtap)" 3 "macvtaps left" || return
+	run 0 vc -j guest list || return
+	jq -e '[.[].guest] == ["vm2"]' "$TMP/out" >/dev/null ||
+		fail "list after del: $(cat "$TMP/out")" || return
+	run 0 vc guest del vm2 || return
+	expect_eq "$(kind_count macvtap)" 0 "macvtaps left" || return
+	run 1 vc guest del vm1
+}
+
+# gc: collects the orphan guest, keeps the --keep'd one and other owners'.
+case_gc() {
+	add_mvt keepme 3 || return
+	add_mvt orphan 4 || return
+	OWNER=other add_mvt theirs 2 || return
+	run 0 vc gc --dry-run --keep keepme || return
+	grep -Eq '^orphan +4 +macvtap$' "$TMP/out" && ! grep -q keepme "$TMP/out" ||
+		fail "dry run: $(cat "$TMP/out")" || return
+	expect_eq "$(kind_count macvtap)" 9 "after dry run" || return
+	run 0 vc gc --keep keepme || return
+	expect_eq "$(cat "$TMP/out")" "deleted 4 NICs" "gc output" || return
+	expect_eq "$(tagged vnic:vnic:orphan:)" 0 "orphan NICs" || return
+	expect_eq "$(tagged vnic:vnic:keepme:)" 3 "kept NICs" || return
+	expect_eq "$(tagged vnic:other:theirs:)" 2 "other owner's NICs" || return
+	run 0 vc -j gc || return
+	jq -e '.deleted == 3' "$TMP/out" >/dev/null || fail "gc -j: $(cat "$TMP/out")" || return
+	expect_eq "$(kind_count macvtap)" 2 "only the other owner's left"
+}
+
+# An unknown lower device: non-zero exit, a message, nothing created.
+case_err_lower() {
+	run nz vc guest add vm1 --kind macvtap --lower nosuch0 --nics 4 || return
+	grep -q '^vnicctl: guest vm1: ..*' "$TMP/err" ||
+		fail "message: $(cat "$TMP/err")" || return
+	[ ! -s "$TMP/out" ] || fail "stdout not empty" || return
+	expect_eq "$(kind_count macvtap)" 0 "macvtaps" || return
+	expect_eq "$(tagged vnic:)" 0 "tagged links"
+}
+
+# All or nothing: NIC 5's name is taken, so the kernel refuses it and the
+# NICs created before it are deleted again; the message names the NIC.
+case_err_rollback() {
+	ip link add x5 type veth peer name x5p || return
+	run 1 vc guest add vm1 --kind macvlan --lower lower0 --nics 10 \
+		--name x%d --naming explicit || return
+	grep -q '^vnicctl: guest vm1: .*\(x5\|nic 5\)' "$TMP/err" ||
+		fail "message: $(cat "$TMP/err")" || return
+	grep -qi 'exists' "$TMP/err" || fail "no EEXIST text: $(cat "$TMP/err")" || return
+	expect_eq "$(kind_count macvlan)" 0 "macvlans left" || return
+	expect_eq "$(tagged vnic:)" 0 "tagged links"
+}
+
+# The kernel refuses NIC 0 (an MTU over the lower's): exit 1, the step and
+# the NIC in the message, nothing left.  An MTU no device can have is refused
+# by the library's checks before anything is sent: exit 2.
+case_err_kernel() {
+	run 1 vc guest add vm1 --kind macvlan --lower lower0 --nics 3 \
+		--mtu 9000 || return
+	grep -q '^vnicctl: guest vm1: create nic 0.*Invalid argument' "$TMP/err" ||
+		fail "message: $(cat "$TMP/err")" || return
+	expect_eq "$(kind_count macvlan)" 0 "macvlans left" || return
+	run 2 vc guest add vm1 --kind macvlan --lower lower0 --nics 3 \
+		--mtu 70000 || return
+	grep -q '^vnicctl: guest vm1: .*70000' "$TMP/err" ||
+		fail "message: $(cat "$TMP/err")" || return
+	expect_eq "$(tagged vnic:)" 0 "tagged links"
+}
+
+# --append adds NICs with the next indexes; without it a second add fails.
+case_append() {
+	add_mvt vm1 2 || return
+	run 1 vc guest add vm1 --kind macvtap --lower lower0 || return
+	grep -q 'already exists' "$TMP/err" || fail "message: $(cat "$TMP/err")" || return
+	run 0 vc -j guest add vm1 --append --kind macvlan --lower lower0 --nics 2 ||
+		return
+	jq -e '[.nics[].index] == [2, 3] and all(.nics[]; .kind == "macvlan")' \
+		"$TMP/out" >/dev/null || fail "append: $(cat "$TMP/out")" || return
+	jqe '[.[] | .ifalias // empty | select(startswith("vnic:vnic:vm1:"))] | sort
+	     == ["vnic:vnic:vm1:0", "vnic:vnic:vm1:1", "vnic:vnic:vm1:2",
+		 "vnic:vnic:vm1:3"]'
+}
+
+# Bad usage exits 2 and does nothing.
+case_usage() {
+	local args
+	while IFS= read -r args; do
+		# shellcheck disable=SC2086
+		run 2 vc $args || return
+		grep -q '^vnicctl: ' "$TMP/err" || fail "'$args': no message" || return
+	done <<-EOF
+	frobnicate
+	--bogus features
+	guest add
+	guest add vm1
+	guest add vm1 --kind ether --lower lower0
+	guest add vm1 --kind macvtap
+	guest add vm1 --kind macvtap --lower lower0 --nics 0
+	guest add vm1 --kind macvtap --lower lower0 --nics many
+	guest add vm1 --kind macvtap --lower lower0 --nics 2 --mac 02:00:00:00:00:01
+	guest add vm1 --kind macvtap --lower lower0 --mode sideways
+	guest add vm1 --kind tap --lower lower0
+	guest add vm1 --kind veth --nics 2 --peer-name p0
+	guest add vm1 --kind veth
+	guest add vm1 vm2 --kind tap
+	guest add bad/name --kind macvtap --lower lower0
+	guest add vm1 --kind macvtap --lower lower0 --mac 02:00:00:00:00:zz
+	guest add vm1 --kind veth --peer-name 0123456789abcdef
+	-o bad:owner guest list
+	guest show
+	guest frob
+	gc vm1
+	EOF
+	run 2 vc || return
+	expect_eq "$(tagged vnic:)" 0 "tagged links" || return
+	expect_eq "$(ip -o link | wc -l)" 3 "links (lo, lower0, lower0p)"
+}
+
+# A guest whose NIC 1 was deleted behind its back: show keeps the tag
+# indexes (0, 2) and --append takes a fresh one (3), never a used one.
+case_gap() {
+	run 0 vc guest add vm1 --kind macvlan --lower lower0 --nics 3 \
+		--name m%d --naming explicit || return
+	ip link del m1 || return
+	run 0 vc -j guest show vm1 || return
+	jq -e '[.nics[] | "\(.index)=\(.name)"] == ["0=m0", "2=m2"]' "$TMP/out" \
+		>/dev/null || fail "show: $(cat "$TMP/out")" || return
+	run 0 vc guest add vm1 --append --kind macvlan --lower lower0 || return
+	jqe '[.[] | .ifalias // empty] | sort ==
+	     ["vnic:vnic:vm1:0", "vnic:vnic:vm1:2", "vnic:vnic:vm1:3"]'
+}
+
+# veth: peers named from the %d template, the pair tagged; add and show
+# print the peers.
+case_veth() {
+	local pairs='[.nics[] | .name + ">" + .peer] ==
+		     ["c1h0>c1p0", "c1h1>c1p1", "c1h2>c1p2"]'
+	run 0 vc -j guest add c1 --kind veth --nics 3 --name c1h%d \
+		--naming explicit --peer-name c1p%d --up || return
+	jq -e "$pairs" "$TMP/out" >/dev/null || fail "add: $(cat "$TMP/out")" || return
+	jqe '[.[] | select(.ifname | test("^c1h[0-2]$")) | .ifalias] | sort ==
+	     ["vnic:vnic:c1:0", "vnic:vnic:c1:1", "vnic:vnic:c1:2"]' || return
+	jqe '[.[] | select(.ifname | test("^c1p[0-2]$"))] | length == 3' || return
+	run 0 vc -j guest show c1 || return
+	jq -e "$pairs" "$TMP/out" >/dev/null || fail "show: $(cat "$TMP/out")"
+}
+
+# veth --peer-up: both ends up.
+case_veth_peer_up() {
+	run 0 vc guest add c1 --kind veth --nics 2 --peer-name c1p%d --up \
+		--peer-up || return
+	jqe '[.[] | select(.ifname | test("^c1p[01]$")) | .flags | index("UP")] |
+	     length == 2 and all'
+}
+
+# tap: persistent by default, so it outlives vnicctl.
+case_tap() {
+	run 0 vc guest add vm1 --kind tap --nics 2 --name vm1t%d \
+		--naming explicit --vnet-hdr || return
+	run 0 vc guest add vm2 --kind tun || return
+	run 0 vc -j guest show vm2 || return
+	jq -e '.nics[0].kind == "tun" and (.nics[0] | has("mac") | not)' \
+		"$TMP/out" >/dev/null || fail "tun: $(cat "$TMP/out")" || return
+	run 0 vc guest del vm2 || return
+	jqe '[.[] | select(.linkinfo.info_kind? == "tun" and
+			   .linkinfo.info_data.type == "tap" and
+			   .linkinfo.info_data.persist == true) | .ifname] | sort ==
+	     ["vm1t0", "vm1t1"]' || return
+	run 0 vc guest del vm1 || return
+	expect_eq "$(kind_count tun)" 0 "taps left"
+}
+
+# -n: work in another namespace (a child held by a sleeping process).
+case_netns() {
+	local pid rc=0
+	unshare -n sleep 60 &
+	pid=$!
+	sleep 0.2
+	run 0 vc -n "/proc/$pid/ns/net" guest add c1 --kind veth --nics 2 \
+		--peer-name c1p%d || rc=1
+	[ "$rc" = 0 ] && { nsenter -t "$pid" -n ip -j link | jq -e \
+		'[.[] | select(.ifname | test("^c1p[01]$"))] | length == 2' \
+		>/dev/null || { fail "peers not in the namespace"; rc=1; }; }
+	[ "$rc" = 0 ] && { expect_eq "$(tagged vnic:)" 0 "tagged here" || rc=1; }
+	[ "$rc" = 0 ] && { run 0 vc -j -n "/proc/$pid/ns/net" guest list || rc=1; }
+	[ "$rc" = 0 ] && { jq -e '.[0].guest == "c1"' "$TMP/out" >/dev/null ||
+		{ fail "list -n: $(cat "$TMP/out")"; rc=1; }; }
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	return $rc
+}
+
+# features: a JSON object of booleans; this kernel has them all.
+case_features() {
+	run 0 vc -j features || return
+	jq -e 'type == "object" and all(.[]; type == "boolean") and
+	       .macvtap and .veth and .macvlan' "$TMP/out" >/dev/null ||
+		fail "features: $(cat "$TMP/out")" || return
+	run 0 vc features || return
+	grep -Eq '^macvtap +yes$' "$TMP/out" || fail "features: $(cat "$TMP/out")"
+}
+
+# help and version: exit 0, on stdout.
+case_help() {
+	run 0 vc --help || return
+	grep -q '^Usage: vnicctl' "$TMP/out" || fail "--help: $(cat "$TMP/out")" || return
+	run 0 vc help add || return
+	grep -q -- '--peer-name' "$TMP/out" || fail "help add" || return
+	run 0 vc guest add --help || return
+	grep -q -- '--lower' "$TMP/out" || fail "guest add --help" || return
+	run 0 vc --version || return
+	grep -Eq '^vnicctl \(libvnic\) [0-9]+\.[0-9]+' "$TMP/out" ||
+		fail "--version: $(cat "$TMP/out")"
+}
+
+CASES=(add_82 list_json show del gc err_lower err_rollback err_kernel usage
+       append gap veth veth_peer_up tap netns features help)
+
+# ------------------------------------------------------------------- main
+
+# Inside the case's namespace.
+if [ "${1:-}" = __case ]; then
+	TMP=$(mktemp -d)
+	trap 'rm -rf "$TMP"' EXIT
+	setup_ns || exit 1
+	"case_$2"
+	exit
+fi
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -x "$VNICCTL" ] || skip_all "no $VNICCTL (make build/vnicctl)"
+for tool in ip jq unshare nsenter; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool"
+done
+unshare -n true 2>/dev/null || skip_all "unshare -n does not work here"
+
+[ $# -gt 0 ] && CASES=("$@")
+echo "1..${#CASES[@]}"
+n=0
+failed=0
+for c in "${CASES[@]}"; do
+	n=$((n + 1))
+	if out=$(unshare -n "$0" __case "$c" 2>&1); then
+		echo "ok $n - $c"
+		[ "${VERBOSE:-0}" = 0 ] && out=
+	else
+		echo "not ok $n - $c"
+		failed=$((failed + 1))
+	fi
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
+done
+[ "$failed" = 0 ]

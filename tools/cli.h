@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vnicctl: what the command files share.  Each command parses its own
+ * arguments first (usage errors exit 2 before any netlink traffic), then
+ * opens the context with cli_open() and reports failures with cli_fail().
+ */
+#ifndef VNICCTL_CLI_H
+#define VNICCTL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include <vnic/vnic.h>
+
+#ifndef VNIC_VERSION
+#define VNIC_VERSION "0.1.0"
+#endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+/* Exit statuses. */
+enum {
+	CLI_OK = 0,
+	CLI_FAIL = 1,		/* the operation failed */
+	CLI_USAGE = 2,		/* bad command line or input; nothing was done */
+};
+
+/* Global options and the context they describe. */
+struct cli {
+	bool json;
+	bool pretty;
+	bool stats;
+	const char *owner;	/* NULL: the library's default */
+	const char *netns;	/* -n argument, NULL: ours */
+	struct vnic_ctx *ctx;
+};
+
+/* cli_ctx.c */
+int cli_open(struct cli *cli);
+void cli_close(struct cli *cli);
+__printf(3, 4)
+int cli_fail(struct cli *cli, int err, const char *fmt, ...);
+int cli_syserr(const char *what, int err);
+int cli_open_netns(const char *arg, int *fd);
+
+/* cli_util.c */
+__printf(2, 3)
+int cli_usage_err(const char *cmd, const char *fmt, ...);
+int cli_bad_opt(const char *cmd, char **argv, int c);
+int cli_parse_u32(const char *cmd, const char *opt, const char *arg,
+		  uint32_t min, uint32_t max, uint32_t *out);
+bool cli_has_template(const char *s);
+int cli_expand(const char *cmd, const char *opt, const char *tmpl,
+	       unsigned int idx, char *buf, size_t len);
+int cli_json_print(struct cli *cli, json_t *root);
+
+/* cli_out.c */
+struct cli_table;
+struct cli_table *cli_table_new(const char *const *header, unsigned int cols);
+void cli_table_add(struct cli_table *t, const char *const *row);
+void cli_table_print(struct cli_table *t);
+void cli_table_free(struct cli_table *t);
+json_t *cli_nic_json(const struct vnic_nic_info *info, unsigned int idx);
+json_t *cli_guest_json(const struct vnic_guest *g, unsigned int from);
+void cli_guest_table(const struct vnic_guest *g, unsigned int from);
+int cli_guest_print(struct cli *cli, const struct vnic_guest *g,
+		    unsigned int from);
+
+/* one file per command */
+int cli_print_guests(struct cli *cli, char **names, unsigned int count);
+int cmd_guest(struct cli *cli, int argc, char **argv);
+int cmd_guest_add(struct cli *cli, int argc, char **argv);
+int cmd_gc(struct cli *cli, int argc, char **argv);
+int cmd_features(struct cli *cli, int argc, char **argv);
+
+void usage_main(FILE *f);
+void usage_guest(FILE *f);
+void usage_guest_add(FILE *f);
+void usage_gc(FILE *f);
+
+#endif /* VNICCTL_CLI_H */

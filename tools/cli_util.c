@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vnicctl: small helpers for argument parsing and output that every
+ * command uses.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vnicctl: ", stderr);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'vnicctl help%s%s' for more information.\n",
+		cmd ? " " : "", cmd ? cmd : "");
+	return CLI_USAGE;
+}
+
+/* A getopt_long() error ('?' or ':') as a usage error. */
+int cli_bad_opt(const char *cmd, char **argv, int c)
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		return cli_usage_err(cmd, "option '%s' needs an argument", arg);
+	if (optopt && strncmp(arg, "--", 2))
+		return cli_usage_err(cmd, "unknown option '-%c'", optopt);
+	return cli_usage_err(cmd, "unknown option '%s'", arg);
+}
+
+int cli_parse_u32(const char *cmd, const char *opt, const char *arg,
+		  uint32_t min, uint32_t max, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
+		return cli_usage_err(cmd, "%s: '%s' is not a number in %u..%u",
+				     opt, arg, min, max);
+	*out = v;
+	return 0;
+}
+
+/* True if s holds the "%d" that marks a name template. */
+bool cli_has_template(const char *s)
+{
+	return s && strstr(s, "%d");
+}
+
+/*
+ * tmpl with its first "%d" replaced by idx (tmpl as is without one).  The
+ * result must fit an interface name.
+ */
+int cli_expand(const char *cmd, const char *opt, const char *tmpl,
+	       unsigned int idx, char *buf, size_t len)
+{
+	const char *p = strstr(tmpl, "%d");
+	int n;
+
+	if (!p)
+		n = snprintf(buf, len, "%s", tmpl);
+	else
+		n = snprintf(buf, len, "%.*s%u%s", (int)(p - tmpl), tmpl, idx,
+			     p + 2);
+	if (n < 0 || (size_t)n >= len || n > VNIC_IFNAME_MAX)
+		return cli_usage_err(cmd, "%s: '%s' makes a name longer than %d characters",
+				     opt, tmpl, VNIC_IFNAME_MAX);
+	return 0;
+}
+
+/* Print root on stdout and release it. */
+int cli_json_print(struct cli *cli, json_t *root)
+{
+	size_t flags = JSON_PRESERVE_ORDER;
+	int err;
+
+	if (!root) {
+		fputs("vnicctl: out of memory\n", stderr);
+		return CLI_FAIL;
+	}
+	flags |= cli->pretty ? JSON_INDENT(2) : JSON_COMPACT;
+	err = json_dumpf(root, stdout, flags);
+	json_decref(root);
+	if (err) {
+		fputs("vnicctl: cannot write JSON output\n", stderr);
+		return CLI_FAIL;
+	}
+	putchar('\n');
+	return CLI_OK;
+}
