@@ -73,7 +73,7 @@ $(O)/libvnic.pc: libvnic.pc.in Makefile
 
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(JANSSON_CFLAGS) -o $@ $(CLI_SRCS) $(STLIB) \
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(JANSSON_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -o $@ $(CLI_SRCS) $(STLIB) \
 		$(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_SRCS) $(BENCH_HDRS) $(STLIB)

@@ -382,7 +382,7 @@ static int configure_home(struct op *op, unsigned int home)
 		err = vnic_fault(op->ctx, VNIC_STEP_CONFIGURE, i);
 		if (err)
 			return fail(op, err, VNIC_STEP_CONFIGURE, i, NULL, "injected");
-		tag_format(op->g, i, tag);
+		tag_format(op->g, NIC(op, i), tag);
 		err = batch_add(op, msg_configure(&op->b, NIC(op, i), tag), i,
 				NULL, NULL);
 	}

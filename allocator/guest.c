@@ -35,6 +35,7 @@ int guest_push_nic(struct vnic_guest *g, struct vnic_nic **out)
 	memset(nic, 0, sizeof(*nic));
 	nic->netns_fd = -1;
 	nic->peer_netns_fd = -1;
+	nic->tag = g->next_tag++;
 	*out = nic;
 	return 0;
 }
@@ -55,9 +56,10 @@ void nic_release(struct vnic_nic *nic)
 	nic->netns_fd = nic->peer_netns_fd = -1;
 }
 
-void tag_format(const struct vnic_guest *g, unsigned int idx, char *buf)
+void tag_format(const struct vnic_guest *g, const struct vnic_nic *nic, char *buf)
 {
-	snprintf(buf, TAG_MAX, TAG_PREFIX "%s:%s:%u", g->ctx->owner, g->name, idx);
+	snprintf(buf, TAG_MAX, TAG_PREFIX "%s:%s:%u", g->ctx->owner, g->name,
+		 nic->tag);
 }
 
 VNIC_EXPORT int vnic_guest_new(struct vnic_ctx *ctx, const char *name,
@@ -137,6 +139,7 @@ VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx
 	out.kind = nic->kind;
 	out.ifindex = nic->ifindex;
 	out.created = nic->created;
+	out.tag_index = nic->tag;
 	memcpy(out.mac, nic->mac, sizeof(out.mac));
 	snprintf(out.name, sizeof(out.name), "%s", nic->created ? nic->name : "");
 	snprintf(out.peer_name, sizeof(out.peer_name), "%s", nic->peer_name);

@@ -35,6 +35,8 @@ struct vnic_nic {
 	bool owner_set;
 	int64_t owner_uid, owner_gid;
 
+	unsigned int tag;		/* INDEX in its alias tag */
+
 	/* What it became. */
 	char name[IFNAMSIZ];
 	int ifindex;
@@ -54,6 +56,7 @@ struct vnic_guest {
 	char name[GUEST_NAME_MAX + 1];
 	struct vnic_nic *nics;
 	unsigned int n, cap;
+	unsigned int next_tag;		/* tag of the next NIC added */
 };
 
 /* names.c */
@@ -75,7 +78,7 @@ int mac_random(uint8_t mac[6]);
 
 /* guest.c */
 void nic_release(struct vnic_nic *nic);
-void tag_format(const struct vnic_guest *g, unsigned int idx, char *buf);
+void tag_format(const struct vnic_guest *g, const struct vnic_nic *nic, char *buf);
 struct vnic_guest *guest_alloc(struct vnic_ctx *ctx, const char *name);
 int guest_push_nic(struct vnic_guest *g, struct vnic_nic **out);
 

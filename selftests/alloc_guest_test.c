@@ -26,7 +26,7 @@ FIXTURE(guest) {
 
 FIXTURE_SETUP(guest)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 }
 
 FIXTURE_TEARDOWN(guest)
@@ -295,16 +295,18 @@ FIXTURE_VARIANT(faults) {
 	enum vnic_naming naming;
 };
 
+#define NOECHO	VNIC_CTX_NO_ECHO
+
 FIXTURE_VARIANT_ADD(faults, cache_echo) { 0, VNIC_NAMING_CACHE };
-FIXTURE_VARIANT_ADD(faults, cache_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_CACHE };
+FIXTURE_VARIANT_ADD(faults, cache_noecho) { NOECHO, VNIC_NAMING_CACHE };
 FIXTURE_VARIANT_ADD(faults, kernel_echo) { 0, VNIC_NAMING_KERNEL };
-FIXTURE_VARIANT_ADD(faults, kernel_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_KERNEL };
+FIXTURE_VARIANT_ADD(faults, kernel_noecho) { NOECHO, VNIC_NAMING_KERNEL };
 FIXTURE_VARIANT_ADD(faults, explicit_echo) { 0, VNIC_NAMING_EXPLICIT };
-FIXTURE_VARIANT_ADD(faults, explicit_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_EXPLICIT };
+FIXTURE_VARIANT_ADD(faults, explicit_noecho) { NOECHO, VNIC_NAMING_EXPLICIT };
 
 FIXTURE_SETUP(faults)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 }
 
 FIXTURE_TEARDOWN(faults)

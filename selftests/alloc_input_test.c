@@ -24,7 +24,7 @@ FIXTURE_SETUP(input)
 {
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = "it");
 
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 }
 
@@ -329,7 +329,14 @@ BAD_GUEST(guest_empty, "")
 BAD_GUEST(guest_colon, "a:b")
 BAD_GUEST(guest_space, "a b")
 BAD_GUEST(guest_slash, "a/b")
-BAD_GUEST(guest_65_chars, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+TEST_F(input, guest_65_chars)
+{
+	char name[66];
+
+	memset(name, 'a', 65);
+	name[65] = '\0';
+	expect_bad_guest(_metadata, self->ctx, name);
+}
 
 TEST_F(input, guest_64_chars)
 {

@@ -55,8 +55,9 @@ KINDS_VARIANT(auto_exact_noecho, VNIC_CTX_NO_ECHO, VNIC_NAMING_AUTO, false);
 
 FIXTURE_SETUP(kinds)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+
+	ST_SETUP_NETNS();
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 	ASSERT_EQ(0, vnic_guest_new(self->ctx, GUEST, &self->g));
 }
@@ -427,8 +428,9 @@ FIXTURE_VARIANT_ADD(defaults, noecho) { .flags = VNIC_CTX_NO_ECHO };
 
 FIXTURE_SETUP(defaults)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+
+	ST_SETUP_NETNS();
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 }
 

@@ -25,7 +25,7 @@ FIXTURE(naming) {
 
 FIXTURE_SETUP(naming)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 }
 
 FIXTURE_TEARDOWN(naming)
@@ -105,17 +105,20 @@ FIXTURE_VARIANT(big) {
 	enum vnic_naming naming;
 };
 
+#define NOECHO	VNIC_CTX_NO_ECHO
+
 FIXTURE_VARIANT_ADD(big, cache_echo) { 0, VNIC_NAMING_CACHE };
-FIXTURE_VARIANT_ADD(big, cache_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_CACHE };
+FIXTURE_VARIANT_ADD(big, cache_noecho) { NOECHO, VNIC_NAMING_CACHE };
 FIXTURE_VARIANT_ADD(big, kernel_echo) { 0, VNIC_NAMING_KERNEL };
-FIXTURE_VARIANT_ADD(big, kernel_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_KERNEL };
+FIXTURE_VARIANT_ADD(big, kernel_noecho) { NOECHO, VNIC_NAMING_KERNEL };
 FIXTURE_VARIANT_ADD(big, auto_echo) { 0, VNIC_NAMING_AUTO };
-FIXTURE_VARIANT_ADD(big, auto_noecho) { VNIC_CTX_NO_ECHO, VNIC_NAMING_AUTO };
+FIXTURE_VARIANT_ADD(big, auto_noecho) { NOECHO, VNIC_NAMING_AUTO };
 
 FIXTURE_SETUP(big)
 {
-	ASSERT_EQ(0, st_test_netns_setup());
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+
+	ST_SETUP_NETNS();
 	self->ctx = ctx_new(_metadata, &o);
 }
 
@@ -187,7 +190,9 @@ TEST_F(big, guest_82_macvtaps)
 					    before.sendmsg_calls));
 	big_check(_metadata, g, 82);
 
+	t0 = st_now_ms();
 	ASSERT_EQ(0, vnic_guest_destroy(g));
+	TH_LOG("and destroyed in %lld ms", st_now_ms() - t0);
 	EXPECT_EQ(0, st_vnic_links_count());
 	EXPECT_EQ(0, st_prefixed_links_count("mvt"));
 }

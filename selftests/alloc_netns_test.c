@@ -37,8 +37,8 @@ FIXTURE_SETUP(netns)
 {
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
 
+	ST_SETUP_NETNS();
 	self->h.fd = -1;
-	ASSERT_EQ(0, st_test_netns_setup());
 	ASSERT_EQ(0, st_netns_holder_start(&self->h));
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 }

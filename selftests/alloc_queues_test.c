@@ -39,7 +39,7 @@ FIXTURE_SETUP(queues)
 {
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = "qt");
 
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gq", &self->g));
 }

@@ -125,7 +125,7 @@ FIXTURE_SETUP(race)
 {
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
 
-	ASSERT_EQ(0, st_test_netns_setup());
+	ST_SETUP_NETNS();
 	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 	/* The table is built before anyone races. */
 	ASSERT_EQ(0, vnic_ctx_refresh(self->ctx));

@@ -305,6 +305,21 @@ char *st_ip_link_snapshot(void)
 	return buf;
 }
 
+const char *st_missing_feature(uint64_t mask)
+{
+	struct vnic_ctx *ctx;
+	uint64_t have, bit;
+
+	if (vnic_ctx_new(NULL, &ctx))
+		return "a libvnic context";
+	have = vnic_ctx_features(ctx);
+	vnic_ctx_free(ctx);
+	for (bit = 1; bit && bit <= mask; bit <<= 1)
+		if ((mask & bit) && !(have & bit))
+			return vnic_feature_name(bit);
+	return NULL;
+}
+
 int st_count_fds(void)
 {
 	struct dirent *de;

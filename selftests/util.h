@@ -10,6 +10,10 @@
  *
  * Everything here is prefixed st_: the tests link the static library,
  * whose internal (hidden, but still global) symbols must not collide.
+ *
+ * Note for test code: the harness's ASSERT_*() expands to two statements,
+ * so under a for or an if it must be braced, or it bails only after the
+ * loop.
  */
 #ifndef VNIC_SELFTESTS_UTIL_H
 #define VNIC_SELFTESTS_UTIL_H
@@ -80,6 +84,26 @@ int st_prefixed_links_count(const char *prefix);
 /* "IFINDEX:NAME ..." of every device of the current namespace, malloc'd;
  * two snapshots compare equal iff no device came or went. */
 char *st_ip_link_snapshot(void);
+
+/* The link kinds the allocator tests create. */
+#define ST_KINDS	(VNIC_FEAT_MACVLAN | VNIC_FEAT_MACVTAP |		\
+			 VNIC_FEAT_VETH | VNIC_FEAT_TUN)
+/* Name of the first feature of mask a fresh context finds missing on this
+ * kernel, NULL if none: fixtures SKIP() with it. */
+const char *st_missing_feature(uint64_t mask);
+
+/*
+ * In a FIXTURE_SETUP (the harness's macros in scope): a fresh namespace
+ * with the lower device, or SKIP when the kernel lacks a kind we create.
+ */
+#define ST_SETUP_NETNS() do {						\
+	const char *missing_;						\
+									\
+	ASSERT_EQ(0, st_test_netns_setup());				\
+	missing_ = st_missing_feature(ST_KINDS);			\
+	if (missing_)							\
+		SKIP(return, "kernel lacks %s", missing_);		\
+} while (0)
 
 /* Open file descriptors of this process. */
 int st_count_fds(void);

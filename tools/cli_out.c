@@ -136,7 +136,7 @@ json_t *cli_nic_json(const struct vnic_nic_info *info, unsigned int idx)
 	char mac[18];
 	json_t *o;
 
-	o = json_pack("{s:I, s:s, s:i, s:s}", "index", (json_int_t)idx,
+	o = json_pack("{s:I, s:s, s:i, s:s}", "index", (json_int_t)info->tag_index,
 		      "name", info->name, "ifindex", info->ifindex,
 		      "kind", kind_name(info->kind));
 	if (o && has_mac(info)) {
@@ -170,7 +170,7 @@ static void nic_row(struct cli_table *t, const struct vnic_nic_info *info,
 	char sidx[16], sifindex[16], mac[18];
 	const char *row[6];
 
-	snprintf(sidx, sizeof(sidx), "%u", idx);
+	snprintf(sidx, sizeof(sidx), "%u", info->tag_index);
 	snprintf(sifindex, sizeof(sifindex), "%d", info->ifindex);
 	format_mac(info->mac, mac, sizeof(mac));
 	row[0] = sidx;

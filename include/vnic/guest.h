@@ -134,6 +134,10 @@ struct vnic_nic_info {
 	unsigned char mac[6];
 	char peer_name[VNIC_IFNAME_MAX + 1];	/* veth */
 	int created;			/* exists (created or adopted) */
+	/* The INDEX of its tag "vnic:OWNER:GUEST:INDEX".  Equal to the
+	 * position for a guest built here; an adopted guest keeps its NICs'
+	 * tags, gaps included, and NICs added later get max + 1. */
+	unsigned int tag_index;
 };
 int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx,
 			struct vnic_nic_info *info);
