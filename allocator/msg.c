@@ -154,6 +154,28 @@ void nic_learn(struct vnic_nic *nic, const struct link_attrs *la)
 		snprintf(nic->name, sizeof(nic->name), "%s", la->name);
 }
 
+struct nlmsghdr *msg_setgroup(struct nl_batch *b, int ifindex, uint32_t group)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_NEWLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, ifindex, false);
+	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
+	return nlh;
+}
+
+struct nlmsghdr *msg_delgroup(struct nl_batch *b, uint32_t group)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_DELLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, 0, false);
+	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
+	return nlh;
+}
+
 int msg_learn_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct link_attrs la;

@@ -19,6 +19,11 @@ struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name);
 /* RTM_DELLINK by ifindex, or by name when the ifindex is unknown. */
 struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name);
 
+/* RTM_NEWLINK moving a link into a link group. */
+struct nlmsghdr *msg_setgroup(struct nl_batch *b, int ifindex, uint32_t group);
+/* RTM_DELLINK of every link of a group, in one unregister. */
+struct nlmsghdr *msg_delgroup(struct nl_batch *b, uint32_t group);
+
 struct link_attrs;
 /* What a link message tells about nic: ifindex, name, MAC. */
 void nic_learn(struct vnic_nic *nic, const struct link_attrs *la);
