@@ -18,6 +18,7 @@ MANDIR ?= $(PREFIX)/share/man
 O ?= build
 
 CC ?= cc
+LD ?= ld
 PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wmissing-prototypes
@@ -63,9 +64,13 @@ $(SHLIB): $(LIB_OBJS) lib/libvnic.map
 	ln -sf $(notdir $@) $(O)/$(SONAME)
 	ln -sf $(SONAME) $(O)/libvnic.so
 
+# One relocatable object whose hidden symbols are made local: a program
+# linking the archive sees only the vnic_* API, never our internal names.
 $(STLIB): $(LIB_OBJS)
 	rm -f $@
-	ar rcs $@ $^
+	$(LD) -r -o $(O)/libvnic-all.o $^
+	objcopy --localize-hidden $(O)/libvnic-all.o
+	ar rcs $@ $(O)/libvnic-all.o
 
 $(O)/libvnic.pc: libvnic.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \

@@ -36,10 +36,10 @@ int name_check(const char *name, bool *is_template, const char **why)
 		return 0;
 	if (pct[1] != 'd' || strchr(pct + 2, '%'))
 		return *why = "a template has exactly one \"%d\" and no other '%'", -EINVAL;
+	/* A template fits 15 characters, so its prefix leaves room for at
+	 * least two digits. */
 	if (pct[2] != '\0')
 		return *why = "\"%d\" must end the template", -EINVAL;
-	if (len - 2 >= VNIC_IFNAME_MAX)
-		return *why = "template prefix leaves no room for a digit", -EINVAL;
 	*is_template = true;
 	return 0;
 }

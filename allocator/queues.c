@@ -1,60 +1,154 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Queue fds for a hypervisor.  A macvtap's character device is
- * /dev/tap<ifindex>; each open is one queue.  Since /dev is not per
- * namespace, the name TUNGETIFF reports is checked against the NIC's.
+ * Queue fds for a hypervisor.
+ *
+ * A macvtap's queues are opens of its character device, which devtmpfs
+ * names /dev/tap<ifindex>.  But /dev is shared by every network namespace
+ * and ifindexes are not: the node may belong to another namespace's macvtap
+ * that got the same ifindex first, and opening it would hand the hypervisor
+ * someone else's traffic.  So the device number is read from a sysfs mounted
+ * for the NIC's own namespace, and opened through a node of our own, both in
+ * a short-lived thread with a private mount namespace that vanishes with it.
+ * Without the privilege for that (CAP_SYS_ADMIN), /dev/tap<ifindex> is
+ * opened and checked by name only, which cannot tell two namespaces' devices
+ * of the same name and ifindex apart.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <linux/if_tun.h>
 
 #include "allocator/tap.h"
+
+#define PRIVATE_NODE "/dev/vnic-tap"
+
+struct mvt_open {
+	const struct vnic_nic *nic;
+	int *fds;
+	unsigned int n;
+	unsigned int opened;
+};
+
+static int open_n(struct mvt_open *a, const char *path)
+{
+	for (a->opened = 0; a->opened < a->n; a->opened++) {
+		a->fds[a->opened] = open(path, O_RDWR | O_CLOEXEC);
+		if (a->fds[a->opened] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int read_devt(const struct vnic_nic *nic, dev_t *devt)
+{
+	unsigned int maj, min;
+	char path[96], buf[32];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/macvtap/tap%d/dev",
+		 nic->name, nic->ifindex);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	if (sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -EIO;
+	*devt = makedev(maj, min);
+	return 0;
+}
+
+/* Runs in its own thread, already in the NIC's network namespace. */
+static int private_open_fn(void *arg)
+{
+	struct mvt_open *a = arg;
+	dev_t devt = 0;
+	int err;
+
+	if (unshare(CLONE_FS | CLONE_NEWNS) < 0)
+		return -errno;
+	/* Nothing mounted here may propagate back to the caller's world. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL) < 0)
+		return -errno;
+	err = read_devt(a->nic, &devt);
+	if (err)
+		return err == -ENOENT ? -ENODEV : err;
+	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0700") < 0)
+		return -errno;
+	if (mknod(PRIVATE_NODE, S_IFCHR | 0600, devt) < 0)
+		return -errno;
+	return open_n(a, PRIVATE_NODE);
+}
+
+static bool no_privilege(int err)
+{
+	return err == -EPERM || err == -EACCES;
+}
+
+/* The fallback: the shared node, checked by the name TUNGETIFF reports. */
+static int shared_open(struct vnic_ctx *ctx, struct mvt_open *a)
+{
+	char path[32];
+	unsigned int q;
+	int err;
+
+	snprintf(path, sizeof(path), "/dev/tap%d", a->nic->ifindex);
+	err = open_n(a, path);
+	for (q = 0; !err && q < a->n; q++) {
+		struct ifreq ifr;
+
+		memset(&ifr, 0, sizeof(ifr));
+		ctx->stats.ioctls++;
+		if (ioctl(a->fds[q], TUNGETIFF, &ifr) < 0)
+			err = -errno;
+		else if (strncmp(ifr.ifr_name, a->nic->name, IFNAMSIZ))
+			err = -ESTALE;
+	}
+	return err;
+}
 
 static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *out,
 			unsigned int n)
 {
 	struct vnic_nic *nic = &g->nics[idx];
-	int *fds = calloc(n, sizeof(*fds));
-	char path[32];
-	unsigned int q;
-	int err = 0;
+	struct mvt_open a = { .nic = nic, .n = n };
+	int nsfd = nic->netns_fd >= 0 ? nic->netns_fd : g->ctx->netns_fd;
+	int err;
 
-	if (!fds)
+	a.fds = calloc(n, sizeof(*a.fds));
+	if (!a.fds)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/dev/tap%d", nic->ifindex);
-	for (q = 0; q < n && !err; q++) {
-		struct ifreq ifr;
-
-		memset(&ifr, 0, sizeof(ifr));
-		err = vnic_fault(g->ctx, VNIC_STEP_OPEN, q);
-		if (err)
-			break;
-		fds[q] = open(path, O_RDWR | O_CLOEXEC);
-		if (fds[q] < 0) {
-			err = -errno;
-			break;
-		}
-		g->ctx->stats.ioctls++;
-		if (ioctl(fds[q], TUNGETIFF, &ifr) < 0)
-			err = -errno;
-		else if (strncmp(ifr.ifr_name, nic->name, IFNAMSIZ))
-			err = -ESTALE;
+	err = vnic_fault(g->ctx, VNIC_STEP_OPEN, 0);
+	if (!err)
+		err = vnic_in_thread(nsfd, private_open_fn, &a);
+	if (no_privilege(err)) {
+		while (a.opened--)
+			close(a.fds[a.opened]);
+		err = shared_open(g->ctx, &a);
 	}
 	if (err) {
-		/* fds[0..q-1] are open: the loop counted the failed one in
-		 * only if its open() had succeeded. */
-		while (q--)
-			close(fds[q]);
-		free(fds);
+		while (a.opened--)
+			close(a.fds[a.opened]);
+		free(a.fds);
 		return vnic_set_err(g->ctx, err, VNIC_STEP_OPEN, (int)idx, NULL,
-				    "%s (%s)", path, nic->name);
+				    "queues of macvtap %s (ifindex %d)", nic->name,
+				    nic->ifindex);
 	}
-	memcpy(out, fds, n * sizeof(*fds));
-	free(fds);
+	memcpy(out, a.fds, n * sizeof(*out));
+	free(a.fds);
 	return 0;
 }
 

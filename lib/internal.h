@@ -73,6 +73,9 @@ int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int uni
  * namespace nsfd, so that sockets and /dev/net/tun fds it opens belong
  * there.  Returns fn's result. */
 int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg);
+/* The same, but always in a new thread (nsfd -1: stay in this namespace),
+ * for work that changes per-thread state such as the mount namespace. */
+int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg);
 /* Open /proc/PID/ns/net, O_CLOEXEC. */
 int vnic_netns_open_pid(pid_t pid);
 /* Whether two namespace fds name the same namespace (1), or not (0). */

@@ -26,7 +26,7 @@ static void *ns_thread(void *p)
 {
 	struct ns_call *c = p;
 
-	if (setns(c->nsfd, CLONE_NEWNET) < 0)
+	if (c->nsfd >= 0 && setns(c->nsfd, CLONE_NEWNET) < 0)
 		c->ret = -errno;
 	else
 		c->ret = c->fn(c->arg);
@@ -35,12 +35,17 @@ static void *ns_thread(void *p)
 
 int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg)
 {
+	if (nsfd < 0)
+		return fn(arg);
+	return vnic_in_thread(nsfd, fn, arg);
+}
+
+int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg)
+{
 	struct ns_call c = { .nsfd = nsfd, .fn = fn, .arg = arg };
 	pthread_t t;
 	int err;
 
-	if (nsfd < 0)
-		return fn(arg);
 	err = pthread_create(&t, NULL, ns_thread, &c);
 	if (err)
 		return -err;

@@ -44,28 +44,39 @@ struct report {
 	struct vnic_nic_info info[MAXN];
 };
 
-/* The NICs the children make: every kind that outlives its creator. */
-static void add_survivors(struct vnic_guest *g, const char *peer)
+/*
+ * The NICs of the "full" guest the children make: every kind that outlives
+ * its creator, and at index 1 a tap without PERSIST, which dies with the
+ * creator's fds and so leaves a gap in the tag indexes.
+ */
+static void add_full(struct vnic_guest *g, const char *peer)
 {
 	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP,
 		  .lower = LOWER, .name = "mvt%d");
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "tp%d");
 	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN,
 		  .lower = LOWER, .name = "mvl%d");
 	VNIC_OPTS(vnic_nic_opts, vth, .kind = VNIC_KIND_VETH,
 		  .name = "vth%d", .peer_name = peer);
-	VNIC_OPTS(vnic_nic_opts, tp, .kind = VNIC_KIND_TAP, .name = "tp%d",
+	VNIC_OPTS(vnic_nic_opts, ptp, .kind = VNIC_KIND_TAP, .name = "tp%d",
 		  .tap_flags = VNIC_TAP_PERSIST);
 
 	vnic_guest_add_nic(g, &mvt, NULL);
+	vnic_guest_add_nic(g, &tap, NULL);
 	vnic_guest_add_nic(g, &mvl, NULL);
 	vnic_guest_add_nic(g, &vth, NULL);
-	vnic_guest_add_nic(g, &tp, NULL);
+	vnic_guest_add_nic(g, &ptp, NULL);
 }
 
+/* Indexes in the full guest of the NICs that survive their creator. */
+static const unsigned int survivors[] = { 0, 2, 3, 4 };
+#define NSURV	4u
+#define NFULL	5u
+
 /*
- * In a child: create guest gname for owner with n NICs (n == 0: the
- * survivors above plus a non-persistent tap that must die with the child),
- * report, and exit without destroying or freeing anything, like a crash.
+ * In a child: create guest gname for owner with n macvlans (n == 0: the
+ * full guest above), report, and exit without destroying or freeing
+ * anything, like a crash.
  */
 static void child_guest(const char *owner, const char *gname, unsigned int n,
 			const char *peer, struct report *r)
@@ -73,7 +84,6 @@ static void child_guest(const char *owner, const char *gname, unsigned int n,
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = owner);
 	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN,
 		  .lower = LOWER, .name = "mvl%d");
-	VNIC_OPTS(vnic_nic_opts, tp, .kind = VNIC_KIND_TAP, .name = "tp%d");
 	struct vnic_guest *g;
 	struct vnic_ctx *ctx;
 	unsigned int i;
@@ -81,13 +91,10 @@ static void child_guest(const char *owner, const char *gname, unsigned int n,
 	r->err = vnic_ctx_new(&o, &ctx);
 	if (r->err || (r->err = vnic_guest_new(ctx, gname, &g)))
 		_exit(1);
-	if (n) {
-		for (i = 0; i < n; i++)
-			vnic_guest_add_nic(g, &mvl, NULL);
-	} else {
-		add_survivors(g, peer);
-		vnic_guest_add_nic(g, &tp, NULL);
-	}
+	for (i = 0; i < n; i++)
+		vnic_guest_add_nic(g, &mvl, NULL);
+	if (!n)
+		add_full(g, peer);
 	r->n = vnic_guest_nic_count(g);
 	r->err = vnic_guest_create(g);
 	snprintf(r->msg, sizeof(r->msg), "%s", vnic_ctx_errmsg(ctx));
@@ -157,6 +164,46 @@ static void expect_same_nic(struct __test_metadata *_metadata,
 	EXPECT_EQ(was->ifindex, now->ifindex);
 	EXPECT_EQ(0, memcmp(was->mac, now->mac, 6)) TH_LOG("%s", now->name);
 	EXPECT_STREQ(was->peer_name, now->peer_name);
+	EXPECT_EQ(was->tag_index, now->tag_index);
+}
+
+/* The adopted guest's NICs: each is the dead creator's NIC of the same
+ * tag index, and together they are the survivors. */
+static void expect_adopted(struct __test_metadata *_metadata,
+			   struct vnic_guest *g, const struct report *r)
+{
+	unsigned int i, seen = 0, want = 0;
+
+	ASSERT_EQ(NSURV, vnic_guest_nic_count(g));
+	for (i = 0; i < NSURV; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		want |= 1u << survivors[i];
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		ASSERT_GT(NFULL, info.tag_index) TH_LOG("%s", info.name);
+		seen |= 1u << info.tag_index;
+		expect_same_nic(_metadata, &r->info[info.tag_index], &info);
+	}
+	EXPECT_EQ(want, seen);
+}
+
+/* A NIC added to an adopted guest is tagged past the highest index. */
+static void expect_add_after_adopt(struct __test_metadata *_metadata,
+				   struct vnic_ctx *ctx, struct vnic_guest *g)
+{
+	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN,
+		  .lower = LOWER, .name = "late0");
+	VNIC_OPTS(vnic_nic_info, info);
+	unsigned int idx;
+	struct ip_link l;
+
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &mvl, &idx));
+	ASSERT_EQ(NSURV, idx);
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_guest_nic_info(g, idx, &info));
+	EXPECT_EQ(NFULL, info.tag_index);
+	ASSERT_EQ(0, st_ip_link_get("late0", &l));
+	EXPECT_STREQ("vnic:t:g1:5", l.alias);
 }
 
 TEST_F(guest, adopt_after_creator_died)
@@ -164,15 +211,14 @@ TEST_F(guest, adopt_after_creator_died)
 	struct report *mine, *theirs;
 	struct vnic_guest *g = (void *)1;
 	struct vnic_ctx *ctx;
-	unsigned int count, i;
 	char **names = NULL;
+	unsigned int count;
 
 	mine = run_child(_metadata, "t", "g1", 0, "g1p0");
 	/* Same guest name under owner "tt": a prefix of the tag "vnic:t"
 	 * must not match it. */
 	theirs = run_child(_metadata, "tt", "g1", 2, NULL);
-	/* The non-persistent tap (NIC 4) went with its creator's fds. */
-	ASSERT_EQ(4, present(mine, 5));
+	ASSERT_EQ((int)NSURV, present(mine, NFULL));
 	ASSERT_EQ(2, present(theirs, 2));
 
 	ctx = ctx_owner(_metadata, "t");
@@ -186,17 +232,13 @@ TEST_F(guest, adopt_after_creator_died)
 	ASSERT_EQ(0, vnic_guest_adopt(ctx, "g1", &g))
 		TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	EXPECT_STREQ("g1", vnic_guest_name(g));
-	ASSERT_EQ(4u, vnic_guest_nic_count(g));
-	for (i = 0; i < 4; i++) {
-		VNIC_OPTS(vnic_nic_info, info);
-
-		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
-		expect_same_nic(_metadata, &mine->info[i], &info);
-	}
+	expect_adopted(_metadata, g, mine);
+	expect_add_after_adopt(_metadata, ctx, g);
 
 	/* The adopted handle destroys like a created one, and only ours. */
 	ASSERT_EQ(0, vnic_guest_destroy(g));
-	EXPECT_EQ(0, present(mine, 5));
+	EXPECT_EQ(0, present(mine, NFULL));
+	EXPECT_EQ(-ENOENT, st_ip_link_get("late0", &(struct ip_link){ 0 }));
 	EXPECT_EQ(2, present(theirs, 2));
 	EXPECT_EQ(-ENOENT, st_ip_link_get("g1p0", &(struct ip_link){ 0 }));
 	vnic_ctx_free(ctx);
@@ -241,7 +283,7 @@ TEST_F(guest, collect_orphans_keep_and_owner)
 	ASSERT_EQ(0, vnic_collect_orphans(ctx, keep, 1, &deleted))
 		TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	EXPECT_EQ(4u, deleted);
-	EXPECT_EQ(0, present(g1, 5));
+	EXPECT_EQ(0, present(g1, NFULL));
 	EXPECT_EQ(-ENOENT, st_ip_link_get("g1p0", &(struct ip_link){ 0 }));
 	EXPECT_EQ(2, present(g2, 2));
 	EXPECT_EQ(3, present(other, 3));

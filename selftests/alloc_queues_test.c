@@ -249,6 +249,62 @@ TEST_F(queues, macvtap_two_queues)
 	close(fds[1]);
 }
 
+/*
+ * /dev is not per namespace: /dev/tap<ifindex> of a macvtap here may be
+ * the node of another namespace's macvtap with the same ifindex (devtmpfs
+ * keeps the first one).  Handing that fd to a hypervisor would plug the
+ * guest into someone else's network, so open_queues must either fail
+ * cleanly or return queues of our own device, which a frame proves.
+ */
+static void foreign_tap_node(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(queues) *self, const char *theirs)
+{
+	struct netns_holder h = { .fd = -1 };
+	unsigned char nic[6], peer[6];
+	struct ip_link l;
+	int fd = -1, sock, ret, nfd;
+
+	ASSERT_EQ(0, st_netns_holder_start(&h));
+	ASSERT_EQ(0, st_run_cmd("nsenter --net=/proc/%d/ns/net sh -c '"
+				"ip link add l0 type veth peer name l0p && "
+				"ip link add link l0 name %s type macvtap'",
+				h.pid, theirs));
+	macvtap_nic(_metadata, self);
+	ASSERT_EQ(0, st_ip_link_get("mq0", &l));
+	if (l.ifindex != 4)
+		SKIP(goto out, "ifindexes did not line up (%d)", l.ifindex);
+	nfd = st_count_fds();
+	ret = vnic_guest_nic_open_queues(self->g, 0, &fd, 1);
+	TH_LOG("open_queues: %d %s", ret, ret ? vnic_ctx_errmsg(self->ctx) : "");
+	if (ret) {
+		EXPECT_EQ(nfd, st_count_fds());
+		goto out;
+	}
+	ASSERT_EQ(0, st_mac_parse(NIC_MAC, nic));
+	mac_of(_metadata, LOWER_PEER, peer);
+	sock = packet_sock(LOWER_PEER, SOCK_RAW);
+	ASSERT_LE(0, sock);
+	fd_send(_metadata, fd, vnet_hdr_size(_metadata, fd), peer, nic, "ours");
+	EXPECT_TRUE(wait_marker(sock, 0, "ours"))
+		TH_LOG("the queue fd is another namespace's macvtap");
+	close(sock);
+	close(fd);
+out:
+	st_run_cmd("nsenter --net=/proc/%d/ns/net ip link del %s", h.pid,
+		   theirs);
+	st_netns_holder_stop(&h);
+}
+
+TEST_F(queues, macvtap_foreign_node_other_name)
+{
+	foreign_tap_node(_metadata, self, "hm0");
+}
+
+TEST_F(queues, macvtap_foreign_node_same_name)
+{
+	foreign_tap_node(_metadata, self, "mq0");
+}
+
 /* --- tap and tun --- */
 
 static void tap_nic(struct __test_metadata *_metadata,
