@@ -26,12 +26,12 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -I.
-MNL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmnl)
-MNL_LIBS := $(shell $(PKG_CONFIG) --libs libmnl)
+MNL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmnl libnftnl)
+MNL_LIBS := $(shell $(PKG_CONFIG) --libs libnftnl libmnl)
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c allocator/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c allocator/*.c policy/*.c nft/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 SONAME := libvnic.so.$(VERSION_MAJOR)
 SHLIB := $(O)/libvnic.so.$(VERSION)
@@ -125,7 +125,7 @@ install: lib $(O)/vnicctl
 	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/ 2>/dev/null || true
 
 clean:
-	rm -rf $(O)/lib $(O)/allocator $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench
+	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench
 
 distclean:
 	rm -rf $(O)

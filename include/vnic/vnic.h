@@ -6,5 +6,7 @@
 #include <vnic/common.h>
 #include <vnic/context.h>
 #include <vnic/guest.h>
+#include <vnic/policy.h>
+#include <vnic/nft.h>
 
 #endif /* VNIC_VNIC_H */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libvnic nftables backend: the policy (policy.h) enforced by one
+ * libvnic-owned netdev table, per-guest state in set elements, every change
+ * one atomic NFNL batch.  See Documentation/filters.rst.
+ *
+ * Thread safety: as the context (context.h).  The handle keeps the
+ * nfnetlink socket that owns the table: keep it open while the table must
+ * stay protected.
+ */
+#ifndef VNIC_NFT_H
+#define VNIC_NFT_H
+
+#include <stdint.h>
+#include <vnic/common.h>
+#include <vnic/context.h>
+#include <vnic/policy.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vnic_nft;
+
+enum vnic_nft_flags {
+	VNIC_NFT_NO_OWNER	= 1u << 0,	/* do not claim the table */
+	VNIC_NFT_NO_PERSIST	= 1u << 1,	/* table goes with its owner */
+};
+
+struct vnic_nft_opts {
+	size_t sz;
+	const char *table;		/* default "vnic" */
+	uint32_t flags;			/* enum vnic_nft_flags */
+};
+
+/* Features of the running kernel's nf_tables, probed at open. */
+enum vnic_nft_feature {
+	VNIC_NFT_FEAT_GENID	= 1u << 0,	/* NFNL_BATCH_GENID (4.11) */
+	VNIC_NFT_FEAT_OWNER	= 1u << 1,	/* NFT_TABLE_F_OWNER (5.12) */
+	VNIC_NFT_FEAT_PERSIST	= 1u << 2,	/* NFT_TABLE_F_PERSIST (6.9) */
+	VNIC_NFT_FEAT_EGRESS	= 1u << 3,	/* netdev egress hook (5.16) */
+	VNIC_NFT_FEAT_HOOK_UPDATE = 1u << 4,	/* devices added to a chain (6.4) */
+};
+
+/* Open (and claim, or create) the table. */
+int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		  struct vnic_nft **out);
+/* Close the socket.  The table stays if it persists (or was not owned). */
+void vnic_nft_close(struct vnic_nft *n);
+uint32_t vnic_nft_features(const struct vnic_nft *n);
+
+/* What a commit did. */
+struct vnic_nft_result {
+	size_t sz;
+	uint32_t guests_added, guests_changed, guests_removed, guests_unchanged;
+	uint32_t messages;		/* batch messages sent */
+	uint32_t batches;		/* sendmsg() of batch pages */
+	uint32_t genid;			/* the ruleset generation after it */
+	int writes;			/* 0: nothing was written */
+};
+
+/* Install or replace the guests of p (others stay), one atomic batch. */
+int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+		   struct vnic_nft_result *res);
+/* Remove guests, one atomic batch; unknown names are -ENOENT, nothing done. */
+int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
+		    unsigned int count, struct vnic_nft_result *res);
+/* Make the installed state equal p: read once, commit only the difference
+ * (nothing at all when the digest matches). */
+int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+		  struct vnic_nft_result *res);
+
+/* Installed guests (malloc'd block like vnic_guest_list()). */
+int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count);
+/* A guest's drop counter. */
+int vnic_nft_counter(struct vnic_nft *n, const char *guest, uint64_t *packets,
+		     uint64_t *bytes);
+/* The ruleset for p as nft(8) text (malloc'd): what apply would install on
+ * an empty table, loadable with nft -f. */
+int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VNIC_NFT_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libvnic filter policy: what "clean traffic" means for each guest NIC,
+ * independent of the backend that enforces it (nftables today, tc eBPF
+ * later).  See Documentation/filters.rst for the exact semantics.
+ *
+ *	struct vnic_policy *p;
+ *	const char *v4[] = { "192.0.2.10" };
+ *	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "mvt3",
+ *		  .kind = VNIC_KIND_MACVTAP, .mac = "02:00:00:00:00:03",
+ *		  .ipv4 = v4, .n_ipv4 = 1);
+ *	vnic_policy_new(ctx, &p);
+ *	vnic_policy_add_guest(p, "vm42", NULL);		// clean traffic
+ *	vnic_policy_add_nic(p, "vm42", &nic);
+ *
+ * Everything is checked when added; the error is in the context.
+ * Thread safety: as the context (context.h).
+ */
+#ifndef VNIC_POLICY_H
+#define VNIC_POLICY_H
+
+#include <stdint.h>
+#include <vnic/common.h>
+#include <vnic/context.h>
+#include <vnic/guest.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vnic_policy;
+
+/* Per-NIC switches.  "From the guest" unless said otherwise. */
+enum vnic_switch {
+	VNIC_SW_MAC_SPOOF	= 1u << 0,	/* source MAC must be the NIC's */
+	VNIC_SW_IP_SPOOF	= 1u << 1,	/* IPv4 source must be the NIC's
+						 * (DHCP 0.0.0.0:68->67 passes) */
+	VNIC_SW_IP6_SPOOF	= 1u << 2,	/* IPv6 source must be the NIC's or
+						 * its link-local (DAD from :: passes) */
+	VNIC_SW_ARP_SPOOF	= 1u << 3,	/* ARP sender MAC/IP must be the NIC's */
+	VNIC_SW_DHCP_SERVER	= 1u << 4,	/* no DHCP server replies (UDP sport 67) */
+	VNIC_SW_RA_GUARD	= 1u << 5,	/* no router advertisements or redirects */
+	VNIC_SW_L2_ALLOW	= 1u << 6,	/* only IPv4, ARP, IPv6 ethertypes */
+	VNIC_SW_NO_PROMISC	= 1u << 7,	/* to the guest: unicast for another
+						 * MAC is dropped */
+	VNIC_SW_CLEAN		= 0xff,		/* all of the above: the default */
+};
+
+struct vnic_guest_policy {
+	size_t sz;
+	/* Switches for NICs that do not set their own; 0 with
+	 * switches_set = 0 means VNIC_SW_CLEAN. */
+	uint32_t switches;
+	int switches_set;
+};
+
+/* How traffic of the guest reaches the host: decides the hook. */
+struct vnic_nic_policy {
+	size_t sz;
+	const char *ifname;		/* the host-side device */
+	enum vnic_kind kind;		/* macvtap, macvlan, veth (host end), tap */
+	const char *mac;		/* the guest's MAC on this NIC */
+	const char *const *ipv4;	/* its IPv4 addresses, "192.0.2.10" */
+	unsigned int n_ipv4;
+	const char *const *ipv6;	/* its IPv6 addresses (link-local added) */
+	unsigned int n_ipv6;
+	uint32_t switches;		/* with switches_set: override the guest's */
+	int switches_set;
+};
+
+enum vnic_rule_action {
+	VNIC_RULE_DROP = 0,
+	VNIC_RULE_ACCEPT,
+};
+
+/* A small typed rule on traffic from the guest, evaluated in order after
+ * the switches. */
+struct vnic_rule {
+	size_t sz;
+	uint8_t l4proto;		/* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP
+					 * or 0 for any */
+	uint16_t dport_min, dport_max;	/* 0, 0: any (TCP/UDP only) */
+	const char *daddr;		/* IPv4 or IPv6 CIDR; NULL: any */
+	enum vnic_rule_action action;
+};
+
+int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out);
+void vnic_policy_free(struct vnic_policy *p);
+
+/* A guest (name as in guest.h); opts may be NULL.  -EEXIST if present. */
+int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
+			  const struct vnic_guest_policy *opts);
+/* A NIC of a guest added before.  -EEXIST if another NIC of any guest in
+ * the policy has the same ifname. */
+int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
+			const struct vnic_nic_policy *nic);
+/* Every created NIC of an allocator guest, with its name, kind and MAC, and
+ * no addresses (switches that need addresses then drop all but DHCP/DAD). */
+int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
+			    const struct vnic_guest *g);
+int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
+			 const struct vnic_rule *rule);
+
+/* Cross-guest checks done before any commit: every guest has a NIC. */
+int vnic_policy_check(const struct vnic_policy *p);
+
+unsigned int vnic_policy_guest_count(const struct vnic_policy *p);
+const char *vnic_policy_guest_name(const struct vnic_policy *p, unsigned int i);
+
+/* "mac-spoof" -> VNIC_SW_MAC_SPOOF, 0 if unknown; and back. */
+uint32_t vnic_switch_from_name(const char *name);
+const char *vnic_switch_name(uint32_t sw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VNIC_POLICY_H */
