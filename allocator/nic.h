@@ -60,21 +60,11 @@ struct vnic_guest {
 };
 
 /* names.c */
-/* Check an interface name or a "%d" template; 0 or -EINVAL with *why. */
-int name_check(const char *name, bool *is_template, const char **why);
-/* The part before "%d". */
-void name_prefix(const char *tmpl, char *prefix);
-/* "prefixN" into out[IFNAMSIZ]. */
-void name_format(char *out, const char *prefix, uint32_t suffix);
 const char *kind_default_template(enum vnic_kind kind);
 /* Is this a kind made through /dev/net/tun? */
 bool kind_is_tun(enum vnic_kind kind);
 const char *kind_link_name(enum vnic_kind kind);	/* IFLA_INFO_KIND */
 uint64_t kind_feature(enum vnic_kind kind);
-
-/* mac.c */
-int mac_parse(const char *s, uint8_t mac[6]);
-int mac_random(uint8_t mac[6]);
 
 /* guest.c */
 void nic_release(struct vnic_nic *nic);

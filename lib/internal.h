@@ -132,6 +132,18 @@ uint64_t vnic_probe_features(struct vnic_ctx *ctx);
 /* context.c: 1..max of [A-Za-z0-9_.-] (owners, guests). */
 int vnic_valid_tag(const char *s, size_t max);
 
+/* ifname.c: an interface name or a "%d" template (one, at the end);
+ * 0 or -EINVAL with *why. */
+int name_check(const char *name, bool *is_template, const char **why);
+/* The part before "%d". */
+void name_prefix(const char *tmpl, char *prefix);
+/* "prefixN" into out[IFNAMSIZ]. */
+void name_format(char *out, const char *prefix, uint32_t suffix);
+
+/* mac.c: "02:00:5e:10:00:01", unicast, not zero; random locally administered. */
+int mac_parse(const char *s, uint8_t mac[6]);
+int mac_random(uint8_t mac[6]);
+
 /* Monotonic milliseconds. */
 uint64_t vnic_now_ms(void);
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "allocator/nic.h"
+#include "lib/internal.h"
 
 /* "02:00:5e:10:00:01" (or '-' separated); unicast, not all-zero. */
 int mac_parse(const char *s, uint8_t mac[6])

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A string -> unsigned map (open addressing), for O(1) name lookups. */
+#ifndef VNIC_STRMAP_H
+#define VNIC_STRMAP_H
+
+#include <stdint.h>
+
+struct strmap {
+	struct strmap_slot {
+		const char *key;	/* borrowed: must outlive the entry */
+		uint32_t val;
+	} *slots;
+	uint32_t n, cap;
+};
+
+void strmap_init(struct strmap *m);
+void strmap_free(struct strmap *m);
+/* 0, or -EEXIST (the value stays), or -ENOMEM. */
+int strmap_add(struct strmap *m, const char *key, uint32_t val);
+/* 0 with *val, or -ENOENT. */
+int strmap_get(const struct strmap *m, const char *key, uint32_t *val);
+uint64_t vnic_hash64(const void *p, size_t len, uint64_t h);
+#define VNIC_HASH_INIT 14695981039346656037ull
+
+#endif /* VNIC_STRMAP_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The filter policy as the backends read it (see include/vnic/policy.h). */
+#ifndef VNIC_POLICY_MODEL_H
+#define VNIC_POLICY_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <vnic/policy.h>
+
+#include "lib/internal.h"
+#include "lib/strmap.h"
+
+#define POLICY_GUEST_MAX	64	/* guest name length */
+#define POLICY_ADDRS_MAX	64	/* addresses per family per NIC */
+#define POLICY_RULES_MAX	64	/* custom rules per guest */
+
+struct pnic {
+	char ifname[IFNAMSIZ];
+	enum vnic_kind kind;
+	uint8_t mac[6];
+	struct in_addr *v4;
+	unsigned int n4;
+	struct in6_addr *v6;		/* the given ones, then the link-local */
+	unsigned int n6;
+	uint32_t sw;
+};
+
+struct prule {
+	uint8_t l4proto;
+	uint16_t pmin, pmax;		/* 0, 0: any */
+	int family;			/* 0: any address, AF_INET, AF_INET6 */
+	uint8_t addr[16];		/* masked to plen */
+	uint8_t plen;
+	bool accept;
+};
+
+struct pguest {
+	char name[POLICY_GUEST_MAX + 1];
+	uint32_t sw;
+	struct pnic *nics;
+	unsigned int nn, capn;
+	struct prule *rules;
+	unsigned int nr, capr;
+};
+
+struct vnic_policy {
+	struct vnic_ctx *ctx;
+	struct pguest **g;		/* stable addresses: the maps borrow names */
+	unsigned int n, cap;
+	struct strmap guests;		/* name -> index in g */
+	struct strmap ifnames;		/* NIC ifname -> guest index */
+	char **keys;			/* ifname copies the map borrows */
+	unsigned int nkeys, capkeys;
+};
+
+/* Digest of one guest's policy, stable across processes and builds. */
+uint64_t pguest_digest(const struct pguest *g);
+/* -ENOENT if absent. */
+int policy_find(const struct vnic_policy *p, const char *guest, unsigned int *idx);
+
+#endif /* VNIC_POLICY_MODEL_H */

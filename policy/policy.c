@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The filter policy: guests, their NICs and rules, each checked as it is
+ * added so that nothing invalid ever reaches a backend.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "policy/model.h"
+
+static const char *const switch_names[] = {
+	"mac-spoof", "ip-spoof", "ip6-spoof", "arp-spoof",
+	"dhcp-server", "ra-guard", "l2-allow", "no-promisc",
+};
+
+VNIC_EXPORT uint32_t vnic_switch_from_name(const char *name)
+{
+	unsigned int i;
+
+	if (name && !strcmp(name, "clean"))
+		return VNIC_SW_CLEAN;
+	for (i = 0; name && i < ARRAY_SIZE(switch_names); i++)
+		if (!strcmp(name, switch_names[i]))
+			return 1u << i;
+	return 0;
+}
+
+VNIC_EXPORT const char *vnic_switch_name(uint32_t sw)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(switch_names); i++)
+		if (sw == 1u << i)
+			return switch_names[i];
+	return NULL;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int bad(const struct vnic_policy *p, int err, const char *guest,
+	       const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return vnic_set_err(p->ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
+			    "guest %s: %s", guest ? guest : "(null)", what);
+}
+
+VNIC_EXPORT int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out)
+{
+	struct vnic_policy *p;
+
+	if (!ctx || !out)
+		return -EINVAL;
+	vnic_clear_err(ctx);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->ctx = ctx;
+	strmap_init(&p->guests);
+	strmap_init(&p->ifnames);
+	*out = p;
+	return 0;
+}
+
+static void guest_free(struct pguest *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++) {
+		free(g->nics[i].v4);
+		free(g->nics[i].v6);
+	}
+	free(g->nics);
+	free(g->rules);
+	free(g);
+}
+
+VNIC_EXPORT void vnic_policy_free(struct vnic_policy *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++)
+		guest_free(p->g[i]);
+	for (i = 0; i < p->nkeys; i++)
+		free(p->keys[i]);
+	free(p->g);
+	free(p->keys);
+	strmap_free(&p->guests);
+	strmap_free(&p->ifnames);
+	free(p);
+}
+
+int policy_find(const struct vnic_policy *p, const char *guest, unsigned int *idx)
+{
+	return strmap_get(&p->guests, guest, idx);
+}
+
+static int grow(void **arr, unsigned int *cap, unsigned int n, size_t elem)
+{
+	unsigned int c = *cap ? *cap * 2 : 8;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*arr, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*arr = q;
+	*cap = c;
+	return 0;
+}
+
+static int switches_of(const struct vnic_policy *p, const char *guest,
+		       uint32_t sw, int set, uint32_t dflt, uint32_t *out)
+{
+	if (!set) {
+		*out = dflt;
+		return 0;
+	}
+	if (sw & ~(uint32_t)VNIC_SW_CLEAN)
+		return bad(p, -EINVAL, guest, "unknown switches 0x%x", sw);
+	*out = sw;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
+				      const struct vnic_guest_policy *opts)
+{
+	struct vnic_guest_policy o;
+	struct pguest *g;
+	uint32_t idx;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return bad(p, err, guest, "vnic_guest_policy");
+	if (!vnic_valid_tag(guest, POLICY_GUEST_MAX))
+		return bad(p, -EINVAL, guest, "a guest name is 1..64 of [A-Za-z0-9_.-]");
+	if (!strmap_get(&p->guests, guest, &idx))
+		return bad(p, -EEXIST, guest, "already in the policy");
+	g = calloc(1, sizeof(*g));
+	if (!g || grow((void **)&p->g, &p->cap, p->n, sizeof(*p->g))) {
+		free(g);
+		return -ENOMEM;
+	}
+	snprintf(g->name, sizeof(g->name), "%s", guest);
+	err = switches_of(p, guest, o.switches, o.switches_set, VNIC_SW_CLEAN, &g->sw);
+	if (!err)
+		err = strmap_add(&p->guests, g->name, p->n);
+	if (err) {
+		free(g);
+		return err;
+	}
+	p->g[p->n++] = g;
+	return 0;
+}
+
+/* fe80::/64 with the EUI-64 interface id of the MAC (RFC 4291 2.5.1). */
+static void link_local(const uint8_t mac[6], struct in6_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->s6_addr[0] = 0xfe;
+	a->s6_addr[1] = 0x80;
+	a->s6_addr[8] = mac[0] ^ 0x02;
+	a->s6_addr[9] = mac[1];
+	a->s6_addr[10] = mac[2];
+	a->s6_addr[11] = 0xff;
+	a->s6_addr[12] = 0xfe;
+	a->s6_addr[13] = mac[3];
+	a->s6_addr[14] = mac[4];
+	a->s6_addr[15] = mac[5];
+}
+
+static int parse_addrs(const struct vnic_policy *p, const char *guest,
+		       const struct vnic_nic_policy *o, struct pnic *nic)
+{
+	unsigned int i;
+
+	if (o->n_ipv4 > POLICY_ADDRS_MAX || o->n_ipv6 > POLICY_ADDRS_MAX)
+		return bad(p, -E2BIG, guest, "%s: at most 64 addresses per family",
+			   nic->ifname);
+	if ((o->n_ipv4 && !o->ipv4) || (o->n_ipv6 && !o->ipv6))
+		return bad(p, -EINVAL, guest, "%s: address count without addresses",
+			   nic->ifname);
+	nic->v4 = calloc(o->n_ipv4 + 1, sizeof(*nic->v4));
+	nic->v6 = calloc(o->n_ipv6 + 1, sizeof(*nic->v6));
+	if (!nic->v4 || !nic->v6)
+		return -ENOMEM;
+	for (i = 0; i < o->n_ipv4; i++, nic->n4++)
+		if (!o->ipv4[i] || inet_pton(AF_INET, o->ipv4[i], &nic->v4[i]) != 1)
+			return bad(p, -EINVAL, guest, "%s: '%s' is no IPv4 address",
+				   nic->ifname, o->ipv4[i] ? o->ipv4[i] : "(null)");
+	for (i = 0; i < o->n_ipv6; i++, nic->n6++)
+		if (!o->ipv6[i] || inet_pton(AF_INET6, o->ipv6[i], &nic->v6[i]) != 1)
+			return bad(p, -EINVAL, guest, "%s: '%s' is no IPv6 address",
+				   nic->ifname, o->ipv6[i] ? o->ipv6[i] : "(null)");
+	/* The link-local every IPv6 stack derives from its MAC, unless given. */
+	link_local(nic->mac, &nic->v6[nic->n6]);
+	for (i = 0; i < nic->n6; i++)
+		if (!memcmp(&nic->v6[i], &nic->v6[nic->n6], sizeof(nic->v6[i])))
+			return 0;
+	nic->n6++;
+	return 0;
+}
+
+static int check_nic(const struct vnic_policy *p, const struct pguest *g,
+		     const struct vnic_nic_policy *o, struct pnic *nic)
+{
+	const char *why = NULL;
+	bool tmpl;
+	int err;
+
+	if (!o->ifname || name_check(o->ifname, &tmpl, &why) || tmpl)
+		return bad(p, -EINVAL, g->name, "NIC name '%s': %s",
+			   o->ifname ? o->ifname : "(null)",
+			   why ? why : "a NIC needs an exact name");
+	snprintf(nic->ifname, sizeof(nic->ifname), "%s", o->ifname);
+	if (o->kind != VNIC_KIND_MACVTAP && o->kind != VNIC_KIND_MACVLAN &&
+	    o->kind != VNIC_KIND_VETH && o->kind != VNIC_KIND_TAP)
+		return bad(p, -EOPNOTSUPP, g->name, "%s: kind %s cannot be filtered "
+			   "(macvtap, macvlan, veth, tap)", nic->ifname,
+			   vnic_kind_name(o->kind) ? vnic_kind_name(o->kind) : "unknown");
+	nic->kind = o->kind;
+	if (!o->mac || mac_parse(o->mac, nic->mac))
+		return bad(p, -EINVAL, g->name, "%s: MAC '%s' is not a unicast "
+			   "xx:xx:xx:xx:xx:xx address", nic->ifname,
+			   o->mac ? o->mac : "(none)");
+	err = switches_of(p, g->name, o->switches, o->switches_set, g->sw, &nic->sw);
+	if (!err)
+		err = parse_addrs(p, g->name, o, nic);
+	return err;
+}
+
+static int keep_key(struct vnic_policy *p, const char *s, char **out)
+{
+	if (grow((void **)&p->keys, &p->capkeys, p->nkeys, sizeof(*p->keys)))
+		return -ENOMEM;
+	*out = strdup(s);
+	if (!*out)
+		return -ENOMEM;
+	p->keys[p->nkeys++] = *out;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
+				    const struct vnic_nic_policy *opts)
+{
+	struct vnic_nic_policy o;
+	struct pguest *g;
+	struct pnic nic = { 0 };
+	uint32_t gi, other;
+	char *key;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	if (!guest || policy_find(p, guest, &gi))
+		return bad(p, -ENOENT, guest, "no such guest in the policy");
+	g = p->g[gi];
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return bad(p, err, guest, "vnic_nic_policy");
+	err = check_nic(p, g, &o, &nic);
+	if (!err && !strmap_get(&p->ifnames, nic.ifname, &other))
+		err = bad(p, -EEXIST, guest, "NIC %s is claimed by guest %s already",
+			  nic.ifname, p->g[other]->name);
+	if (!err)
+		err = grow((void **)&g->nics, &g->capn, g->nn, sizeof(*g->nics));
+	if (!err)
+		err = keep_key(p, nic.ifname, &key);
+	if (!err)
+		err = strmap_add(&p->ifnames, key, gi);
+	if (err) {
+		free(nic.v4);
+		free(nic.v6);
+		return err;
+	}
+	g->nics[g->nn++] = nic;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
+					const struct vnic_guest *ag)
+{
+	unsigned int i;
+	int err = 0;
+
+	if (!p || !ag)
+		return -EINVAL;
+	for (i = 0; i < vnic_guest_nic_count(ag) && !err; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+		VNIC_OPTS(vnic_nic_policy, nic);
+		char mac[18];
+
+		err = vnic_guest_nic_info(ag, i, &info);
+		if (err || !info.created)
+			continue;
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 info.mac[0], info.mac[1], info.mac[2], info.mac[3],
+			 info.mac[4], info.mac[5]);
+		nic.ifname = info.name;
+		nic.kind = info.kind;
+		nic.mac = mac;
+		err = vnic_policy_add_nic(p, guest, &nic);
+	}
+	return err;
+}
+
+static int parse_cidr(const char *s, struct prule *r)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned int max, i;
+	long plen;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (inet_pton(AF_INET, buf, r->addr) == 1)
+		r->family = AF_INET, max = 32;
+	else if (inet_pton(AF_INET6, buf, r->addr) == 1)
+		r->family = AF_INET6, max = 128;
+	else
+		return -EINVAL;
+	plen = max;
+	if (slash) {
+		plen = strtol(slash + 1, &end, 10);
+		if (!slash[1] || *end || plen < 0 || plen > (long)max)
+			return -EINVAL;
+	}
+	r->plen = (uint8_t)plen;
+	for (i = r->plen; i < max; i++)		/* host bits off */
+		r->addr[i / 8] &= (uint8_t)~(0x80 >> (i % 8));
+	return 0;
+}
+
+static int check_rule(const struct vnic_policy *p, const char *guest,
+		      const struct vnic_rule *o, struct prule *r)
+{
+	bool ports = o->l4proto == IPPROTO_TCP || o->l4proto == IPPROTO_UDP;
+
+	if (o->l4proto && !ports && o->l4proto != IPPROTO_ICMP &&
+	    o->l4proto != IPPROTO_ICMPV6)
+		return bad(p, -EINVAL, guest, "rule: protocol %u (tcp, udp, icmp, "
+			   "icmpv6 or any)", o->l4proto);
+	r->l4proto = o->l4proto;
+	r->pmin = o->dport_min;
+	r->pmax = o->dport_max ? o->dport_max : o->dport_min;
+	if ((r->pmin || r->pmax) && !ports)
+		return bad(p, -EINVAL, guest, "rule: ports need tcp or udp");
+	if (r->pmin > r->pmax)
+		return bad(p, -EINVAL, guest, "rule: port range %u-%u",
+			   o->dport_min, o->dport_max);
+	if (o->daddr && parse_cidr(o->daddr, r))
+		return bad(p, -EINVAL, guest, "rule: '%s' is no IPv4/IPv6 CIDR",
+			   o->daddr);
+	if ((r->family == AF_INET && o->l4proto == IPPROTO_ICMPV6) ||
+	    (r->family == AF_INET6 && o->l4proto == IPPROTO_ICMP))
+		return bad(p, -EINVAL, guest, "rule: ICMP version and address family differ");
+	if (o->action != VNIC_RULE_DROP && o->action != VNIC_RULE_ACCEPT)
+		return bad(p, -EINVAL, guest, "rule: unknown action %d", o->action);
+	r->accept = o->action == VNIC_RULE_ACCEPT;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
+				     const struct vnic_rule *opts)
+{
+	struct vnic_rule o;
+	struct prule r = { 0 };
+	struct pguest *g;
+	uint32_t gi;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	if (!guest || policy_find(p, guest, &gi))
+		return bad(p, -ENOENT, guest, "no such guest in the policy");
+	g = p->g[gi];
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return bad(p, err, guest, "vnic_rule");
+	if (g->nr >= POLICY_RULES_MAX)
+		return bad(p, -E2BIG, guest, "at most %d rules", POLICY_RULES_MAX);
+	err = check_rule(p, guest, &o, &r);
+	if (!err)
+		err = grow((void **)&g->rules, &g->capr, g->nr, sizeof(*g->rules));
+	if (!err)
+		g->rules[g->nr++] = r;
+	return err;
+}
+
+VNIC_EXPORT int vnic_policy_check(const struct vnic_policy *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	for (i = 0; i < p->n; i++)
+		if (!p->g[i]->nn)
+			return bad(p, -EINVAL, p->g[i]->name, "has no NIC");
+	return 0;
+}
+
+VNIC_EXPORT unsigned int vnic_policy_guest_count(const struct vnic_policy *p)
+{
+	return p ? p->n : 0;
+}
+
+VNIC_EXPORT const char *vnic_policy_guest_name(const struct vnic_policy *p,
+					       unsigned int i)
+{
+	return p && i < p->n ? p->g[i]->name : NULL;
+}
+
+/* Field by field, fixed widths: the same policy gives the same digest on
+ * every build and process. */
+uint64_t pguest_digest(const struct pguest *g)
+{
+	uint64_t h = vnic_hash64(g->name, strlen(g->name) + 1, VNIC_HASH_INIT);
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++) {
+		const struct pnic *n = &g->nics[i];
+		uint32_t hdr[4] = { (uint32_t)n->kind, n->sw, n->n4, n->n6 };
+
+		h = vnic_hash64(n->ifname, strlen(n->ifname) + 1, h);
+		h = vnic_hash64(hdr, sizeof(hdr), h);
+		h = vnic_hash64(n->mac, 6, h);
+		h = vnic_hash64(n->v4, n->n4 * sizeof(*n->v4), h);
+		h = vnic_hash64(n->v6, n->n6 * sizeof(*n->v6), h);
+	}
+	for (i = 0; i < g->nr; i++) {
+		const struct prule *r = &g->rules[i];
+		uint32_t f[6] = { r->l4proto, r->pmin, r->pmax, (uint32_t)r->family,
+				  r->plen, r->accept };
+
+		h = vnic_hash64(f, sizeof(f), h);
+		h = vnic_hash64(r->addr, sizeof(r->addr), h);
+	}
+	return h;
+}
