@@ -123,11 +123,8 @@ struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name)
 {
 	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_GETLINK, NLM_F_ACK);
 
-	if (!nlh)
-		return NULL;
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	if (nlh)
+		link_getlink_by_name(nlh, name);
 	return nlh;
 }
 

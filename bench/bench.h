@@ -141,6 +141,8 @@ struct link_spec {
 	uint32_t mode;		/* MACVLAN_MODE_* */
 	const char *peer;	/* veth */
 	bool up;		/* not a veth's peer: see rawnl_queue_setup */
+	const unsigned char *mac;	/* 6 bytes, or NULL: the kernel's */
+	uint32_t group;		/* IFLA_GROUP, 0: the default group */
 };
 
 struct link_entry {

@@ -7,6 +7,7 @@
  *			 [--runs R] [--json] [--up] [--settle MS]
  *			 [--fill-lower same|other]
  *			 [--methods a,b]
+ *	vnic-bench filters|filters-add|restart ...	(scn_filters.c)
  *
  * It moves itself into a new network namespace first: the figures must not
  * depend on the host's links, and nothing it makes can touch the host.
@@ -21,6 +22,7 @@
 #include <linux/capability.h>
 
 #include "bench.h"
+#include "filters.h"
 
 static void usage(FILE *f)
 {
@@ -39,7 +41,9 @@ static void usage(FILE *f)
 		"              lower (default) or on another device\n"
 		"--up          bring every NIC up, in every method\n"
 		"--settle MS   idle after each untimed cleanup (default 50)\n"
-		"--json        one JSON object per method and line\n");
+		"--json        one JSON object per method and line\n"
+		"\n");
+	filt_usage(f);
 }
 
 static bool has_cap(int cap)
@@ -189,9 +193,27 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 	return optind == argc ? 0 : -EINVAL;
 }
 
+/* filters, filters-add, restart: their own options (scn_filters.c). */
+static int main_filters(int argc, char **argv)
+{
+	struct filt_opts fo;
+
+	if (filt_parse_args(argv[1], argc - 1, argv + 1, &fo)) {
+		usage(stderr);
+		return 2;
+	}
+	if (enter_netns())
+		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return scn_filters(&fo);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
+
+	if (argc >= 2 && filt_is_scenario(argv[1]))
+		return main_filters(argc, argv);
 
 	if (argc < 2 || strcmp(argv[1], "guest")) {
 		usage(argc < 2 || strcmp(argv[1], "--help") ? stderr : stdout);

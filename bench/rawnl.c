@@ -165,6 +165,10 @@ int rawnl_queue_newlink(struct rawnl *r, const struct link_spec *ls)
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, ls->name);
 	if (ls->lower)
 		mnl_attr_put_u32(nlh, IFLA_LINK, (uint32_t)ls->lower);
+	if (ls->mac)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, ls->mac);
+	if (ls->group)
+		mnl_attr_put_u32(nlh, IFLA_GROUP, ls->group);
 	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, ls->kind);
 	put_kind_data(nlh, ls);

@@ -99,3 +99,21 @@ struct nlmsghdr *link_dump_request(char *buf)
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
 	return nlh;
 }
+
+void link_getlink_by_name(struct nlmsghdr *nlh, const char *name)
+{
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+}
+
+int link_ifindex_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct link_attrs la;
+
+	if (!link_parse(nlh, &la))
+		*(int *)data = la.ifindex;
+	return 0;
+}

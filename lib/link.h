@@ -24,6 +24,11 @@ struct link_attrs {
 /* 0, or -EBADMSG if nlh is not a link message.  Pointers point into nlh. */
 int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la);
 
+/* Fill an RTM_GETLINK request (header made by the caller) for one name. */
+void link_getlink_by_name(struct nlmsghdr *nlh, const char *name);
+/* Reply callback: *(int *)data = the link's ifindex. */
+int link_ifindex_cb(const struct nlmsghdr *nlh, void *data);
+
 /* Start an RTM_GETLINK dump request in buf (8 KiB), without statistics. */
 struct nlmsghdr *link_dump_request(char *buf);
 

@@ -34,6 +34,8 @@ struct cli {
 	bool stats;
 	const char *owner;	/* NULL: the library's default */
 	const char *netns;	/* -n argument, NULL: ours */
+	bool no_owner;		/* --no-owner: filter commands do not claim
+				 * the table (VNIC_NFT_NO_OWNER) */
 	struct vnic_ctx *ctx;
 };
 
@@ -68,16 +70,23 @@ void cli_guest_table(const struct vnic_guest *g, unsigned int from);
 int cli_guest_print(struct cli *cli, const struct vnic_guest *g,
 		    unsigned int from);
 
+/* cli_policy.c: the filter policy file */
+int cli_policy_load(const char *file, json_t **root);
+int cli_policy_build(struct cli *cli, const char *file, json_t *root,
+		     struct vnic_policy **out);
+
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);
 int cmd_guest(struct cli *cli, int argc, char **argv);
 int cmd_guest_add(struct cli *cli, int argc, char **argv);
 int cmd_gc(struct cli *cli, int argc, char **argv);
 int cmd_features(struct cli *cli, int argc, char **argv);
+int cmd_filter(struct cli *cli, int argc, char **argv);
 
 void usage_main(FILE *f);
 void usage_guest(FILE *f);
 void usage_guest_add(FILE *f);
 void usage_gc(FILE *f);
+void usage_filter(FILE *f);
 
 #endif /* VNICCTL_CLI_H */

@@ -29,6 +29,8 @@ static int cmd_help(struct cli *cli, int argc, char **argv)
 		usage_guest(stdout);
 	else if (!strcmp(topic, "gc"))
 		usage_gc(stdout);
+	else if (!strcmp(topic, "filter"))
+		usage_filter(stdout);
 	else
 		usage_main(stdout);
 	return CLI_OK;
@@ -50,6 +52,7 @@ static int cmd_version(struct cli *cli, int argc, char **argv)
 static const struct command commands[] = {
 	{ "guest",	cmd_guest },
 	{ "gc",		cmd_gc },
+	{ "filter",	cmd_filter },
 	{ "features",	cmd_features },
 	{ "help",	cmd_help },
 	{ "version",	cmd_version },
@@ -61,6 +64,7 @@ static const struct option global_opts[] = {
 	{ "stats",	no_argument,		NULL, 's' },
 	{ "netns",	required_argument,	NULL, 'n' },
 	{ "owner",	required_argument,	NULL, 'o' },
+	{ "no-owner",	no_argument,		NULL, 'O' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -98,6 +102,9 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 			break;
 		case 'o':
 			cli->owner = optarg;
+			break;
+		case 'O':
+			cli->no_owner = true;
 			break;
 		case 'h':
 			usage_main(stdout);

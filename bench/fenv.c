@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The namespace the filter scenarios work in: a lower veth pair and G*K
+ * NICs on it ("nv0", "nv1", ...; macvlans by default: one link each, the
+ * cheapest kind to make by the tens of thousands), made by raw rtnetlink,
+ * windowed, before any clock starts.  NIC i belongs to guest i / K and has
+ * a MAC, an IPv4 and an IPv6 address derived from i, so that every method
+ * and every run sees the same policy.
+ *
+ * nf_tables is reset and inspected by the bench's own nfnetlink socket:
+ * neither nft(8) (which may be missing) nor libvnic (which is measured)
+ * decides what state a run starts from.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "filters.h"
+
+/* Every NIC is made in this group: one RTM_DELLINK removes them all. */
+#define FILT_GROUP	0x7e58
+#define FILT_RCVBUF	(8u << 20)
+#define NFNL_BUF	(1u << 16)
+#define BENCH_OWNER	"vnicbench"
+
+void filt_nic_name(unsigned int i, char *buf)
+{
+	snprintf(buf, 16, "nv%u", i);
+}
+
+void filt_guest_name(unsigned int g, char *buf)
+{
+	snprintf(buf, 32, "g%u", g);
+}
+
+/* Locally administered unicast, never 00:00:00:00:00:00 in the tail. */
+void filt_nic_mac(unsigned int i, unsigned char mac[6])
+{
+	uint32_t n = i + 1;
+
+	mac[0] = 0x02;
+	mac[1] = 0x00;
+	mac[2] = (n >> 24) & 0xff;
+	mac[3] = (n >> 16) & 0xff;
+	mac[4] = (n >> 8) & 0xff;
+	mac[5] = n & 0xff;
+}
+
+void filt_nic_mac_str(unsigned int i, char *buf)
+{
+	unsigned char m[6];
+
+	filt_nic_mac(i, m);
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+}
+
+/* 10.0.0.1 upwards; a changed NIC moves to 10.128.0.0/9. */
+void filt_nic_ipv4(unsigned int i, bool changed, char *buf)
+{
+	uint32_t n = i + 1;
+
+	snprintf(buf, 16, "10.%u.%u.%u", ((n >> 16) & 0x7f) | (changed ? 0x80 : 0),
+		 (n >> 8) & 0xff, n & 0xff);
+}
+
+void filt_nic_ipv6(unsigned int i, char *buf)
+{
+	uint32_t n = i + 1;
+
+	snprintf(buf, 40, "fd00::%x:%x", n >> 16, n & 0xffff);
+}
+
+void filt_nic_ll6(unsigned int i, char *buf)
+{
+	unsigned char m[6];
+
+	filt_nic_mac(i, m);
+	snprintf(buf, 40, "fe80::%x:%x:%x:%x", ((m[0] ^ 2) << 8) | m[1],
+		 (m[2] << 8) | 0xff, 0xfe00 | m[3], (m[4] << 8) | m[5]);
+}
+
+static int find_nft(struct filt_env *e)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
+					    "/bin", "/usr/local/sbin" };
+	unsigned int i;
+
+	/* As find_ip() in env.c: a fixed list, not root's $PATH. */
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(e->nft_path, sizeof(e->nft_path), "%s/nft", dirs[i]);
+		if (access(e->nft_path, X_OK) == 0)
+			return 0;
+	}
+	e->nft_path[0] = 0;
+	return 0;
+}
+
+static int make_lower(struct filt_env *e)
+{
+	struct link_spec ls = {
+		.name = ENV_LOWER, .kind = "veth", .peer = ENV_LOWER_PEER,
+		.up = true, .group = FILT_GROUP,
+	};
+	struct link_list l;
+	unsigned int i;
+	int err;
+
+	err = rawnl_queue_newlink(&e->nl, &ls);
+	if (!err)
+		err = rawnl_queue_setup(&e->nl, ENV_LOWER_PEER);
+	if (!err)
+		err = rawnl_flush(&e->nl, 0);
+	if (err) {
+		fprintf(stderr, "vnic-bench: creating %s: %s\n", ENV_LOWER,
+			e->nl.err);
+		return err;
+	}
+	err = rawnl_dump_links(&e->nl, &l);
+	if (err)
+		return err;
+	for (i = 0; i < l.n; i++)
+		if (!strcmp(l.v[i].name, ENV_LOWER))
+			e->lower = l.v[i].ifindex;
+	link_list_free(&l);
+	return e->lower ? 0 : -ENODEV;
+}
+
+static int make_nics(struct filt_env *e, unsigned int count)
+{
+	char name[16], peer[16];
+	unsigned char mac[6];
+	struct link_spec ls = {
+		.name = name, .group = FILT_GROUP, .mac = mac,
+	};
+	unsigned int i;
+	int err = 0;
+
+	switch (e->o->kind) {
+	case VNIC_KIND_VETH:
+		/* The policy's MAC is the guest end's; the host end (the
+		 * filtered one) keeps the kernel's. */
+		ls.kind = "veth";
+		ls.peer = peer;
+		ls.mac = NULL;
+		break;
+	case VNIC_KIND_MACVTAP:
+		ls.kind = "macvtap";
+		ls.lower = e->lower;
+		ls.mode = MACVLAN_MODE_BRIDGE;
+		break;
+	default:
+		ls.kind = "macvlan";
+		ls.lower = e->lower;
+		ls.mode = MACVLAN_MODE_BRIDGE;
+	}
+	for (i = 0; i < count && !err; i++) {
+		filt_nic_name(i, name);
+		snprintf(peer, sizeof(peer), "nvp%u", i);
+		filt_nic_mac(i, mac);
+		err = rawnl_queue_newlink(&e->nl, &ls);
+	}
+	if (!err)
+		err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
+	if (err)
+		fprintf(stderr, "vnic-bench: creating %u NICs: %s\n", count,
+			e->nl.err[0] ? e->nl.err : strerror(-err));
+	return err;
+}
+
+int filt_nfnl_open(struct filt_env *e)
+{
+	e->nfnl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!e->nfnl)
+		return -errno;
+	if (mnl_socket_bind(e->nfnl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	e->nfnl_seq = 1;
+	return 0;
+}
+
+int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+		   unsigned int nnics)
+{
+	VNIC_OPTS(vnic_ctx_opts, copts, .owner = BENCH_OWNER,
+		  .flags = VNIC_CTX_NO_MONITOR);
+	uint64_t t0;
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	e->o = o;
+	find_nft(e);
+	err = rawnl_open(&e->nl, FILT_RCVBUF);
+	if (!err)
+		err = filt_nfnl_open(e);
+	if (!err)
+		err = nfnl_flush_ruleset(e);
+	if (err)
+		return err;
+	t0 = now_ns();
+	err = make_lower(e);
+	if (!err)
+		err = make_nics(e, nnics);
+	e->nics_ms = ms_since(t0);
+	if (err)
+		return err;
+	e->nnics = nnics;
+	err = vnic_ctx_new(&copts, &e->ctx);
+	if (err) {
+		e->ctx = NULL;
+		fprintf(stderr, "vnic-bench: vnic_ctx_new: %s\n",
+			vnic_strerror(err));
+	}
+	return err;
+}
+
+void filt_env_free(struct filt_env *e)
+{
+	if (e->ctx)
+		vnic_ctx_free(e->ctx);
+	e->ctx = NULL;
+	if (e->nfnl) {
+		nfnl_flush_ruleset(e);
+		mnl_socket_close(e->nfnl);
+		e->nfnl = NULL;
+	}
+	/* One unregister batch for every NIC and the lower, before we leave:
+	 * the namespace's own teardown would run in a kworker later, inside
+	 * the next bench's timings. */
+	if (e->nl.nl) {
+		rawnl_queue_dellink_group(&e->nl, FILT_GROUP);
+		rawnl_flush(&e->nl, 0);
+	}
+	rawnl_close(&e->nl);
+}
+
+static int policy_fail(struct filt_env *e, const char *what, const char *who,
+		       int ret, char *err, size_t errlen)
+{
+	const char *msg = vnic_ctx_errmsg(e->ctx);
+
+	snprintf(err, errlen, "%s %s: %s%s%s", what, who, vnic_strerror(ret),
+		 msg && *msg ? ": " : "", msg ? msg : "");
+	return ret;
+}
+
+static int add_nic(struct filt_env *e, struct vnic_policy *p,
+		   const char *guest, unsigned int i, bool changed, char *err,
+		   size_t errlen)
+{
+	char name[16], mac[18], v4[16], v6[40];
+	const char *v4s[] = { v4 }, *v6s[] = { v6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = name, .kind = e->o->kind,
+		  .mac = mac, .ipv4 = v4s, .n_ipv4 = 1, .ipv6 = v6s,
+		  .n_ipv6 = 1);
+	int ret;
+
+	filt_nic_name(i, name);
+	filt_nic_mac_str(i, mac);
+	filt_nic_ipv4(i, changed, v4);
+	filt_nic_ipv6(i, v6);
+	ret = vnic_policy_add_nic(p, guest, &nic);
+	return ret ? policy_fail(e, "vnic_policy_add_nic", name, ret, err,
+				 errlen) : 0;
+}
+
+int filt_policy(struct filt_env *e, unsigned int first, unsigned int count,
+		int changed, struct vnic_policy **out, char *err, size_t errlen)
+{
+	unsigned int k = e->o->nics_per_guest, g, j;
+	struct vnic_policy *p;
+	char guest[32];
+	int ret;
+
+	ret = vnic_policy_new(e->ctx, &p);
+	if (ret)
+		return policy_fail(e, "vnic_policy_new", "", ret, err, errlen);
+	for (g = first; g < first + count && !ret; g++) {
+		filt_guest_name(g, guest);
+		ret = vnic_policy_add_guest(p, guest, NULL);
+		if (ret) {
+			policy_fail(e, "vnic_policy_add_guest", guest, ret, err,
+				    errlen);
+			break;
+		}
+		for (j = 0; j < k && !ret; j++)
+			ret = add_nic(e, p, guest, g * k + j,
+				      (int)g == changed && j == 0, err, errlen);
+	}
+	if (!ret) {
+		ret = vnic_policy_check(p);
+		if (ret)
+			policy_fail(e, "vnic_policy_check", "", ret, err,
+				    errlen);
+	}
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+/* ---- nfnetlink ---- */
+
+static struct nlmsghdr *nfnl_hdr(char *buf, uint16_t type, uint8_t family,
+				 uint16_t flags, uint32_t seq, uint16_t res_id)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfg;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = family;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = htons(res_id);
+	return nlh;
+}
+
+static int nfnl_talk(struct filt_env *e, const void *req, size_t len,
+		     uint32_t seq, mnl_cb_t cb, void *data)
+{
+	static char buf[NFNL_BUF];
+	uint32_t portid = mnl_socket_get_portid(e->nfnl);
+	int ret;
+
+	if (mnl_socket_sendto(e->nfnl, req, len) < 0)
+		return -errno;
+	do {
+		ssize_t n = mnl_socket_recvfrom(e->nfnl, buf, sizeof(buf));
+
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
+	} while (ret > MNL_CB_STOP);
+	return ret < 0 ? -errno : 0;
+}
+
+/*
+ * DELTABLE without a name and family UNSPEC is what "nft flush ruleset"
+ * sends: every table of every family goes, in one transaction.
+ */
+int nfnl_flush_ruleset(struct filt_env *e)
+{
+	char buf[512];
+	size_t off = 0;
+	uint32_t seq = e->nfnl_seq;
+	struct nlmsghdr *nlh;
+
+	e->nfnl_seq += 3;
+	nlh = nfnl_hdr(buf, NFNL_MSG_BATCH_BEGIN, AF_UNSPEC, 0, seq,
+		       NFNL_SUBSYS_NFTABLES);
+	off += nlh->nlmsg_len;
+	nlh = nfnl_hdr(buf + off, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE,
+		       NFPROTO_UNSPEC, NLM_F_ACK, seq + 1, 0);
+	off += nlh->nlmsg_len;
+	nlh = nfnl_hdr(buf + off, NFNL_MSG_BATCH_END, AF_UNSPEC, 0, seq + 2,
+		       NFNL_SUBSYS_NFTABLES);
+	off += nlh->nlmsg_len;
+	return nfnl_talk(e, buf, off, seq + 1, NULL, NULL);
+}
+
+static int count_cb(const struct nlmsghdr *nlh, void *data)
+{
+	if ((nlh->nlmsg_type & 0xff) == NFT_MSG_NEWTABLE)
+		(*(unsigned int *)data)++;
+	return MNL_CB_OK;
+}
+
+int nfnl_count_tables(struct filt_env *e, unsigned int *count)
+{
+	char buf[128];
+	struct nlmsghdr *nlh;
+	uint32_t seq = e->nfnl_seq++;
+
+	*count = 0;
+	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE,
+		       NFPROTO_UNSPEC, NLM_F_DUMP, seq, 0);
+	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, count_cb, count);
+}
+
+static int gen_attr_cb(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == NFTA_GEN_ID &&
+	    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+		*(uint32_t *)data = ntohl(mnl_attr_get_u32(a));
+	return MNL_CB_OK;
+}
+
+static int gen_cb(const struct nlmsghdr *nlh, void *data)
+{
+	if ((nlh->nlmsg_type & 0xff) == NFT_MSG_NEWGEN)
+		mnl_attr_parse(nlh, sizeof(struct nfgenmsg), gen_attr_cb,
+			       data);
+	return MNL_CB_OK;
+}
+
+int nfnl_genid(struct filt_env *e, uint32_t *genid)
+{
+	char buf[128];
+	struct nlmsghdr *nlh;
+	uint32_t seq = e->nfnl_seq++;
+
+	*genid = 0;
+	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN,
+		       AF_UNSPEC, NLM_F_ACK, seq, 0);
+	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, gen_cb, genid);
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vnic-bench: the filter scenarios (issue 3), beside bench.h.
+ *
+ * scn_filters.c	filters, filters-add, restart: options, runs, verdicts
+ * fenv.c		the namespace: G*K NICs made by raw netlink, the
+ *			policy of each NIC, and nf_tables by raw nfnetlink
+ *			(flush, table count, generation id)
+ * m_nft.c		anchors that run nft(8): nft -f, one process per
+ *			statement, the per-guest-chain layout
+ * freport.c		table, JSON lines and verdicts of these scenarios
+ */
+#ifndef VNIC_BENCH_FILTERS_H
+#define VNIC_BENCH_FILTERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <vnic/vnic.h>
+
+#include "bench.h"
+
+#define FILT_DEFAULT_NICS_PER_GUEST	4
+#define FILT_DEFAULT_GUESTS		1000
+#define FILT_DEFAULT_EXISTING		10000
+#define FILT_DEFAULT_RESTART_GUESTS	100
+/* Statements timed one nft process each before extrapolating. */
+#define FILT_DEFAULT_STMT_SAMPLE	200
+/* nf_tables refuses a netdev base chain with more devices (EFBIG). */
+#define FILT_NETDEV_MAX			255
+#define FILT_TABLE			"vnic"
+
+/* Targets of issue 3. */
+#define TARGET_APPLY_MS		25.0	/* 1000 guests x 4 NICs, one batch */
+#define TARGET_APPLY_X_NFT	0.6	/* ... and <= 0.6x nft -f */
+#define TARGET_ADD_MS		1.0	/* one guest next to 10,000 */
+#define TARGET_ADD_X_EMPTY	1.5	/* ... and <= 1.5x next to none */
+#define TARGET_RESTART_MS	5.0	/* 100 unchanged guests, zero writes */
+
+struct filt_opts {
+	const char *scenario;		/* filters, filters-add, restart */
+	unsigned int guests;		/* filters, restart */
+	unsigned int nics_per_guest;
+	unsigned int existing;		/* filters-add */
+	unsigned int runs;
+	enum vnic_kind kind;		/* of the NICs: macvlan by default */
+	bool json;
+	const char *methods;		/* comma list, NULL: all */
+	unsigned int settle_ms;
+	unsigned int stmt_sample;	/* nft-per-stmt: items timed */
+	bool keep_files;		/* leave the rendered text in /tmp */
+};
+
+/* ---- fenv.c ---- */
+
+struct filt_env {
+	const struct filt_opts *o;
+	struct rawnl nl;
+	int lower;
+	unsigned int nnics;		/* NICs made: guests * nics_per_guest */
+	struct vnic_ctx *ctx;
+	char nft_path[256];		/* "" when nft(8) is missing */
+	double nics_ms;			/* making the NICs, untimed setup */
+	struct mnl_socket *nfnl;	/* raw nfnetlink, the bench's own */
+	uint32_t nfnl_seq;
+};
+
+/* NIC i (0-based over the whole namespace) and its guest's name. */
+void filt_nic_name(unsigned int i, char *buf);
+void filt_guest_name(unsigned int g, char *buf);
+void filt_nic_mac(unsigned int i, unsigned char mac[6]);
+/* Text forms: "02:00:00:00:00:01", "10.0.0.1", "fd00::1". */
+void filt_nic_mac_str(unsigned int i, char *buf);
+void filt_nic_ipv4(unsigned int i, bool changed, char *buf);
+void filt_nic_ipv6(unsigned int i, char *buf);
+/* The EUI-64 link-local of NIC i's MAC. */
+void filt_nic_ll6(unsigned int i, char *buf);
+
+/* Make lower0 and nnics NICs (untimed); the context too. */
+int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+		   unsigned int nnics);
+void filt_env_free(struct filt_env *e);
+
+/*
+ * The clean-traffic policy of guests [first, first + count): K NICs each,
+ * one IPv4 and one IPv6 per NIC.  'changed' names one guest whose first
+ * NIC gets another IPv4 (-1: none).
+ */
+int filt_policy(struct filt_env *e, unsigned int first, unsigned int count,
+		int changed, struct vnic_policy **out, char *err,
+		size_t errlen);
+
+/* nf_tables, by the bench's own nfnetlink socket (no nft, no libvnic). */
+int filt_nfnl_open(struct filt_env *e);
+int nfnl_flush_ruleset(struct filt_env *e);
+int nfnl_count_tables(struct filt_env *e, unsigned int *count);
+int nfnl_genid(struct filt_env *e, uint32_t *genid);
+
+/* ---- m_nft.c ---- */
+
+/* Run nft with argv[1..] (argv[0] is filled in); 0 or -errno/-ECHILD. */
+int nft_run(const struct filt_env *e, const char **argv);
+/* What nft printed on stderr when it last failed, on one line. */
+const char *nft_last_error(void);
+/* nft -f path. */
+int nft_file(const struct filt_env *e, const char *path);
+/* Write text to a new temporary file; path gets its name. */
+int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen);
+/* The whole output of "nft list ruleset" (malloc'd), flags lines dropped. */
+int nft_list_ruleset(const struct filt_env *e, char **out);
+
+/*
+ * A ruleset in nft's block syntax, split into one command per statement:
+ * structure (table, chains, sets, maps: each without contents) first, then
+ * items (one per set/map element and one per rule).
+ */
+struct stmt_list {
+	char **v;
+	unsigned int n, cap;
+	unsigned int n_struct;		/* v[0..n_struct-1] are structure */
+	unsigned int n_elements, n_rules;
+};
+
+int stmt_split(const char *text, struct stmt_list *out, char *err,
+	       size_t errlen);
+void stmt_free(struct stmt_list *l);
+/* Write statements [from, to) as a file nft -f takes. */
+int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
+	       char *path, size_t pathlen);
+
+/* The per-guest-chain layout for guests [0, guests): malloc'd text. */
+int chains_render(const struct filt_env *e, unsigned int guests, char **text,
+		  size_t *len, unsigned int *nrules);
+
+/* ---- freport.c ---- */
+
+struct fsample {
+	double ms;
+	double writes, messages, batches;	/* vnic_nft_result */
+	double genid_delta;			/* by the bench's own read */
+	double changed;				/* guests_changed */
+};
+
+struct ftarget {
+	double max_ms;			/* NAN: none */
+	double max_ratio;		/* NAN: none */
+	const char *ratio_to;		/* the row the ratio is taken to */
+	bool zero_writes;
+};
+
+struct frow {
+	const char *method;
+	const char *skip;		/* why it did not run, or NULL */
+	char error[256];		/* why it stopped, or "" */
+	unsigned int existing;
+	unsigned int runs;
+	struct fsample *s;
+	bool has_result;		/* writes/messages/batches are known */
+	bool extrapolated;
+	unsigned int sample_items, total_items;
+	char note[256];
+	struct ftarget target;		/* max_ms NAN and max_ratio NAN: none */
+};
+
+struct freport_env {
+	const char *scenario;
+	const char *kind;
+	unsigned int guests, nics_per_guest, n, existing, runs_asked;
+	char kernel[65];
+	long cpus;
+	double load1;
+	const char *ratio_a;		/* first ratio column: row name */
+	const char *ratio_b;		/* second, or NULL */
+};
+
+void frow_init(struct frow *r, const char *method, unsigned int runs);
+void frow_free(struct frow *r);
+struct fsample *frow_next(struct frow *r);
+void freport_env_init(struct freport_env *re, const struct filt_opts *o,
+		      unsigned int guests, unsigned int existing);
+void freport_header(const struct freport_env *re, bool json);
+/* Rows, then (table mode) notes and verdicts.  1 if a target was missed. */
+int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
+	    bool json);
+
+/* ---- scn_filters.c ---- */
+
+int filt_parse_args(const char *scenario, int argc, char **argv,
+		    struct filt_opts *o);
+void filt_usage(FILE *f);
+int scn_filters(const struct filt_opts *o);
+bool filt_is_scenario(const char *name);
+
+#endif /* VNIC_BENCH_FILTERS_H */

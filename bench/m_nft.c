@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The anchors that run nft(8), and what they need: running it, writing
+ * its input, reading the ruleset back, splitting a ruleset in nft's block
+ * syntax into one command per statement (for "one nft process per rule"),
+ * and the per-guest-chain layout (what a rule-per-check design installs).
+ *
+ * nft is started with posix_spawn (vfork in glibc): a runtime that shells
+ * out pays exec and nft's own start-up, and the bench's address space
+ * (tens of thousands of NICs' worth of state) must not inflate it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "filters.h"
+
+extern char **environ;
+
+#define ERR_TEXT	512
+
+/* The tail of nft's stderr, for the error line of a failed anchor. */
+static char last_err[ERR_TEXT];
+
+static int spawn_nft(const struct filt_env *e, const char **argv, int out_fd,
+		     pid_t *pid, int *err_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int pipefd[2], ret;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	if (out_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
+						 0);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+	argv[0] = e->nft_path;
+	ret = posix_spawn(pid, e->nft_path, &fa, NULL, (char *const *)argv,
+			  environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (ret) {
+		close(pipefd[0]);
+		return -ret;
+	}
+	*err_fd = pipefd[0];
+	return 0;
+}
+
+/* Read a child's stderr to its end (keeping the first bytes), then reap. */
+static int reap(pid_t pid, int err_fd)
+{
+	char buf[ERR_TEXT];
+	size_t have = 0;
+	ssize_t n;
+	int status;
+
+	for (;;) {
+		n = read(err_fd, have < sizeof(buf) - 1 ? buf + have : buf,
+			 have < sizeof(buf) - 1 ? sizeof(buf) - 1 - have :
+						  sizeof(buf) - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (have < sizeof(buf) - 1)
+			have += (size_t)n;
+	}
+	buf[have] = 0;
+	close(err_fd);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	snprintf(last_err, sizeof(last_err), "%s", buf);
+	return -ECHILD;
+}
+
+int nft_run(const struct filt_env *e, const char **argv)
+{
+	pid_t pid;
+	int fd, ret;
+
+	ret = spawn_nft(e, argv, -1, &pid, &fd);
+	return ret ? ret : reap(pid, fd);
+}
+
+int nft_file(const struct filt_env *e, const char *path)
+{
+	const char *argv[] = { NULL, "-f", path, NULL };
+
+	return nft_run(e, argv);
+}
+
+/* What nft said when it last failed, on one line. */
+const char *nft_last_error(void)
+{
+	char *p;
+
+	for (p = last_err; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return last_err;
+}
+
+int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen)
+{
+	int fd;
+	size_t off = 0;
+
+	snprintf(path, pathlen, "/tmp/vnic-bench-nft.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? -errno : -EIO;
+
+			close(fd);
+			unlink(path);
+			return err;
+		}
+		off += (size_t)n;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+/* Table-level "flags ..." lines (owner, persist: set by libvnic, not
+ * expressible in this nft's syntax) are left out of comparisons. */
+static void drop_table_flags(char *text)
+{
+	char *r = text, *w = text;
+	bool after_table = false;
+
+	while (*r) {
+		char *eol = strchr(r, '\n'), *s = r;
+		size_t len = eol ? (size_t)(eol - r) + 1 : strlen(r);
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!(after_table && !strncmp(s, "flags ", 6))) {
+			memmove(w, r, len);
+			w += len;
+		}
+		if (*s != '\n' && *s)
+			after_table = !strncmp(s, "table ", 6);
+		r += len;
+	}
+	*w = 0;
+}
+
+int nft_list_ruleset(const struct filt_env *e, char **out)
+{
+	const char *argv[] = { NULL, "list", "ruleset", NULL };
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int pipefd[2], fd, ret;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	ret = spawn_nft(e, argv, pipefd[1], &pid, &fd);
+	close(pipefd[1]);
+	if (ret) {
+		close(pipefd[0]);
+		return ret;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 65536 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		n = read(pipefd[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(pipefd[0]);
+	ret = reap(pid, fd) ?: ret;
+	if (ret || !buf) {
+		free(buf);
+		return ret ? ret : -ENOMEM;
+	}
+	buf[len] = 0;
+	drop_table_flags(buf);
+	*out = buf;
+	return 0;
+}
+
+/* ---- splitting a ruleset into statements ---- */
+
+struct cursor {
+	const char *p, *end;
+};
+
+struct split {
+	struct stmt_list *l;
+	char *err;
+	size_t errlen;
+	/* Collected in order, emitted as table, chains, sets, objects,
+	 * elements, rules so that every reference resolves. */
+	struct stmt_list part[6];
+};
+
+enum { P_TABLE, P_CHAIN, P_SET, P_OBJ, P_ELEM, P_RULE };
+
+static int list_push(struct stmt_list *l, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	if (l->n == l->cap) {
+		unsigned int cap = l->cap ? l->cap * 2 : 256;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = s;
+	return 0;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+/* Skip a quoted string starting at *p (which is '"'). */
+static const char *skip_quoted(const char *p, const char *end)
+{
+	for (p++; p < end && *p != '"'; p++)
+		if (*p == '\\' && p + 1 < end)
+			p++;
+	return p < end ? p + 1 : end;
+}
+
+/*
+ * The next statement at this level: up to ';' or a newline outside any
+ * braces, braces included whole.  Comments go.  Returns false at the end.
+ */
+static bool next_stmt(struct cursor *c, const char **s, size_t *len)
+{
+	const char *p = c->p, *start;
+	int depth = 0;
+
+	for (;;) {
+		while (p < c->end && (isspace((unsigned char)*p) || *p == ';'))
+			p++;
+		if (p < c->end && *p == '#') {
+			while (p < c->end && *p != '\n')
+				p++;
+			continue;
+		}
+		break;
+	}
+	if (p >= c->end) {
+		c->p = p;
+		return false;
+	}
+	start = p;
+	while (p < c->end) {
+		if (*p == '"') {
+			p = skip_quoted(p, c->end);
+			continue;
+		}
+		if (*p == '#' && depth == 0)
+			break;
+		if (*p == '{')
+			depth++;
+		else if (*p == '}')
+			depth--;
+		else if (depth <= 0 && (*p == ';' || *p == '\n'))
+			break;
+		p++;
+	}
+	*s = start;
+	*len = (size_t)(p - start);
+	while (*len && isspace((unsigned char)start[*len - 1]))
+		(*len)--;
+	c->p = p;
+	return true;
+}
+
+/* Words before the first '{' (at most 'max'); the block's inside. */
+static int head_words(const char *s, size_t len, char words[][64],
+		      unsigned int max, unsigned int *nw, struct cursor *body)
+{
+	const char *p = s, *end = s + len, *brace = memchr(s, '{', len);
+	const char *hend = brace ? brace : end;
+
+	*nw = 0;
+	while (p < hend) {
+		const char *w;
+
+		while (p < hend && isspace((unsigned char)*p))
+			p++;
+		if (p >= hend)
+			break;
+		w = p;
+		while (p < hend && !isspace((unsigned char)*p))
+			p++;
+		if (*nw == max || (size_t)(p - w) >= 64)
+			return -EINVAL;
+		memcpy(words[*nw], w, (size_t)(p - w));
+		words[*nw][p - w] = 0;
+		(*nw)++;
+	}
+	body->p = body->end = NULL;
+	if (brace) {
+		const char *close = end;
+
+		while (close > brace && close[-1] != '}')
+			close--;
+		if (close <= brace)
+			return -EINVAL;
+		body->p = brace + 1;
+		body->end = close - 1;
+	}
+	return 0;
+}
+
+static bool starts(const char *s, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+
+	return len >= n && !strncmp(s, word, n) &&
+	       (len == n || isspace((unsigned char)s[n]));
+}
+
+/* "a, b, c" (braces and quotes respected) as one statement each. */
+static int split_elements(struct split *sp, const char *fam, const char *tab,
+			  const char *set, const char *p, const char *end)
+{
+	int depth = 0, ret = 0;
+	const char *start = p;
+
+	for (; p <= end && !ret; p++) {
+		if (p < end && *p == '"') {
+			p = skip_quoted(p, end) - 1;
+			continue;
+		}
+		if (p < end && *p == '{')
+			depth++;
+		else if (p < end && *p == '}')
+			depth--;
+		if (p == end || (*p == ',' && depth == 0)) {
+			const char *a = start, *b = p;
+
+			while (a < b && isspace((unsigned char)*a))
+				a++;
+			while (b > a && isspace((unsigned char)b[-1]))
+				b--;
+			if (b > a)
+				ret = list_push(&sp->part[P_ELEM],
+						fmt("add element %s %s %s { %.*s }",
+						    fam, tab, set, (int)(b - a), a));
+			start = p + 1;
+		}
+	}
+	return ret;
+}
+
+/* Properties joined by "; " into one block, and what else the body has. */
+static int split_set(struct split *sp, const char *kw, const char *fam,
+		     const char *tab, const char *name, struct cursor *body)
+{
+	char props[4096] = "";
+	const char *s;
+	size_t len, used = 0;
+	int ret = 0;
+
+	while (!ret && body->p && next_stmt(body, &s, &len)) {
+		if (starts(s, len, "elements")) {
+			const char *open = memchr(s, '{', len);
+			const char *close = s + len;
+
+			while (close > s && close[-1] != '}')
+				close--;
+			if (!open || close <= open)
+				return -EINVAL;
+			ret = split_elements(sp, fam, tab, name, open + 1,
+					     close - 1);
+			continue;
+		}
+		if (used + len + 3 >= sizeof(props))
+			return -E2BIG;
+		used += (size_t)snprintf(props + used, sizeof(props) - used,
+					 "%.*s; ", (int)len, s);
+	}
+	if (ret)
+		return ret;
+	return list_push(&sp->part[!strcmp(kw, "set") || !strcmp(kw, "map") ?
+				   P_SET : P_OBJ],
+			 used ? fmt("add %s %s %s %s { %s}", kw, fam, tab, name,
+				    props) :
+				fmt("add %s %s %s %s", kw, fam, tab, name));
+}
+
+static bool chain_prop(const char *s, size_t len)
+{
+	return starts(s, len, "type") || starts(s, len, "policy") ||
+	       starts(s, len, "comment") || starts(s, len, "devices") ||
+	       starts(s, len, "priority");
+}
+
+static int split_chain(struct split *sp, const char *fam, const char *tab,
+		       const char *name, struct cursor *body)
+{
+	char *props = NULL;
+	size_t used = 0;
+	const char *s;
+	size_t len;
+	int ret = 0;
+
+	while (!ret && body->p && next_stmt(body, &s, &len)) {
+		if (chain_prop(s, len)) {
+			char *np = realloc(props, used + len + 3);
+
+			if (!np) {
+				ret = -ENOMEM;
+				break;
+			}
+			props = np;
+			used += (size_t)sprintf(props + used, "%.*s; ", (int)len,
+						s);
+			continue;
+		}
+		ret = list_push(&sp->part[P_RULE],
+				fmt("add rule %s %s %s %.*s", fam, tab, name,
+				    (int)len, s));
+	}
+	if (!ret)
+		ret = list_push(&sp->part[P_CHAIN],
+				props ? fmt("add chain %s %s %s { %s}", fam,
+					    tab, name, props) :
+					fmt("add chain %s %s %s", fam, tab,
+					    name));
+	free(props);
+	return ret;
+}
+
+static int split_table(struct split *sp, const char *s, size_t len)
+{
+	char w[3][64], iw[3][64], tprops[1024] = "";
+	struct cursor body, inner;
+	const char *fam, *tab, *t;
+	unsigned int nw, inw;
+	size_t tlen, used = 0;
+	int ret;
+
+	if (head_words(s, len, w, 3, &nw, &body) || nw < 2 || !body.p) {
+		snprintf(sp->err, sp->errlen, "cannot parse '%.40s'", s);
+		return -EINVAL;
+	}
+	fam = nw == 3 ? w[1] : "ip";
+	tab = w[nw - 1];
+	ret = 0;
+	while (!ret && next_stmt(&body, &t, &tlen)) {
+		if (head_words(t, tlen, iw, 3, &inw, &inner) || !inw) {
+			snprintf(sp->err, sp->errlen, "cannot parse '%.40s'", t);
+			return -EINVAL;
+		}
+		if (!strcmp(iw[0], "chain") && inw == 2)
+			ret = split_chain(sp, fam, tab, iw[1], &inner);
+		else if (inw == 2 && inner.p)
+			/* set, map and named objects (counter, quota, ...) */
+			ret = split_set(sp, iw[0], fam, tab, iw[1], &inner);
+		else if (used + tlen + 3 < sizeof(tprops))
+			/* flags, comment: properties of the table */
+			used += (size_t)snprintf(tprops + used,
+						 sizeof(tprops) - used,
+						 "%.*s; ", (int)tlen, t);
+	}
+	if (!ret)
+		ret = list_push(&sp->part[P_TABLE],
+				used ? fmt("add table %s %s { %s}", fam, tab,
+					   tprops) :
+				       fmt("add table %s %s", fam, tab));
+	return ret;
+}
+
+/* A command already: "add element ... { a, b }" is split per element. */
+static int split_command(struct split *sp, const char *s, size_t len)
+{
+	char w[6][64];
+	struct cursor body;
+	unsigned int nw;
+
+	if (starts(s, len, "flush") || starts(s, len, "delete") ||
+	    starts(s, len, "destroy"))
+		return 0;	/* every run starts from an empty ruleset */
+	if (head_words(s, len, w, 6, &nw, &body) == 0 && nw == 5 &&
+	    (!strcmp(w[0], "add") || !strcmp(w[0], "create")) &&
+	    !strcmp(w[1], "element") && body.p)
+		return split_elements(sp, w[2], w[3], w[4], body.p, body.end);
+	if (starts(s, len, "add rule") || starts(s, len, "insert") ||
+	    starts(s, len, "replace"))
+		return list_push(&sp->part[P_RULE], fmt("%.*s", (int)len, s));
+	if (starts(s, len, "add chain") || starts(s, len, "create chain"))
+		return list_push(&sp->part[P_CHAIN], fmt("%.*s", (int)len, s));
+	if (starts(s, len, "add table") || starts(s, len, "create table"))
+		return list_push(&sp->part[P_TABLE], fmt("%.*s", (int)len, s));
+	return list_push(&sp->part[P_SET], fmt("%.*s", (int)len, s));
+}
+
+int stmt_split(const char *text, struct stmt_list *out, char *err,
+	       size_t errlen)
+{
+	struct split sp = { .l = out, .err = err, .errlen = errlen };
+	struct cursor c = { text, text + strlen(text) };
+	unsigned int i, k;
+	const char *s;
+	size_t len;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	err[0] = 0;
+	while (!ret && next_stmt(&c, &s, &len)) {
+		if (starts(s, len, "table"))
+			ret = split_table(&sp, s, len);
+		else if (!starts(s, len, "define") && !starts(s, len, "include"))
+			ret = split_command(&sp, s, len);
+	}
+	for (i = 0; i < 6; i++) {
+		for (k = 0; k < sp.part[i].n; k++) {
+			if (!ret)
+				ret = list_push(out, sp.part[i].v[k]);
+			else
+				free(sp.part[i].v[k]);
+		}
+		if (i == P_SET)
+			out->n_struct = out->n;
+		free(sp.part[i].v);
+	}
+	out->n_elements = sp.part[P_OBJ].n + sp.part[P_ELEM].n;
+	out->n_rules = sp.part[P_RULE].n;
+	if (ret && !err[0])
+		snprintf(err, errlen, "splitting the ruleset: %s",
+			 strerror(-ret));
+	if (ret)
+		stmt_free(out);
+	return ret;
+}
+
+void stmt_free(struct stmt_list *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
+	       char *path, size_t pathlen)
+{
+	unsigned int i;
+	FILE *f;
+	int fd;
+
+	snprintf(path, pathlen, "/tmp/vnic-bench-nft.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	for (i = from; i < to && i < l->n; i++)
+		fprintf(f, "%s\n", l->v[i]);
+	return fclose(f) ? -errno : 0;
+}
+
+/* ---- the per-guest-chain layout ---- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int err;
+};
+
+static void sb_printf(struct sbuf *b, const char *f, ...)
+	__attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->err)
+		return;
+	for (;;) {
+		va_start(ap, f);
+		n = vsnprintf(b->s + b->len, b->cap - b->len, f, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->err = -EINVAL;
+			return;
+		}
+		if (b->len + (size_t)n < b->cap)
+			break;
+		b->cap = (b->cap + (size_t)n) * 2 + 4096;
+		b->s = realloc(b->s, b->cap);
+		if (!b->s) {
+			b->err = -ENOMEM;
+			return;
+		}
+	}
+	b->len += (size_t)n;
+}
+
+/* From the guest: egress of a macvlan/macvtap, ingress of a veth or tap. */
+static bool kind_egress(enum vnic_kind kind)
+{
+	return kind == VNIC_KIND_MACVLAN || kind == VNIC_KIND_MACVTAP;
+}
+
+/* The clean-traffic checks of one NIC as plain rules: 10 per NIC. */
+static unsigned int nic_rules(struct sbuf *b, const char *meta, unsigned int i)
+{
+	char name[16], mac[18], v4[16], v6[40], ll[40];
+
+	filt_nic_name(i, name);
+	filt_nic_mac_str(i, mac);
+	filt_nic_ipv4(i, false, v4);
+	filt_nic_ipv6(i, v6);
+	filt_nic_ll6(i, ll);
+	sb_printf(b, "\t\t%s \"%s\" ether saddr != %s counter drop\n", meta,
+		  name, mac);
+	sb_printf(b, "\t\t%s \"%s\" ether type != { ip, arp, ip6 } counter drop\n",
+		  meta, name);
+	sb_printf(b, "\t\t%s \"%s\" arp saddr ether != %s counter drop\n", meta,
+		  name, mac);
+	sb_printf(b, "\t\t%s \"%s\" arp saddr ip != %s counter drop\n", meta,
+		  name, v4);
+	sb_printf(b, "\t\t%s \"%s\" udp sport 67 counter drop\n", meta, name);
+	sb_printf(b, "\t\t%s \"%s\" ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept\n",
+		  meta, name);
+	sb_printf(b, "\t\t%s \"%s\" ip saddr != %s counter drop\n", meta, name,
+		  v4);
+	sb_printf(b, "\t\t%s \"%s\" icmpv6 type { nd-router-advert, nd-redirect } counter drop\n",
+		  meta, name);
+	sb_printf(b, "\t\t%s \"%s\" ip6 saddr :: icmpv6 type nd-neighbor-solicit accept\n",
+		  meta, name);
+	sb_printf(b, "\t\t%s \"%s\" ip6 saddr != { %s, %s } counter drop\n",
+		  meta, name, v6, ll);
+	return 10;
+}
+
+int chains_render(const struct filt_env *e, unsigned int guests, char **text,
+		  size_t *len, unsigned int *nrules)
+{
+	unsigned int k = e->o->nics_per_guest, n = guests * k, g, j, i, c;
+	bool egress = kind_egress(e->o->kind);
+	const char *meta = egress ? "oifname" : "iifname";
+	struct sbuf b = { 0 };
+	char name[16];
+
+	*nrules = 0;
+	sb_printf(&b, "table netdev %s {\n", FILT_TABLE);
+	for (g = 0; g < guests; g++) {
+		sb_printf(&b, "\tchain guest_g%u {\n", g);
+		for (j = 0; j < k; j++)
+			*nrules += nic_rules(&b, meta, g * k + j);
+		sb_printf(&b, "\t}\n");
+	}
+	/* A netdev base chain takes at most 255 devices. */
+	for (c = 0; c * FILT_NETDEV_MAX < n; c++) {
+		unsigned int lo = c * FILT_NETDEV_MAX;
+		unsigned int hi = lo + FILT_NETDEV_MAX < n ?
+				  lo + FILT_NETDEV_MAX : n;
+
+		sb_printf(&b, "\tchain from_guest%u {\n\t\ttype filter hook %s devices = { ",
+			  c, egress ? "egress" : "ingress");
+		for (i = lo; i < hi; i++) {
+			filt_nic_name(i, name);
+			sb_printf(&b, "%s%s", name, i + 1 < hi ? ", " : "");
+		}
+		sb_printf(&b, " } priority filter; policy accept;\n");
+		for (i = lo; i < hi; i++) {
+			filt_nic_name(i, name);
+			sb_printf(&b, "\t\t%s \"%s\" jump guest_g%u\n", meta,
+				  name, i / k);
+			(*nrules)++;
+		}
+		sb_printf(&b, "\t}\n");
+	}
+	sb_printf(&b, "}\n");
+	if (b.err) {
+		free(b.s);
+		return b.err;
+	}
+	*text = b.s;
+	*len = b.len;
+	return 0;
+}

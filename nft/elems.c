@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * One guest in or out of the table: its set elements, its drop counter, the
+ * base-chain devices of its NICs and, for custom rules, its own chain.  The
+ * same function builds the add and the delete, so a delete removes exactly
+ * what the add put in.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+
+#include "nft/internal.h"
+
+#define ELEMS_PER_MSG 256
+
+struct put {
+	struct vnic_nft *n;
+	struct nbatch *b;
+	bool add;
+	struct nftnl_set *s[S__MAX];
+	unsigned int count[S__MAX];
+	int err;
+};
+
+static int flush_set(struct put *pt, enum nset s)
+{
+	struct nlmsghdr *nlh;
+
+	if (!pt->s[s])
+		return 0;
+	nlh = nbatch_msg(pt->b, pt->add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM,
+			 pt->add ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	if (nlh) {
+		nftnl_set_elems_nlmsg_build_payload(nlh, pt->s[s]);
+		nbatch_end(pt->b, nlh);
+	}
+	nftnl_set_free(pt->s[s]);
+	pt->s[s] = NULL;
+	pt->count[s] = 0;
+	return nlh ? 0 : -ENOMEM;
+}
+
+static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
+				   uint32_t len)
+{
+	struct nftnl_set_elem *e;
+
+	if (pt->err)
+		return NULL;
+	if (!pt->s[s]) {
+		pt->s[s] = nftnl_set_alloc();
+		if (!pt->s[s]) {
+			pt->err = -ENOMEM;
+			return NULL;
+		}
+		nftnl_set_set_str(pt->s[s], NFTNL_SET_TABLE, pt->n->table);
+		nftnl_set_set_str(pt->s[s], NFTNL_SET_NAME, nset_descs[s].name);
+		nftnl_set_set_u32(pt->s[s], NFTNL_SET_FAMILY, NFPROTO_NETDEV);
+	}
+	e = nftnl_set_elem_alloc();
+	if (!e) {
+		pt->err = -ENOMEM;
+		return NULL;
+	}
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len);
+	nftnl_set_elem_add(pt->s[s], e);
+	if (++pt->count[s] == ELEMS_PER_MSG)
+		pt->err = flush_set(pt, s);
+	return e;
+}
+
+/* Keys: the ifindex as meta iif/oif loads it (host order), then each field
+ * in its own 32-bit registers, as the rules' concatenations lay them out. */
+struct key {
+	uint8_t b[32];
+	uint32_t len;
+};
+
+static void key_init(struct key *k, int ifindex)
+{
+	uint32_t v = (uint32_t)ifindex;
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->b, &v, 4);
+	k->len = 4;
+}
+
+static void key_add(struct key *k, const void *p, uint32_t len)
+{
+	memcpy(k->b + k->len, p, len);
+	k->len += (len + 3) & ~3u;
+}
+
+static const enum nset sw_sets[] = {
+	S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
+	S_SW_PROMISC,
+};
+
+static void nic_addrs(struct put *pt, const struct pnic *nic, int ifindex)
+{
+	struct in_addr any = { 0 };
+	struct key k;
+	unsigned int i;
+
+	key_init(&k, ifindex);
+	key_add(&k, nic->mac, 6);
+	elem(pt, S_MAC, k.b, k.len);
+	for (i = 0; i < nic->n4; i++) {
+		key_init(&k, ifindex);
+		key_add(&k, &nic->v4[i], 4);
+		elem(pt, S_IP4, k.b, k.len);
+	}
+	for (i = 0; i < nic->n6; i++) {
+		key_init(&k, ifindex);
+		key_add(&k, &nic->v6[i], 16);
+		elem(pt, S_IP6, k.b, k.len);
+	}
+	/* ARP: each own address, and 0.0.0.0 for probes (RFC 5227). */
+	for (i = 0; i <= nic->n4; i++) {
+		key_init(&k, ifindex);
+		key_add(&k, nic->mac, 6);
+		key_add(&k, i < nic->n4 ? &nic->v4[i] : &any, 4);
+		elem(pt, S_ARP, k.b, k.len);
+	}
+}
+
+static void nic_elems(struct put *pt, const struct pguest *g, const struct pnic *nic,
+		      int ifindex, const char *ctr, const char *chain)
+{
+	uint32_t idx = (uint32_t)ifindex;
+	struct nftnl_set_elem *e;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sw_sets); i++)
+		if (nic->sw & (1u << i))
+			elem(pt, sw_sets[i], &idx, 4);
+	nic_addrs(pt, nic, ifindex);
+	e = elem(pt, S_CTR, &idx, 4);
+	if (e && pt->add)
+		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, ctr);
+	if (!g->nr)
+		return;
+	e = elem(pt, S_CUSTOM, &idx, 4);
+	if (e && pt->add) {
+		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
+		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
+	}
+}
+
+uint32_t guest_key(const char *name)
+{
+	uint32_t k = (uint32_t)vnic_hash64(name, strlen(name), VNIC_HASH_INIT);
+
+	return k == STATE_KEY ? k + 1 : k;
+}
+
+static void comment_udata(struct nftnl_set_elem *e, const char *comment)
+{
+	uint8_t ud[132];
+
+	ud[0] = 0;				/* NFTNL_UDATA_SET_ELEM_COMMENT */
+	ud[1] = (uint8_t)(strlen(comment) + 1);
+	memcpy(ud + 2, comment, ud[1]);
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, ud, ud[1] + 2u);
+}
+
+int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
+{
+	struct put pt = { .n = n, .b = b, .add = add };
+	uint32_t key = STATE_KEY;
+	struct nftnl_set_elem *e = elem(&pt, S_GUESTS, &key, 4);
+	char comment[64];
+
+	if (e && add) {
+		snprintf(comment, sizeof(comment), "libvnic-state %016llx",
+			 (unsigned long long)digest);
+		comment_udata(e, comment);
+	}
+	return pt.err ? pt.err : flush_set(&pt, S_GUESTS);
+}
+
+static void guest_elem(struct put *pt, const struct pguest *g, uint64_t digest)
+{
+	uint32_t key = guest_key(g->name);
+	struct nftnl_set_elem *e = elem(pt, S_GUESTS, &key, 4);
+	char comment[128];
+
+	if (!e || !pt->add)
+		return;
+	snprintf(comment, sizeof(comment), "%s %016llx", g->name,
+		 (unsigned long long)digest);
+	comment_udata(e, comment);
+}
+
+static int put_counter(struct put *pt, const char *name)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!o)
+		return -ENOMEM;
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, pt->n->table);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_NETDEV);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	nlh = nbatch_msg(pt->b, pt->add ? NFT_MSG_NEWOBJ : NFT_MSG_DELOBJ,
+			 pt->add ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	if (nlh) {
+		nftnl_obj_nlmsg_build_payload(nlh, o);
+		nbatch_end(pt->b, nlh);
+	}
+	nftnl_obj_free(o);
+	return nlh ? 0 : -ENOMEM;
+}
+
+/* --- custom rules: a chain of the guest's own ------------------------- */
+
+static struct nftnl_expr *add_expr(struct nftnl_rule *r, const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc(name);
+
+	if (e)
+		nftnl_rule_add_expr(r, e);
+	return e;
+}
+
+static void e_meta(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = add_expr(r, "meta");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG32_00);
+	}
+}
+
+static void e_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	struct nftnl_expr *e = add_expr(r, "payload");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG32_00);
+	}
+}
+
+static void e_cmp(struct nftnl_rule *r, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = add_expr(r, "cmp");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG32_00);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+		nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	}
+}
+
+static void e_daddr(struct nftnl_rule *r, const struct prule *pr)
+{
+	uint32_t len = pr->family == AF_INET ? 4 : 16;
+	uint8_t mask[16] = { 0 }, x[16] = { 0 };
+	uint16_t proto = htons(pr->family == AF_INET ? ETH_P_IP : ETH_P_IPV6);
+	struct nftnl_expr *e;
+	unsigned int i;
+
+	e_meta(r, NFT_META_PROTOCOL);
+	e_cmp(r, &proto, 2);
+	e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, pr->family == AF_INET ? 16 : 24, len);
+	if (pr->plen < len * 8) {
+		for (i = 0; i < pr->plen; i++)
+			mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+		e = add_expr(r, "bitwise");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG32_00);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG32_00);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+			nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+			nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, x, len);
+		}
+	}
+	e_cmp(r, pr->addr, len);
+}
+
+static void e_ports(struct nftnl_rule *r, const struct prule *pr)
+{
+	uint16_t lo = htons(pr->pmin), hi = htons(pr->pmax);
+	struct nftnl_expr *e;
+
+	e_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	if (pr->pmin == pr->pmax) {
+		e_cmp(r, &lo, 2);
+		return;
+	}
+	e = add_expr(r, "range");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG32_00);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 2);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 2);
+	}
+}
+
+static struct nftnl_rule *custom_rule(struct put *pt, const char *chain,
+				      const char *ctr, const struct prule *pr)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_expr *e;
+
+	if (!r)
+		return NULL;
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	if (pr->family)
+		e_daddr(r, pr);
+	if (pr->l4proto) {
+		e_meta(r, NFT_META_L4PROTO);
+		e_cmp(r, &pr->l4proto, 1);
+	}
+	if (pr->pmin)
+		e_ports(r, pr);
+	if (!pr->accept) {
+		e = add_expr(r, "objref");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
+			nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, ctr);
+		}
+	}
+	e = add_expr(r, "immediate");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT,
+				   pr->accept ? NF_ACCEPT : NF_DROP);
+	}
+	return r;
+}
+
+static int put_chain(struct put *pt, const char *name, uint16_t type)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!c)
+		return -ENOMEM;
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, pt->n->table);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	nlh = nbatch_msg(pt->b, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0);
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, c);
+		nbatch_end(pt->b, nlh);
+	}
+	nftnl_chain_free(c);
+	return nlh ? 0 : -ENOMEM;
+}
+
+static int custom_chain(struct put *pt, const struct pguest *g, const char *chain,
+			const char *ctr)
+{
+	struct nlmsghdr *nlh;
+	unsigned int i;
+	int err;
+
+	if (!g->nr)
+		return 0;
+	if (!pt->add) {
+		/* A DELRULE without a handle flushes the chain. */
+		struct nftnl_rule *r = nftnl_rule_alloc();
+
+		if (!r)
+			return -ENOMEM;
+		nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
+		nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+		nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+		nlh = nbatch_msg(pt->b, NFT_MSG_DELRULE, 0);
+		if (nlh) {
+			nftnl_rule_nlmsg_build_payload(nlh, r);
+			nbatch_end(pt->b, nlh);
+		}
+		nftnl_rule_free(r);
+		return nlh ? put_chain(pt, chain, NFT_MSG_DELCHAIN) : -ENOMEM;
+	}
+	err = put_chain(pt, chain, NFT_MSG_NEWCHAIN);
+	for (i = 0; i < g->nr && !err; i++) {
+		struct nftnl_rule *r = custom_rule(pt, chain, ctr, &g->rules[i]);
+
+		if (!r)
+			return -ENOMEM;
+		nlh = nbatch_msg(pt->b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
+		if (nlh) {
+			nftnl_rule_nlmsg_build_payload(nlh, r);
+			nbatch_end(pt->b, nlh);
+		}
+		nftnl_rule_free(r);
+		err = nlh ? 0 : -ENOMEM;
+	}
+	return err;
+}
+
+/* --- base-chain devices ------------------------------------------------- */
+
+static int chain_devs(struct put *pt, const struct pguest *g)
+{
+	const char **devs = calloc(g->nn + 1, sizeof(*devs));
+	const char **to = calloc(g->nn + 1, sizeof(*to));
+	unsigned int c, i, n, nto = 0;
+	int err = devs && to ? 0 : -ENOMEM;
+
+	for (c = C_IN; !err && c <= C_EG; c++) {
+		for (i = 0, n = 0; i < g->nn; i++)
+			if (layout_from_chain(g->nics[i].kind) == c)
+				devs[n++] = g->nics[i].ifname;
+		devs[n] = NULL;
+		err = layout_chain_devs(pt->n, pt->b, c, devs, n, !pt->add);
+	}
+	for (i = 0; !err && i < g->nn; i++)
+		if (layout_from_chain(g->nics[i].kind) == C_IN)
+			to[nto++] = g->nics[i].ifname;
+	if (!err)
+		err = layout_chain_devs(pt->n, pt->b, C_TO, to, nto, !pt->add);
+	free(devs);
+	free(to);
+	return err;
+}
+
+void guest_names(const char *guest, char *ctr, char *chain, size_t len)
+{
+	snprintf(ctr, len, "c_%s", guest);
+	snprintf(chain, len, "g_%s", guest);
+}
+
+/*
+ * Add: counter and chain before the elements that refer to them, devices
+ * last (their rules then find every element in place).  Delete: the
+ * reverse.
+ */
+int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
+	      const int *ifindex, uint64_t digest, bool add)
+{
+	struct put pt = { .n = n, .b = b, .add = add };
+	char ctr[80], chain[80];
+	unsigned int i, s;
+	int err = 0;
+
+	guest_names(g->name, ctr, chain, sizeof(ctr));
+	if (!add)
+		err = chain_devs(&pt, g);
+	if (!err && add)
+		err = put_counter(&pt, ctr);
+	if (!err && add)
+		err = custom_chain(&pt, g, chain, ctr);
+	for (i = 0; !err && !pt.err && i < g->nn; i++)
+		nic_elems(&pt, g, &g->nics[i], ifindex[i], ctr, chain);
+	guest_elem(&pt, g, digest);
+	for (s = 0; s < S__MAX; s++) {
+		int e = flush_set(&pt, s);
+
+		if (!pt.err)
+			pt.err = e;
+	}
+	if (!err)
+		err = pt.err;
+	if (!err && !add)
+		err = custom_chain(&pt, g, chain, ctr);
+	if (!err && !add)
+		err = put_counter(&pt, ctr);
+	if (!err && add)
+		err = chain_devs(&pt, g);
+	return err;
+}

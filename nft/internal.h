@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* nftables backend internals (see Documentation/filters.rst). */
+#ifndef VNIC_NFT_INTERNAL_H
+#define VNIC_NFT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <vnic/nft.h>
+
+#include "lib/internal.h"
+#include "lib/strmap.h"
+#include "policy/model.h"
+
+#ifndef NFT_TABLE_F_PERSIST
+#define NFT_TABLE_F_PERSIST 0x4
+#endif
+
+#define NFT_DEFAULT_TABLE "vnic"
+
+/* nftables' datatype ids (src/datatype.h), for set key types nft(8) can
+ * print; concatenations shift each by 6 bits. */
+enum {
+	DT_VERDICT = 1, DT_IPADDR = 7, DT_IP6ADDR = 8, DT_ETHERADDR = 9,
+	DT_ETHERTYPE = 10, DT_MARK = 19, DT_IFINDEX = 20,
+};
+
+/* The sets and maps of the table, in creation order. */
+enum nset {
+	S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
+	S_SW_PROMISC,			/* one per switch, key: ifindex */
+	S_MAC,				/* ifindex . MAC */
+	S_IP4,				/* ifindex . IPv4 */
+	S_IP6,				/* ifindex . IPv6 */
+	S_ARP,				/* ifindex . MAC . IPv4 */
+	S_CTR,				/* ifindex : counter (drop counters) */
+	S_CUSTOM,			/* ifindex : verdict (jump to the guest chain) */
+	S_GUESTS,			/* guest-name hash, comment "NAME DIGEST" */
+	S_L2OK,				/* constant: the ethertypes l2-allow keeps */
+	S__MAX,
+};
+
+struct nset_desc {
+	const char *name;
+	uint32_t key_type, key_len;
+	uint32_t flags;			/* NFT_SET_MAP, NFT_SET_OBJECT, ... */
+	uint32_t data_type;		/* maps */
+	const char *render_type;	/* "iface_index . ether_addr" */
+};
+extern const struct nset_desc nset_descs[S__MAX];
+
+/* The base chains, each for a hook and the NIC kinds that use it. */
+enum nchain {
+	C_IN,		/* ingress of veth host ends and taps: from the guest */
+	C_EG,		/* egress of macvtaps and macvlans: from the guest */
+	C_TO,		/* egress of veth host ends and taps: to the guest */
+	C__MAX,
+};
+extern const char *const nchain_names[C__MAX];
+
+/* A growing buffer of one NFNL batch. */
+struct nbatch {
+	char *buf;
+	size_t len, cap;
+	uint32_t seq;
+	unsigned int msgs;
+	struct nlmsghdr *cur;
+};
+
+/* Device names of one base chain, with O(1) membership. */
+struct devlist {
+	char **names;
+	bool *live;			/* false: removed since */
+	unsigned int n, cap;
+	struct strmap map;
+};
+
+void devlist_clear(struct devlist *d);
+bool devlist_has(const struct devlist *d, const char *name);
+int devlist_add(struct devlist *d, const char *name);
+void devlist_del(struct devlist *d, const char *name);
+
+struct installed {
+	char name[POLICY_GUEST_MAX + 1];
+	uint64_t digest;
+	struct pguest *g;		/* what was installed, or NULL (read back) */
+	int *ifindex;			/* of g's NICs at install time */
+};
+
+struct vnic_nft {
+	struct vnic_ctx *ctx;
+	struct mnl_socket *nl;
+	uint32_t portid, seq;
+	char table[64];
+	uint32_t flags, features;
+	bool table_ready;		/* exists with its sets and rules */
+	bool chain_ready[C__MAX];
+	struct devlist devs[C__MAX];	/* what each base chain hooks */
+	struct devlist customs;		/* guests' custom chains */
+	struct installed *inst;		/* guests in the table */
+	unsigned int ninst, capinst;
+	struct strmap inst_map;		/* name -> index in inst */
+	bool inst_known;		/* inst reflects the kernel */
+	uint64_t table_digest;
+	bool has_state;			/* the state element exists */
+};
+
+/* nfnl.c */
+int nfnl_open(struct vnic_nft *n);
+void nbatch_init(struct nbatch *b);
+void nbatch_free(struct nbatch *b);
+/* Start a message of type NFT_MSG_*; 64 KiB of room guaranteed. */
+struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
+void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
+/* Wrap in BEGIN (with genid) / END, send in one sendmsg, collect errors. */
+int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+		  unsigned int *sent);
+/* The ruleset generation. */
+int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
+/* A GET request (dump or not); cb sees each reply.  */
+int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
+	     int (*cb)(const struct nlmsghdr *, void *), void *data);
+struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n);
+
+/* layout.c: the table, its sets and base-chain rules. */
+int layout_table(struct vnic_nft *n, struct nbatch *b);
+int layout_skeleton(struct vnic_nft *n, struct nbatch *b);
+/* A base chain update adding (del = false) or removing devices. */
+int layout_chain_devs(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		      const char **devs, unsigned int ndevs, bool del);
+enum nchain layout_from_chain(enum vnic_kind kind);
+
+/* elems.c: one guest's elements, objects and chains in or out. */
+int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
+	      const int *ifindex, uint64_t digest, bool add);
+
+/* The guests set's key for a guest, and its counter and chain names. */
+uint32_t guest_key(const char *name);
+void guest_names(const char *guest, char *ctr, char *chain, size_t len);
+
+/* The digest of the whole state: an element of the guests set with key
+ * STATE_KEY, its comment "libvnic-state HEX" (table userdata cannot be
+ * changed once the table exists; an element can, within the batch). */
+#define STATE_KEY 0u
+int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add);
+
+#endif /* VNIC_NFT_INTERNAL_H */

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The table every guest shares: sets keyed by the NIC's ifindex, and a
+ * fixed list of rules per base chain that look packets up in them.  Adding
+ * a guest adds set elements (and devices to the base chains), never rules,
+ * so its cost does not grow with the number of guests, and a packet costs a
+ * few hash lookups whatever the number of guests.
+ *
+ *   in  ingress of veth host ends and taps        from the guest, key iif
+ *   eg  egress of macvtaps and macvlans           from the guest, key oif
+ *   to  egress of veth host ends and taps         to the guest,   key oif
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+
+#include "nft/internal.h"
+
+#define CONCAT(a, b)	((a) << 6 | (b))
+
+const struct nset_desc nset_descs[S__MAX] = {
+	[S_SW_MAC] = { "sw_mac_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_IP4] = { "sw_ip_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_IP6] = { "sw_ip6_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_ARP] = { "sw_arp_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_DHCP] = { "sw_dhcp_server", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_RA] = { "sw_ra_guard", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_L2] = { "sw_l2_allow", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW_PROMISC] = { "sw_no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_MAC] = { "mac", CONCAT(DT_IFINDEX, DT_ETHERADDR), 12, 0, 0,
+		    "iface_index . ether_addr" },
+	[S_IP4] = { "ip4", CONCAT(DT_IFINDEX, DT_IPADDR), 8, 0, 0,
+		    "iface_index . ipv4_addr" },
+	[S_IP6] = { "ip6", CONCAT(DT_IFINDEX, DT_IP6ADDR), 20, 0, 0,
+		    "iface_index . ipv6_addr" },
+	[S_ARP] = { "arp", CONCAT(CONCAT(DT_IFINDEX, DT_ETHERADDR), DT_IPADDR), 16,
+		    0, 0, "iface_index . ether_addr . ipv4_addr" },
+	[S_CTR] = { "drops", DT_IFINDEX, 4, NFT_SET_OBJECT, 0,
+		    "iface_index : counter" },
+	[S_CUSTOM] = { "custom", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
+		       "iface_index : verdict" },
+	[S_GUESTS] = { "guests", DT_MARK, 4, 0, 0, "mark" },
+	[S_L2OK] = { "l2_allowed", DT_ETHERTYPE, 2, NFT_SET_CONSTANT, 0,
+		     "ether_type" },
+};
+
+const char *const nchain_names[C__MAX] = { "in", "eg", "to" };
+
+static const uint32_t chain_hooks[C__MAX] = {
+	NF_NETDEV_INGRESS, NF_NETDEV_EGRESS, NF_NETDEV_EGRESS,
+};
+
+enum nchain layout_from_chain(enum vnic_kind kind)
+{
+	return kind == VNIC_KIND_MACVTAP || kind == VNIC_KIND_MACVLAN ? C_EG : C_IN;
+}
+
+
+/* nft(8)'s comment userdata: TLV type 0 (NFTNL_UDATA_*_COMMENT), the string
+ * with its NUL. */
+static size_t udata_comment(const char *s, uint8_t *out, size_t max)
+{
+	size_t len = strlen(s) + 1;
+
+	if (len + 2 > max || len > 255)
+		return 0;
+	out[0] = 0;
+	out[1] = (uint8_t)len;
+	memcpy(out + 2, s, len);
+	return len + 2;
+}
+
+static int put_obj(struct nbatch *b, uint16_t type, uint16_t flags,
+		   void *obj, void (*build)(struct nlmsghdr *, const void *),
+		   void (*freeobj)(void *))
+{
+	struct nlmsghdr *nlh = nbatch_msg(b, type, flags);
+
+	if (!nlh) {
+		freeobj(obj);
+		return -ENOMEM;
+	}
+	build(nlh, obj);
+	nbatch_end(b, nlh);
+	freeobj(obj);
+	return 0;
+}
+
+#define PUT(b, type, flags, obj, kind)						\
+	put_obj(b, type, flags, obj,						\
+		(void (*)(struct nlmsghdr *, const void *))nftnl_##kind##_nlmsg_build_payload, \
+		(void (*)(void *))nftnl_##kind##_free)
+
+int layout_table(struct vnic_nft *n, struct nbatch *b)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	uint32_t flags = 0;
+	uint8_t ud[260];
+	size_t udlen;
+
+	if (!t)
+		return -ENOMEM;
+	if (!(n->flags & VNIC_NFT_NO_OWNER) && (n->features & VNIC_NFT_FEAT_OWNER))
+		flags |= NFT_TABLE_F_OWNER;
+	if (!(n->flags & VNIC_NFT_NO_PERSIST) && (n->features & VNIC_NFT_FEAT_PERSIST))
+		flags |= NFT_TABLE_F_PERSIST;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, n->table);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_NETDEV);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
+	udlen = udata_comment("managed by libvnic", ud, sizeof(ud));
+	if (udlen)
+		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, ud, (uint32_t)udlen);
+	return PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, t, table);
+}
+
+static int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s)
+{
+	const struct nset_desc *d = &nset_descs[s];
+	struct nftnl_set *set = nftnl_set_alloc();
+
+	if (!set)
+		return -ENOMEM;
+	nftnl_set_set_str(set, NFTNL_SET_TABLE, n->table);
+	nftnl_set_set_str(set, NFTNL_SET_NAME, d->name);
+	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_NETDEV);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, d->key_type);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, d->key_len);
+	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, d->flags);
+	nftnl_set_set_u32(set, NFTNL_SET_ID, (uint32_t)s + 1);
+	/* nft(8) prints host-order keys right only when told their order. */
+	if (d->key_type == DT_IFINDEX || d->key_type == DT_MARK) {
+		static const uint8_t ud[] = { 0 /* KEYBYTEORDER */, 4, 1, 0, 0, 0 };
+
+		nftnl_set_set_data(set, NFTNL_SET_USERDATA, ud, sizeof(ud));
+	}
+	if (d->flags & NFT_SET_OBJECT)
+		nftnl_set_set_u32(set, NFTNL_SET_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	if (d->data_type == NFT_DATA_VERDICT) {
+		nftnl_set_set_u32(set, NFTNL_SET_DATA_TYPE, NFT_DATA_VERDICT);
+		nftnl_set_set_u32(set, NFTNL_SET_DATA_LEN, 0);
+	}
+	if (s == S_L2OK) {
+		static const uint16_t types[] = { ETH_P_IP, ETH_P_ARP, ETH_P_IPV6 };
+		unsigned int i;
+
+		for (i = 0; i < ARRAY_SIZE(types); i++) {
+			struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+			uint16_t be = htons(types[i]);
+
+			if (!e) {
+				nftnl_set_free(set);
+				return -ENOMEM;
+			}
+			nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &be, sizeof(be));
+			nftnl_set_elem_add(set, e);
+		}
+	}
+	{
+		struct nlmsghdr *nlh = nbatch_msg(b, NFT_MSG_NEWSET, NLM_F_CREATE);
+
+		if (!nlh) {
+			nftnl_set_free(set);
+			return -ENOMEM;
+		}
+		nftnl_set_nlmsg_build_payload(nlh, set);
+		nbatch_end(b, nlh);
+		if (s == S_L2OK) {
+			nlh = nbatch_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE);
+			if (nlh) {
+				nftnl_set_elems_nlmsg_build_payload(nlh, set);
+				nbatch_end(b, nlh);
+			}
+		}
+		nftnl_set_free(set);
+		return nlh ? 0 : -ENOMEM;
+	}
+}
+
+/* --- expressions ------------------------------------------------------ */
+
+struct rb {
+	struct nftnl_rule *r;
+	int err;
+};
+
+static struct nftnl_expr *ex(struct rb *rb, const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc(name);
+
+	if (!e)
+		rb->err = -ENOMEM;
+	else
+		nftnl_rule_add_expr(rb->r, e);
+	return e;
+}
+
+static void meta(struct rb *rb, uint32_t key, uint32_t dreg)
+{
+	struct nftnl_expr *e = ex(rb, "meta");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
+	}
+}
+
+static void payload(struct rb *rb, uint32_t base, uint32_t off, uint32_t len,
+		    uint32_t dreg)
+{
+	struct nftnl_expr *e = ex(rb, "payload");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+	}
+}
+
+static void cmp(struct rb *rb, uint32_t sreg, uint32_t op, const void *data,
+		uint32_t len)
+{
+	struct nftnl_expr *e = ex(rb, "cmp");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, sreg);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+		nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	}
+}
+
+static void lookup(struct rb *rb, uint32_t sreg, enum nset s, bool inv)
+{
+	struct nftnl_expr *e = ex(rb, "lookup");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[s].name);
+		if (inv)
+			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
+	}
+}
+
+static void verdict(struct rb *rb, int v, const char *chain)
+{
+	struct nftnl_expr *e = ex(rb, "immediate");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+		if (chain)
+			nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+	}
+}
+
+/* Count the drop on the guest's counter, found by the NIC's ifindex. */
+static void count_drop(struct rb *rb, uint32_t key)
+{
+	struct nftnl_expr *e;
+
+	meta(rb, key, NFT_REG32_00);
+	e = ex(rb, "objref");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_SREG, NFT_REG32_00);
+		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_SET_NAME, nset_descs[S_CTR].name);
+	}
+	verdict(rb, NF_DROP, NULL);
+}
+
+static void need_switch(struct rb *rb, uint32_t key, enum nset sw)
+{
+	meta(rb, key, NFT_REG32_00);
+	lookup(rb, NFT_REG32_00, sw, false);
+}
+
+static void need_proto(struct rb *rb, uint16_t ethertype)
+{
+	uint16_t be = htons(ethertype);
+
+	meta(rb, NFT_META_PROTOCOL, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &be, sizeof(be));
+}
+
+static void need_l4(struct rb *rb, uint8_t proto)
+{
+	meta(rb, NFT_META_L4PROTO, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &proto, sizeof(proto));
+}
+
+static void th_u8(struct rb *rb, uint32_t off, uint8_t v)
+{
+	payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, off, 1, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &v, 1);
+}
+
+static void th_port(struct rb *rb, uint32_t off, uint16_t port)
+{
+	uint16_t be = htons(port);
+
+	payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, off, 2, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &be, 2);
+}
+
+/* key . field(s) not in set s: the NIC's own addresses are the set. */
+static void not_own(struct rb *rb, uint32_t key, enum nset s,
+		    const uint32_t (*fields)[3], unsigned int nfields)
+{
+	uint32_t reg = NFT_REG32_00;
+	unsigned int i;
+
+	meta(rb, key, reg);
+	reg++;
+	for (i = 0; i < nfields; i++) {
+		payload(rb, fields[i][0], fields[i][1], fields[i][2], reg);
+		reg += (fields[i][2] + 3) / 4;
+	}
+	lookup(rb, NFT_REG32_00, s, true);
+}
+
+/* --- the rules ----------------------------------------------------------- */
+
+typedef void (*rule_fn)(struct rb *rb, uint32_t key);
+
+static void r_l2(struct rb *rb, uint32_t key)
+{
+	need_switch(rb, key, S_SW_L2);
+	payload(rb, NFT_PAYLOAD_LL_HEADER, 12, 2, NFT_REG32_01);
+	lookup(rb, NFT_REG32_01, S_L2OK, true);
+	count_drop(rb, key);
+}
+
+static void r_mac(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_LL_HEADER, 6, 6 } };
+
+	need_switch(rb, key, S_SW_MAC);
+	not_own(rb, key, S_MAC, f, 1);
+	count_drop(rb, key);
+}
+
+/* DHCP discover/request from 0.0.0.0:68 to port 67 skips the IPv4 check. */
+static void r_dhcp_client(struct rb *rb, uint32_t key)
+{
+	uint32_t zero = 0;
+
+	need_switch(rb, key, S_SW_IP4);
+	need_proto(rb, ETH_P_IP);
+	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &zero, 4);
+	need_l4(rb, IPPROTO_UDP);
+	th_port(rb, 0, 68);
+	th_port(rb, 2, 67);
+	verdict(rb, NF_ACCEPT, NULL);
+}
+
+static void r_ip4(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 12, 4 } };
+
+	need_switch(rb, key, S_SW_IP4);
+	need_proto(rb, ETH_P_IP);
+	not_own(rb, key, S_IP4, f, 1);
+	count_drop(rb, key);
+}
+
+/* DAD and its MLD report come from ::, before any address is usable. */
+static void r_dad(struct rb *rb, uint32_t key, uint8_t type)
+{
+	uint8_t zero[16] = { 0 };
+
+	need_switch(rb, key, S_SW_IP6);
+	need_proto(rb, ETH_P_IPV6);
+	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, zero, 16);
+	need_l4(rb, IPPROTO_ICMPV6);
+	th_u8(rb, 0, type);
+	verdict(rb, NF_ACCEPT, NULL);
+}
+
+static void r_dad_ns(struct rb *rb, uint32_t key)
+{
+	r_dad(rb, key, 135);
+}
+
+static void r_dad_mld(struct rb *rb, uint32_t key)
+{
+	r_dad(rb, key, 143);
+}
+
+static void r_ip6(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 8, 16 } };
+
+	need_switch(rb, key, S_SW_IP6);
+	need_proto(rb, ETH_P_IPV6);
+	not_own(rb, key, S_IP6, f, 1);
+	count_drop(rb, key);
+}
+
+static void r_arp(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = {
+		{ NFT_PAYLOAD_NETWORK_HEADER, 8, 6 },	/* sender MAC */
+		{ NFT_PAYLOAD_NETWORK_HEADER, 14, 4 },	/* sender IPv4 */
+	};
+
+	need_switch(rb, key, S_SW_ARP);
+	need_proto(rb, ETH_P_ARP);
+	not_own(rb, key, S_ARP, f, 2);
+	count_drop(rb, key);
+}
+
+static void r_dhcp_server(struct rb *rb, uint32_t key, uint16_t proto, uint16_t port)
+{
+	need_switch(rb, key, S_SW_DHCP);
+	need_proto(rb, proto);
+	need_l4(rb, IPPROTO_UDP);
+	th_port(rb, 0, port);
+	count_drop(rb, key);
+}
+
+static void r_dhcp4_server(struct rb *rb, uint32_t key)
+{
+	r_dhcp_server(rb, key, ETH_P_IP, 67);
+}
+
+static void r_dhcp6_server(struct rb *rb, uint32_t key)
+{
+	r_dhcp_server(rb, key, ETH_P_IPV6, 547);
+}
+
+static void r_ra(struct rb *rb, uint32_t key, uint8_t type)
+{
+	need_switch(rb, key, S_SW_RA);
+	need_proto(rb, ETH_P_IPV6);
+	need_l4(rb, IPPROTO_ICMPV6);
+	th_u8(rb, 0, type);
+	count_drop(rb, key);
+}
+
+static void r_ra_adv(struct rb *rb, uint32_t key)
+{
+	r_ra(rb, key, 134);
+}
+
+static void r_ra_redirect(struct rb *rb, uint32_t key)
+{
+	r_ra(rb, key, 137);
+}
+
+static void r_custom(struct rb *rb, uint32_t key)
+{
+	struct nftnl_expr *e;
+
+	meta(rb, key, NFT_REG32_00);
+	e = ex(rb, "lookup");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_VERDICT);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[S_CUSTOM].name);
+	}
+}
+
+/* To the guest: unicast for another MAC. */
+static void r_promisc(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_LL_HEADER, 0, 6 } };
+	uint8_t group = 0x01, zero = 0;
+	struct nftnl_expr *e;
+
+	need_switch(rb, key, S_SW_PROMISC);
+	payload(rb, NFT_PAYLOAD_LL_HEADER, 0, 1, NFT_REG32_01);
+	e = ex(rb, "bitwise");
+	if (e) {
+		uint8_t x = 0;
+
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG32_01);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG32_01);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &group, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &x, 1);
+	}
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &zero, 1);
+	not_own(rb, key, S_MAC, f, 1);
+	count_drop(rb, key);
+}
+
+static const rule_fn from_guest_rules[] = {
+	r_l2, r_mac, r_dhcp_client, r_ip4, r_dad_ns, r_dad_mld, r_ip6, r_arp,
+	r_dhcp4_server, r_dhcp6_server, r_ra_adv, r_ra_redirect, r_custom,
+};
+
+static const rule_fn to_guest_rules[] = { r_promisc };
+
+static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
+		    rule_fn fn, uint32_t key)
+{
+	struct rb rb = { .r = nftnl_rule_alloc() };
+
+	if (!rb.r)
+		return -ENOMEM;
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	fn(&rb, key);
+	if (rb.err) {
+		nftnl_rule_free(rb.r);
+		return rb.err;
+	}
+	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
+}
+
+static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c)
+{
+	const rule_fn *rules = c == C_TO ? to_guest_rules : from_guest_rules;
+	unsigned int i, nr = c == C_TO ? ARRAY_SIZE(to_guest_rules) :
+					 ARRAY_SIZE(from_guest_rules);
+	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
+	int err = 0;
+
+	for (i = 0; i < nr && !err; i++)
+		err = add_rule(n, b, nchain_names[c], rules[i], key);
+	return err;
+}
+
+/*
+ * A base chain with its devices.  Created with the first device a guest
+ * brings (a netdev base chain needs one), updated after: adding devices to
+ * an existing chain, or removing them, is a chain update (Linux 6.4).
+ */
+int layout_chain_devs(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		      const char **devs, unsigned int ndevs, bool del)
+{
+	struct nftnl_chain *ch;
+	bool create = !del && !n->chain_ready[c];
+	const char **todo = calloc(ndevs + 1, sizeof(*todo));
+	unsigned int i, k = 0;
+	int err;
+
+	if (!todo)
+		return -ENOMEM;
+	/* Only what changes: an update naming a hooked device again, or a
+	 * removal naming one that is not, is an error for the kernel. */
+	for (i = 0; i < ndevs; i++)
+		if (devlist_has(&n->devs[c], devs[i]) == del)
+			todo[k++] = devs[i];
+	if (!k || (del && !n->chain_ready[c])) {
+		free(todo);
+		return 0;
+	}
+	for (i = 0; i < k; i++) {
+		if (del)
+			devlist_del(&n->devs[c], todo[i]);
+		else
+			devlist_add(&n->devs[c], todo[i]);
+	}
+	devs = todo;
+	ch = nftnl_chain_alloc();
+	if (!ch) {
+		free(todo);
+		return -ENOMEM;
+	}
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, nchain_names[c]);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, chain_hooks[c]);
+	nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, 0);
+	nftnl_chain_set_array(ch, NFTNL_CHAIN_DEVICES, devs);
+	if (create) {
+		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, "filter");
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	}
+	err = PUT(b, del ? NFT_MSG_DELCHAIN : NFT_MSG_NEWCHAIN,
+		  del ? 0 : NLM_F_CREATE, ch, chain);
+	free(todo);
+	if (!err && create) {
+		err = chain_rules(n, b, c);
+		n->chain_ready[c] = true;	/* undone if the commit fails */
+	}
+	return err;
+}
+
+int layout_skeleton(struct vnic_nft *n, struct nbatch *b)
+{
+	unsigned int s;
+	int err = 0;
+
+	for (s = 0; s < S__MAX && !err; s++)
+		err = layout_set(n, b, s);
+	return err;
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nfnetlink transport for nf_tables.
+ *
+ * A batch is NFNL_MSG_BATCH_BEGIN (carrying the generation it was built
+ * against), the messages, NFNL_MSG_BATCH_END: the kernel applies all of it
+ * or nothing.  The whole batch goes in one sendmsg(): the buffer grows as
+ * needed (never truncated) and the send buffer is raised to fit it.  The
+ * messages carry no NLM_F_ACK: nf_tables processes the batch before
+ * sendmsg() returns and queues an error for whatever failed (or for the
+ * batch, when the generation moved on or the commit failed), so reading
+ * what is queued tells the outcome.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libnftnl/common.h>
+
+#include "nft/internal.h"
+
+#define NB_ROOM		(64 * 1024)
+#define NFNL_RCVBUF	(4u << 20)
+#define RECV_SIZE	(64 * 1024)
+
+struct open_args {
+	struct mnl_socket *nl;
+};
+
+static int open_fn(void *p)
+{
+	struct open_args *a = p;
+
+	a->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	return a->nl ? 0 : -errno;
+}
+
+int nfnl_open(struct vnic_nft *n)
+{
+	struct open_args a = { 0 };
+	int one = 1, v = NFNL_RCVBUF, fd, err;
+
+	err = vnic_in_netns(n->ctx->netns_fd, open_fn, &a);
+	if (err)
+		return err;
+	n->nl = a.nl;
+	fd = mnl_socket_get_fd(n->nl);
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (mnl_socket_bind(n->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	n->portid = mnl_socket_get_portid(n->nl);
+	n->seq = (uint32_t)vnic_now_ms();
+	return 0;
+}
+
+void nbatch_init(struct nbatch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void nbatch_free(struct nbatch *b)
+{
+	free(b->buf);
+	nbatch_init(b);
+}
+
+static int reserve(struct nbatch *b, size_t room)
+{
+	size_t cap = b->cap ? b->cap : 4 * NB_ROOM;
+	char *p;
+
+	while (b->len + room > cap)
+		cap *= 2;
+	if (cap == b->cap)
+		return 0;
+	p = realloc(b->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	b->buf = p;
+	b->cap = cap;
+	return 0;
+}
+
+struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh;
+
+	/* Offset 0 is kept for BATCH_BEGIN, written at commit. */
+	if (!b->len)
+		b->len = NB_ROOM / 64;
+	if (reserve(b, NB_ROOM))
+		return NULL;
+	memset(b->buf + b->len, 0, NB_ROOM);
+	nlh = nftnl_nlmsg_build_hdr(b->buf + b->len, type, NFPROTO_NETDEV,
+				    flags, ++b->seq);
+	b->cur = nlh;
+	return nlh;
+}
+
+void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh)
+{
+	b->len += MNL_ALIGN(nlh->nlmsg_len);
+	b->msgs++;
+	b->cur = NULL;
+}
+
+static ssize_t recv_one(struct vnic_nft *n, char *buf, int flags)
+{
+	ssize_t r;
+
+	do {
+		r = recv(mnl_socket_get_fd(n->nl), buf, RECV_SIZE, flags);
+	} while (r < 0 && errno == EINTR);
+	n->ctx->stats.recvmsg_calls++;
+	return r < 0 ? -errno : r;
+}
+
+/* The first error queued for the batch, with the kernel's message. */
+static int collect_errors(struct vnic_nft *n, char *buf)
+{
+	int first = 0;
+	ssize_t r;
+
+	while ((r = recv_one(n, buf, MSG_DONTWAIT)) > 0) {
+		const struct nlmsghdr *nlh;
+		int left = (int)r;
+
+		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+			const struct nlattr *a;
+			size_t off = sizeof(*e);
+
+			if (nlh->nlmsg_type != NLMSG_ERROR || !e->error || first)
+				continue;
+			first = e->error;
+			if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+				continue;
+			mnl_attr_for_each(a, nlh, off)
+				if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG)
+					snprintf(n->ctx->err.extack,
+						 sizeof(n->ctx->err.extack), "%s",
+						 mnl_attr_get_str(a));
+		}
+	}
+	if (r < 0 && r != -EAGAIN && !first)
+		first = (int)r;
+	return first;
+}
+
+static void size_sndbuf(struct vnic_nft *n, size_t len)
+{
+	int fd = mnl_socket_get_fd(n->nl), v = (int)len + 4096;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+		  unsigned int *sent)
+{
+	struct nlmsghdr *begin, *end;
+	char *buf, *start;
+	size_t hdr;
+	int err;
+
+	if (!b->msgs)
+		return 0;
+	/* BEGIN goes right before the first message, in the reserved head. */
+	begin = nftnl_batch_begin(b->buf, n->seq++);
+	if (n->features & VNIC_NFT_FEAT_GENID)
+		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl(genid));
+	hdr = MNL_ALIGN(begin->nlmsg_len);
+	start = b->buf + NB_ROOM / 64 - hdr;
+	memmove(start, begin, begin->nlmsg_len);
+	if (reserve(b, NB_ROOM))
+		return -ENOMEM;
+	start = b->buf + NB_ROOM / 64 - hdr;
+	end = nftnl_batch_end(b->buf + b->len, n->seq++);
+	b->len += MNL_ALIGN(end->nlmsg_len);
+	size_sndbuf(n, b->len);
+	buf = malloc(RECV_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	n->ctx->stats.sendmsg_calls++;
+	n->ctx->stats.requests += b->msgs + 2;
+	if (mnl_socket_sendto(n->nl, start, b->len - (size_t)(start - b->buf)) < 0)
+		err = -errno;
+	else
+		err = collect_errors(n, buf);
+	free(buf);
+	if (sent)
+		*sent += b->msgs;
+	return err;
+}
+
+struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n)
+{
+	return nftnl_nlmsg_build_hdr(buf, type, NFPROTO_NETDEV, flags, ++n->seq);
+}
+
+int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
+	     int (*cb)(const struct nlmsghdr *, void *), void *data)
+{
+	char *buf = malloc(RECV_SIZE);
+	int err = 0;
+	bool done = false;
+
+	if (!buf)
+		return -ENOMEM;
+	req->nlmsg_flags |= NLM_F_ACK;
+	n->ctx->stats.sendmsg_calls++;
+	n->ctx->stats.requests++;
+	if (mnl_socket_sendto(n->nl, req, req->nlmsg_len) < 0) {
+		free(buf);
+		return -errno;
+	}
+	while (!done) {
+		const struct nlmsghdr *nlh;
+		ssize_t r = recv_one(n, buf, 0);
+		int left;
+
+		if (r < 0) {
+			err = (int)r;
+			break;
+		}
+		left = (int)r;
+		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (nlh->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+				err = ((const struct nlmsgerr *)
+				       mnl_nlmsg_get_payload(nlh))->error;
+				done = true;
+			} else if (cb && !err) {
+				err = cb(nlh, data);
+			}
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static int genid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_GEN_ID)
+			*(uint32_t *)data = ntohl(mnl_attr_get_u32(a));
+	return 0;
+}
+
+int nfnl_genid(struct vnic_nft *n, uint32_t *genid)
+{
+	char buf[256];
+	struct nlmsghdr *req = nfnl_req(buf, NFT_MSG_GETGEN, 0, n);
+
+	*genid = 0;
+	return nfnl_get(n, req, genid_cb, genid);
+}

@@ -1,0 +1,799 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The nftables backend's public face: open (create or claim the table),
+ * apply, remove, sync, and reading guests and counters back.
+ *
+ * Every change is one batch built against the generation read just before,
+ * so a concurrent change elsewhere makes the commit fail (-EAGAIN) instead
+ * of interleaving.  The handle remembers what it installed, so replacing or
+ * removing a guest deletes exactly its elements without reading anything;
+ * after a restart, what it does not remember is read back once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <libnftnl/set.h>
+#include <linux/rtnetlink.h>
+
+#include "lib/link.h"
+#include "nft/read.h"
+
+/* --- the installed guests ---------------------------------------------- */
+
+static struct pguest *pguest_dup(const struct pguest *g)
+{
+	struct pguest *c = calloc(1, sizeof(*c));
+	unsigned int i;
+
+	if (!c)
+		return NULL;
+	*c = *g;
+	c->capn = c->nn;
+	c->capr = c->nr;
+	c->nics = calloc(g->nn + 1, sizeof(*c->nics));
+	c->rules = calloc(g->nr + 1, sizeof(*c->rules));
+	if (!c->nics || !c->rules)
+		goto fail;
+	memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
+	for (i = 0; i < g->nn; i++) {
+		struct pnic *d = &c->nics[i];
+
+		*d = g->nics[i];
+		d->v4 = malloc((d->n4 + 1) * sizeof(*d->v4));
+		d->v6 = malloc((d->n6 + 1) * sizeof(*d->v6));
+		if (!d->v4 || !d->v6)
+			goto fail;
+		memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
+		memcpy(d->v6, g->nics[i].v6, d->n6 * sizeof(*d->v6));
+	}
+	return c;
+fail:
+	for (i = 0; c->nics && i < g->nn; i++) {
+		free(c->nics[i].v4);
+		free(c->nics[i].v6);
+	}
+	free(c->nics);
+	free(c->rules);
+	free(c);
+	return NULL;
+}
+
+static void pguest_free(struct pguest *g)
+{
+	unsigned int i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nn; i++) {
+		free(g->nics[i].v4);
+		free(g->nics[i].v6);
+	}
+	free(g->nics);
+	free(g->rules);
+	free(g);
+}
+
+static void inst_clear(struct vnic_nft *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->ninst; i++) {
+		pguest_free(n->inst[i].g);
+		free(n->inst[i].ifindex);
+	}
+	free(n->inst);
+	n->inst = NULL;
+	n->ninst = n->capinst = 0;
+	strmap_free(&n->inst_map);
+}
+
+static struct installed *inst_find(struct vnic_nft *n, const char *name)
+{
+	uint32_t i;
+
+	if (strmap_get(&n->inst_map, name, &i) || !n->inst[i].name[0])
+		return NULL;
+	return &n->inst[i];
+}
+
+/* The map borrows inst[].name: the array only grows by realloc, so the
+ * map is rebuilt then. */
+static int inst_rehash(struct vnic_nft *n)
+{
+	unsigned int i;
+	int err = 0;
+
+	strmap_free(&n->inst_map);
+	for (i = 0; i < n->ninst && !err; i++)
+		if (n->inst[i].name[0])
+			err = strmap_add(&n->inst_map, n->inst[i].name, i);
+	return err;
+}
+
+static struct installed *inst_new(struct vnic_nft *n, const char *name)
+{
+	struct installed *in;
+
+	if (n->ninst == n->capinst) {
+		unsigned int cap = n->capinst ? n->capinst * 2 : 64;
+
+		in = realloc(n->inst, cap * sizeof(*in));
+		if (!in)
+			return NULL;
+		n->inst = in;
+		n->capinst = cap;
+		if (inst_rehash(n))
+			return NULL;
+	}
+	in = &n->inst[n->ninst];
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", name);
+	if (strmap_add(&n->inst_map, in->name, n->ninst))
+		return NULL;
+	n->ninst++;
+	return in;
+}
+
+static void inst_forget(struct vnic_nft *n, struct installed *in)
+{
+	pguest_free(in->g);
+	free(in->ifindex);
+	in->g = NULL;
+	in->ifindex = NULL;
+	in->name[0] = '\0';	/* a hole; the map entry no longer matches */
+}
+
+/* Order-independent digest of the whole state. */
+static uint64_t mix(const char *name, uint64_t digest)
+{
+	return vnic_hash64(&digest, sizeof(digest),
+			   vnic_hash64(name, strlen(name), VNIC_HASH_INIT));
+}
+
+/* --- reading back after a restart -------------------------------------- */
+
+static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct vnic_nft *n = data;
+	const uint8_t *ud;
+	uint32_t len = 0;
+	char name[POLICY_GUEST_MAX + 1];
+	unsigned long long d;
+	struct installed *in;
+
+	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	if (!ud || len < 3 || ud[0] != 0 || ud[1] > len - 2 ||
+	    sscanf((const char *)ud + 2, "%64s %llx", name, &d) != 2 ||
+	    !strcmp(name, "libvnic-state"))
+		return 0;
+	in = inst_find(n, name) ? inst_find(n, name) : inst_new(n, name);
+	if (!in)
+		return -ENOMEM;
+	in->digest = d;
+	return 0;
+}
+
+static int read_guests(struct vnic_nft *n)
+{
+	inst_clear(n);
+	return read_elems(n, S_GUESTS, guests_elem_cb, n);
+}
+
+/* --- open ---------------------------------------------------------------- */
+
+static int kernel_at_least(unsigned int maj, unsigned int min)
+{
+	struct utsname u;
+	unsigned int a = 0, b = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &a, &b) != 2)
+		return 0;
+	return a > maj || (a == maj && b >= min);
+}
+
+/* Table flags and hooks cannot be probed without changing the ruleset, so
+ * the kernel version tells (Documentation/filters.rst). */
+static uint32_t probe(void)
+{
+	uint32_t f = 0;
+
+	if (kernel_at_least(4, 11))
+		f |= VNIC_NFT_FEAT_GENID;
+	if (kernel_at_least(5, 12))
+		f |= VNIC_NFT_FEAT_OWNER;
+	if (kernel_at_least(6, 9))
+		f |= VNIC_NFT_FEAT_PERSIST;
+	if (kernel_at_least(5, 16))
+		f |= VNIC_NFT_FEAT_EGRESS;
+	if (kernel_at_least(6, 4))
+		f |= VNIC_NFT_FEAT_HOOK_UPDATE;
+	return f;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int set_err(struct vnic_nft *n, int err, const char *fmt, ...)
+{
+	char extack[VNIC_EXTACK_MAX];
+	va_list ap;
+
+	/* collect_errors() left the kernel's message in ctx->err.extack. */
+	snprintf(extack, sizeof(extack), "%s", n->ctx->err.extack);
+	n->ctx->err.extack[0] = '\0';
+	va_start(ap, fmt);
+	err = vnic_set_errv(n->ctx, err, VNIC_STEP_CREATE, -1, extack, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+		  struct vnic_nft_result *res)
+{
+	unsigned int sent = 0;
+	int err = nbatch_commit(n, b, genid, &sent);
+
+	if (res) {
+		res->messages += sent;
+		res->batches += sent ? 1 : 0;
+		res->writes = res->writes || sent;
+	}
+	return err;
+}
+
+/* A new table with its sets, or an existing one claimed (owner flag). */
+static int open_table(struct vnic_nft *n, const struct table_info *ti)
+{
+	struct nbatch b;
+	uint32_t genid;
+	int err;
+
+	nbatch_init(&b);
+	err = nfnl_genid(n, &genid);
+	if (!err)
+		err = layout_table(n, &b);
+	if (!err && !ti->exists)
+		err = layout_skeleton(n, &b);
+	if (!err)
+		err = commit(n, &b, genid, NULL);
+	nbatch_free(&b);
+	if (err == -EPERM || err == -EBUSY)
+		return set_err(n, err, "table netdev %s is owned by another process",
+			       n->table);
+	if (err)
+		return set_err(n, err, "creating or claiming table netdev %s", n->table);
+	return 0;
+}
+
+static int open_state(struct vnic_nft *n)
+{
+	struct table_info ti;
+	int err = read_table(n, &ti);
+
+	if (!err)
+		err = open_table(n, &ti);
+	if (!err)
+		err = read_state(n, &ti);
+	if (!err) {
+		n->table_digest = ti.has_digest ? ti.digest : 0;
+		n->has_state = ti.has_digest;
+	}
+	if (!err)
+		err = read_chains(n, n->devs);
+	if (!err)
+		err = read_guests(n);
+	if (err && !n->ctx->err.err)
+		set_err(n, err, "reading table netdev %s", n->table);
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+			      struct vnic_nft **out)
+{
+	struct vnic_nft_opts o;
+	struct vnic_nft *n;
+	int err;
+
+	if (!ctx || !out)
+		return -EINVAL;
+	vnic_clear_err(ctx);
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL, "vnic_nft_opts");
+	if (o.table && !vnic_valid_tag(o.table, 32))
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "table name '%s' must be 1..32 of [A-Za-z0-9_.-]",
+				    o.table);
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->ctx = ctx;
+	n->flags = o.flags;
+	n->features = probe();
+	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
+	err = nfnl_open(n);
+	if (err)
+		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
+	if (!err)
+		err = open_state(n);
+	if (err) {
+		vnic_nft_close(n);
+		return err;
+	}
+	*out = n;
+	return 0;
+}
+
+VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
+{
+	unsigned int c;
+
+	if (!n)
+		return;
+	inst_clear(n);
+	for (c = 0; c < C__MAX; c++)
+		devlist_clear(&n->devs[c]);
+	devlist_clear(&n->customs);
+	if (n->nl)
+		mnl_socket_close(n->nl);
+	free(n);
+}
+
+VNIC_EXPORT uint32_t vnic_nft_features(const struct vnic_nft *n)
+{
+	return n ? n->features : 0;
+}
+
+/* --- the NICs' ifindexes ---------------------------------------------- */
+
+static int resolve_ifindexes(struct vnic_nft *n, const struct pguest *g, int *out)
+{
+	struct nl_batch b;
+	unsigned int i;
+	int err = 0;
+
+	nl_batch_init(&b);
+	for (i = 0; i < g->nn && !err; i++) {
+		struct nlmsghdr *nlh = nl_batch_msg(&b, RTM_GETLINK, NLM_F_ACK);
+
+		if (!nlh) {
+			err = -ENOMEM;
+			break;
+		}
+		link_getlink_by_name(nlh, g->nics[i].ifname);
+		err = nl_batch_end(&b, nlh, link_ifindex_cb, &out[i]);
+	}
+	if (!err)
+		err = nl_batch_run(&n->ctx->nl, &b);
+	for (i = 0; !err && i < b.n; i++)
+		if (b.reqs[i].err)
+			err = vnic_set_err(n->ctx, b.reqs[i].err, VNIC_STEP_VALIDATE,
+					   -1, b.reqs[i].extack, "guest %s: NIC %s",
+					   g->name, g->nics[i].ifname);
+	nl_batch_free(&b);
+	return err;
+}
+
+/* --- changes ------------------------------------------------------------ */
+
+struct change {
+	struct vnic_nft *n;
+	struct nbatch b;
+	uint64_t digest;		/* of the table after the change */
+	struct vnic_nft_result *res;
+	/* Undo information for the in-memory state if the commit fails. */
+	bool failed;
+};
+
+/* Purge a guest the handle knows only by name (installed before a
+ * restart): its ifindexes are the drops map's elements naming its counter;
+ * every set element keyed by one of them goes. */
+struct purge {
+	struct change *ch;
+	const char *ctr;
+	int *ifi;
+	unsigned int nifi, cap;
+	enum nset set;
+	struct nftnl_set *del;
+	int err;
+};
+
+static int drops_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct purge *pu = data;
+	const char *obj = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
+	uint32_t len = 0;
+	const uint32_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+
+	if (!obj || !key || len < 4 || strcmp(obj, pu->ctr))
+		return 0;
+	if (pu->nifi == pu->cap) {
+		unsigned int cap = pu->cap ? pu->cap * 2 : 16;
+		int *p = realloc(pu->ifi, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		pu->ifi = p;
+		pu->cap = cap;
+	}
+	pu->ifi[pu->nifi++] = (int)*key;
+	return 0;
+}
+
+static int purge_elem_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct purge *pu = data;
+	uint32_t len = 0, k;
+	const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+	struct nftnl_set_elem *d;
+	int ifindex;
+	unsigned int i;
+
+	if (!key || len < 4)
+		return 0;
+	memcpy(&k, key, 4);
+	ifindex = (int)k;
+	for (i = 0; i < pu->nifi && pu->ifi[i] != ifindex; i++)
+		;
+	if (i == pu->nifi)
+		return 0;
+	d = nftnl_set_elem_alloc();
+	if (!d)
+		return -ENOMEM;
+	nftnl_set_elem_set(d, NFTNL_SET_ELEM_KEY, key, len);
+	nftnl_set_elem_add(pu->del, d);
+	return 0;
+}
+
+static int purge_set(struct purge *pu, enum nset s)
+{
+	struct nftnl_set_elems_iter *it;
+	struct nlmsghdr *nlh;
+	bool any;
+	int err;
+
+	pu->del = nftnl_set_alloc();
+	if (!pu->del)
+		return -ENOMEM;
+	nftnl_set_set_str(pu->del, NFTNL_SET_TABLE, pu->ch->n->table);
+	nftnl_set_set_str(pu->del, NFTNL_SET_NAME, nset_descs[s].name);
+	err = read_elems(pu->ch->n, s, purge_elem_cb, pu);
+	it = err ? NULL : nftnl_set_elems_iter_create(pu->del);
+	any = it && nftnl_set_elems_iter_next(it);
+	nftnl_set_elems_iter_destroy(it);
+	if (any) {
+		nlh = nbatch_msg(&pu->ch->b, NFT_MSG_DELSETELEM, 0);
+		if (nlh) {
+			nftnl_set_elems_nlmsg_build_payload(nlh, pu->del);
+			nbatch_end(&pu->ch->b, nlh);
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	nftnl_set_free(pu->del);
+	pu->del = NULL;
+	return err;
+}
+
+static int purge_guest(struct change *ch, const char *name)
+{
+	struct pguest g = { 0 };
+	char ctr[80], chain[80];
+	struct purge pu = { .ch = ch, .ctr = ctr };
+	unsigned int s;
+	int err;
+
+	guest_names(name, ctr, chain, sizeof(ctr));
+	err = read_elems(ch->n, S_CTR, drops_cb, &pu);
+	for (s = 0; !err && s < S__MAX; s++)
+		if (s != S_GUESTS && s != S_L2OK)
+			err = purge_set(&pu, s);
+	free(pu.ifi);
+	if (err)
+		return err;
+	/* The guest element, counter and chain go by name.  Its NICs' names
+	 * stay in the base chains' device lists: harmless, and gone with the
+	 * devices' names being reused by another guest's update. */
+	snprintf(g.name, sizeof(g.name), "%s", name);
+	g.nr = devlist_has(&ch->n->customs, chain);
+	return guest_put(ch->n, &ch->b, &g, NULL, 0, false);
+}
+
+static int drop_guest(struct change *ch, struct installed *in)
+{
+	int err;
+
+	if (in->g)
+		err = guest_put(ch->n, &ch->b, in->g, in->ifindex, in->digest, false);
+	else
+		err = purge_guest(ch, in->name);
+	if (!err) {
+		ch->digest ^= mix(in->name, in->digest);
+		inst_forget(ch->n, in);
+	}
+	return err;
+}
+
+static int add_guest(struct change *ch, const struct pguest *g)
+{
+	struct installed *in;
+	uint64_t d = pguest_digest(g);
+	int *ifi = calloc(g->nn + 1, sizeof(*ifi));
+	int err = ifi ? resolve_ifindexes(ch->n, g, ifi) : -ENOMEM;
+
+	if (!err)
+		err = guest_put(ch->n, &ch->b, g, ifi, d, true);
+	in = err ? NULL : inst_new(ch->n, g->name);
+	if (!err && !in)
+		err = -ENOMEM;
+	if (err) {
+		free(ifi);
+		return err;
+	}
+	in->g = pguest_dup(g);
+	in->ifindex = ifi;
+	in->digest = d;
+	ch->digest ^= mix(g->name, d);
+	return in->g ? 0 : -ENOMEM;
+}
+
+static int change_begin(struct vnic_nft *n, struct change *ch,
+			struct vnic_nft_result *res)
+{
+	memset(ch, 0, sizeof(*ch));
+	ch->n = n;
+	ch->digest = n->table_digest;
+	ch->res = res;
+	nbatch_init(&ch->b);
+	if (res) {
+		size_t sz = res->sz;
+
+		memset(res, 0, sz < sizeof(*res) ? sz : sizeof(*res));
+		res->sz = sz;
+	}
+	return 0;
+}
+
+/* Commit: the guest changes, then the table's comment with the new digest,
+ * all in one batch.  On failure the kernel kept the old state: so does the
+ * handle, by reading it back. */
+static int change_end(struct change *ch, int err, uint32_t genid)
+{
+	struct vnic_nft *n = ch->n;
+	bool wrote = ch->b.msgs;
+
+	if (!err && wrote) {
+		if (n->has_state)
+			err = state_elem(n, &ch->b, 0, false);
+		if (!err)
+			err = state_elem(n, &ch->b, ch->digest, true);
+		if (!err)
+			err = commit(n, &ch->b, genid, ch->res);
+		if (err == -ERESTART || err == -EINTR) {
+			err = -EAGAIN;
+			set_err(n, err, "the ruleset of table %s changed while this "
+				"commit was built: retry", n->table);
+		} else if (err) {
+			set_err(n, err, "commit to table netdev %s", n->table);
+		}
+	}
+	nbatch_free(&ch->b);
+	if (err) {
+		n->table_digest = 0;
+		open_state(n);	/* the kernel's state is the truth */
+		return err;
+	}
+	n->table_digest = ch->digest;
+	n->has_state = n->has_state || wrote;
+	if (ch->res && ch->res->sz >= sizeof(*ch->res))
+		nfnl_genid(n, &ch->res->genid);
+	return 0;
+}
+
+static int check_claims(struct vnic_nft *n, const struct vnic_policy *p)
+{
+	unsigned int i, k, j;
+
+	/* A NIC may belong to one installed guest only. */
+	for (i = 0; i < n->ninst; i++) {
+		struct pguest *og = n->inst[i].g;
+		uint32_t gi;
+
+		if (!og || !policy_find(p, og->name, &gi))
+			continue;
+		for (k = 0; k < og->nn; k++)
+			if (!strmap_get(&p->ifnames, og->nics[k].ifname, &gi))
+				for (j = 0; j < 1; j++)
+					return vnic_set_err(n->ctx, -EEXIST,
+							    VNIC_STEP_VALIDATE, -1, NULL,
+							    "NIC %s belongs to installed guest %s",
+							    og->nics[k].ifname, og->name);
+	}
+	return 0;
+}
+
+static int apply_guests(struct change *ch, const struct vnic_policy *p, bool all,
+			struct vnic_nft_result *res)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < p->n && !err; i++) {
+		const struct pguest *g = p->g[i];
+		struct installed *in = inst_find(ch->n, g->name);
+		uint64_t d = pguest_digest(g);
+
+		if (in && in->digest == d && all) {
+			if (res)
+				res->guests_unchanged++;
+			continue;
+		}
+		if (in)
+			err = drop_guest(ch, in);
+		if (!err)
+			err = add_guest(ch, g);
+		if (!err && res) {
+			if (in)
+				res->guests_changed++;
+			else
+				res->guests_added++;
+		}
+	}
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+			       struct vnic_nft_result *res)
+{
+	struct change ch;
+	uint32_t genid = 0;
+	int err;
+
+	if (!n || !p || (res && res->sz < sizeof(size_t)))
+		return -EINVAL;
+	err = vnic_policy_check(p);
+	if (!err)
+		err = check_claims(n, p);
+	if (!err)
+		err = nfnl_genid(n, &genid);
+	if (err)
+		return err;
+	change_begin(n, &ch, res);
+	err = apply_guests(&ch, p, false, res);
+	return change_end(&ch, err, genid);
+}
+
+VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
+				unsigned int count, struct vnic_nft_result *res)
+{
+	struct change ch;
+	uint32_t genid = 0;
+	unsigned int i;
+	int err = 0;
+
+	if (!n || (count && !guests) || (res && res->sz < sizeof(size_t)))
+		return -EINVAL;
+	vnic_clear_err(n->ctx);
+	for (i = 0; i < count; i++)
+		if (!guests[i] || !inst_find(n, guests[i]))
+			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
+					    NULL, "guest %s is not installed",
+					    guests[i] ? guests[i] : "(null)");
+	err = nfnl_genid(n, &genid);
+	if (err)
+		return err;
+	change_begin(n, &ch, res);
+	for (i = 0; i < count && !err; i++) {
+		struct installed *in = inst_find(n, guests[i]);
+
+		if (!in)
+			continue;	/* named twice */
+		err = drop_guest(&ch, in);
+		if (!err && res)
+			res->guests_removed++;
+	}
+	return change_end(&ch, err, genid);
+}
+
+static uint64_t policy_digest(const struct vnic_policy *p)
+{
+	uint64_t d = 0;
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++)
+		d ^= mix(p->g[i]->name, pguest_digest(p->g[i]));
+	return d;
+}
+
+VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+			      struct vnic_nft_result *res)
+{
+	struct table_info ti;
+	struct change ch;
+	uint32_t genid = 0, gi;
+	unsigned int i;
+	int err;
+
+	if (!n || !p || (res && res->sz < sizeof(size_t)))
+		return -EINVAL;
+	err = vnic_policy_check(p);
+	if (!err)
+		err = nfnl_genid(n, &genid);
+	if (!err)
+		err = read_state(n, &ti);
+	if (err)
+		return err;
+	ti.exists = true;
+	change_begin(n, &ch, res);
+	/* One read, and nothing to write when the digests agree. */
+	if (ti.exists && ti.has_digest && ti.digest == policy_digest(p)) {
+		if (res) {
+			res->guests_unchanged = p->n;
+			if (res->sz >= sizeof(*res))
+				res->genid = genid;
+		}
+		nbatch_free(&ch.b);
+		return 0;
+	}
+	if (!ti.has_digest || ti.digest != n->table_digest)
+		err = open_state(n);	/* changed behind our back */
+	for (i = 0; !err && i < n->ninst; i++) {
+		struct installed *in = &n->inst[i];
+
+		if (!in->name[0] || !policy_find(p, in->name, &gi))
+			continue;
+		err = drop_guest(&ch, in);
+		if (!err && res)
+			res->guests_removed++;
+	}
+	if (!err)
+		err = apply_guests(&ch, p, true, res);
+	return change_end(&ch, err, genid);
+}
+
+VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
+{
+	unsigned int i, k = 0;
+	size_t bytes = 0;
+	char **out, *s;
+
+	if (!n || !names || !count)
+		return -EINVAL;
+	for (i = 0; i < n->ninst; i++)
+		if (n->inst[i].name[0])
+			bytes += strlen(n->inst[i].name) + 1, k++;
+	out = malloc((k + 1) * sizeof(*out) + bytes);
+	if (!out)
+		return -ENOMEM;
+	s = (char *)(out + k + 1);
+	for (i = 0, k = 0; i < n->ninst; i++) {
+		if (!n->inst[i].name[0])
+			continue;
+		out[k++] = strcpy(s, n->inst[i].name);
+		s += strlen(s) + 1;
+	}
+	out[k] = NULL;
+	*names = out;
+	*count = k;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_nft_counter(struct vnic_nft *n, const char *guest,
+				 uint64_t *packets, uint64_t *bytes)
+{
+	char ctr[80], chain[80];
+	uint64_t p, b;
+	int err;
+
+	if (!n || !guest || !packets || !bytes)
+		return -EINVAL;
+	vnic_clear_err(n->ctx);
+	guest_names(guest, ctr, chain, sizeof(ctr));
+	err = read_counter(n, ctr, &p, &b);
+	if (err)
+		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "counter of guest %s", guest);
+	*packets = p;
+	*bytes = b;
+	return 0;
+}

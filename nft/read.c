@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Reading the installed state back: after a restart the handle knows only
+ * what the kernel says.  The table's comment holds the digest of the whole
+ * state, the guests set one element per guest ("NAME DIGEST"), the drops
+ * map which ifindexes belong to which guest's counter.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/object.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+
+#include "nft/read.h"
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct table_info *ti = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+
+	if (!t)
+		return -ENOMEM;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		ti->exists = true;
+		ti->flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+	}
+	nftnl_table_free(t);
+	return 0;
+}
+
+static int state_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct table_info *ti = data;
+	uint32_t len = 0, klen = 0;
+	const uint8_t *ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	const uint32_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	unsigned long long d;
+
+	if (key && klen == 4 && *key == STATE_KEY && ud && len > 2 && ud[0] == 0 &&
+	    ud[1] <= len - 2 &&
+	    sscanf((const char *)ud + 2, "libvnic-state %llx", &d) == 1) {
+		ti->digest = d;
+		ti->has_digest = true;
+	}
+	return 0;
+}
+
+int read_table(struct vnic_nft *n, struct table_info *ti)
+{
+	char buf[512];
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct nlmsghdr *req;
+	int err;
+
+	memset(ti, 0, sizeof(*ti));
+	if (!t)
+		return -ENOMEM;
+	req = nfnl_req(buf, NFT_MSG_GETTABLE, 0, n);
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, n->table);
+	nftnl_table_nlmsg_build_payload(req, t);
+	nftnl_table_free(t);
+	err = nfnl_get(n, req, table_cb, ti);
+	return err == -ENOENT ? 0 : err;
+}
+
+struct chain_read {
+	struct vnic_nft *n;
+	struct devlist *devs;		/* [C__MAX] */
+};
+
+static int chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct chain_read *cr = data;
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	const char *name, *dev, *const *devs;
+	unsigned int k;
+
+	if (!c)
+		return -ENOMEM;
+	if (nftnl_chain_nlmsg_parse(nlh, c) < 0)
+		goto out;
+	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
+	if (name && !strncmp(name, "g_", 2))
+		devlist_add(&cr->n->customs, name);
+	for (k = 0; name && k < C__MAX; k++) {
+		if (strcmp(name, nchain_names[k]))
+			continue;
+		cr->n->chain_ready[k] = true;
+		dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
+		if (dev)
+			devlist_add(&cr->devs[k], dev);
+		devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
+		while (devs && *devs)
+			devlist_add(&cr->devs[k], *devs++);
+	}
+out:
+	nftnl_chain_free(c);
+	return 0;
+}
+
+int read_chains(struct vnic_nft *n, struct devlist *devs)
+{
+	char buf[512];
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct chain_read cr = { n, devs };
+	struct nlmsghdr *req;
+	unsigned int k;
+
+	if (!c)
+		return -ENOMEM;
+	for (k = 0; k < C__MAX; k++) {
+		n->chain_ready[k] = false;
+		devlist_clear(&devs[k]);
+	}
+	devlist_clear(&n->customs);
+	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
+	nftnl_chain_nlmsg_build_payload(req, c);
+	nftnl_chain_free(c);
+	return nfnl_get(n, req, chain_cb, &cr);
+}
+
+struct elem_read {
+	int (*fn)(struct nftnl_set_elem *e, void *data);
+	void *data;
+};
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct elem_read *er = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	int err = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
+		goto out;
+	it = nftnl_set_elems_iter_create(s);
+	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
+	     e = nftnl_set_elems_iter_next(it))
+		err = er->fn(e, er->data);
+	nftnl_set_elems_iter_destroy(it);
+out:
+	nftnl_set_free(s);
+	return err;
+}
+
+int read_elems(struct vnic_nft *n, enum nset set,
+	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data)
+{
+	struct elem_read er = { fn, data };
+	char buf[512];
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *req;
+
+	if (!s)
+		return -ENOMEM;
+	req = nfnl_req(buf, NFT_MSG_GETSETELEM, NLM_F_DUMP, n);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[set].name);
+	nftnl_set_elems_nlmsg_build_payload(req, s);
+	nftnl_set_free(s);
+	return nfnl_get(n, req, elem_cb, &er);
+}
+
+/* One element by key: a GETSETELEM without NLM_F_DUMP. */
+int read_state(struct vnic_nft *n, struct table_info *ti)
+{
+	struct elem_read er = { state_cb, ti };
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+	uint32_t key = STATE_KEY;
+	struct nlmsghdr *req;
+	char buf[512];
+	int err;
+
+	ti->has_digest = false;
+	if (!s || !e) {
+		nftnl_set_free(s);
+		nftnl_set_elem_free(e);
+		return -ENOMEM;
+	}
+	req = nfnl_req(buf, NFT_MSG_GETSETELEM, 0, n);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[S_GUESTS].name);
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &key, sizeof(key));
+	nftnl_set_elem_add(s, e);
+	nftnl_set_elems_nlmsg_build_payload(req, s);
+	nftnl_set_free(s);
+	err = nfnl_get(n, req, elem_cb, &er);
+	return err == -ENOENT ? 0 : err;
+}
+
+struct ctr_read {
+	uint64_t pkts, bytes;
+	bool found;
+};
+
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct ctr_read *cr = data;
+	struct nftnl_obj *o = nftnl_obj_alloc();
+
+	if (!o)
+		return -ENOMEM;
+	if (nftnl_obj_nlmsg_parse(nlh, o) == 0) {
+		cr->pkts = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
+		cr->bytes = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_BYTES);
+		cr->found = true;
+	}
+	nftnl_obj_free(o);
+	return 0;
+}
+
+int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
+		 uint64_t *bytes)
+{
+	struct ctr_read cr = { 0 };
+	char buf[512];
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	struct nlmsghdr *req;
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	req = nfnl_req(buf, NFT_MSG_GETOBJ, 0, n);
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, n->table);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	nftnl_obj_nlmsg_build_payload(req, o);
+	nftnl_obj_free(o);
+	err = nfnl_get(n, req, obj_cb, &cr);
+	if (!err && !cr.found)
+		err = -ENOENT;
+	if (!err) {
+		*pkts = cr.pkts;
+		*bytes = cr.bytes;
+	}
+	return err;
+}
+
+/* --- device lists ------------------------------------------------------ */
+
+void devlist_clear(struct devlist *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->names[i]);
+	free(d->names);
+	free(d->live);
+	strmap_free(&d->map);
+	memset(d, 0, sizeof(*d));
+}
+
+bool devlist_has(const struct devlist *d, const char *name)
+{
+	uint32_t v;
+
+	return !strmap_get(&d->map, name, &v) && d->live[v];
+}
+
+void devlist_del(struct devlist *d, const char *name)
+{
+	uint32_t v;
+
+	if (!strmap_get(&d->map, name, &v))
+		d->live[v] = false;
+}
+
+int devlist_add(struct devlist *d, const char *name)
+{
+	uint32_t v;
+	char *copy;
+
+	if (!strmap_get(&d->map, name, &v)) {
+		d->live[v] = true;
+		return 0;
+	}
+	if (d->n == d->cap) {
+		unsigned int cap = d->cap ? d->cap * 2 : 16;
+		char **p = realloc(d->names, cap * sizeof(*p));
+		bool *l = realloc(d->live, cap * sizeof(*l));
+
+		if (p)
+			d->names = p;
+		if (l)
+			d->live = l;
+		if (!p || !l)
+			return -ENOMEM;
+		d->cap = cap;
+	}
+	copy = strdup(name);
+	if (!copy || strmap_add(&d->map, copy, d->n)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	d->live[d->n] = true;
+	d->names[d->n++] = copy;
+	return 0;
+}

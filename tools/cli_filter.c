@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vnicctl filter apply|sync|show|remove|render: the guests' filter policy
+ * enforced by libvnic's nftables table (nft.h).  The policy file is parsed
+ * in cli_policy.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/*
+ * Operands of a filter subcommand: -h/--help prints help, other options are
+ * refused ("-" alone is an operand: stdin), the operand count must be in
+ * min..max.  Returns -1 to go on, else an exit status.
+ */
+static int operands(const char *cmd, const char *what, int argc, char **argv,
+		    int min, int max)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_filter(stdout);
+			return CLI_OK;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_err(cmd, "unknown option '%s'", argv[i]);
+	}
+	if (argc - 1 < min)
+		return cli_usage_err(cmd, "missing %s", what);
+	if (argc - 1 > max)
+		return cli_usage_err(cmd, "unexpected argument '%s'", argv[max + 1]);
+	return -1;
+}
+
+/*
+ * Open the table.  A command that writes claims it (NFT_TABLE_F_OWNER)
+ * unless --no-owner; vnicctl exits right after, so the claim is only of use
+ * where the kernel keeps an owned table after its owner (NFT_TABLE_F_PERSIST,
+ * Linux 6.9): elsewhere the table would go with vnicctl, so refuse.  Reading
+ * commands never claim.
+ */
+static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
+{
+	VNIC_OPTS(vnic_nft_opts, opts);
+	struct vnic_nft *n;
+	uint32_t feat;
+	int err;
+
+	if (cli->no_owner || !write)
+		opts.flags |= VNIC_NFT_NO_OWNER;
+	err = vnic_nft_open(cli->ctx, &opts, &n);
+	if (err)
+		return cli_fail(cli, err, "filter: open table");
+	feat = vnic_nft_features(n);
+	if (write && !cli->no_owner && (feat & VNIC_NFT_FEAT_OWNER) &&
+	    !(feat & VNIC_NFT_FEAT_PERSIST)) {
+		vnic_nft_close(n);
+		fputs("vnicctl: filter: this kernel has no NFT_TABLE_F_PERSIST (Linux 6.9):\n"
+		      "  a table owned by vnicctl would be deleted when it exits.\n"
+		      "  Use --no-owner (the table is then not protected from other\n"
+		      "  processes), or a program that links libvnic and keeps it open.\n",
+		      stderr);
+		return CLI_FAIL;
+	}
+	*out = n;
+	return CLI_OK;
+}
+
+static int print_result(struct cli *cli, const struct vnic_nft_result *r)
+{
+	if (cli->json)
+		return cli_json_print(cli, json_pack(
+			"{s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}",
+			"added", (json_int_t)r->guests_added,
+			"changed", (json_int_t)r->guests_changed,
+			"removed", (json_int_t)r->guests_removed,
+			"unchanged", (json_int_t)r->guests_unchanged,
+			"writes", r->writes != 0,
+			"messages", (json_int_t)r->messages,
+			"batches", (json_int_t)r->batches,
+			"genid", (json_int_t)r->genid));
+	printf("%u added, %u changed, %u removed, %u unchanged; ",
+	       r->guests_added, r->guests_changed, r->guests_removed,
+	       r->guests_unchanged);
+	if (r->writes)
+		printf("%u message%s in %u batch%s; ", r->messages,
+		       r->messages == 1 ? "" : "s", r->batches,
+		       r->batches == 1 ? "" : "es");
+	else
+		printf("nothing written; ");
+	printf("generation %u\n", r->genid);
+	return CLI_OK;
+}
+
+enum commit { C_APPLY, C_SYNC };
+
+/* apply FILE, sync FILE: the file's policy in one commit. */
+static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
+{
+	const char *cmd = how == C_APPLY ? "filter apply" : "filter sync";
+	VNIC_OPTS(vnic_nft_result, res);
+	struct vnic_policy *p = NULL;
+	struct vnic_nft *n = NULL;
+	json_t *root = NULL;
+	int ret, err;
+
+	ret = operands(cmd, "policy file", argc, argv, 1, 1);
+	if (ret >= 0)
+		return ret;
+	ret = cli_policy_load(argv[1], &root);
+	if (ret)
+		return ret;
+	ret = cli_open(cli);
+	if (!ret)
+		ret = cli_policy_build(cli, argv[1], root, &p);
+	if (!ret)
+		ret = nft_open(cli, true, &n);
+	if (!ret) {
+		err = how == C_APPLY ? vnic_nft_apply(n, p, &res) :
+				       vnic_nft_sync(n, p, &res);
+		ret = err ? cli_fail(cli, err, "%s", cmd) : print_result(cli, &res);
+	}
+	if (n)
+		vnic_nft_close(n);
+	vnic_policy_free(p);
+	json_decref(root);
+	return ret;
+}
+
+static int filter_apply(struct cli *cli, int argc, char **argv)
+{
+	return commit_file(cli, argc, argv, C_APPLY);
+}
+
+static int filter_sync(struct cli *cli, int argc, char **argv)
+{
+	return commit_file(cli, argc, argv, C_SYNC);
+}
+
+static int filter_remove(struct cli *cli, int argc, char **argv)
+{
+	VNIC_OPTS(vnic_nft_result, res);
+	struct vnic_nft *n;
+	int ret, err;
+
+	ret = operands("filter remove", "guest name", argc, argv, 1, argc);
+	if (ret >= 0)
+		return ret;
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = nft_open(cli, true, &n);
+	if (ret)
+		return ret;
+	err = vnic_nft_remove(n, (const char *const *)argv + 1,
+			      (unsigned int)argc - 1, &res);
+	ret = err ? cli_fail(cli, err, "filter remove") : print_result(cli, &res);
+	vnic_nft_close(n);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static json_t *counter_json(const char *guest, uint64_t packets, uint64_t bytes)
+{
+	return json_pack("{s:s, s:I, s:I}", "guest", guest,
+			 "packets", (json_int_t)packets,
+			 "bytes", (json_int_t)bytes);
+}
+
+static void counter_row(struct cli_table *t, const char *guest,
+			uint64_t packets, uint64_t bytes)
+{
+	char sp[24], sb[24];
+	const char *row[3] = { guest, sp, sb };
+
+	snprintf(sp, sizeof(sp), "%llu", (unsigned long long)packets);
+	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)bytes);
+	cli_table_add(t, row);
+}
+
+static const char *const show_header[] = { "GUEST", "DROP-PACKETS", "DROP-BYTES" };
+
+/* show GUEST: one guest's counter. */
+static int show_one(struct cli *cli, struct vnic_nft *n, const char *guest)
+{
+	uint64_t packets, bytes;
+	struct cli_table *t;
+	int err;
+
+	err = vnic_nft_counter(n, guest, &packets, &bytes);
+	if (err)
+		return cli_fail(cli, err, "filter show %s", guest);
+	if (cli->json)
+		return cli_json_print(cli, counter_json(guest, packets, bytes));
+	t = cli_table_new(show_header, 3);
+	counter_row(t, guest, packets, bytes);
+	cli_table_print(t);
+	cli_table_free(t);
+	return CLI_OK;
+}
+
+/* show: every installed guest, sorted, with its counter. */
+static int show_all(struct cli *cli, struct vnic_nft *n)
+{
+	struct cli_table *t = NULL;
+	json_t *arr = NULL;
+	uint64_t packets, bytes;
+	unsigned int i, count;
+	char **names;
+	int err, ret = CLI_OK;
+
+	err = vnic_nft_guests(n, &names, &count);
+	if (err)
+		return cli_fail(cli, err, "filter show");
+	qsort(names, count, sizeof(*names), cmp_str);
+	if (cli->json)
+		arr = json_array();
+	else
+		t = cli_table_new(show_header, 3);
+	for (i = 0; i < count; i++) {
+		err = vnic_nft_counter(n, names[i], &packets, &bytes);
+		if (err == -ENOENT)
+			continue;	/* removed since the list was read */
+		if (err) {
+			ret = cli_fail(cli, err, "filter show %s", names[i]);
+			break;
+		}
+		if (arr)
+			json_array_append_new(arr, counter_json(names[i], packets, bytes));
+		else
+			counter_row(t, names[i], packets, bytes);
+	}
+	free(names);
+	if (ret) {
+		json_decref(arr);
+		cli_table_free(t);
+		return ret;
+	}
+	if (cli->json)
+		return cli_json_print(cli, arr);
+	cli_table_print(t);
+	cli_table_free(t);
+	return CLI_OK;
+}
+
+static int filter_show(struct cli *cli, int argc, char **argv)
+{
+	struct vnic_nft *n;
+	int ret;
+
+	ret = operands("filter show", "guest name", argc, argv, 0, 1);
+	if (ret >= 0)
+		return ret;
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = nft_open(cli, false, &n);
+	if (ret)
+		return ret;
+	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
+	vnic_nft_close(n);
+	return ret;
+}
+
+static int filter_render(struct cli *cli, int argc, char **argv)
+{
+	struct vnic_policy *p = NULL;
+	struct vnic_nft *n = NULL;
+	json_t *root = NULL;
+	char *text = NULL;
+	int ret, err;
+
+	ret = operands("filter render", "policy file", argc, argv, 1, 1);
+	if (ret >= 0)
+		return ret;
+	ret = cli_policy_load(argv[1], &root);
+	if (ret)
+		return ret;
+	ret = cli_open(cli);
+	if (!ret)
+		ret = cli_policy_build(cli, argv[1], root, &p);
+	if (!ret)
+		ret = nft_open(cli, false, &n);
+	if (!ret) {
+		err = vnic_nft_render(n, p, &text);
+		if (err) {
+			ret = cli_fail(cli, err, "filter render");
+		} else {
+			fputs(text, stdout);
+			if (*text && text[strlen(text) - 1] != '\n')
+				putchar('\n');
+			free(text);
+		}
+	}
+	if (n)
+		vnic_nft_close(n);
+	vnic_policy_free(p);
+	json_decref(root);
+	return ret;
+}
+
+struct subcommand {
+	const char *name;
+	const char *alias;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+static const struct subcommand filter_cmds[] = {
+	{ "apply",	NULL,		filter_apply },
+	{ "sync",	NULL,		filter_sync },
+	{ "show",	"list",		filter_show },
+	{ "remove",	"del",		filter_remove },
+	{ "render",	NULL,		filter_render },
+};
+
+int cmd_filter(struct cli *cli, int argc, char **argv)
+{
+	const struct subcommand *sc;
+	size_t i;
+
+	if (argc < 2)
+		return filter_show(cli, 1, argv);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "--help")) {
+		usage_filter(stdout);
+		return CLI_OK;
+	}
+	for (i = 0; i < ARRAY_SIZE(filter_cmds); i++) {
+		sc = &filter_cmds[i];
+		if (!strcmp(argv[1], sc->name) ||
+		    (sc->alias && !strcmp(argv[1], sc->alias)))
+			return sc->run(cli, argc - 1, argv + 1);
+	}
+	return cli_usage_err("filter", "unknown subcommand '%s'", argv[1]);
+}
