@@ -24,7 +24,7 @@
 /* nftables' datatype ids (src/datatype.h), for set key types nft(8) can
  * print; concatenations shift each by 6 bits. */
 enum {
-	DT_VERDICT = 1, DT_IPADDR = 7, DT_IP6ADDR = 8, DT_ETHERADDR = 9,
+	DT_VERDICT = 1, DT_INTEGER = 4, DT_IPADDR = 7, DT_IP6ADDR = 8, DT_ETHERADDR = 9,
 	DT_ETHERTYPE = 10, DT_MARK = 19, DT_IFINDEX = 20,
 };
 
@@ -146,5 +146,7 @@ void guest_names(const char *guest, char *ctr, char *chain, size_t len);
  * changed once the table exists; an element can, within the batch). */
 #define STATE_KEY 0u
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add);
+/* One guest's part of the state digest (the digest XORs them). */
+uint64_t state_mix(const char *name, uint64_t digest);
 
 #endif /* VNIC_NFT_INTERNAL_H */

@@ -35,24 +35,40 @@ const struct nset_desc nset_descs[S__MAX] = {
 	[S_SW_RA] = { "sw_ra_guard", DT_IFINDEX, 4, 0, 0, "iface_index" },
 	[S_SW_L2] = { "sw_l2_allow", DT_IFINDEX, 4, 0, 0, "iface_index" },
 	[S_SW_PROMISC] = { "sw_no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_MAC] = { "mac", CONCAT(DT_IFINDEX, DT_ETHERADDR), 12, 0, 0,
-		    "iface_index . ether_addr" },
-	[S_IP4] = { "ip4", CONCAT(DT_IFINDEX, DT_IPADDR), 8, 0, 0,
+	[S_MAC] = { "macs", CONCAT(DT_IFINDEX, DT_INTEGER), 12, 0, 0,
+		    "typeof iif . @ll,48,48" },
+	[S_IP4] = { "ip4s", CONCAT(DT_IFINDEX, DT_IPADDR), 8, 0, 0,
 		    "iface_index . ipv4_addr" },
-	[S_IP6] = { "ip6", CONCAT(DT_IFINDEX, DT_IP6ADDR), 20, 0, 0,
+	[S_IP6] = { "ip6s", CONCAT(DT_IFINDEX, DT_IP6ADDR), 20, 0, 0,
 		    "iface_index . ipv6_addr" },
-	[S_ARP] = { "arp", CONCAT(CONCAT(DT_IFINDEX, DT_ETHERADDR), DT_IPADDR), 16,
+	[S_ARP] = { "arps", CONCAT(CONCAT(DT_IFINDEX, DT_ETHERADDR), DT_IPADDR), 16,
 		    0, 0, "iface_index . ether_addr . ipv4_addr" },
 	[S_CTR] = { "drops", DT_IFINDEX, 4, NFT_SET_OBJECT, 0,
 		    "iface_index : counter" },
 	[S_CUSTOM] = { "custom", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
 		       "iface_index : verdict" },
 	[S_GUESTS] = { "guests", DT_MARK, 4, 0, 0, "mark" },
-	[S_L2OK] = { "l2_allowed", DT_ETHERTYPE, 2, NFT_SET_CONSTANT, 0,
-		     "ether_type" },
+	[S_L2OK] = { "l2_allowed", DT_INTEGER, 2, NFT_SET_CONSTANT, 0,
+		     "typeof @ll,96,16" },
 };
 
 const char *const nchain_names[C__MAX] = { "in", "eg", "to" };
+
+static const uint8_t typeof_macs[] = {
+	0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x03, 0x40, 0x00, 0x04, 0x0d, 0x00,
+	0x00, 0x00, 0x01, 0x38, 0x00, 0x0e, 0x00, 0x04, 0x09, 0x00, 0x00, 0x00,
+	0x01, 0x06, 0x00, 0x04, 0x04, 0x00, 0x00, 0x00, 0x01, 0x26, 0x00, 0x04,
+	0x07, 0x00, 0x00, 0x00, 0x01, 0x1e, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00,
+	0x01, 0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0x04, 0x01, 0x00, 0x00, 0x00,
+	0x03, 0x04, 0x30, 0x00, 0x00, 0x00, 0x04, 0x04, 0x30, 0x00, 0x00, 0x00,
+};
+
+static const uint8_t typeof_l2[] = {
+	0x00, 0x04, 0x02, 0x00, 0x00, 0x00, 0x03, 0x26, 0x00, 0x04, 0x07, 0x00,
+	0x00, 0x00, 0x01, 0x1e, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x01, 0x04,
+	0x00, 0x00, 0x00, 0x00, 0x02, 0x04, 0x01, 0x00, 0x00, 0x00, 0x03, 0x04,
+	0x60, 0x00, 0x00, 0x00, 0x04, 0x04, 0x10, 0x00, 0x00, 0x00,
+};
 
 static const uint32_t chain_hooks[C__MAX] = {
 	NF_NETDEV_INGRESS, NF_NETDEV_EGRESS, NF_NETDEV_EGRESS,
@@ -135,6 +151,20 @@ static int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s)
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, d->key_len);
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, d->flags);
 	nftnl_set_set_u32(set, NFTNL_SET_ID, (uint32_t)s + 1);
+	/*
+	 * Link-layer fields are matched as raw payload: nft 1.0.6 guards its
+	 * "ether" matches with "meta iiftype ether", which never matches in
+	 * an egress chain.  Their sets are declared as nft(8) declares
+	 * "typeof iif . @ll,48,48" and "typeof @ll,96,16" (the userdata bytes
+	 * are what nft 1.0.6 writes for those), so the ruleset and its nft -f
+	 * rendering are the same.
+	 */
+	if (s == S_MAC)
+		nftnl_set_set_data(set, NFTNL_SET_USERDATA, typeof_macs,
+				   sizeof(typeof_macs));
+	if (s == S_L2OK)
+		nftnl_set_set_data(set, NFTNL_SET_USERDATA, typeof_l2,
+				   sizeof(typeof_l2));
 	/* nft(8) prints host-order keys right only when told their order. */
 	if (d->key_type == DT_IFINDEX || d->key_type == DT_MARK) {
 		static const uint8_t ud[] = { 0 /* KEYBYTEORDER */, 4, 1, 0, 0, 0 };

@@ -145,8 +145,8 @@ static void inst_forget(struct vnic_nft *n, struct installed *in)
 	in->name[0] = '\0';	/* a hole; the map entry no longer matches */
 }
 
-/* Order-independent digest of the whole state. */
-static uint64_t mix(const char *name, uint64_t digest)
+/* Order-independent digest of the whole state: XOR of these. */
+uint64_t state_mix(const char *name, uint64_t digest)
 {
 	return vnic_hash64(&digest, sizeof(digest),
 			   vnic_hash64(name, strlen(name), VNIC_HASH_INIT));
@@ -508,7 +508,7 @@ static int drop_guest(struct change *ch, struct installed *in)
 	else
 		err = purge_guest(ch, in->name);
 	if (!err) {
-		ch->digest ^= mix(in->name, in->digest);
+		ch->digest ^= state_mix(in->name, in->digest);
 		inst_forget(ch->n, in);
 	}
 	return err;
@@ -533,7 +533,7 @@ static int add_guest(struct change *ch, const struct pguest *g)
 	in->g = pguest_dup(g);
 	in->ifindex = ifi;
 	in->digest = d;
-	ch->digest ^= mix(g->name, d);
+	ch->digest ^= state_mix(g->name, d);
 	return in->g ? 0 : -ENOMEM;
 }
 
@@ -701,7 +701,7 @@ static uint64_t policy_digest(const struct vnic_policy *p)
 	unsigned int i;
 
 	for (i = 0; i < p->n; i++)
-		d ^= mix(p->g[i]->name, pguest_digest(p->g[i]));
+		d ^= state_mix(p->g[i]->name, pguest_digest(p->g[i]));
 	return d;
 }
 

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The ruleset for a policy as nft(8) text: what vnic_nft_apply() installs
+ * on an empty table, for debugging and for loading with nft -f (which gives
+ * the same ruleset, but for the owner and persist flags that nft 1.0.6
+ * cannot spell).  Rules are written the way nft 1.0.6 lists the rules
+ * layout.c builds, so that they parse back into the same expressions.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "nft/internal.h"
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	int err;
+	uint32_t sw_bit;		/* the switch set being written */
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = o->cap - o->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf ? o->buf + o->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->err = -EINVAL;
+			return;
+		}
+		if ((size_t)n < room) {
+			o->len += (size_t)n;
+			return;
+		}
+		o->cap = o->cap ? o->cap * 2 : 64 * 1024;
+		while (o->cap - o->len <= (size_t)n)
+			o->cap *= 2;
+		o->buf = realloc(o->buf, o->cap);
+		if (!o->buf) {
+			o->err = -ENOMEM;
+			return;
+		}
+	}
+}
+
+/* The from-guest rules, as nft lists them; @K is iif or oif. */
+static const char *const from_rules[] = {
+	"@K @sw_l2_allow @ll,96,16 != @l2_allowed counter name @K map @drops drop",
+	"@K @sw_mac_spoof @K . @ll,48,48 != @macs counter name @K map @drops drop",
+	"@K @sw_ip_spoof ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept",
+	"@K @sw_ip_spoof @K . ip saddr != @ip4s counter name @K map @drops drop",
+	"@K @sw_ip6_spoof ip6 saddr :: icmpv6 type nd-neighbor-solicit accept",
+	"@K @sw_ip6_spoof ip6 saddr :: icmpv6 type mld2-listener-report accept",
+	"@K @sw_ip6_spoof @K . ip6 saddr != @ip6s counter name @K map @drops drop",
+	"@K @sw_arp_spoof @K . arp saddr ether . arp saddr ip != @arps counter name @K map @drops drop",
+	"@K @sw_dhcp_server meta protocol ip udp sport 67 counter name @K map @drops drop",
+	"@K @sw_dhcp_server meta protocol ip6 udp sport 547 counter name @K map @drops drop",
+	"@K @sw_ra_guard icmpv6 type nd-router-advert counter name @K map @drops drop",
+	"@K @sw_ra_guard icmpv6 type nd-redirect counter name @K map @drops drop",
+	"@K vmap @custom",
+};
+
+static const char *const to_rules[] = {
+	"@K @sw_no_promisc @ll,0,8 & 0x1 == 0x0 @K . @ll,0,48 != @macs counter name @K map @drops drop",
+};
+
+static void mac48(struct out *o, const uint8_t *m)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		v = v << 8 | m[i];
+	put(o, "0x%llx", (unsigned long long)v);
+}
+
+static void ether(struct out *o, const uint8_t *m)
+{
+	put(o, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+typedef void (*elem_fn)(struct out *o, const struct pguest *g,
+			const struct pnic *nic, unsigned int i, bool *first);
+
+static void sep(struct out *o, bool *first)
+{
+	put(o, *first ? " " : ", ");
+	*first = false;
+}
+
+static void each_nic(struct out *o, const struct vnic_policy *p, elem_fn fn)
+{
+	unsigned int gi, ni;
+	bool first = true;
+
+	for (gi = 0; gi < p->n; gi++)
+		for (ni = 0; ni < p->g[gi]->nn; ni++)
+			fn(o, p->g[gi], &p->g[gi]->nics[ni], ni, &first);
+	/* nft wants no "elements = { }": take the opening back. */
+	if (first)
+		o->len -= strlen("\t\telements = {");
+	else
+		put(o, " }\n");
+}
+
+static void e_switch(struct out *o, const struct pguest *g, const struct pnic *n,
+		     unsigned int i, bool *first)
+{
+	if (n->sw & o->sw_bit) {
+		sep(o, first);
+		put(o, "\"%s\"", n->ifname);
+	}
+}
+
+static void e_mac(struct out *o, const struct pguest *g, const struct pnic *n,
+		  unsigned int i, bool *first)
+{
+	sep(o, first);
+	put(o, "\"%s\" . ", n->ifname);
+	mac48(o, n->mac);
+}
+
+static void e_ip4(struct out *o, const struct pguest *g, const struct pnic *n,
+		  unsigned int i, bool *first)
+{
+	char a[INET_ADDRSTRLEN];
+	unsigned int k;
+
+	for (k = 0; k < n->n4; k++) {
+		sep(o, first);
+		put(o, "\"%s\" . %s", n->ifname,
+		    inet_ntop(AF_INET, &n->v4[k], a, sizeof(a)));
+	}
+}
+
+static void e_ip6(struct out *o, const struct pguest *g, const struct pnic *n,
+		  unsigned int i, bool *first)
+{
+	char a[INET6_ADDRSTRLEN];
+	unsigned int k;
+
+	for (k = 0; k < n->n6; k++) {
+		sep(o, first);
+		put(o, "\"%s\" . %s", n->ifname,
+		    inet_ntop(AF_INET6, &n->v6[k], a, sizeof(a)));
+	}
+}
+
+static void e_arp(struct out *o, const struct pguest *g, const struct pnic *n,
+		  unsigned int i, bool *first)
+{
+	char a[INET_ADDRSTRLEN];
+	unsigned int k;
+
+	for (k = 0; k <= n->n4; k++) {
+		sep(o, first);
+		put(o, "\"%s\" . ", n->ifname);
+		ether(o, n->mac);
+		put(o, " . %s", k < n->n4 ?
+		    inet_ntop(AF_INET, &n->v4[k], a, sizeof(a)) : "0.0.0.0");
+	}
+}
+
+static void e_drops(struct out *o, const struct pguest *g, const struct pnic *n,
+		    unsigned int i, bool *first)
+{
+	sep(o, first);
+	put(o, "\"%s\" : \"c_%s\"", n->ifname, g->name);
+}
+
+static void e_custom(struct out *o, const struct pguest *g, const struct pnic *n,
+		     unsigned int i, bool *first)
+{
+	if (!g->nr)
+		return;
+	sep(o, first);
+	put(o, "\"%s\" : jump g_%s", n->ifname, g->name);
+}
+
+static void set_block(struct out *o, enum nset s, const struct vnic_policy *p,
+		      elem_fn fn)
+{
+	const struct nset_desc *d = &nset_descs[s];
+
+	put(o, "\t%s %s {\n", d->flags & (NFT_SET_MAP | NFT_SET_OBJECT) ? "map" : "set",
+	    d->name);
+	put(o, "\t\t%s%s\n", strncmp(d->render_type, "typeof", 6) ? "type " : "",
+	    d->render_type);
+	put(o, "\t\telements = {");
+	each_nic(o, p, fn);
+	put(o, "\t}\n\n");
+}
+
+static void guests_block(struct out *o, const struct vnic_policy *p)
+{
+	uint64_t all = 0;
+	unsigned int i;
+
+	put(o, "\tset guests {\n\t\ttype mark\n\t\telements = {");
+	for (i = 0; i < p->n; i++) {
+		uint64_t d = pguest_digest(p->g[i]);
+
+		put(o, " 0x%08x comment \"%s %016llx\",", guest_key(p->g[i]->name),
+		    p->g[i]->name, (unsigned long long)d);
+		all ^= state_mix(p->g[i]->name, d);
+	}
+	put(o, " 0x%08x comment \"libvnic-state %016llx\" }\n\t}\n\n", STATE_KEY,
+	    (unsigned long long)all);
+}
+
+static void custom_rule(struct out *o, const struct pguest *g, const struct prule *r)
+{
+	static const char *const l4[256] = {
+		[IPPROTO_TCP] = "tcp", [IPPROTO_UDP] = "udp",
+		[IPPROTO_ICMP] = "icmp", [IPPROTO_ICMPV6] = "ipv6-icmp",
+	};
+	char a[INET6_ADDRSTRLEN];
+	bool ports = r->pmin || r->pmax;
+
+	put(o, "\t\t");
+	if (r->family) {
+		put(o, "%s daddr %s", r->family == AF_INET ? "ip" : "ip6",
+		    inet_ntop(r->family, r->addr, a, sizeof(a)));
+		if (r->plen < (r->family == AF_INET ? 32 : 128))
+			put(o, "/%u", r->plen);
+		put(o, " ");
+	}
+	if (ports && r->pmin == r->pmax)
+		put(o, "%s dport %u ", l4[r->l4proto], r->pmin);
+	else if (ports)
+		put(o, "%s dport %u-%u ", l4[r->l4proto], r->pmin, r->pmax);
+	else if (r->l4proto)
+		put(o, "meta l4proto %s ", l4[r->l4proto]);
+	if (r->accept)
+		put(o, "accept\n");
+	else
+		put(o, "counter name \"c_%s\" drop\n", g->name);
+}
+
+static void devices(struct out *o, const struct vnic_policy *p, enum nchain c)
+{
+	unsigned int gi, ni, n = 0;
+
+	for (gi = 0; gi < p->n; gi++)
+		for (ni = 0; ni < p->g[gi]->nn; ni++)
+			if (layout_from_chain(p->g[gi]->nics[ni].kind) == (c == C_TO ? C_IN : c))
+				put(o, "%s\"%s\"", n++ ? ", " : "", p->g[gi]->nics[ni].ifname);
+}
+
+static bool chain_used(const struct vnic_policy *p, enum nchain c)
+{
+	unsigned int gi, ni;
+
+	for (gi = 0; gi < p->n; gi++)
+		for (ni = 0; ni < p->g[gi]->nn; ni++)
+			if (layout_from_chain(p->g[gi]->nics[ni].kind) == (c == C_TO ? C_IN : c))
+				return true;
+	return false;
+}
+
+static void base_chain(struct out *o, const struct vnic_policy *p, enum nchain c)
+{
+	const char *const *rules = c == C_TO ? to_rules : from_rules;
+	unsigned int i, n = c == C_TO ? ARRAY_SIZE(to_rules) : ARRAY_SIZE(from_rules);
+	const char *key = c == C_IN ? "iif" : "oif";
+
+	if (!chain_used(p, c))
+		return;
+	put(o, "\tchain %s {\n\t\ttype filter hook %s devices = { ", nchain_names[c],
+	    c == C_IN ? "ingress" : "egress");
+	devices(o, p, c);
+	put(o, " } priority filter; policy accept;\n");
+	for (i = 0; i < n; i++) {
+		const char *r = rules[i], *k;
+
+		put(o, "\t\t");
+		while ((k = strstr(r, "@K"))) {
+			put(o, "%.*s%s", (int)(k - r), r, key);
+			r = k + 2;
+		}
+		put(o, "%s\n", r);
+	}
+	put(o, "\t}\n\n");
+}
+
+static void render(struct out *o, const struct vnic_nft *n, const struct vnic_policy *p)
+{
+	static const enum nset sw_sets[] = {
+		S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
+		S_SW_PROMISC,
+	};
+	bool need[C__MAX] = { false }, done[C__MAX] = { false };
+	unsigned int i, k;
+
+	put(o, "table netdev %s {\n\tcomment \"managed by libvnic\"\n\n", n->table);
+	for (i = 0; i < p->n; i++)
+		put(o, "\tcounter c_%s {\n\t}\n\n", p->g[i]->name);
+	for (i = 0; i < ARRAY_SIZE(sw_sets); i++) {
+		o->sw_bit = 1u << i;
+		set_block(o, sw_sets[i], p, e_switch);
+	}
+	set_block(o, S_MAC, p, e_mac);
+	set_block(o, S_IP4, p, e_ip4);
+	set_block(o, S_IP6, p, e_ip6);
+	set_block(o, S_ARP, p, e_arp);
+	set_block(o, S_CTR, p, e_drops);
+	set_block(o, S_CUSTOM, p, e_custom);
+	guests_block(o, p);
+	put(o, "\tset l2_allowed {\n\t\ttypeof @ll,96,16\n\t\tflags constant\n"
+	    "\t\telements = { 0x800, 0x806, 0x86dd }\n\t}\n\n");
+	/* Chains in the order apply creates them on an empty table (nft lists
+	 * them so): per guest its own chain, then the base chains its NICs
+	 * are the first to need. */
+	for (i = 0; i < p->n; i++) {
+		const struct pguest *g = p->g[i];
+
+		if (g->nr) {
+			put(o, "\tchain g_%s {\n", g->name);
+			for (k = 0; k < g->nr; k++)
+				custom_rule(o, g, &g->rules[k]);
+			put(o, "\t}\n\n");
+		}
+		for (k = 0; k < g->nn; k++)
+			if (layout_from_chain(g->nics[k].kind) == C_IN)
+				need[C_IN] = need[C_TO] = true;
+			else
+				need[C_EG] = true;
+		for (k = 0; k < C__MAX; k++)
+			if (need[k] && !done[k]) {
+				base_chain(o, p, (enum nchain)k);
+				done[k] = true;
+			}
+	}
+	if (o->len >= 1 && o->buf[o->len - 1] == '\n' && o->buf[o->len - 2] == '\n')
+		o->len--;
+	put(o, "}\n");
+}
+
+VNIC_EXPORT int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
+				char **text)
+{
+	struct out o = { 0 };
+	int err;
+
+	if (!n || !p || !text)
+		return -EINVAL;
+	err = vnic_policy_check(p);
+	if (err)
+		return err;
+	render(&o, n, p);
+	if (o.err) {
+		free(o.buf);
+		return o.err;
+	}
+	*text = o.buf;
+	return 0;
+}
