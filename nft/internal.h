@@ -106,6 +106,8 @@ struct vnic_nft {
 	bool inst_known;		/* inst reflects the kernel */
 	uint64_t table_digest;
 	bool has_state;			/* the state element exists */
+	void (*before_commit)(void *arg);
+	void *before_commit_arg;
 };
 
 /* nfnl.c */

@@ -310,6 +310,8 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 	n->ctx = ctx;
 	n->flags = o.flags;
 	n->features = probe();
+	n->before_commit = o.before_commit;
+	n->before_commit_arg = o.before_commit_arg;
 	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
 	err = nfnl_open(n);
 	if (err)
@@ -567,6 +569,8 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
 			err = state_elem(n, &ch->b, ch->digest, true);
+		if (!err && n->before_commit)
+			n->before_commit(n->before_commit_arg);
 		if (!err)
 			err = commit(n, &ch->b, genid, ch->res);
 		if (err == -ERESTART || err == -EINTR) {
