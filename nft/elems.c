@@ -421,13 +421,13 @@ static int chain_devs(struct put *pt, const struct pguest *g)
 			if (layout_from_chain(g->nics[i].kind) == c)
 				devs[n++] = g->nics[i].ifname;
 		devs[n] = NULL;
-		err = layout_chain_devs(pt->n, pt->b, c, devs, n, !pt->add);
+		err = layout_chain_devs(pt->n, c, devs, n, !pt->add);
 	}
 	for (i = 0; !err && i < g->nn; i++)
 		if (layout_from_chain(g->nics[i].kind) == C_IN)
 			to[nto++] = g->nics[i].ifname;
 	if (!err)
-		err = layout_chain_devs(pt->n, pt->b, C_TO, to, nto, !pt->add);
+		err = layout_chain_devs(pt->n, C_TO, to, nto, !pt->add);
 	free(devs);
 	free(to);
 	return err;

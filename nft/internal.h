@@ -100,6 +100,9 @@ struct vnic_nft {
 	bool chain_ready[C__MAX];
 	struct devlist devs[C__MAX];	/* what each base chain hooks */
 	struct devlist customs;		/* guests' custom chains */
+	/* Device changes of the batch being built, per chain: a chain may be
+	 * created or updated once per transaction. */
+	struct devlist pend_add[C__MAX], pend_del[C__MAX];
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
 	struct strmap inst_map;		/* name -> index in inst */
@@ -130,9 +133,13 @@ struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_
 /* layout.c: the table, its sets and base-chain rules. */
 int layout_table(struct vnic_nft *n, struct nbatch *b);
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b);
-/* A base chain update adding (del = false) or removing devices. */
-int layout_chain_devs(struct vnic_nft *n, struct nbatch *b, enum nchain c,
-		      const char **devs, unsigned int ndevs, bool del);
+/* Note devices to add to (del = false) or remove from a base chain. */
+int layout_chain_devs(struct vnic_nft *n, enum nchain c, const char **devs,
+		      unsigned int ndevs, bool del);
+/* Emit the noted changes: one create or update per chain. */
+int layout_flush_devs(struct vnic_nft *n, struct nbatch *b);
+/* Forget noted changes (the batch was dropped). */
+void layout_drop_devs(struct vnic_nft *n);
 enum nchain layout_from_chain(enum vnic_kind kind);
 
 /* elems.c: one guest's elements, objects and chains in or out. */

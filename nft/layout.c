@@ -562,40 +562,64 @@ static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c)
 }
 
 /*
- * A base chain with its devices.  Created with the first device a guest
- * brings (a netdev base chain needs one), updated after: adding devices to
- * an existing chain, or removing them, is a chain update (Linux 6.4).
+ * The devices of a base chain.  A netdev base chain is created with its
+ * first devices; after that, adding or removing devices is a chain update
+ * (Linux 6.4).  A transaction may create or update a chain once, so the
+ * changes of a whole batch are noted here and emitted together at its end;
+ * a device removed and added back within one batch cancels out.
  */
-int layout_chain_devs(struct vnic_nft *n, struct nbatch *b, enum nchain c,
-		      const char **devs, unsigned int ndevs, bool del)
+int layout_chain_devs(struct vnic_nft *n, enum nchain c, const char **devs,
+		      unsigned int ndevs, bool del)
 {
-	struct nftnl_chain *ch;
+	struct devlist *same = del ? &n->pend_del[c] : &n->pend_add[c];
+	struct devlist *undo = del ? &n->pend_add[c] : &n->pend_del[c];
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < ndevs && !err; i++) {
+		if (devlist_has(undo, devs[i])) {
+			devlist_del(undo, devs[i]);
+			continue;
+		}
+		/* Only what changes: the kernel refuses an update naming a
+		 * hooked device again, or a removal of one that is not. */
+		if (devlist_has(&n->devs[c], devs[i]) != del)
+			continue;
+		err = devlist_add(same, devs[i]);
+	}
+	return err;
+}
+
+static const char **live_names(const struct devlist *d, unsigned int *n)
+{
+	const char **v = calloc(d->n + 1, sizeof(*v));
+	unsigned int i;
+
+	*n = 0;
+	for (i = 0; v && i < d->n; i++)
+		if (d->live[i])
+			v[(*n)++] = d->names[i];
+	return v;
+}
+
+static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		     const struct devlist *d, bool del)
+{
 	bool create = !del && !n->chain_ready[c];
-	const char **todo = calloc(ndevs + 1, sizeof(*todo));
-	unsigned int i, k = 0;
+	struct nftnl_chain *ch;
+	unsigned int k, i;
+	const char **devs = live_names(d, &k);
 	int err;
 
-	if (!todo)
+	if (!devs)
 		return -ENOMEM;
-	/* Only what changes: an update naming a hooked device again, or a
-	 * removal naming one that is not, is an error for the kernel. */
-	for (i = 0; i < ndevs; i++)
-		if (devlist_has(&n->devs[c], devs[i]) == del)
-			todo[k++] = devs[i];
 	if (!k || (del && !n->chain_ready[c])) {
-		free(todo);
+		free(devs);
 		return 0;
 	}
-	for (i = 0; i < k; i++) {
-		if (del)
-			devlist_del(&n->devs[c], todo[i]);
-		else
-			devlist_add(&n->devs[c], todo[i]);
-	}
-	devs = todo;
 	ch = nftnl_chain_alloc();
 	if (!ch) {
-		free(todo);
+		free(devs);
 		return -ENOMEM;
 	}
 	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
@@ -610,12 +634,86 @@ int layout_chain_devs(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 	}
 	err = PUT(b, del ? NFT_MSG_DELCHAIN : NFT_MSG_NEWCHAIN,
 		  del ? 0 : NLM_F_CREATE, ch, chain);
-	free(todo);
+	for (i = 0; !err && i < k; i++) {
+		if (del)
+			devlist_del(&n->devs[c], devs[i]);
+		else
+			err = devlist_add(&n->devs[c], devs[i]);
+	}
+	free(devs);
 	if (!err && create) {
 		err = chain_rules(n, b, c);
-		n->chain_ready[c] = true;	/* undone if the commit fails */
+		n->chain_ready[c] = true;	/* re-read if the commit fails */
 	}
 	return err;
+}
+
+static unsigned int live_count(const struct devlist *d)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < d->n; i++)
+		k += d->live[i];
+	return k;
+}
+
+/* The whole chain goes: the kernel will not hook devices again into a
+ * netdev chain whose device list was emptied.  Its rules go first. */
+static int chain_delete(struct vnic_nft *n, struct nbatch *b, enum nchain c)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_chain *ch;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, n->table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, nchain_names[c]);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	err = PUT(b, NFT_MSG_DELRULE, 0, r, rule);
+	ch = err ? NULL : nftnl_chain_alloc();
+	if (!ch)
+		return err ? err : -ENOMEM;
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, nchain_names[c]);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	err = PUT(b, NFT_MSG_DELCHAIN, 0, ch, chain);
+	devlist_clear(&n->devs[c]);
+	n->chain_ready[c] = false;
+	return err;
+}
+
+int layout_flush_devs(struct vnic_nft *n, struct nbatch *b)
+{
+	unsigned int c;
+	int err = 0;
+
+	for (c = 0; c < C__MAX && !err; c++) {
+		unsigned int adds = live_count(&n->pend_add[c]);
+		unsigned int dels = live_count(&n->pend_del[c]);
+
+		if (n->chain_ready[c] && dels && !adds &&
+		    dels == live_count(&n->devs[c])) {
+			err = chain_delete(n, b, c);
+			continue;
+		}
+		/* Add before removing: the chain never runs empty. */
+		err = chain_msg(n, b, c, &n->pend_add[c], false);
+		if (!err)
+			err = chain_msg(n, b, c, &n->pend_del[c], true);
+	}
+	layout_drop_devs(n);
+	return err;
+}
+
+void layout_drop_devs(struct vnic_nft *n)
+{
+	unsigned int c;
+
+	for (c = 0; c < C__MAX; c++) {
+		devlist_clear(&n->pend_add[c]);
+		devlist_clear(&n->pend_del[c]);
+	}
 }
 
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b)

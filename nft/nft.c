@@ -336,6 +336,7 @@ VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 	for (c = 0; c < C__MAX; c++)
 		devlist_clear(&n->devs[c]);
 	devlist_clear(&n->customs);
+	layout_drop_devs(n);
 	if (n->nl)
 		mnl_socket_close(n->nl);
 	free(n);
@@ -565,7 +566,8 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 	bool wrote = ch->b.msgs;
 
 	if (!err && wrote) {
-		if (n->has_state)
+		err = layout_flush_devs(n, &ch->b);
+		if (!err && n->has_state)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
 			err = state_elem(n, &ch->b, ch->digest, true);
@@ -582,6 +584,7 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 		}
 	}
 	nbatch_free(&ch->b);
+	layout_drop_devs(n);
 	if (err) {
 		n->table_digest = 0;
 		open_state(n);	/* the kernel's state is the truth */
