@@ -170,6 +170,7 @@ struct freport_env {
 	double load1;
 	const char *ratio_a;		/* first ratio column: row name */
 	const char *ratio_b;		/* second, or NULL */
+	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
 };
 
 void frow_init(struct frow *r, const char *method, unsigned int runs);

@@ -142,13 +142,13 @@ static void print_num(double v, int width, int prec)
 
 static void table_head(const struct freport_env *re)
 {
-	char a[32], b[32];
-
-	snprintf(a, sizeof(a), "x_%s", re->ratio_a ? re->ratio_a : "-");
-	snprintf(b, sizeof(b), "x_%s", re->ratio_b ? re->ratio_b : "-");
-	printf("%-30s %6s %6s %8s %4s %10s %10s %10s %9s %9s %8s %6s\n",
-	       "method", "guests", "nics", "existing", "runs", "median_ms",
-	       "min_ms", "max_ms", a, b, "us/NIC", "writes");
+	printf("%-30s %6s %6s %8s %4s %10s %10s %10s", "method", "guests",
+	       "nics", "existing", "runs", "median_ms", "min_ms", "max_ms");
+	if (re->ratio_a)
+		printf(" %10s", re->label_a ? re->label_a : "x_a");
+	if (re->ratio_b)
+		printf(" %10s", re->label_b ? re->label_b : "x_b");
+	printf(" %8s %6s\n", "us/NIC", "writes");
 }
 
 static void table_row(const struct freport_env *re, const struct frow *r,
@@ -159,11 +159,13 @@ static void table_row(const struct freport_env *re, const struct frow *r,
 	field(r, offsetof(struct fsample, ms), &ms);
 	printf("%-30s %6u %6u %8u %4u", r->method, re->guests, re->n,
 	       r->existing, ms.n);
-	print_num(ms.median, 10, 2);
-	print_num(ms.min, 10, 2);
-	print_num(ms.max, 10, 2);
-	print_num(ratio_to(r, rows, n, re->ratio_a), 9, 2);
-	print_num(ratio_to(r, rows, n, re->ratio_b), 9, 2);
+	print_num(ms.median, 10, 3);
+	print_num(ms.min, 10, 3);
+	print_num(ms.max, 10, 3);
+	if (re->ratio_a)
+		print_num(ratio_to(r, rows, n, re->ratio_a), 10, 2);
+	if (re->ratio_b)
+		print_num(ratio_to(r, rows, n, re->ratio_b), 10, 2);
 	print_num(ms.median * 1000.0 / re->n, 8, 2);
 	print_num(median_of(r, offsetof(struct fsample, writes)), 6, 0);
 	putchar('\n');

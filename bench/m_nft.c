@@ -140,9 +140,12 @@ int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen)
 	return close(fd) ? -errno : 0;
 }
 
-/* Table-level "flags ..." lines (owner, persist: set by libvnic, not
- * expressible in this nft's syntax) are left out of comparisons. */
-static void drop_table_flags(char *text)
+/*
+ * What a comparison must not see: the owner's table-level "flags" line and
+ * its "# progname ..." comment (set by libvnic, not expressible in nft's
+ * input), and blank lines (nft puts one after table flags).
+ */
+static void normalize_listing(char *text)
 {
 	char *r = text, *w = text;
 	bool after_table = false;
@@ -150,12 +153,28 @@ static void drop_table_flags(char *text)
 	while (*r) {
 		char *eol = strchr(r, '\n'), *s = r;
 		size_t len = eol ? (size_t)(eol - r) + 1 : strlen(r);
+		bool keep = true;
 
 		while (*s == ' ' || *s == '\t')
 			s++;
-		if (!(after_table && !strncmp(s, "flags ", 6))) {
-			memmove(w, r, len);
-			w += len;
+		if (*s == '\n' || !*s)
+			keep = false;
+		else if (after_table && !strncmp(s, "flags ", 6))
+			keep = false;
+		if (keep) {
+			char *hash = NULL;
+
+			if (!strncmp(s, "table ", 6))
+				hash = memchr(r, '#', len);
+			if (hash && hash > r && hash[-1] == ' ') {
+				/* "table netdev vnic { # progname x" */
+				memmove(w, r, (size_t)(hash - 1 - r));
+				w += hash - 1 - r;
+				*w++ = '\n';
+			} else {
+				memmove(w, r, len);
+				w += len;
+			}
 		}
 		if (*s != '\n' && *s)
 			after_table = !strncmp(s, "table ", 6);
@@ -206,7 +225,7 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 		return ret ? ret : -ENOMEM;
 	}
 	buf[len] = 0;
-	drop_table_flags(buf);
+	normalize_listing(buf);
 	*out = buf;
 	return 0;
 }
@@ -491,8 +510,18 @@ static int split_table(struct split *sp, const char *s, size_t len)
 	tab = w[nw - 1];
 	ret = 0;
 	while (!ret && next_stmt(&body, &t, &tlen)) {
+		if (starts(t, tlen, "comment") || starts(t, tlen, "flags")) {
+			/* properties of the table */
+			if (used + tlen + 3 < sizeof(tprops))
+				used += (size_t)snprintf(tprops + used,
+							 sizeof(tprops) - used,
+							 "%.*s; ", (int)tlen, t);
+			continue;
+		}
 		if (head_words(t, tlen, iw, 3, &inw, &inner) || !inw) {
-			snprintf(sp->err, sp->errlen, "cannot parse '%.40s'", t);
+			snprintf(sp->err, sp->errlen, "cannot parse '%.*s'",
+				 (int)strcspn(t, "\n") > 40 ? 40 :
+				 (int)strcspn(t, "\n"), t);
 			return -EINVAL;
 		}
 		if (!strcmp(iw[0], "chain") && inw == 2)
@@ -500,11 +529,13 @@ static int split_table(struct split *sp, const char *s, size_t len)
 		else if (inw == 2 && inner.p)
 			/* set, map and named objects (counter, quota, ...) */
 			ret = split_set(sp, iw[0], fam, tab, iw[1], &inner);
-		else if (used + tlen + 3 < sizeof(tprops))
-			/* flags, comment: properties of the table */
-			used += (size_t)snprintf(tprops + used,
-						 sizeof(tprops) - used,
-						 "%.*s; ", (int)tlen, t);
+		else {
+			snprintf(sp->err, sp->errlen,
+				 "unknown table statement '%.*s'",
+				 (int)strcspn(t, "\n") > 40 ? 40 :
+				 (int)strcspn(t, "\n"), t);
+			return -EINVAL;
+		}
 	}
 	if (!ret)
 		ret = list_push(&sp->part[P_TABLE],

@@ -571,6 +571,7 @@ static void filters_targets(struct filters *f)
 static int filters_prepare(struct filters *f, char *err, size_t errlen)
 {
 	struct frow *rows = f->rows;
+	char rerr[256] = "";
 	double render_ms;
 	unsigned int m;
 	int ret;
@@ -583,19 +584,29 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 			rows[m].skip = nft_skip(&f->e);
 	}
 	filters_targets(f);
-	ret = render(f, &render_ms, err, errlen);
-	if (ret)
-		return ret;
-	ret = nft_write_tmp(f->text, f->text_len, f->text_path,
-			    sizeof(f->text_path));
-	if (!ret && !rows[F_NFT_STMT].skip)
-		ret = prepare_stmts(f, rows[F_NFT_STMT].error,
-				    sizeof(rows[F_NFT_STMT].error));
-	if (ret && !rows[F_NFT_STMT].error[0])
-		return ret;
 	if (!rows[F_NFT_CHAINS].skip)
 		prepare_chains(f, rows[F_NFT_CHAINS].error,
 			       sizeof(rows[F_NFT_CHAINS].error));
+	/* Without the text, the anchors that load it cannot run; the rest
+	 * can. */
+	ret = render(f, &render_ms, rerr, sizeof(rerr));
+	if (!ret)
+		ret = nft_write_tmp(f->text, f->text_len, f->text_path,
+				    sizeof(f->text_path));
+	if (ret) {
+		if (!rerr[0])
+			snprintf(rerr, sizeof(rerr), "the rendered text: %s",
+				 strerror(-ret));
+		for (m = F_NFT_F; m <= F_NFT_STMT; m++)
+			if (!rows[m].skip)
+				snprintf(rows[m].error, sizeof(rows[m].error),
+					 "%s", rerr);
+		/* The ruleset must be empty all the same. */
+		return reset_ruleset(&f->e, err, errlen);
+	}
+	if (!rows[F_NFT_STMT].skip)
+		prepare_stmts(f, rows[F_NFT_STMT].error,
+			      sizeof(rows[F_NFT_STMT].error));
 	snprintf(rows[F_LIBVNIC].note, sizeof(rows[F_LIBVNIC].note),
 		 "vnic_nft_open (untimed) before, vnic_nft_close + ruleset flush (untimed) after each run; vnic_nft_render of the same policy: %.2f ms, %zu bytes",
 		 render_ms, f->text_len);
@@ -688,6 +699,8 @@ static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
 	if (!ret) {
 		re->ratio_a = f_names[F_LIBVNIC];
 		re->ratio_b = f_names[F_NFT_F];
+		re->label_a = "x_libvnic";
+		re->label_b = "x_nft-f";
 		ret = freport(re, f.rows, F__MAX, o->json) ? 1 : 0;
 	} else {
 		fprintf(stderr, "vnic-bench: filters: %s\n",
@@ -842,6 +855,7 @@ static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
 				&rows[A_RM_G], G);
 	if (!ret) {
 		re->ratio_a = a_names[A_ADD_NONE];
+		re->label_a = "x_none";
 		ret = freport(re, rows, A__MAX, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < A__MAX && !err[0]; m++)
@@ -877,7 +891,7 @@ struct child_out {
 	char err[256];
 	double open_ms, ms;
 	struct vnic_nft_result res;
-	uint32_t gen0, gen1;
+	uint32_t gen_open, gen0, gen1;	/* before open, before, after */
 	bool have_gen;
 };
 
@@ -914,12 +928,16 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 				      sizeof(out.err));
 	if (out.ret)
 		goto done;
-	out.have_gen = filt_nfnl_open(e) == 0 && nfnl_genid(e, &out.gen0) == 0;
+	out.have_gen = filt_nfnl_open(e) == 0 &&
+		       nfnl_genid(e, &out.gen_open) == 0;
 	t0 = now_ns();
 	out.ret = nft_open(e, &h, out.err, sizeof(out.err));
 	out.open_ms = ms_since(t0);
 	if (out.ret)
 		goto done;
+	/* Claiming the table is a write of its own: counted apart. */
+	if (out.have_gen)
+		out.have_gen = nfnl_genid(e, &out.gen0) == 0;
 	t0 = now_ns();
 	out.ret = job == JOB_REAPPLY ? vnic_nft_apply(h, p, &out.res) :
 				       vnic_nft_sync(h, p, &out.res);
@@ -980,14 +998,16 @@ static int run_child(struct filt_env *e, enum child_job job,
 	return out->ret;
 }
 
-static void child_sample(struct frow *r, const struct child_out *c, double ms)
+static void child_sample(struct frow *r, const struct child_out *c, double ms,
+			 uint32_t gen_from, uint32_t gen_to, bool result)
 {
 	struct fsample *s = frow_next(r);
 
 	s->ms = ms;
-	take_result(s, &c->res);
+	if (result)
+		take_result(s, &c->res);
 	if (c->have_gen)
-		s->genid_delta = (double)(c->gen1 - c->gen0);
+		s->genid_delta = (double)(gen_to - gen_from);
 	r->runs++;
 }
 
@@ -1010,10 +1030,12 @@ static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
 			snprintf(r->error, sizeof(r->error), "%s", c.err);
 			break;
 		}
-		child_sample(r, &c, c.ms);
+		child_sample(r, &c, c.ms, c.gen0, c.gen1, true);
 		if (job == JOB_SYNC) {
-			child_sample(&rows[R_OPEN], &c, c.open_ms);
-			child_sample(&rows[R_OPEN_SYNC], &c, c.open_ms + c.ms);
+			child_sample(&rows[R_OPEN], &c, c.open_ms, c.gen_open,
+				     c.gen0, false);
+			child_sample(&rows[R_OPEN_SYNC], &c, c.open_ms + c.ms,
+				     c.gen_open, c.gen1, true);
 		}
 		usleep(e->o->settle_ms * 1000);
 	}
@@ -1029,13 +1051,14 @@ static void restart_rows(const struct filt_opts *o, struct frow *rows)
 		rows[m].existing = o->guests;
 		rows[m].has_result = true;
 	}
-	rows[R_OPEN].has_result = false;
+	/* Its genid_delta says whether re-claiming the table wrote. */
+	rows[R_OPEN].has_result = true;
 	rows[R_SYNC].target.zero_writes = true;
 	/* The millisecond target is stated for 100 guests. */
 	if (o->guests <= 100)
 		rows[R_SYNC].target.max_ms = TARGET_RESTART_MS;
 	snprintf(rows[R_SYNC].note, sizeof(rows[R_SYNC].note),
-		 "each run a new process: vnic_ctx_new, vnic_nft_open of the persisted table (row libvnic-open), vnic_nft_sync; genid_delta by the bench's own NFT_MSG_GETGEN before and after");
+		 "each run a new process: vnic_ctx_new, vnic_nft_open of the persisted table (row libvnic-open), vnic_nft_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)");
 	snprintf(rows[R_SYNC_CHANGED].note, sizeof(rows[R_SYNC_CHANGED].note),
 		 "guest g0's first NIC has another IPv4; synced back untimed in the same process");
 	snprintf(rows[R_REAPPLY].note, sizeof(rows[R_REAPPLY].note),
@@ -1100,6 +1123,7 @@ static int scn_restart(const struct filt_opts *o, struct freport_env *re)
 	}
 	if (!ret) {
 		re->ratio_a = r_names[R_REAPPLY];
+		re->label_a = "x_reapply";
 		ret = freport(re, rows, R__MAX, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < R__MAX && !err[0]; m++)
@@ -1125,7 +1149,8 @@ int scn_filters(const struct filt_opts *o)
 	int ret;
 
 	freport_env_init(&re, o, !strcmp(o->scenario, "filters-add") ? 1 :
-				 o->guests, o->existing);
+				 o->guests, !strcmp(o->scenario, "restart") ?
+				 o->guests : o->existing);
 	freport_header(&re, o->json);
 	if (!strcmp(o->scenario, "filters"))
 		ret = scn_filters_one(o, &re);

@@ -597,24 +597,24 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 	return 0;
 }
 
+/* A NIC may belong to one guest: p may not claim the NICs of an installed
+ * guest it does not replace. */
 static int check_claims(struct vnic_nft *n, const struct vnic_policy *p)
 {
-	unsigned int i, k, j;
+	unsigned int i, k;
+	uint32_t gi;
 
-	/* A NIC may belong to one installed guest only. */
 	for (i = 0; i < n->ninst; i++) {
-		struct pguest *og = n->inst[i].g;
-		uint32_t gi;
+		const struct pguest *og = n->inst[i].g;
 
 		if (!og || !policy_find(p, og->name, &gi))
 			continue;
 		for (k = 0; k < og->nn; k++)
 			if (!strmap_get(&p->ifnames, og->nics[k].ifname, &gi))
-				for (j = 0; j < 1; j++)
-					return vnic_set_err(n->ctx, -EEXIST,
-							    VNIC_STEP_VALIDATE, -1, NULL,
-							    "NIC %s belongs to installed guest %s",
-							    og->nics[k].ifname, og->name);
+				return vnic_set_err(n->ctx, -EEXIST, VNIC_STEP_VALIDATE,
+						    -1, NULL, "NIC %s belongs to installed "
+						    "guest %s", og->nics[k].ifname,
+						    og->name);
 	}
 	return 0;
 }

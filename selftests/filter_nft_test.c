@@ -5,13 +5,30 @@
  * kind), and what nft(8) and the kernel say about the installed table.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/common.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
 
 /* See alloc_kinds_test.c. */
+#ifndef NFT_TABLE_F_PERSIST
+#define NFT_TABLE_F_PERSIST 0x4	/* Linux 6.9; Debian 12's headers lack it */
+#endif
+
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
@@ -155,5 +172,1361 @@ TEST_F(machinery, hand_written_nft_drops_are_seen)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof],
 		    pkt_expect(&pkt_cases[PKT_CASE_mac_spoof], variant->kind, false));
 }
+
+
+/* --- oracles outside the library: nft(8), and the generation id --- */
+
+/* Run a shell command; its stdout (malloc'd) in *out; its exit status. */
+static int __attribute__((format(printf, 2, 3)))
+cmd_out(char **out, const char *fmt, ...)
+{
+	char *cmd, *full, *buf = NULL;
+	size_t len = 0;
+	va_list ap;
+	FILE *f, *m;
+	int c, st;
+
+	*out = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		cmd = NULL;
+	va_end(ap);
+	if (!cmd || asprintf(&full, "{ %s ; } 2>/dev/null", cmd) < 0) {
+		free(cmd);
+		return -ENOMEM;
+	}
+	free(cmd);
+	f = popen(full, "r");
+	free(full);
+	if (!f)
+		return -errno;
+	m = open_memstream(&buf, &len);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(m);
+	st = pclose(f);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `nft list ruleset` of the current namespace (malloc'd), NULL on failure. */
+static char *ruleset_text(void)
+{
+	char *t;
+
+	if (cmd_out(&t, "nft list ruleset")) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static json_t *ruleset_json(void)
+{
+	json_error_t jerr;
+	json_t *j;
+	char *t;
+
+	if (cmd_out(&t, "nft -j list ruleset")) {
+		free(t);
+		return NULL;
+	}
+	j = json_loads(t, 0, &jerr);
+	free(t);
+	return j;
+}
+
+static int genid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_GEN_ID)
+			*(uint32_t *)data = ntohl(mnl_attr_get_u32(a));
+	return MNL_CB_OK;
+}
+
+/* The ruleset generation, asked with our own NFT_MSG_GETGEN. */
+static int nft_genid(uint32_t *genid)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		mnl_socket_close(nl);
+		return -errno;
+	}
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETGEN, AF_UNSPEC, 0, 1);
+	*genid = 0;
+	ret = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len);
+	if (ret >= 0)
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+	if (ret > 0)
+		ret = mnl_cb_run(buf, ret, 1, mnl_socket_get_portid(nl), genid_cb,
+				 genid);
+	mnl_socket_close(nl);
+	return ret < 0 ? -errno : 0;
+}
+
+/* Objects of table netdev vnic of one type ("set", "map", "chain",
+ * "rule", "table"), iterated by the caller over the returned array. */
+static json_t *vnic_obj(json_t *root, const char *type, const char *name)
+{
+	json_t *items = json_object_get(root, "nftables"), *it, *o;
+	size_t i;
+
+	json_array_foreach(items, i, it) {
+		const char *tbl, *fam, *nm;
+
+		o = json_object_get(it, type);
+		if (!o)
+			continue;
+		tbl = json_string_value(json_object_get(o, strcmp(type, "table") ?
+							"table" : "name"));
+		fam = json_string_value(json_object_get(o, "family"));
+		nm = json_string_value(json_object_get(o, "name"));
+		if (!tbl || strcmp(tbl, "vnic") || !fam || strcmp(fam, "netdev"))
+			continue;
+		if (!name || (nm && !strcmp(nm, name)))
+			return o;
+	}
+	return NULL;
+}
+
+/* A set or a map of the table. */
+static json_t *vnic_set(json_t *root, const char *name)
+{
+	json_t *s = vnic_obj(root, "set", name);
+
+	return s ? s : vnic_obj(root, "map", name);
+}
+
+/* Whether v holds the string s anywhere ("a|b": either). */
+static bool json_has(json_t *v, const char *s)
+{
+	const char *bar = strchr(s, '|');
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (bar) {
+		char first[64];
+
+		snprintf(first, sizeof(first), "%.*s", (int)(bar - s), s);
+		return json_has(v, first) || json_has(v, bar + 1);
+	}
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return !strcmp(json_string_value(v), s);
+	case JSON_INTEGER: {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%lld", json_integer_value(v));
+		return !strcmp(num, s);
+	}
+	case JSON_ARRAY:
+		json_array_foreach(v, i, x)
+			if (json_has(x, s))
+				return true;
+		return false;
+	case JSON_OBJECT:
+		json_object_foreach(v, k, x)
+			if (json_has(x, s))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* Whether set has one element holding every string of want[]. */
+static bool set_has_elem(json_t *set, const char *const *want, unsigned int n)
+{
+	json_t *e;
+	size_t i;
+	unsigned int k;
+
+	json_array_foreach(json_object_get(set, "elem"), i, e) {
+		for (k = 0; k < n && json_has(e, want[k]); k++)
+			;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+#define HAS_ELEM(set, ...) set_has_elem(set, (const char *const[]){ __VA_ARGS__ }, \
+	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
+
+/* "name|ifindex" of a device of the current namespace: how nft may print
+ * an iface_index. */
+static const char *ifid(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%u", name, if_nametoindex(name));
+	return buf;
+}
+
+/* Whether base chain 'chain' of the table hooks dev.  (nft 1.0.6's JSON
+ * has no "dev" for netdev chains: read its text.) */
+static bool chain_hooks_dev(const char *chain, const char *dev)
+{
+	char *t, *line, want1[48], want2[48], want3[48];
+	bool has = false;
+
+	if (cmd_out(&t, "nft list chain netdev vnic %s", chain)) {
+		free(t);
+		return false;
+	}
+	line = strstr(t, " hook ");
+	if (line) {
+		char *eol = strchr(line, '\n');
+
+		if (eol)
+			*eol = '\0';
+		snprintf(want1, sizeof(want1), "device \"%s\"", dev);
+		snprintf(want2, sizeof(want2), " %s,", dev);
+		snprintf(want3, sizeof(want3), " %s }", dev);
+		has = strstr(line, want1) || strstr(line, want2) ||
+		      strstr(line, want3);
+	}
+	free(t);
+	return has;
+}
+
+/* A MAC as nft may print it: "02:00:..", or as the integer of a raw
+ * 48-bit payload key (decimal in JSON). */
+static const char *mac_alts(const char *mac, char *buf, size_t len)
+{
+	unsigned char b[6];
+	unsigned long long v = 0;
+	int i;
+
+	st_mac_parse(mac, b);
+	for (i = 0; i < 6; i++)
+		v = v << 8 | b[i];
+	snprintf(buf, len, "%s|%llu", mac, v);
+	return buf;
+}
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_table *t = data;
+
+	nftnl_table_nlmsg_parse(nlh, t);
+	return MNL_CB_OK;
+}
+
+/* The table's flags and owner port id (0: none) from the kernel itself
+ * (nft 1.0.6 cannot print the persist flag). */
+static int table_flags(const char *name, uint32_t *flags, uint32_t *owner)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_table *t = nftnl_table_alloc(), *got = nftnl_table_alloc();
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	struct nlmsghdr *nlh;
+	int ret = -ENOMEM;
+
+	if (!t || !got || !nl)
+		goto out;
+	ret = -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
+	nlh = nftnl_table_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_NETDEV,
+					  NLM_F_ACK, 1);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	ret = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len);
+	while (ret >= 0) {
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret <= 0)
+			break;
+		ret = mnl_cb_run(buf, ret, 1, mnl_socket_get_portid(nl), table_cb,
+				 got);
+		if (ret <= 0)
+			break;
+	}
+	ret = ret < 0 ? -errno : 0;
+	if (!ret && !nftnl_table_is_set(got, NFTNL_TABLE_FLAGS))
+		ret = -ENOENT;
+	if (!ret) {
+		*flags = nftnl_table_get_u32(got, NFTNL_TABLE_FLAGS);
+		*owner = nftnl_table_is_set(got, NFTNL_TABLE_OWNER) ?
+			 nftnl_table_get_u32(got, NFTNL_TABLE_OWNER) : 0;
+	}
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	nftnl_table_free(t);
+	nftnl_table_free(got);
+	return ret;
+}
+
+/* --- packet cases against the nft backend --- */
+
+static void apply_policy(struct __test_metadata *_metadata,
+			 struct pkt_topo *t, struct vnic_nft **n,
+			 const struct vnic_policy *p, struct vnic_nft_result *res)
+{
+	int ret;
+
+	if (!*n) {
+		ret = vnic_nft_open(t->ctx, NULL, n);
+		ASSERT_EQ(0, ret) TH_LOG("vnic_nft_open: %s", vnic_ctx_errmsg(t->ctx));
+	}
+	memset(res, 0, sizeof(*res));
+	res->sz = sizeof(*res);
+	ret = vnic_nft_apply(*n, p, res);
+	ASSERT_EQ(0, ret) TH_LOG("vnic_nft_apply: %s", vnic_ctx_errmsg(t->ctx));
+}
+
+static void counter_of(struct __test_metadata *_metadata, struct pkt_topo *t,
+		       struct vnic_nft *n, const char *guest, uint64_t *pkts)
+{
+	uint64_t bytes;
+	int ret = vnic_nft_counter(n, guest, pkts, &bytes);
+
+	ASSERT_EQ(0, ret) TH_LOG("vnic_nft_counter(%s): %s", guest,
+				 vnic_ctx_errmsg(t->ctx));
+}
+
+FIXTURE(pkt) {
+	struct pkt_topo t;
+	struct vnic_nft *n;
+	struct vnic_policy *p;
+};
+
+FIXTURE_VARIANT(pkt) {
+	enum vnic_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(pkt, veth) { VNIC_KIND_VETH };
+FIXTURE_VARIANT_ADD(pkt, tap) { VNIC_KIND_TAP };
+FIXTURE_VARIANT_ADD(pkt, macvtap) { VNIC_KIND_MACVTAP };
+
+FIXTURE_SETUP(pkt)
+{
+	topo_setup(_metadata, &self->t, variant->kind);
+}
+
+FIXTURE_TEARDOWN(pkt)
+{
+	vnic_policy_free(self->p);
+	if (self->n)
+		vnic_nft_close(self->n);
+	pkt_topo_teardown(&self->t);
+}
+
+/*
+ * One case: the policy for it installed with one apply, the frame and its
+ * control sent, the verdict checked, and the guest's drop counter moved by
+ * exactly the frames the filter dropped (the other guest's not at all).
+ */
+static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
+		     enum vnic_kind kind, enum pkt_case_id id)
+{
+	const struct pkt_case *c = &pkt_cases[id];
+	struct vnic_nft_result res;
+	uint64_t before, after, other0, other1;
+	enum pkt_verdict want = pkt_expect(c, kind, true);
+	bool filter_drop = want == PKT_DROP && !(c->device_drops & (1u << kind));
+	int ret;
+
+	ret = pkt_policy_build(&self->t, c, &self->p);
+	ASSERT_EQ(0, ret) TH_LOG("policy: %s", vnic_ctx_errmsg(self->t.ctx));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST, &before);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST2, &other0);
+	expect_case(_metadata, &self->t, c, want);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST, &after);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST2, &other1);
+	EXPECT_EQ(before + (filter_drop ? 1 : 0), after)
+		TH_LOG("%s on %s: drop counter %llu -> %llu", c->name,
+		       kind_str(kind), (unsigned long long)before,
+		       (unsigned long long)after);
+	EXPECT_EQ(other0, other1) TH_LOG("the other guest's counter moved");
+}
+
+#define PKT_TEST(id)							\
+	TEST_F(pkt, id)							\
+	{								\
+		run_case(_metadata, self, variant->kind, PKT_CASE_##id);\
+	}
+PKT_CASES(PKT_TEST)
+
+/* --- the table as nft(8) sees it; batches; ownership; restart --- */
+
+FIXTURE(nft) {
+	struct pkt_topo t;
+	struct vnic_nft *n;
+	struct vnic_policy *p, *q;
+};
+
+FIXTURE_SETUP(nft)
+{
+	topo_setup(_metadata, &self->t, VNIC_KIND_VETH);
+}
+
+FIXTURE_TEARDOWN(nft)
+{
+	vnic_policy_free(self->p);
+	vnic_policy_free(self->q);
+	if (self->n)
+		vnic_nft_close(self->n);
+	pkt_topo_teardown(&self->t);
+}
+
+/* Both guests of pkt_policy_build(), with vm1's switches minus sw_off
+ * and vm2's IPv4 address ip4. */
+static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
+		      const char *ip4, struct vnic_policy **out)
+{
+	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B };
+	static const char *const v6[] = { PKT_NIC_IP6 };
+	const char *o4[] = { ip4 };
+	static const char *const o6[] = { PKT_OTHER_IP6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = t->nic, .kind = t->kind,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 2, .ipv6 = v6,
+		  .n_ipv6 = 1, .switches = VNIC_SW_CLEAN & ~sw_off,
+		  .switches_set = 1);
+	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
+		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
+		  .n_ipv4 = 1, .ipv6 = o6, .n_ipv6 = 1);
+	struct vnic_policy *p;
+	int ret;
+
+	ret = vnic_policy_new(t->ctx, &p);
+	if (ret)
+		return ret;
+	ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
+	if (!ret)
+		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST2, &other);
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+static void expect_guests(struct __test_metadata *_metadata, struct vnic_nft *n,
+			  const char *const *want, unsigned int nwant)
+{
+	unsigned int count = 0, i, k;
+	char **names = NULL;
+	int ret = vnic_nft_guests(n, &names, &count);
+
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(nwant, count);
+	for (k = 0; k < nwant; k++) {
+		for (i = 0; i < count && strcmp(names[i], want[k]); i++)
+			;
+		EXPECT_LT(i, count) TH_LOG("guest %s not listed", want[k]);
+	}
+	free(names);
+}
+
+/* Every element of every set and map of the table, and every device of
+ * every chain, that mentions dev. */
+static unsigned int mentions(json_t *root, const char *dev)
+{
+	json_t *items = json_object_get(root, "nftables"), *it, *o;
+	unsigned int hits = 0;
+	size_t i, k;
+
+	json_array_foreach(items, i, it) {
+		json_t *e;
+
+		o = json_object_get(it, "set");
+		if (!o)
+			o = json_object_get(it, "map");
+		if (o) {
+			json_array_foreach(json_object_get(o, "elem"), k, e)
+				hits += json_has(e, dev);
+		}
+		o = json_object_get(it, "chain");
+		if (o)
+			hits += json_has(json_object_get(o, "dev"), dev);
+	}
+	return hits;
+}
+
+/* Set names of the layout (nft/layout.c); switch sets are keyed by NIC. */
+#define SET_MAC	"macs"		/* iif . MAC */
+#define SET_IP4	"ip4s"		/* iif . IPv4 */
+#define SET_IP6	"ip6s"		/* iif . IPv6 */
+#define SET_ARP	"arps"		/* iif . MAC . IPv4 */
+static const char *const sw_sets[] = {
+	"sw_mac_spoof", "sw_ip_spoof", "sw_ip6_spoof", "sw_arp_spoof",
+	"sw_dhcp_server", "sw_ra_guard", "sw_l2_allow", "sw_no_promisc",
+};
+
+TEST_F(nft, json_matches_policy)
+{
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_nft_result res;
+	char nic[32], oth[32], nmac[48], omac[48];
+	uint32_t flags, owner;
+	json_t *root, *tbl, *s, *r;
+	bool custom_seen = false;
+	unsigned int i;
+	size_t k;
+	int ret;
+
+	/* vm1 clean with the custom rules, vm2 clean. */
+	ret = pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+			       &self->p);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	EXPECT_EQ(2u, res.guests_added);
+	EXPECT_NE(0, res.writes);
+	expect_guests(_metadata, self->n, both, 2);
+
+	root = ruleset_json();
+	ASSERT_NE(NULL, root) TH_LOG("nft -j list ruleset failed or is no JSON");
+	tbl = vnic_obj(root, "table", NULL);
+	ASSERT_NE(NULL, tbl) TH_LOG("no table netdev vnic");
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	TH_LOG("table flags 0x%x owner %u", flags, owner);
+	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER) {
+		EXPECT_TRUE((flags & NFT_TABLE_F_OWNER) != 0);
+		EXPECT_NE(0u, owner);
+	}
+	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_PERSIST)
+		EXPECT_TRUE((flags & NFT_TABLE_F_PERSIST) != 0);
+	mac_alts(PKT_NIC_MAC, nmac, sizeof(nmac));
+	mac_alts(PKT_OTHER_MAC, omac, sizeof(omac));
+	ifid(self->t.nic, nic, sizeof(nic));
+	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
+
+	s = vnic_set(root, SET_MAC);
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic, nmac));
+	EXPECT_TRUE(HAS_ELEM(s, oth, omac));
+	EXPECT_FALSE(HAS_ELEM(s, nic, omac));
+
+	s = vnic_set(root, SET_IP4);
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_IP4));
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_IP4B));
+	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_IP4));
+	EXPECT_FALSE(HAS_ELEM(s, nic, PKT_OTHER_IP4));
+
+	s = vnic_set(root, SET_IP6);
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_IP6));
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_LL6)) TH_LOG("no EUI-64 link-local");
+	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_IP6));
+	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_LL6));
+	EXPECT_FALSE(HAS_ELEM(s, nic, PKT_OTHER_IP6));
+
+	s = vnic_set(root, SET_ARP);
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_MAC, PKT_NIC_IP4));
+	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_MAC, PKT_NIC_IP4B));
+	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_MAC, PKT_OTHER_IP4));
+
+	for (i = 0; i < sizeof(sw_sets) / sizeof(sw_sets[0]); i++) {
+		s = vnic_set(root, sw_sets[i]);
+		ASSERT_NE(NULL, s) TH_LOG("no set %s", sw_sets[i]);
+		EXPECT_TRUE(HAS_ELEM(s, nic)) TH_LOG("%s lacks %s", sw_sets[i], nic);
+		EXPECT_TRUE(HAS_ELEM(s, oth)) TH_LOG("%s lacks %s", sw_sets[i], oth);
+	}
+	s = vnic_set(root, "drops");
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic));
+	EXPECT_TRUE(HAS_ELEM(s, oth));
+	s = vnic_set(root, "custom");
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic)) TH_LOG("vm1 has rules: no jump");
+	EXPECT_FALSE(HAS_ELEM(s, oth)) TH_LOG("vm2 has no rules: no jump");
+
+	/* Hooks: veth host ends on ingress (from the guest) and egress (to). */
+	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	EXPECT_TRUE(chain_hooks_dev("to", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("to", PKT_OTHER_NIC));
+
+	/* vm1's custom rules, in a chain of their own. */
+	json_array_foreach(json_object_get(root, "nftables"), k, r) {
+		json_t *rule = json_object_get(r, "rule");
+
+		if (rule && json_has(rule, "198.51.100.0") && json_has(rule, "24") &&
+		    json_has(rule, "22"))
+			custom_seen = true;
+	}
+	EXPECT_TRUE(custom_seen) TH_LOG("no rule for tcp 22 to 198.51.100.0/24");
+	json_decref(root);
+}
+
+/* A switch off for one NIC takes it out of that switch's set only; a
+ * removed guest leaves no element and no hooked device behind. */
+TEST_F(nft, json_switch_off_then_remove)
+{
+	const char *const one[] = { PKT_GUEST };
+	const char *const rm[] = { PKT_GUEST2 };
+	struct vnic_nft_result res;
+	char nic[32], oth[32];
+	json_t *root, *s;
+	int ret;
+
+	ret = policy_two(&self->t, VNIC_SW_MAC_SPOOF | VNIC_SW_NO_PROMISC,
+			 PKT_OTHER_IP4, &self->p);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ifid(self->t.nic, nic, sizeof(nic));
+	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	s = vnic_set(root, "sw_mac_spoof");
+	ASSERT_NE(NULL, s);
+	EXPECT_FALSE(HAS_ELEM(s, nic));
+	EXPECT_TRUE(HAS_ELEM(s, oth));
+	s = vnic_set(root, "sw_no_promisc");
+	ASSERT_NE(NULL, s);
+	EXPECT_FALSE(HAS_ELEM(s, nic));
+	s = vnic_set(root, "sw_ip_spoof");
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic));
+	json_decref(root);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_remove(self->n, rm, 1, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_removed);
+	expect_guests(_metadata, self->n, one, 1);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(0u, mentions(root, oth)) TH_LOG("%s still in the table", oth);
+	EXPECT_LT(0u, mentions(root, nic));
+	EXPECT_FALSE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	EXPECT_FALSE(chain_hooks_dev("to", PKT_OTHER_NIC));
+	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
+	json_decref(root);
+}
+
+/* One guest of a batch names a NIC that does not exist: the batch fails
+ * as a whole, the ruleset is byte-identical, the old policy still drops. */
+static void invalid_batch(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(nft) *self, bool bad_first)
+{
+	VNIC_OPTS(vnic_nic_policy, ghost, .ifname = "nosuch0",
+		  .kind = VNIC_KIND_VETH, .mac = "02:00:00:00:00:30");
+	struct vnic_nft_result res;
+	char *before, *after;
+	uint32_t g0, g1;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+
+	/* vm1 changed (mac-spoof off) and a ghost vm3, first or last. */
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->q));
+	if (bad_first) {
+		ASSERT_EQ(0, vnic_policy_add_guest(self->q, "vm3", NULL));
+		ASSERT_EQ(0, vnic_policy_add_nic(self->q, "vm3", &ghost))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	}
+	{
+		VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
+			  .kind = self->t.kind, .mac = PKT_NIC_MAC,
+			  .switches = VNIC_SW_CLEAN & ~VNIC_SW_MAC_SPOOF,
+			  .switches_set = 1);
+
+		ASSERT_EQ(0, vnic_policy_add_guest(self->q, PKT_GUEST, NULL));
+		ASSERT_EQ(0, vnic_policy_add_nic(self->q, PKT_GUEST, &nic));
+	}
+	if (!bad_first) {
+		ASSERT_EQ(0, vnic_policy_add_guest(self->q, "vm3", NULL));
+		ASSERT_EQ(0, vnic_policy_add_nic(self->q, "vm3", &ghost))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	}
+	ASSERT_EQ(0, vnic_policy_check(self->q));
+
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	ASSERT_EQ(0, nft_genid(&g0));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_apply(self->n, self->q, &res);
+	TH_LOG("apply with a ghost NIC: %d, '%s'", ret, vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_GT(0, ret);
+	EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	ASSERT_EQ(0, nft_genid(&g1));
+	TH_LOG("genid %u -> %u", g0, g1);
+	free(before);
+	free(after);
+	/* vm1's old policy still holds. */
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	/* And the handle still works: the same change without the ghost. */
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, PKT_OTHER_IP4,
+				&self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	EXPECT_EQ(1u, res.guests_changed);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+TEST_F(nft, invalid_guest_first_leaves_ruleset_identical)
+{
+	invalid_batch(_metadata, self, true);
+}
+
+TEST_F(nft, invalid_guest_last_leaves_ruleset_identical)
+{
+	invalid_batch(_metadata, self, false);
+}
+
+/* The table text alone (`nft list table netdev vnic`), malloc'd. */
+static char *table_text(void)
+{
+	char *t;
+
+	if (cmd_out(&t, "nft list table netdev vnic")) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * While the owning handle lives, other processes can neither flush nor
+ * delete the table nor touch its elements; the filters keep dropping.
+ */
+TEST_F(nft, owner_flag_survives_flush_and_delete)
+{
+	struct vnic_nft_result res;
+	char err[256], *before, *after;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER))
+		SKIP(return, "kernel lacks NFT_TABLE_F_OWNER");
+	before = table_text();
+	ASSERT_NE(NULL, before);
+
+	ret = st_run_cmd_err(err, sizeof(err), "nft flush ruleset");
+	TH_LOG("nft flush ruleset: exit %d '%s'", ret, err);
+	ret = st_run_cmd_err(err, sizeof(err), "nft delete table netdev vnic");
+	TH_LOG("nft delete table: exit %d '%s'", ret, err);
+	EXPECT_NE(0, ret);
+	ret = st_run_cmd_err(err, sizeof(err), "nft flush table netdev vnic");
+	TH_LOG("nft flush table: exit %d '%s'", ret, err);
+	EXPECT_NE(0, ret);
+	ret = st_run_cmd_err(err, sizeof(err),
+			     "nft add element netdev vnic mac '{ %s . %s }'",
+			     self->t.nic, PKT_SPOOF_MAC);
+	TH_LOG("nft add element: exit %d '%s'", ret, err);
+	EXPECT_NE(0, ret);
+
+	after = table_text();
+	ASSERT_NE(NULL, after) TH_LOG("the table is gone");
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
+/* nft monitor, between two marker tables, to see what a commit touched. */
+struct monitor {
+	pid_t pid;
+	char path[32];
+	unsigned int mark;
+};
+
+static bool file_has(const char *path, const char *s)
+{
+	char *t = NULL;
+	size_t len = 0;
+	bool has;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	if (getdelim(&t, &len, '\0', f) < 0) {
+		free(t);
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	has = strstr(t, s) != NULL;
+	free(t);
+	return has;
+}
+
+/* Add marker tables until the monitor prints one. */
+static int monitor_mark(struct monitor *m, char *name, size_t len)
+{
+	long long end = st_now_ms() + 3000;
+
+	while (st_now_ms() < end) {
+		snprintf(name, len, "vnicmon%u", m->mark++);
+		if (st_run_cmd("nft add table inet %s", name))
+			return -EIO;
+		for (int i = 0; i < 10; i++) {
+			if (file_has(m->path, name))
+				return 0;
+			usleep(5000);
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+static int monitor_start(struct monitor *m, char *mark, size_t len)
+{
+	int fd;
+
+	snprintf(m->path, sizeof(m->path), "/tmp/vnic-mon-XXXXXX");
+	fd = mkstemp(m->path);
+	if (fd < 0)
+		return -errno;
+	m->mark = 0;
+	m->pid = fork();
+	if (m->pid < 0)
+		return -errno;
+	if (m->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, STDOUT_FILENO);
+		execlp("nft", "nft", "monitor", (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	return monitor_mark(m, mark, len);
+}
+
+/* Stop; the events between start's mark and a final one (malloc'd). */
+static char *monitor_stop(struct monitor *m, const char *start)
+{
+	char end[32], *t = NULL, *from, *to;
+	size_t len = 0;
+	FILE *f;
+	int st;
+
+	monitor_mark(m, end, sizeof(end));
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, &st, 0);
+	f = fopen(m->path, "r");
+	unlink(m->path);
+	if (!f)
+		return NULL;
+	if (getdelim(&t, &len, '\0', f) < 0) {
+		free(t);
+		t = NULL;
+	}
+	fclose(f);
+	if (!t)
+		return strdup("");
+	from = strstr(t, start);
+	from = from ? strchr(from, '\n') : NULL;
+	to = from ? strstr(from, end) : NULL;
+	if (!from || !to) {
+		free(t);
+		return NULL;
+	}
+	while (to > from && to[-1] != '\n')
+		to--;
+	memmove(t, from + 1, to - from - 1 > 0 ? to - from - 1 : 0);
+	t[to - from - 1 > 0 ? to - from - 1 : 0] = '\0';
+	return t;
+}
+
+/* Child of the restart test: its own context and handle, apply, exit
+ * without closing anything (as a crashing daemon would). */
+static void restart_child(const struct pkt_topo *t)
+{
+	struct pkt_topo ct = *t;
+	struct vnic_policy *p;
+	struct vnic_nft *n;
+	VNIC_OPTS(vnic_nft_result, res);
+
+	if (vnic_ctx_new(NULL, &ct.ctx))
+		_exit(2);
+	if (pkt_policy_build(&ct, NULL, &p))
+		_exit(3);
+	if (vnic_nft_open(ct.ctx, NULL, &n))
+		_exit(4);
+	if (vnic_nft_apply(n, p, &res))
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * A daemon applied and exited; the table persists (and keeps filtering).
+ * The next process claims it, and a sync of the same state writes nothing:
+ * no generation change, byte-identical ruleset.  A sync with one guest
+ * changed writes that guest only (nft monitor shows nothing of the other)
+ * in one transaction.
+ */
+TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
+{
+	struct vnic_nft_result res;
+	char err[256], mark[32], *t1, *t2, *events;
+	uint32_t g1, g2, g3;
+	struct monitor m;
+	pid_t pid;
+	int st, ret;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		restart_child(&self->t);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child failed at step %d", WEXITSTATUS(st));
+
+	t1 = table_text();
+	if (!t1)
+		SKIP(return, "the table did not outlive its owner (no persist flag?)");
+	free(t1);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+
+	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER) {
+		ret = st_run_cmd_err(err, sizeof(err), "nft delete table netdev vnic");
+		EXPECT_NE(0, ret) TH_LOG("not re-claimed: another process deleted it");
+		if (!ret)
+			return;
+	}
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, nft_genid(&g1));
+	t1 = ruleset_text();
+	ASSERT_NE(NULL, t1);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_sync(self->n, self->p, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g2));
+	t2 = ruleset_text();
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0, res.writes);
+	EXPECT_EQ(2u, res.guests_unchanged);
+	EXPECT_EQ(0u, res.guests_added + res.guests_changed + res.guests_removed);
+	EXPECT_EQ(g1, g2) TH_LOG("an unchanged sync moved the generation");
+	EXPECT_EQ(g1, res.genid);
+	EXPECT_STREQ(t1, t2);
+	free(t1);
+	free(t2);
+
+	/* One guest changed: only it is written, in one transaction. */
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, PKT_OTHER_IP4,
+				&self->p));
+	ASSERT_EQ(0, monitor_start(&m, mark, sizeof(mark)));
+	ASSERT_EQ(0, nft_genid(&g2));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_sync(self->n, self->p, &res);
+	EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g3));
+	events = monitor_stop(&m, mark);
+	ASSERT_NE(NULL, events) TH_LOG("nft monitor lost its markers");
+	TH_LOG("nft monitor during the sync:\n%s", events);
+	EXPECT_EQ(1u, res.guests_changed);
+	EXPECT_EQ(1u, res.guests_unchanged);
+	EXPECT_NE(0, res.writes);
+	EXPECT_EQ(g2 + 1, g3) TH_LOG("one guest changed in %u transactions",
+				     g3 - g2);
+	EXPECT_NE(NULL, strstr(events, self->t.nic));
+	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_NIC));
+	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_MAC));
+	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_IP4));
+	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_IP6));
+	free(events);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+
+	/* And again: nothing to do. */
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res));
+	EXPECT_EQ(0, res.writes);
+}
+
+/* A process that changes the ruleset as fast as it can: add and delete
+ * table inet hammer, one batch each, without reading any answer. */
+static void hammer_child(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], junk[8192];
+	struct mnl_nlmsg_batch *b;
+	struct nftnl_table *t;
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	uint32_t seq = 1, i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	t = nftnl_table_alloc();
+	if (!nl || !t || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		_exit(1);
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, "hammer");
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	for (i = 0;; i++) {
+		b = mnl_nlmsg_batch_start(buf, sizeof(buf));
+		nftnl_batch_begin(mnl_nlmsg_batch_current(b), seq++);
+		mnl_nlmsg_batch_next(b);
+		nlh = nftnl_table_nlmsg_build_hdr(mnl_nlmsg_batch_current(b),
+						  i & 1 ? NFT_MSG_DELTABLE :
+						  NFT_MSG_NEWTABLE, NFPROTO_INET,
+						  NLM_F_CREATE, seq++);
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		mnl_nlmsg_batch_next(b);
+		nftnl_batch_end(mnl_nlmsg_batch_current(b), seq++);
+		mnl_nlmsg_batch_next(b);
+		mnl_socket_sendto(nl, mnl_nlmsg_batch_head(b),
+				  mnl_nlmsg_batch_size(b));
+		mnl_nlmsg_batch_stop(b);
+		while (recv(mnl_socket_get_fd(nl), junk, sizeof(junk),
+			    MSG_DONTWAIT) > 0)
+			;
+	}
+}
+
+/* Which of the two states of concurrent_change_detected is installed:
+ * 'A' (vm2 has .20, vm1's mac-spoof on), 'B' (.21, off), or '?' (a mix). */
+static char installed_state(const struct pkt_topo *t)
+{
+	char nic[32], oth[32];
+	json_t *root = ruleset_json(), *ip4, *sw;
+	bool a1, a2, b1, b2;
+
+	if (!root)
+		return '!';
+	ifid(t->nic, nic, sizeof(nic));
+	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
+	ip4 = vnic_set(root, SET_IP4);
+	sw = vnic_set(root, "sw_mac_spoof");
+	a1 = HAS_ELEM(ip4, oth, PKT_OTHER_IP4);
+	b1 = HAS_ELEM(ip4, oth, "192.0.2.21");
+	a2 = HAS_ELEM(sw, nic);
+	b2 = !a2;
+	json_decref(root);
+	if (a1 && !b1 && a2)
+		return 'A';
+	if (b1 && !a1 && b2)
+		return 'B';
+	return '?';
+}
+
+/*
+ * Changes by others at any time, not only at the hook: a child process
+ * changes the ruleset (another table) in a tight loop while we sync back and forth
+ * between two states that differ in both guests.  Every sync must either
+ * succeed with exactly its state installed, or fail cleanly (a conflict
+ * reported, the previous state intact): never a mix.
+ */
+TEST_F(nft, concurrent_changes_never_interleave)
+{
+	struct vnic_nft_result res;
+	unsigned int syncs = 0, ok = 0, conflicts = 0, i;
+	char prev = 'A', now;
+	uint32_t g0, g1;
+	long long end;
+	pid_t hammer;
+	int st, ret;
+
+	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, "192.0.2.21",
+				&self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_GENID))
+		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
+	ASSERT_EQ('A', installed_state(&self->t));
+	ASSERT_EQ(0, nft_genid(&g0));
+
+	hammer = fork();
+	ASSERT_LE(0, hammer);
+	if (hammer == 0)
+		hammer_child();
+	end = st_now_ms() + 1500;
+	for (i = 0; st_now_ms() < end && i < 200; i++) {
+		const struct vnic_policy *want = i & 1 ? self->p : self->q;
+		char target = i & 1 ? 'A' : 'B';
+
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		ret = vnic_nft_sync(self->n, want, &res);
+		syncs++;
+		now = installed_state(&self->t);
+		if (!ret) {
+			ok++;
+			EXPECT_EQ(target, now) TH_LOG("sync %u succeeded, state %c",
+						      i, now);
+		} else {
+			conflicts++;
+			if (conflicts == 1)
+				TH_LOG("first conflict: %d '%s'", ret,
+				       vnic_ctx_errmsg(self->t.ctx));
+			EXPECT_TRUE(ret == -EAGAIN || ret == -EBUSY ||
+				    ret == -ERESTART)
+				TH_LOG("sync %u: %d '%s'", i, ret,
+				       vnic_ctx_errmsg(self->t.ctx));
+			EXPECT_EQ(prev, now) TH_LOG("failed sync %u left state %c",
+						    i, now);
+		}
+		if (now == 'A' || now == 'B')
+			prev = now;
+		if (now == '?')
+			break;
+	}
+	kill(hammer, SIGKILL);
+	waitpid(hammer, &st, 0);
+	ASSERT_EQ(0, nft_genid(&g1));
+	TH_LOG("%u syncs: %u succeeded, %u reported a conflict; the hammer "
+	       "moved the generation %u times", syncs, ok, conflicts, g1 - g0);
+	EXPECT_LT(syncs, (unsigned int)(g1 - g0)) TH_LOG("the hammer did not run");
+	/* Quiet again: the last state converges and then costs nothing. */
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ('B', installed_state(&self->t));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res));
+	EXPECT_EQ(0, res.writes);
+}
+
+/* before_commit hook: another process changes the ruleset right there. */
+struct intruder {
+	bool armed;
+	unsigned int calls, intrusions;
+	int ret;
+};
+
+static void intrude(void *arg)
+{
+	struct intruder *in = arg;
+
+	in->calls++;
+	if (!in->armed)
+		return;
+	in->armed = false;
+	in->intrusions++;
+	in->ret = st_run_cmd("nft add table inet intruder%u", in->intrusions);
+}
+
+/*
+ * A change by someone else between the library's read of the generation
+ * and its commit (made from the before_commit hook): apply, sync and
+ * remove each fail with -EAGAIN and leave the table as it was; the same
+ * call afterwards succeeds.
+ */
+TEST_F(nft, concurrent_change_at_commit_is_eagain)
+{
+	struct intruder in = { 0 };
+	VNIC_OPTS(vnic_nft_opts, o, .before_commit = intrude,
+		  .before_commit_arg = &in);
+	const char *const rm[] = { PKT_GUEST2 };
+	struct vnic_nft_result res;
+	char *before, *after;
+	int ret;
+
+	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, "192.0.2.21",
+				&self->q));
+	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_GENID))
+		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_LT(0u, in.calls) TH_LOG("before_commit never called");
+	ASSERT_EQ('A', installed_state(&self->t));
+
+	for (int op = 0; op < 3; op++) {
+		const char *what = op == 0 ? "apply" : op == 1 ? "sync" : "remove";
+
+		before = table_text();
+		ASSERT_NE(NULL, before);
+		in.armed = true;
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		if (op == 0)
+			ret = vnic_nft_apply(self->n, self->q, &res);
+		else if (op == 1)
+			ret = vnic_nft_sync(self->n, self->q, &res);
+		else
+			ret = vnic_nft_remove(self->n, rm, 1, &res);
+		TH_LOG("%s with a change in between: %d '%s'", what, ret,
+		       vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_FALSE(in.armed) TH_LOG("%s: hook not called", what);
+		EXPECT_EQ(0, in.ret);
+		EXPECT_EQ(-EAGAIN, ret) TH_LOG("%s", what);
+		EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
+		after = table_text();
+		ASSERT_NE(NULL, after);
+		EXPECT_STREQ(before, after) TH_LOG("%s: table changed", what);
+		free(before);
+		free(after);
+		EXPECT_EQ('A', installed_state(&self->t)) TH_LOG("%s", what);
+		/* The library's view of what is installed must not have
+		 * moved either: an unchanged sync writes nothing. */
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(0, res.writes) TH_LOG("after the failed %s", what);
+	}
+	EXPECT_EQ(0, st_run_cmd("nft list table inet intruder3"));
+	/* Undisturbed, the change goes through. */
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ('B', installed_state(&self->t));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* Drops are counted per guest; the counter survives an unchanged sync. */
+TEST_F(nft, counters_per_guest)
+{
+	struct vnic_nft_result res;
+	uint64_t pk, by, pk2;
+	int i;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk, &by));
+	EXPECT_EQ(0u, pk);
+	EXPECT_EQ(0u, by);
+	for (i = 0; i < 3; i++)
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof],
+			    PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ra], PKT_DROP);
+	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk, &by));
+	EXPECT_EQ(4u, pk);
+	EXPECT_LE(4u * 60, by);
+	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST2, &pk2, &by));
+	EXPECT_EQ(0u, pk2);
+	EXPECT_EQ(-ENOENT, vnic_nft_counter(self->n, "nosuchvm", &pk2, &by));
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res));
+	EXPECT_EQ(0, res.writes);
+	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk2, &by));
+	EXPECT_EQ(pk, pk2);
+}
+
+/* remove with one unknown name does nothing; sync drops what the state
+ * no longer has. */
+TEST_F(nft, remove_and_sync_remove)
+{
+	const char *const bad[] = { PKT_GUEST2, "nosuchvm" };
+	const char *const one[] = { PKT_GUEST };
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
+		  .kind = self->t.kind, .mac = PKT_NIC_MAC);
+	struct vnic_nft_result res;
+	char *before, *after;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_remove(self->n, bad, 2, &res);
+	EXPECT_EQ(-ENOENT, ret);
+	EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+	expect_guests(_metadata, self->n, both, 2);
+
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->q));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->q, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->q, PKT_GUEST, &nic));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_sync(self->n, self->q, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_removed);
+	EXPECT_EQ(1u, res.guests_changed);	/* vm1 lost its addresses */
+	expect_guests(_metadata, self->n, one, 1);
+	/* No addresses: its IPv4 is now a spoof, DHCP still passes. */
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_dhcp_discover],
+		    PKT_PASS);
+}
+
+/* --- bad inputs: an error, a message, nothing installed --- */
+
+static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
+		    enum pkt_bad_id id)
+{
+	const struct pkt_bad *b = &pkt_bads[id];
+	const char *const base[] = { PKT_GUEST2 };
+	struct vnic_nft_result res;
+	char *before, *after, msg[512] = "";
+	const char *stage = "add";
+	int ret, ret_apply = 0;
+
+	ASSERT_EQ(0, pkt_policy_base(&self->t, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+
+	ASSERT_EQ(0, pkt_policy_base(&self->t, &self->q));
+	ret = pkt_bad_add(&self->t, self->q, id);
+	snprintf(msg, sizeof(msg), "%s", vnic_ctx_errmsg(self->t.ctx));
+	if (!ret) {
+		stage = "check";
+		ret = vnic_policy_check(self->q);
+		snprintf(msg, sizeof(msg), "%s", vnic_ctx_errmsg(self->t.ctx));
+		/* apply must refuse what check refuses, and what only the
+		 * kernel knows. */
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		ret_apply = vnic_nft_apply(self->n, self->q, &res);
+		if (!ret) {
+			stage = "apply";
+			ret = ret_apply;
+			snprintf(msg, sizeof(msg), "%s", vnic_ctx_errmsg(self->t.ctx));
+		}
+		EXPECT_GT(0, ret_apply) TH_LOG("%s: apply accepted it", b->name);
+	}
+	TH_LOG("%s: refused at %s: %d (%s) '%s'", b->name, stage, ret,
+	       strerror(-ret), msg);
+	EXPECT_GT(0, ret);
+	if (b->err)
+		EXPECT_EQ(b->err, ret);
+	EXPECT_STRNE("", msg);
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	expect_guests(_metadata, self->n, base, 1);
+	free(before);
+	free(after);
+}
+
+#define BAD_TEST(id, err)						\
+	TEST_F(nft, bad_##id)						\
+	{								\
+		run_bad(_metadata, self, PKT_BAD_##id);			\
+	}
+PKT_BADS(BAD_TEST)
 
 TEST_HARNESS_MAIN

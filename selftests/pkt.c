@@ -87,6 +87,15 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 		 .f = ARP(.dst_mac = PKT_BCAST_MAC, .saddr = "0.0.0.0",
 			  .daddr = PKT_NIC_IP4)),
 
+	/* Look-alikes of what the switches drop (a rule that reads a
+	 * transport header without checking the protocol would drop them). */
+	OUT_PASS(legit_udp6_port_like_ra, "UDP/IPv6 source port 0x8600: not an RA",
+		 .f = UDP6(.sport = 0x8600, .dport = 0x8900)),
+	OUT_PASS(legit_tcp_sport67, "TCP source port 67: not DHCP",
+		 .f = TCP4(.sport = 67, .dport = 68)),
+	OUT_PASS(legit_udp4_sport547, "UDP/IPv4 source port 547: not DHCPv6",
+		 .f = UDP4(.sport = 547, .dport = 546)),
+
 	/* Each switch, on. */
 	OUT_DROP(mac_spoof, "mac-spoof: source MAC not the NIC's",
 		 .f = UDP4(.src_mac = PKT_SPOOF_MAC)),

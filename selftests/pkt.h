@@ -133,7 +133,8 @@ struct pkt_case {
 	X(legit_ipv4) X(legit_ipv4_second_addr) X(legit_arp_request)	\
 	X(legit_arp_reply) X(legit_ipv6) X(legit_ipv6_linklocal)	\
 	X(legit_ipv6_ns) X(dhcp_discover) X(ipv6_dad) X(mld_report_unspec) \
-	X(arp_probe)							\
+	X(arp_probe) X(legit_udp6_port_like_ra) X(legit_tcp_sport67)	\
+	X(legit_udp4_sport547)						\
 	X(mac_spoof) X(mac_spoof_other_guest) X(l2_ethertype_88b5)	\
 	X(l2_vlan_tagged) X(ip_spoof) X(ip_spoof_other_guest)		\
 	X(ip_unspec_not_dhcp) X(ip_unspec_sport68_wrong_dport)		\
