@@ -221,6 +221,8 @@ static int put_counter(struct put *pt, const char *name)
 	return nlh ? 0 : -ENOMEM;
 }
 
+static int flush_rules(struct put *pt, const char *chain);
+
 /* --- custom rules: a chain of the guest's own ------------------------- */
 
 static struct nftnl_expr *add_expr(struct nftnl_rule *r, const char *name)
@@ -364,33 +366,30 @@ static int put_chain(struct put *pt, const char *name, uint16_t type)
 	return nlh ? 0 : -ENOMEM;
 }
 
+/* Delete: the rules, and the chain unless kept.  Add: the chain unless
+ * kept, and the rules. */
 static int custom_chain(struct put *pt, const struct pguest *g, const char *chain,
-			const char *ctr)
+			const char *ctr, bool keep)
 {
 	struct nlmsghdr *nlh;
 	unsigned int i;
-	int err;
+	int err = 0;
 
 	if (!g->nr)
 		return 0;
 	if (!pt->add) {
-		/* A DELRULE without a handle flushes the chain. */
-		struct nftnl_rule *r = nftnl_rule_alloc();
-
-		if (!r)
-			return -ENOMEM;
-		nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
-		nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-		nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-		nlh = nbatch_msg(pt->b, NFT_MSG_DELRULE, 0);
-		if (nlh) {
-			nftnl_rule_nlmsg_build_payload(nlh, r);
-			nbatch_end(pt->b, nlh);
+		err = flush_rules(pt, chain);
+		if (!err && !keep) {
+			err = put_chain(pt, chain, NFT_MSG_DELCHAIN);
+			devlist_del(&pt->n->customs, chain);
 		}
-		nftnl_rule_free(r);
-		return nlh ? put_chain(pt, chain, NFT_MSG_DELCHAIN) : -ENOMEM;
+		return err;
 	}
-	err = put_chain(pt, chain, NFT_MSG_NEWCHAIN);
+	if (!keep) {
+		err = put_chain(pt, chain, NFT_MSG_NEWCHAIN);
+		if (!err)
+			err = devlist_add(&pt->n->customs, chain);
+	}
 	for (i = 0; i < g->nr && !err; i++) {
 		struct nftnl_rule *r = custom_rule(pt, chain, ctr, &g->rules[i]);
 
@@ -412,25 +411,30 @@ static int custom_chain(struct put *pt, const struct pguest *g, const char *chai
 static int chain_devs(struct put *pt, const struct pguest *g)
 {
 	const char **devs = calloc(g->nn + 1, sizeof(*devs));
-	const char **to = calloc(g->nn + 1, sizeof(*to));
-	unsigned int c, i, n, nto = 0;
-	int err = devs && to ? 0 : -ENOMEM;
+	unsigned int c, i, n;
+	int err = devs ? 0 : -ENOMEM;
 
-	for (c = C_IN; !err && c <= C_EG; c++) {
+	for (c = 0; !err && c < C__MAX; c++) {
 		for (i = 0, n = 0; i < g->nn; i++)
 			if (layout_from_chain(g->nics[i].kind) == c)
 				devs[n++] = g->nics[i].ifname;
 		devs[n] = NULL;
 		err = layout_chain_devs(pt->n, c, devs, n, !pt->add);
 	}
-	for (i = 0; !err && i < g->nn; i++)
-		if (layout_from_chain(g->nics[i].kind) == C_IN)
-			to[nto++] = g->nics[i].ifname;
-	if (!err)
-		err = layout_chain_devs(pt->n, C_TO, to, nto, !pt->add);
 	free(devs);
-	free(to);
 	return err;
+}
+
+const char **guest_to_devs(const struct pguest *g, unsigned int *count)
+{
+	const char **devs = calloc(g->nn + 1, sizeof(*devs));
+	unsigned int i;
+
+	*count = 0;
+	for (i = 0; devs && i < g->nn; i++)
+		if (layout_from_chain(g->nics[i].kind) == C_IN)
+			devs[(*count)++] = g->nics[i].ifname;
+	return devs;
 }
 
 void guest_names(const char *guest, char *ctr, char *chain, size_t len)
@@ -439,13 +443,106 @@ void guest_names(const char *guest, char *ctr, char *chain, size_t len)
 	snprintf(chain, len, "g_%s", guest);
 }
 
+static void to_name(const char *guest, char *buf, size_t len)
+{
+	snprintf(buf, len, "to_%s", guest);
+}
+
+static int flush_rules(struct put *pt, const char *chain)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!r)
+		return -ENOMEM;
+	/* A DELRULE without a handle flushes the chain. */
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	nlh = nbatch_msg(pt->b, NFT_MSG_DELRULE, 0);
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		nbatch_end(pt->b, nlh);
+	}
+	nftnl_rule_free(r);
+	return nlh ? 0 : -ENOMEM;
+}
+
+/* The guest's own egress base chain for traffic to it (no-promisc). */
+static int to_chain(struct put *pt, const struct pguest *g)
+{
+	unsigned int k;
+	const char **devs = guest_to_devs(g, &k);
+	struct nftnl_chain *c;
+	struct nlmsghdr *nlh;
+	char name[80];
+	int err = 0;
+
+	if (!devs)
+		return -ENOMEM;
+	to_name(g->name, name, sizeof(name));
+	if (!k)
+		goto out;
+	if (!pt->add) {
+		err = flush_rules(pt, name);
+		if (!err)
+			err = put_chain(pt, name, NFT_MSG_DELCHAIN);
+		if (!err)
+			devlist_del(&pt->n->tochains, name);
+		goto out;
+	}
+	c = nftnl_chain_alloc();
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, pt->n->table);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, layout_egress_hook());
+	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	nftnl_chain_set_array(c, NFTNL_CHAIN_DEVICES, devs);
+	nlh = nbatch_msg(pt->b, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, c);
+		nbatch_end(pt->b, nlh);
+	}
+	nftnl_chain_free(c);
+	err = nlh ? layout_to_rule(pt->n, pt->b, name) : -ENOMEM;
+	if (!err)
+		err = devlist_add(&pt->n->tochains, name);
+out:
+	free(devs);
+	return err;
+}
+
+int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest)
+{
+	struct put pt = { .n = n, .b = b, .add = false };
+	char name[80];
+	int err;
+
+	to_name(guest, name, sizeof(name));
+	if (!devlist_has(&n->tochains, name))
+		return 0;
+	err = flush_rules(&pt, name);
+	if (!err)
+		err = put_chain(&pt, name, NFT_MSG_DELCHAIN);
+	if (!err)
+		devlist_del(&n->tochains, name);
+	return err;
+}
+
 /*
- * Add: counter and chain before the elements that refer to them, devices
- * last (their rules then find every element in place).  Delete: the
- * reverse.
+ * Add: counter and custom chain before the elements that refer to them,
+ * hooks last (their rules then find every element in place).  Delete: the
+ * reverse.  What a replacement keeps is neither deleted nor made again, so
+ * its counter goes on counting.
  */
 int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
-	      const int *ifindex, uint64_t digest, bool add)
+	      const int *ifindex, uint64_t digest, bool add, unsigned int keep)
 {
 	struct put pt = { .n = n, .b = b, .add = add };
 	char ctr[80], chain[80];
@@ -455,10 +552,12 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	guest_names(g->name, ctr, chain, sizeof(ctr));
 	if (!add)
 		err = chain_devs(&pt, g);
-	if (!err && add)
+	if (!err && !add && !(keep & GP_KEEP_TO))
+		err = to_chain(&pt, g);
+	if (!err && add && !(keep & GP_KEEP_COUNTER))
 		err = put_counter(&pt, ctr);
 	if (!err && add)
-		err = custom_chain(&pt, g, chain, ctr);
+		err = custom_chain(&pt, g, chain, ctr, keep & GP_KEEP_CHAIN);
 	for (i = 0; !err && !pt.err && i < g->nn; i++)
 		nic_elems(&pt, g, &g->nics[i], ifindex[i], ctr, chain);
 	guest_elem(&pt, g, digest);
@@ -471,9 +570,11 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	if (!err)
 		err = pt.err;
 	if (!err && !add)
-		err = custom_chain(&pt, g, chain, ctr);
-	if (!err && !add)
+		err = custom_chain(&pt, g, chain, ctr, keep & GP_KEEP_CHAIN);
+	if (!err && !add && !(keep & GP_KEEP_COUNTER))
 		err = put_counter(&pt, ctr);
+	if (!err && add && !(keep & GP_KEEP_TO))
+		err = to_chain(&pt, g);
 	if (!err && add)
 		err = chain_devs(&pt, g);
 	return err;

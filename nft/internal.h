@@ -56,8 +56,12 @@ extern const struct nset_desc nset_descs[S__MAX];
 enum nchain {
 	C_IN,		/* ingress of veth host ends and taps: from the guest */
 	C_EG,		/* egress of macvtaps and macvlans: from the guest */
-	C_TO,		/* egress of veth host ends and taps: to the guest */
 	C__MAX,
+	/* To the guest (egress of veth host ends and taps): one base chain
+	 * per guest, "to_GUEST", made and removed with it.  A shared one
+	 * would need an update adding the same devices as the update of "in",
+	 * and a transaction may add a device name to one existing netdev
+	 * chain of a table only (nf_tables_updchain()). */
 };
 extern const char *const nchain_names[C__MAX];
 
@@ -100,6 +104,7 @@ struct vnic_nft {
 	bool chain_ready[C__MAX];
 	struct devlist devs[C__MAX];	/* what each base chain hooks */
 	struct devlist customs;		/* guests' custom chains */
+	struct devlist tochains;	/* guests' to-guest chains */
 	/* Device changes of the batch being built, per chain: a chain may be
 	 * created or updated once per transaction. */
 	struct devlist pend_add[C__MAX], pend_del[C__MAX];
@@ -109,6 +114,7 @@ struct vnic_nft {
 	bool inst_known;		/* inst reflects the kernel */
 	uint64_t table_digest;
 	bool has_state;			/* the state element exists */
+	bool stale;			/* reading back failed: read again */
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
 };
@@ -120,8 +126,10 @@ void nbatch_free(struct nbatch *b);
 /* Start a message of type NFT_MSG_*; 64 KiB of room guaranteed. */
 struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
-/* Wrap in BEGIN (with genid) / END, send in one sendmsg, collect errors. */
-int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+/* Wrap in BEGIN (with the genid, unless NO_GENID) / END, send in one
+ * sendmsg, collect errors. */
+#define NO_GENID UINT64_MAX
+int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  unsigned int *sent);
 /* The ruleset generation. */
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
@@ -142,9 +150,22 @@ int layout_flush_devs(struct vnic_nft *n, struct nbatch *b);
 void layout_drop_devs(struct vnic_nft *n);
 enum nchain layout_from_chain(enum vnic_kind kind);
 
-/* elems.c: one guest's elements, objects and chains in or out. */
+/* elems.c: one guest's elements, objects and chains in or out.  When a
+ * guest is replaced, what both versions have stays (keep). */
+enum {
+	GP_KEEP_COUNTER	= 1 << 0,	/* its drop counter (and count) */
+	GP_KEEP_CHAIN	= 1 << 1,	/* its custom chain: rules only */
+	GP_KEEP_TO	= 1 << 2,	/* its to-guest base chain */
+};
 int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
-	      const int *ifindex, uint64_t digest, bool add);
+	      const int *ifindex, uint64_t digest, bool add, unsigned int keep);
+/* The to-guest chain of a guest known only by name. */
+int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest);
+/* Its devices: the guest's veth and tap NICs (NULL-terminated, malloc'd). */
+const char **guest_to_devs(const struct pguest *g, unsigned int *count);
+/* The rule of every to-guest chain. */
+int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain);
+uint32_t layout_egress_hook(void);
 
 /* The guests set's key for a guest, and its counter and chain names. */
 uint32_t guest_key(const char *name);
@@ -155,6 +176,18 @@ void guest_names(const char *guest, char *ctr, char *chain, size_t len);
  * changed once the table exists; an element can, within the batch). */
 #define STATE_KEY 0u
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add);
+/* nft.c: every NIC of a policy resolved to its ifindex, in one batch:
+ * guest g's NIC k is ifi[off[g] + k]. */
+struct resolved {
+	int *ifi;
+	unsigned int *off;
+};
+int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
+		   struct resolved *r);
+void resolved_free(struct resolved *r);
+/* A guest's digest: its policy and its NICs' ifindexes. */
+uint64_t guest_digest(const struct pguest *g, const int *ifi);
+
 /* One guest's part of the state digest (the digest XORs them). */
 uint64_t state_mix(const char *name, uint64_t digest);
 

@@ -52,7 +52,7 @@ const struct nset_desc nset_descs[S__MAX] = {
 		     "typeof @ll,96,16" },
 };
 
-const char *const nchain_names[C__MAX] = { "in", "eg", "to" };
+const char *const nchain_names[C__MAX] = { "in", "eg" };
 
 static const uint8_t typeof_macs[] = {
 	0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x03, 0x40, 0x00, 0x04, 0x0d, 0x00,
@@ -71,8 +71,13 @@ static const uint8_t typeof_l2[] = {
 };
 
 static const uint32_t chain_hooks[C__MAX] = {
-	NF_NETDEV_INGRESS, NF_NETDEV_EGRESS, NF_NETDEV_EGRESS,
+	NF_NETDEV_INGRESS, NF_NETDEV_EGRESS,
 };
+
+uint32_t layout_egress_hook(void)
+{
+	return NF_NETDEV_EGRESS;
+}
 
 enum nchain layout_from_chain(enum vnic_kind kind)
 {
@@ -528,7 +533,6 @@ static const rule_fn from_guest_rules[] = {
 	r_dhcp4_server, r_dhcp6_server, r_ra_adv, r_ra_redirect, r_custom,
 };
 
-static const rule_fn to_guest_rules[] = { r_promisc };
 
 static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 		    rule_fn fn, uint32_t key)
@@ -550,15 +554,18 @@ static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 
 static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c)
 {
-	const rule_fn *rules = c == C_TO ? to_guest_rules : from_guest_rules;
-	unsigned int i, nr = c == C_TO ? ARRAY_SIZE(to_guest_rules) :
-					 ARRAY_SIZE(from_guest_rules);
 	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
+	unsigned int i;
 	int err = 0;
 
-	for (i = 0; i < nr && !err; i++)
-		err = add_rule(n, b, nchain_names[c], rules[i], key);
+	for (i = 0; i < ARRAY_SIZE(from_guest_rules) && !err; i++)
+		err = add_rule(n, b, nchain_names[c], from_guest_rules[i], key);
 	return err;
+}
+
+int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain)
+{
+	return add_rule(n, b, chain, r_promisc, NFT_META_OIF);
 }
 
 /*

@@ -161,7 +161,7 @@ static void size_sndbuf(struct vnic_nft *n, size_t len)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
-int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  unsigned int *sent)
 {
 	struct nlmsghdr *begin, *end;
@@ -173,8 +173,8 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
 		return 0;
 	/* BEGIN goes right before the first message, in the reserved head. */
 	begin = nftnl_batch_begin(b->buf, n->seq++);
-	if (n->features & VNIC_NFT_FEAT_GENID)
-		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl(genid));
+	if ((n->features & VNIC_NFT_FEAT_GENID) && genid != NO_GENID)
+		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl((uint32_t)genid));
 	hdr = MNL_ALIGN(begin->nlmsg_len);
 	start = b->buf + NB_ROOM / 64 - hdr;
 	memmove(start, begin, begin->nlmsg_len);
@@ -261,7 +261,7 @@ static int genid_cb(const struct nlmsghdr *nlh, void *data)
 
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid)
 {
-	char buf[256];
+	char buf[256] = { 0 };
 	struct nlmsghdr *req = nfnl_req(buf, NFT_MSG_GETGEN, 0, n);
 
 	*genid = 0;

@@ -227,7 +227,7 @@ static int set_err(struct vnic_nft *n, int err, const char *fmt, ...)
 	return err;
 }
 
-static int commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
+static int commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  struct vnic_nft_result *res)
 {
 	unsigned int sent = 0;
@@ -245,17 +245,16 @@ static int commit(struct vnic_nft *n, struct nbatch *b, uint32_t genid,
 static int open_table(struct vnic_nft *n, const struct table_info *ti)
 {
 	struct nbatch b;
-	uint32_t genid;
 	int err;
 
+	/* No generation check: creating or claiming does not depend on what
+	 * else the ruleset holds (and a busy host would keep it failing). */
 	nbatch_init(&b);
-	err = nfnl_genid(n, &genid);
-	if (!err)
-		err = layout_table(n, &b);
+	err = layout_table(n, &b);
 	if (!err && !ti->exists)
 		err = layout_skeleton(n, &b);
 	if (!err)
-		err = commit(n, &b, genid, NULL);
+		err = commit(n, &b, NO_GENID, NULL);
 	nbatch_free(&b);
 	if (err == -EPERM || err == -EBUSY)
 		return set_err(n, err, "table netdev %s is owned by another process",
@@ -282,6 +281,7 @@ static int open_state(struct vnic_nft *n)
 		err = read_chains(n, n->devs);
 	if (!err)
 		err = read_guests(n);
+	n->stale = err != 0;
 	if (err && !n->ctx->err.err)
 		set_err(n, err, "reading table netdev %s", n->table);
 	return err;
@@ -336,6 +336,7 @@ VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 	for (c = 0; c < C__MAX; c++)
 		devlist_clear(&n->devs[c]);
 	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
 	layout_drop_devs(n);
 	if (n->nl)
 		mnl_socket_close(n->nl);
@@ -349,32 +350,61 @@ VNIC_EXPORT uint32_t vnic_nft_features(const struct vnic_nft *n)
 
 /* --- the NICs' ifindexes ---------------------------------------------- */
 
-static int resolve_ifindexes(struct vnic_nft *n, const struct pguest *g, int *out)
+/* Every NIC of p, one batch of RTM_GETLINK: ifi[off[g] + k] is guest g's
+ * NIC k.  A NIC that does not exist fails here, before anything is sent. */
+void resolved_free(struct resolved *r)
 {
+	free(r->ifi);
+	free(r->off);
+}
+
+int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
+		   struct resolved *r)
+{
+	unsigned int gi, k, total = 0, q = 0;
 	struct nl_batch b;
-	unsigned int i;
 	int err = 0;
 
-	nl_batch_init(&b);
-	for (i = 0; i < g->nn && !err; i++) {
-		struct nlmsghdr *nlh = nl_batch_msg(&b, RTM_GETLINK, NLM_F_ACK);
-
-		if (!nlh) {
-			err = -ENOMEM;
-			break;
-		}
-		link_getlink_by_name(nlh, g->nics[i].ifname);
-		err = nl_batch_end(&b, nlh, link_ifindex_cb, &out[i]);
+	r->off = calloc(p->n + 1, sizeof(*r->off));
+	for (gi = 0; r->off && gi < p->n; gi++) {
+		r->off[gi] = total;
+		total += p->g[gi]->nn;
 	}
+	r->ifi = calloc(total + 1, sizeof(*r->ifi));
+	if (!r->off || !r->ifi)
+		return -ENOMEM;
+	nl_batch_init(&b);
+	for (gi = 0; gi < p->n && !err; gi++)
+		for (k = 0; k < p->g[gi]->nn && !err; k++) {
+			struct nlmsghdr *nlh = nl_batch_msg(&b, RTM_GETLINK, NLM_F_ACK);
+
+			if (!nlh) {
+				err = -ENOMEM;
+				break;
+			}
+			link_getlink_by_name(nlh, p->g[gi]->nics[k].ifname);
+			err = nl_batch_end(&b, nlh, link_ifindex_cb,
+					   &r->ifi[r->off[gi] + k]);
+		}
 	if (!err)
 		err = nl_batch_run(&n->ctx->nl, &b);
-	for (i = 0; !err && i < b.n; i++)
-		if (b.reqs[i].err)
-			err = vnic_set_err(n->ctx, b.reqs[i].err, VNIC_STEP_VALIDATE,
-					   -1, b.reqs[i].extack, "guest %s: NIC %s",
-					   g->name, g->nics[i].ifname);
+	for (gi = 0; !err && gi < p->n; gi++)
+		for (k = 0; !err && k < p->g[gi]->nn; k++, q++)
+			if (b.reqs[q].err)
+				err = vnic_set_err(n->ctx, b.reqs[q].err,
+						   VNIC_STEP_VALIDATE, -1,
+						   b.reqs[q].extack, "guest %s: NIC %s",
+						   p->g[gi]->name,
+						   p->g[gi]->nics[k].ifname);
 	nl_batch_free(&b);
 	return err;
+}
+
+/* A guest's digest covers its NICs' ifindexes too: a NIC deleted and made
+ * again under its name is a change (its elements are keyed by ifindex). */
+uint64_t guest_digest(const struct pguest *g, const int *ifi)
+{
+	return vnic_hash64(ifi, g->nn * sizeof(*ifi), pguest_digest(g));
 }
 
 /* --- changes ------------------------------------------------------------ */
@@ -382,10 +412,8 @@ static int resolve_ifindexes(struct vnic_nft *n, const struct pguest *g, int *ou
 struct change {
 	struct vnic_nft *n;
 	struct nbatch b;
-	uint64_t digest;		/* of the table after the change */
+	uint64_t digest;		/* of the state after the change */
 	struct vnic_nft_result *res;
-	/* Undo information for the in-memory state if the commit fails. */
-	bool failed;
 };
 
 /* Purge a guest the handle knows only by name (installed before a
@@ -396,9 +424,7 @@ struct purge {
 	const char *ctr;
 	int *ifi;
 	unsigned int nifi, cap;
-	enum nset set;
 	struct nftnl_set *del;
-	int err;
 };
 
 static int drops_cb(struct nftnl_set_elem *e, void *data)
@@ -429,14 +455,12 @@ static int purge_elem_cb(struct nftnl_set_elem *e, void *data)
 	uint32_t len = 0, k;
 	const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
 	struct nftnl_set_elem *d;
-	int ifindex;
 	unsigned int i;
 
 	if (!key || len < 4)
 		return 0;
 	memcpy(&k, key, 4);
-	ifindex = (int)k;
-	for (i = 0; i < pu->nifi && pu->ifi[i] != ifindex; i++)
+	for (i = 0; i < pu->nifi && pu->ifi[i] != (int)k; i++)
 		;
 	if (i == pu->nifi)
 		return 0;
@@ -478,7 +502,7 @@ static int purge_set(struct purge *pu, enum nset s)
 	return err;
 }
 
-static int purge_guest(struct change *ch, const char *name)
+static int purge_guest(struct change *ch, const char *name, unsigned int keep)
 {
 	struct pguest g = { 0 };
 	char ctr[80], chain[80];
@@ -492,24 +516,27 @@ static int purge_guest(struct change *ch, const char *name)
 		if (s != S_GUESTS && s != S_L2OK)
 			err = purge_set(&pu, s);
 	free(pu.ifi);
+	/* Its to-guest chain goes whole: its old devices are unknown.  The
+	 * names of its NICs stay in the shared chains' device lists, harmless
+	 * and taken over if a guest brings those devices again. */
+	if (!err)
+		err = guest_del_to_chain(ch->n, &ch->b, name);
 	if (err)
 		return err;
-	/* The guest element, counter and chain go by name.  Its NICs' names
-	 * stay in the base chains' device lists: harmless, and gone with the
-	 * devices' names being reused by another guest's update. */
 	snprintf(g.name, sizeof(g.name), "%s", name);
 	g.nr = devlist_has(&ch->n->customs, chain);
-	return guest_put(ch->n, &ch->b, &g, NULL, 0, false);
+	return guest_put(ch->n, &ch->b, &g, NULL, 0, false, keep & ~GP_KEEP_TO);
 }
 
-static int drop_guest(struct change *ch, struct installed *in)
+static int drop_guest(struct change *ch, struct installed *in, unsigned int keep)
 {
 	int err;
 
 	if (in->g)
-		err = guest_put(ch->n, &ch->b, in->g, in->ifindex, in->digest, false);
+		err = guest_put(ch->n, &ch->b, in->g, in->ifindex, in->digest, false,
+				keep);
 	else
-		err = purge_guest(ch, in->name);
+		err = purge_guest(ch, in->name, keep);
 	if (!err) {
 		ch->digest ^= state_mix(in->name, in->digest);
 		inst_forget(ch->n, in);
@@ -517,27 +544,60 @@ static int drop_guest(struct change *ch, struct installed *in)
 	return err;
 }
 
-static int add_guest(struct change *ch, const struct pguest *g)
+static int add_guest(struct change *ch, const struct pguest *g, const int *ifi,
+		     unsigned int keep)
 {
+	uint64_t d = guest_digest(g, ifi);
 	struct installed *in;
-	uint64_t d = pguest_digest(g);
-	int *ifi = calloc(g->nn + 1, sizeof(*ifi));
-	int err = ifi ? resolve_ifindexes(ch->n, g, ifi) : -ENOMEM;
+	int *copy = calloc(g->nn + 1, sizeof(*copy));
+	int err = copy ? 0 : -ENOMEM;
 
 	if (!err)
-		err = guest_put(ch->n, &ch->b, g, ifi, d, true);
+		err = guest_put(ch->n, &ch->b, g, ifi, d, true, keep);
 	in = err ? NULL : inst_new(ch->n, g->name);
 	if (!err && !in)
 		err = -ENOMEM;
 	if (err) {
-		free(ifi);
+		free(copy);
 		return err;
 	}
+	memcpy(copy, ifi, g->nn * sizeof(*copy));
 	in->g = pguest_dup(g);
-	in->ifindex = ifi;
+	in->ifindex = copy;
 	in->digest = d;
 	ch->digest ^= state_mix(g->name, d);
 	return in->g ? 0 : -ENOMEM;
+}
+
+static bool same_to_devs(const struct pguest *a, const struct pguest *b)
+{
+	unsigned int na, nb, i;
+	const char **da = guest_to_devs(a, &na), **db = guest_to_devs(b, &nb);
+	bool same = da && db && na == nb;
+
+	for (i = 0; same && i < na; i++)
+		same = !strcmp(da[i], db[i]);
+	free(da);
+	free(db);
+	return same;
+}
+
+/* What a replacement of in by g keeps: the counter always, the custom
+ * chain if both have one, the to-guest chain if its devices stay. */
+static unsigned int keep_of(struct vnic_nft *n, const struct installed *in,
+			    const struct pguest *g)
+{
+	char ctr[80], chain[80];
+	unsigned int keep = GP_KEEP_COUNTER;
+	bool old_chain;
+
+	guest_names(g->name, ctr, chain, sizeof(ctr));
+	old_chain = in->g ? in->g->nr > 0 : devlist_has(&n->customs, chain);
+	if (old_chain && g->nr)
+		keep |= GP_KEEP_CHAIN;
+	if (in->g && same_to_devs(in->g, g))
+		keep |= GP_KEEP_TO;
+	return keep;
 }
 
 static int change_begin(struct vnic_nft *n, struct change *ch,
@@ -557,10 +617,10 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
 	return 0;
 }
 
-/* Commit: the guest changes, then the table's comment with the new digest,
- * all in one batch.  On failure the kernel kept the old state: so does the
- * handle, by reading it back. */
-static int change_end(struct change *ch, int err, uint32_t genid)
+/* Commit: the guest changes, the hooks, the new state element, all in one
+ * batch.  On failure the kernel kept the old state: so does the handle, by
+ * reading it back. */
+static int change_end(struct change *ch, int err, uint64_t genid)
 {
 	struct vnic_nft *n = ch->n;
 	bool wrote = ch->b.msgs;
@@ -578,7 +638,7 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 		if (err == -ERESTART || err == -EINTR) {
 			err = -EAGAIN;
 			set_err(n, err, "the ruleset of table %s changed while this "
-				"commit was built: retry", n->table);
+				"commit was built", n->table);
 		} else if (err) {
 			set_err(n, err, "commit to table netdev %s", n->table);
 		}
@@ -586,7 +646,6 @@ static int change_end(struct change *ch, int err, uint32_t genid)
 	nbatch_free(&ch->b);
 	layout_drop_devs(n);
 	if (err) {
-		n->table_digest = 0;
 		open_state(n);	/* the kernel's state is the truth */
 		return err;
 	}
@@ -619,26 +678,30 @@ static int check_claims(struct vnic_nft *n, const struct vnic_policy *p)
 	return 0;
 }
 
-static int apply_guests(struct change *ch, const struct vnic_policy *p, bool all,
-			struct vnic_nft_result *res)
+/* Add what is new, replace what changed, leave what is equal. */
+static int apply_guests(struct change *ch, const struct vnic_policy *p,
+			const struct resolved *r, struct vnic_nft_result *res)
 {
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < p->n && !err; i++) {
 		const struct pguest *g = p->g[i];
+		const int *ifi = &r->ifi[r->off[i]];
 		struct installed *in = inst_find(ch->n, g->name);
-		uint64_t d = pguest_digest(g);
+		unsigned int keep = 0;
 
-		if (in && in->digest == d && all) {
+		if (in && in->digest == guest_digest(g, ifi)) {
 			if (res)
 				res->guests_unchanged++;
 			continue;
 		}
-		if (in)
-			err = drop_guest(ch, in);
+		if (in) {
+			keep = keep_of(ch->n, in, g);
+			err = drop_guest(ch, in, keep);
+		}
 		if (!err)
-			err = add_guest(ch, g);
+			err = add_guest(ch, g, ifi, keep);
 		if (!err && res) {
 			if (in)
 				res->guests_changed++;
@@ -649,25 +712,52 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p, bool all
 	return err;
 }
 
-VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
-			       struct vnic_nft_result *res)
+static uint64_t policy_digest(const struct vnic_policy *p, const struct resolved *r)
 {
-	struct change ch;
-	uint32_t genid = 0;
+	uint64_t d = 0;
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++)
+		d ^= state_mix(p->g[i]->name,
+			       guest_digest(p->g[i], &r->ifi[r->off[i]]));
+	return d;
+}
+
+static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
+		   struct vnic_nft_result *res, struct resolved *r, uint32_t *genid)
+{
 	int err;
 
+	memset(r, 0, sizeof(*r));
 	if (!n || !p || (res && res->sz < sizeof(size_t)))
 		return -EINVAL;
 	err = vnic_policy_check(p);
+	if (!err && n->stale)
+		err = open_state(n);
 	if (!err)
 		err = check_claims(n, p);
 	if (!err)
-		err = nfnl_genid(n, &genid);
-	if (err)
-		return err;
-	change_begin(n, &ch, res);
-	err = apply_guests(&ch, p, false, res);
-	return change_end(&ch, err, genid);
+		err = resolve_policy(n, p, r);
+	if (!err)
+		err = nfnl_genid(n, genid);
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+			       struct vnic_nft_result *res)
+{
+	struct resolved r;
+	struct change ch;
+	uint32_t genid = 0;
+	int err = prepare(n, p, res, &r, &genid);
+
+	if (!err) {
+		change_begin(n, &ch, res);
+		err = apply_guests(&ch, p, &r, res);
+		err = change_end(&ch, err, genid);
+	}
+	resolved_free(&r);
+	return err;
 }
 
 VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
@@ -681,6 +771,8 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	if (!n || (count && !guests) || (res && res->sz < sizeof(size_t)))
 		return -EINVAL;
 	vnic_clear_err(n->ctx);
+	if (n->stale && (err = open_state(n)))
+		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
 			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
@@ -695,67 +787,54 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 
 		if (!in)
 			continue;	/* named twice */
-		err = drop_guest(&ch, in);
+		err = drop_guest(&ch, in, 0);
 		if (!err && res)
 			res->guests_removed++;
 	}
 	return change_end(&ch, err, genid);
-}
-
-static uint64_t policy_digest(const struct vnic_policy *p)
-{
-	uint64_t d = 0;
-	unsigned int i;
-
-	for (i = 0; i < p->n; i++)
-		d ^= state_mix(p->g[i]->name, pguest_digest(p->g[i]));
-	return d;
 }
 
 VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 			      struct vnic_nft_result *res)
 {
 	struct table_info ti;
+	struct resolved r;
 	struct change ch;
 	uint32_t genid = 0, gi;
 	unsigned int i;
-	int err;
+	int err = prepare(n, p, res, &r, &genid);
 
-	if (!n || !p || (res && res->sz < sizeof(size_t)))
-		return -EINVAL;
-	err = vnic_policy_check(p);
-	if (!err)
-		err = nfnl_genid(n, &genid);
 	if (!err)
 		err = read_state(n, &ti);
 	if (err)
-		return err;
-	ti.exists = true;
-	change_begin(n, &ch, res);
+		goto out;
 	/* One read, and nothing to write when the digests agree. */
-	if (ti.exists && ti.has_digest && ti.digest == policy_digest(p)) {
+	if (ti.has_digest && ti.digest == policy_digest(p, &r)) {
 		if (res) {
 			res->guests_unchanged = p->n;
 			if (res->sz >= sizeof(*res))
 				res->genid = genid;
 		}
-		nbatch_free(&ch.b);
-		return 0;
+		goto out;
 	}
 	if (!ti.has_digest || ti.digest != n->table_digest)
 		err = open_state(n);	/* changed behind our back */
+	change_begin(n, &ch, res);
 	for (i = 0; !err && i < n->ninst; i++) {
 		struct installed *in = &n->inst[i];
 
 		if (!in->name[0] || !policy_find(p, in->name, &gi))
 			continue;
-		err = drop_guest(&ch, in);
+		err = drop_guest(&ch, in, 0);
 		if (!err && res)
 			res->guests_removed++;
 	}
 	if (!err)
-		err = apply_guests(&ch, p, true, res);
-	return change_end(&ch, err, genid);
+		err = apply_guests(&ch, p, &r, res);
+	err = change_end(&ch, err, genid);
+out:
+	resolved_free(&r);
+	return err;
 }
 
 VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)

@@ -49,7 +49,7 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 
 int read_table(struct vnic_nft *n, struct table_info *ti)
 {
-	char buf[512];
+	char buf[512] = { 0 };
 	struct nftnl_table *t = nftnl_table_alloc();
 	struct nlmsghdr *req;
 	int err;
@@ -84,6 +84,8 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (name && !strncmp(name, "g_", 2))
 		devlist_add(&cr->n->customs, name);
+	if (name && !strncmp(name, "to_", 3))
+		devlist_add(&cr->n->tochains, name);
 	for (k = 0; name && k < C__MAX; k++) {
 		if (strcmp(name, nchain_names[k]))
 			continue;
@@ -102,7 +104,7 @@ out:
 
 int read_chains(struct vnic_nft *n, struct devlist *devs)
 {
-	char buf[512];
+	char buf[512] = { 0 };
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	struct chain_read cr = { n, devs };
 	struct nlmsghdr *req;
@@ -115,6 +117,7 @@ int read_chains(struct vnic_nft *n, struct devlist *devs)
 		devlist_clear(&devs[k]);
 	}
 	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
@@ -153,7 +156,7 @@ int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data)
 {
 	struct elem_read er = { fn, data };
-	char buf[512];
+	char buf[512] = { 0 };
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nlmsghdr *req;
 
@@ -175,7 +178,7 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
 	uint32_t key = STATE_KEY;
 	struct nlmsghdr *req;
-	char buf[512];
+	char buf[512] = { 0 };
 	int err;
 
 	ti->has_digest = false;
@@ -220,7 +223,7 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		 uint64_t *bytes)
 {
 	struct ctr_read cr = { 0 };
-	char buf[512];
+	char buf[512] = { 0 };
 	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *req;
 	int err;

@@ -201,14 +201,15 @@ static void set_block(struct out *o, enum nset s, const struct vnic_policy *p,
 	put(o, "\t}\n\n");
 }
 
-static void guests_block(struct out *o, const struct vnic_policy *p)
+static void guests_block(struct out *o, const struct vnic_policy *p,
+			 const struct resolved *r)
 {
 	uint64_t all = 0;
 	unsigned int i;
 
 	put(o, "\tset guests {\n\t\ttype mark\n\t\telements = {");
 	for (i = 0; i < p->n; i++) {
-		uint64_t d = pguest_digest(p->g[i]);
+		uint64_t d = guest_digest(p->g[i], &r->ifi[r->off[i]]);
 
 		put(o, " 0x%08x comment \"%s %016llx\",", guest_key(p->g[i]->name),
 		    p->g[i]->name, (unsigned long long)d);
@@ -253,7 +254,7 @@ static void devices(struct out *o, const struct vnic_policy *p, enum nchain c)
 
 	for (gi = 0; gi < p->n; gi++)
 		for (ni = 0; ni < p->g[gi]->nn; ni++)
-			if (layout_from_chain(p->g[gi]->nics[ni].kind) == (c == C_TO ? C_IN : c))
+			if (layout_from_chain(p->g[gi]->nics[ni].kind) == c)
 				put(o, "%s\"%s\"", n++ ? ", " : "", p->g[gi]->nics[ni].ifname);
 }
 
@@ -263,23 +264,16 @@ static bool chain_used(const struct vnic_policy *p, enum nchain c)
 
 	for (gi = 0; gi < p->n; gi++)
 		for (ni = 0; ni < p->g[gi]->nn; ni++)
-			if (layout_from_chain(p->g[gi]->nics[ni].kind) == (c == C_TO ? C_IN : c))
+			if (layout_from_chain(p->g[gi]->nics[ni].kind) == c)
 				return true;
 	return false;
 }
 
-static void base_chain(struct out *o, const struct vnic_policy *p, enum nchain c)
+static void rules_text(struct out *o, const char *const *rules, unsigned int n,
+		       const char *key)
 {
-	const char *const *rules = c == C_TO ? to_rules : from_rules;
-	unsigned int i, n = c == C_TO ? ARRAY_SIZE(to_rules) : ARRAY_SIZE(from_rules);
-	const char *key = c == C_IN ? "iif" : "oif";
+	unsigned int i;
 
-	if (!chain_used(p, c))
-		return;
-	put(o, "\tchain %s {\n\t\ttype filter hook %s devices = { ", nchain_names[c],
-	    c == C_IN ? "ingress" : "egress");
-	devices(o, p, c);
-	put(o, " } priority filter; policy accept;\n");
 	for (i = 0; i < n; i++) {
 		const char *r = rules[i], *k;
 
@@ -290,16 +284,46 @@ static void base_chain(struct out *o, const struct vnic_policy *p, enum nchain c
 		}
 		put(o, "%s\n", r);
 	}
+}
+
+static void base_chain(struct out *o, const struct vnic_policy *p, enum nchain c)
+{
+	if (!chain_used(p, c))
+		return;
+	put(o, "\tchain %s {\n\t\ttype filter hook %s devices = { ", nchain_names[c],
+	    c == C_IN ? "ingress" : "egress");
+	devices(o, p, c);
+	put(o, " } priority filter; policy accept;\n");
+	rules_text(o, from_rules, ARRAY_SIZE(from_rules), c == C_IN ? "iif" : "oif");
 	put(o, "\t}\n\n");
 }
 
-static void render(struct out *o, const struct vnic_nft *n, const struct vnic_policy *p)
+static void to_chain(struct out *o, const struct pguest *g)
+{
+	unsigned int k, i;
+	const char **devs = guest_to_devs(g, &k);
+
+	if (devs && k) {
+		put(o, "\tchain to_%s {\n\t\ttype filter hook egress devices = { ",
+		    g->name);
+		for (i = 0; i < k; i++)
+			put(o, "%s\"%s\"", i ? ", " : "", devs[i]);
+		put(o, " } priority filter; policy accept;\n");
+		rules_text(o, to_rules, ARRAY_SIZE(to_rules), "oif");
+		put(o, "\t}\n\n");
+	}
+	if (!devs)
+		o->err = -ENOMEM;
+	free(devs);
+}
+
+static void render(struct out *o, const struct vnic_nft *n, const struct vnic_policy *p,
+		   const struct resolved *r)
 {
 	static const enum nset sw_sets[] = {
 		S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
 		S_SW_PROMISC,
 	};
-	bool need[C__MAX] = { false }, done[C__MAX] = { false };
 	unsigned int i, k;
 
 	put(o, "table netdev %s {\n\tcomment \"managed by libvnic\"\n\n", n->table);
@@ -315,12 +339,12 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 	set_block(o, S_ARP, p, e_arp);
 	set_block(o, S_CTR, p, e_drops);
 	set_block(o, S_CUSTOM, p, e_custom);
-	guests_block(o, p);
+	guests_block(o, p, r);
 	put(o, "\tset l2_allowed {\n\t\ttypeof @ll,96,16\n\t\tflags constant\n"
 	    "\t\telements = { 0x800, 0x806, 0x86dd }\n\t}\n\n");
 	/* Chains in the order apply creates them on an empty table (nft lists
-	 * them so): per guest its own chain, then the base chains its NICs
-	 * are the first to need. */
+	 * them so): per guest its custom and to-guest chains, then the shared
+	 * base chains at the end of the batch. */
 	for (i = 0; i < p->n; i++) {
 		const struct pguest *g = p->g[i];
 
@@ -330,17 +354,10 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 				custom_rule(o, g, &g->rules[k]);
 			put(o, "\t}\n\n");
 		}
-		for (k = 0; k < g->nn; k++)
-			if (layout_from_chain(g->nics[k].kind) == C_IN)
-				need[C_IN] = need[C_TO] = true;
-			else
-				need[C_EG] = true;
-		for (k = 0; k < C__MAX; k++)
-			if (need[k] && !done[k]) {
-				base_chain(o, p, (enum nchain)k);
-				done[k] = true;
-			}
+		to_chain(o, g);
 	}
+	for (i = 0; i < C__MAX; i++)
+		base_chain(o, p, (enum nchain)i);
 	if (o->len >= 1 && o->buf[o->len - 1] == '\n' && o->buf[o->len - 2] == '\n')
 		o->len--;
 	put(o, "}\n");
@@ -350,14 +367,21 @@ VNIC_EXPORT int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
 				char **text)
 {
 	struct out o = { 0 };
+	struct resolved r = { 0 };
 	int err;
 
 	if (!n || !p || !text)
 		return -EINVAL;
 	err = vnic_policy_check(p);
-	if (err)
+	/* The digests cover ifindexes: the NICs must exist, as for nft -f. */
+	if (!err)
+		err = resolve_policy(n, p, &r);
+	if (err) {
+		resolved_free(&r);
 		return err;
-	render(&o, n, p);
+	}
+	render(&o, n, p, &r);
+	resolved_free(&r);
 	if (o.err) {
 		free(o.buf);
 		return o.err;

@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The filter policy enforced by the nftables backend, proved with real
- * frames (the backend-neutral cases of pkt.c, one test each per device
- * kind), and what nft(8) and the kernel say about the installed table.
+ * frames, and what nft(8) and the kernel say about the installed table.
+ *
+ *   machinery.*   the packet machinery alone: no filter (every frame of
+ *                 every case arrives, except what the device drops by
+ *                 itself) and a hand-written nft ruleset (drops are seen)
+ *   pkt.KIND.*    every backend-neutral case of pkt.c against vnic_nft_apply
+ *                 on a veth host end, a tap and a macvtap, with the guest's
+ *                 drop counter
+ *   nft.*         nft -j oracle, atomic batches, owner flag, restart and
+ *                 sync, generation-id conflicts, counters, removal, a NIC
+ *                 recreated under the same name, every bad input
+ *
+ * Independent oracles: nft(8) (text, JSON, monitor), our own
+ * NFT_MSG_GETGEN/GETTABLE requests, and frames.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -314,6 +326,8 @@ static bool json_has(json_t *v, const char *s)
 	json_t *x;
 	size_t i;
 
+	if (!v)
+		return false;
 	if (bar) {
 		char first[64];
 
@@ -581,7 +595,7 @@ FIXTURE_TEARDOWN(nft)
 }
 
 /* Both guests of pkt_policy_build(), with vm1's switches minus sw_off
- * and vm2's IPv4 address ip4. */
+ * and vm2's IPv4 address ip4 (NULL: vm1 alone). */
 static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
 		      const char *ip4, struct vnic_policy **out)
 {
@@ -605,9 +619,9 @@ static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
 	ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
 	if (!ret)
 		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
-	if (!ret)
+	if (!ret && ip4)
 		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
-	if (!ret)
+	if (!ret && ip4)
 		ret = vnic_policy_add_nic(p, PKT_GUEST2, &other);
 	if (ret) {
 		vnic_policy_free(p);
@@ -749,11 +763,12 @@ TEST_F(nft, json_matches_policy)
 	EXPECT_TRUE(HAS_ELEM(s, nic)) TH_LOG("vm1 has rules: no jump");
 	EXPECT_FALSE(HAS_ELEM(s, oth)) TH_LOG("vm2 has no rules: no jump");
 
-	/* Hooks: veth host ends on ingress (from the guest) and egress (to). */
+	/* Hooks: veth host ends on the shared ingress chain (from the guest)
+	 * and on their guest's own egress chain (to the guest). */
 	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
 	EXPECT_TRUE(chain_hooks_dev("in", PKT_OTHER_NIC));
-	EXPECT_TRUE(chain_hooks_dev("to", self->t.nic));
-	EXPECT_TRUE(chain_hooks_dev("to", PKT_OTHER_NIC));
+	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST2, PKT_OTHER_NIC));
 
 	/* vm1's custom rules, in a chain of their own. */
 	json_array_foreach(json_object_get(root, "nftables"), k, r) {
@@ -809,7 +824,7 @@ TEST_F(nft, json_switch_off_then_remove)
 	EXPECT_EQ(0u, mentions(root, oth)) TH_LOG("%s still in the table", oth);
 	EXPECT_LT(0u, mentions(root, nic));
 	EXPECT_FALSE(chain_hooks_dev("in", PKT_OTHER_NIC));
-	EXPECT_FALSE(chain_hooks_dev("to", PKT_OTHER_NIC));
+	EXPECT_FALSE(chain_hooks_dev("to_" PKT_GUEST2, PKT_OTHER_NIC));
 	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
 	json_decref(root);
 }
@@ -877,7 +892,9 @@ static void invalid_batch(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, PKT_OTHER_IP4,
 				&self->p));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
-	EXPECT_EQ(1u, res.guests_changed);
+	TH_LOG("apply: %u added, %u changed, %u unchanged", res.guests_added,
+	       res.guests_changed, res.guests_unchanged);
+	EXPECT_LE(1u, res.guests_changed);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 }
 
@@ -929,9 +946,9 @@ TEST_F(nft, owner_flag_survives_flush_and_delete)
 	TH_LOG("nft flush table: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 	ret = st_run_cmd_err(err, sizeof(err),
-			     "nft add element netdev vnic mac '{ %s . %s }'",
-			     self->t.nic, PKT_SPOOF_MAC);
-	TH_LOG("nft add element: exit %d '%s'", ret, err);
+			     "nft delete element netdev vnic sw_mac_spoof '{ %s }'",
+			     self->t.nic);
+	TH_LOG("nft delete element: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 
 	after = table_text();
@@ -1414,7 +1431,9 @@ TEST_F(nft, counters_per_guest)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ra], PKT_DROP);
 	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk, &by));
 	EXPECT_EQ(4u, pk);
-	EXPECT_LE(4u * 60, by);
+	/* Counted at the netdev hooks, where skb->len has no Ethernet
+	 * header: 3 x 46 + 72 bytes. */
+	EXPECT_EQ(4u * 60 - 4 * 14 + (86 - 60), by);
 	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST2, &pk2, &by));
 	EXPECT_EQ(0u, pk2);
 	EXPECT_EQ(-ENOENT, vnic_nft_counter(self->n, "nosuchvm", &pk2, &by));
@@ -1424,7 +1443,15 @@ TEST_F(nft, counters_per_guest)
 	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res));
 	EXPECT_EQ(0, res.writes);
 	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk2, &by));
-	EXPECT_EQ(pk, pk2);
+	EXPECT_EQ(pk, pk2) TH_LOG("an unchanged sync reset the counter");
+
+	/* Re-applying the same policy (a runtime re-reading its config)
+	 * changes nothing either. */
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	TH_LOG("apply of the same policy: %u changed, %u unchanged, writes %d",
+	       res.guests_changed, res.guests_unchanged, res.writes);
+	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk2, &by));
+	EXPECT_EQ(pk, pk2) TH_LOG("an apply of an unchanged guest reset its counter");
 }
 
 /* remove with one unknown name does nothing; sync drops what the state
@@ -1434,8 +1461,6 @@ TEST_F(nft, remove_and_sync_remove)
 	const char *const bad[] = { PKT_GUEST2, "nosuchvm" };
 	const char *const one[] = { PKT_GUEST };
 	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
-	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
-		  .kind = self->t.kind, .mac = PKT_NIC_MAC);
 	struct vnic_nft_result res;
 	char *before, *after;
 	int ret;
@@ -1456,20 +1481,93 @@ TEST_F(nft, remove_and_sync_remove)
 	free(after);
 	expect_guests(_metadata, self->n, both, 2);
 
-	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->q));
-	ASSERT_EQ(0, vnic_policy_add_guest(self->q, PKT_GUEST, NULL));
-	ASSERT_EQ(0, vnic_policy_add_nic(self->q, PKT_GUEST, &nic));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
 	ret = vnic_nft_sync(self->n, self->q, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_removed);
-	EXPECT_EQ(1u, res.guests_changed);	/* vm1 lost its addresses */
+	EXPECT_EQ(1u, res.guests_unchanged);
+	EXPECT_EQ(0u, res.guests_changed + res.guests_added);
 	expect_guests(_metadata, self->n, one, 1);
-	/* No addresses: its IPv4 is now a spoof, DHCP still passes. */
-	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_DROP);
-	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_dhcp_discover],
-		    PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+}
+
+/*
+ * A guest added next to one already installed (a later transaction), and
+ * then one NIC moved from a guest to another: the base chains gain and
+ * lose devices on both their hooks.
+ */
+TEST_F(nft, add_guest_next_to_existing)
+{
+	static const char *const v4[] = { PKT_NIC_IP4 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
+		  .kind = self->t.kind, .mac = PKT_NIC_MAC, .ipv4 = v4,
+		  .n_ipv4 = 1);
+	struct vnic_nft_result res;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_base(&self->t, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->q));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->q, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->q, PKT_GUEST, &nic));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_nft_apply(self->n, self->q, &res);
+	ASSERT_EQ(0, ret) TH_LOG("adding %s next to %s: %s", self->t.nic,
+				 PKT_OTHER_NIC, vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_added);
+	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_in_other_unicast],
+		    PKT_DROP);
+}
+
+/*
+ * The runtime restarts a guest: its NIC is deleted and created again with
+ * the same name and MAC (a new ifindex).  The filters key on the ifindex,
+ * so the policy must follow the new device: after a sync of the same
+ * policy (or an apply), the recreated NIC is filtered again.  Never
+ * fail-open silently.
+ */
+static void recreated_nic(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(nft) *self, bool use_sync)
+{
+	struct vnic_nft_result res;
+	char why[256];
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	ret = pkt_topo_recreate_nic(&self->t, why, sizeof(why));
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = use_sync ? vnic_nft_sync(self->n, self->p, &res) :
+			 vnic_nft_apply(self->n, self->p, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	TH_LOG("%s after the NIC came back: %u changed, %u unchanged, writes %d",
+	       use_sync ? "sync" : "apply", res.guests_changed,
+	       res.guests_unchanged, res.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
+TEST_F(nft, recreated_nic_then_sync)
+{
+	recreated_nic(_metadata, self, true);
+}
+
+TEST_F(nft, recreated_nic_then_apply)
+{
+	recreated_nic(_metadata, self, false);
 }
 
 /* --- bad inputs: an error, a message, nothing installed --- */
@@ -1489,7 +1587,11 @@ static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
 	before = ruleset_text();
 	ASSERT_NE(NULL, before);
 
-	ASSERT_EQ(0, pkt_policy_base(&self->t, &self->q));
+	if (pkt_bad_fresh(id)) {
+		ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->q));
+	} else {
+		ASSERT_EQ(0, pkt_policy_base(&self->t, &self->q));
+	}
 	ret = pkt_bad_add(&self->t, self->q, id);
 	snprintf(msg, sizeof(msg), "%s", vnic_ctx_errmsg(self->t.ctx));
 	if (!ret) {

@@ -611,50 +611,23 @@ static int nonblock(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
 }
 
-int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
-		   size_t len)
+/* The NIC itself (and the guest's end of it), on infrastructure that
+ * exists already. */
+static int nic_setup(struct pkt_topo *t, char *why, size_t len)
 {
-	VNIC_OPTS(vnic_ctx_opts, co, .owner = "pkt");
 	int ret, sz = 0;
 
-	memset(t, 0, sizeof(*t));
-	t->kind = kind;
-	t->guest_fd = t->guest_sock = t->far_sock = -1;
-	t->guest_ns.fd = t->far_ns.fd = -1;
-	why[0] = '\0';
-
-	ret = quiet_netns(NULL);
-	if (ret)
-		WHY("test namespace sysctl: %d", ret);
-	ret = vnic_ctx_new(&co, &t->ctx);
-	if (ret)
-		WHY("vnic_ctx_new: %d", ret);
 	ret = vnic_guest_new(t->ctx, "pkt-guest", &t->g);
 	if (ret)
 		WHY("vnic_guest_new: %d", ret);
-	ret = st_run_cmd("ip link add " PKT_OTHER_NIC " type veth peer name "
-			 PKT_OTHER_NIC "p && ip link set " PKT_OTHER_NIC " up && "
-			 "ip link set " PKT_OTHER_NIC "p address " PKT_OTHER_MAC
-			 " up");
-	if (ret)
-		WHY("other guest's veth: exit %d", ret);
-
-	switch (kind) {
+	switch (t->kind) {
 	case VNIC_KIND_VETH: {
 		VNIC_OPTS(vnic_nic_opts, o, .kind = VNIC_KIND_VETH, .name = "vh0",
 			  .up = 1, .peer_name = PKT_GUEST_IF,
-			  .peer_mac = PKT_NIC_MAC, .peer_up = 1);
+			  .peer_mac = PKT_NIC_MAC, .peer_up = 1,
+			  .peer_netns_fd = t->guest_ns.fd);
 
-		ret = st_netns_holder_start(&t->guest_ns);
-		if (ret)
-			WHY("guest namespace: %d", ret);
-		ret = pkt_in_netns(t->guest_ns.fd, quiet_netns, NULL);
-		if (ret)
-			WHY("guest namespace sysctl: %d", ret);
-		o.peer_netns_fd = t->guest_ns.fd;
-		ret = bridge_setup(t, why, len);
-		if (!ret)
-			ret = create_nic(t, &o, why, len);
+		ret = create_nic(t, &o, why, len);
 		if (!ret)
 			ret = enslave(t, why, len);
 		if (ret)
@@ -669,9 +642,7 @@ int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 		VNIC_OPTS(vnic_nic_opts, o, .kind = VNIC_KIND_TAP, .name = "tp0",
 			  .up = 1, .tap_flags = VNIC_TAP_NO_PI);
 
-		ret = bridge_setup(t, why, len);
-		if (!ret)
-			ret = create_nic(t, &o, why, len);
+		ret = create_nic(t, &o, why, len);
 		if (!ret)
 			ret = enslave(t, why, len);
 		if (ret)
@@ -689,9 +660,6 @@ int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 			  .name = "mvt0", .lower = LOWER,
 			  .mode = VNIC_MACVLAN_BRIDGE, .mac = PKT_NIC_MAC, .up = 1);
 
-		ret = st_lower_add(LOWER, LOWER_PEER);
-		if (ret)
-			WHY("lower veth: %d", ret);
 		ret = create_nic(t, &o, why, len);
 		if (ret)
 			return ret;
@@ -706,17 +674,84 @@ int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 		ret = nonblock(t->guest_fd);
 		if (ret)
 			WHY("macvtap queue nonblock: %d", ret);
-		ret = packet_sock_in(-1, LOWER_PEER);
-		if (ret < 0)
-			WHY("lower0p socket: %d", ret);
-		t->far_sock = ret;
 		break;
 	}
 	default:
 		ret = -EOPNOTSUPP;
-		WHY("kind %d has no packet topology", kind);
+		WHY("kind %d has no packet topology", t->kind);
 	}
 	return 0;
+}
+
+int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
+		   size_t len)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "pkt");
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->guest_fd = t->guest_sock = t->far_sock = -1;
+	t->guest_ns.fd = t->far_ns.fd = -1;
+	why[0] = '\0';
+
+	ret = quiet_netns(NULL);
+	if (ret)
+		WHY("test namespace sysctl: %d", ret);
+	ret = vnic_ctx_new(&co, &t->ctx);
+	if (ret)
+		WHY("vnic_ctx_new: %d", ret);
+	ret = st_run_cmd("ip link add " PKT_OTHER_NIC " type veth peer name "
+			 PKT_OTHER_NIC "p && ip link set " PKT_OTHER_NIC " up && "
+			 "ip link set " PKT_OTHER_NIC "p address " PKT_OTHER_MAC
+			 " up");
+	if (ret)
+		WHY("other guest's veth: exit %d", ret);
+
+	switch (kind) {
+	case VNIC_KIND_VETH:
+		ret = st_netns_holder_start(&t->guest_ns);
+		if (ret)
+			WHY("guest namespace: %d", ret);
+		ret = pkt_in_netns(t->guest_ns.fd, quiet_netns, NULL);
+		if (ret)
+			WHY("guest namespace sysctl: %d", ret);
+		/* fall through */
+	case VNIC_KIND_TAP:
+		ret = bridge_setup(t, why, len);
+		break;
+	case VNIC_KIND_MACVTAP:
+		ret = st_lower_add(LOWER, LOWER_PEER);
+		if (ret)
+			WHY("lower veth: %d", ret);
+		ret = packet_sock_in(-1, LOWER_PEER);
+		if (ret < 0)
+			WHY("lower0p socket: %d", ret);
+		t->far_sock = ret;
+		ret = 0;
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+		WHY("kind %d has no packet topology", kind);
+	}
+	return ret ? ret : nic_setup(t, why, len);
+}
+
+int pkt_topo_recreate_nic(struct pkt_topo *t, char *why, size_t len)
+{
+	int ret;
+
+	if (t->guest_sock >= 0)
+		close(t->guest_sock);
+	t->guest_sock = -1;
+	if (t->guest_fd >= 0)
+		close(t->guest_fd);
+	t->guest_fd = -1;
+	ret = vnic_guest_destroy(t->g);
+	t->g = NULL;
+	if (ret)
+		WHY("destroy: %s", vnic_ctx_errmsg(t->ctx));
+	return nic_setup(t, why, len);
 }
 
 void pkt_topo_teardown(struct pkt_topo *t)
@@ -923,6 +958,11 @@ const struct pkt_bad pkt_bads[PKT_BAD__MAX] = {
 #undef PKT_BAD_ENTRY
 };
 
+bool pkt_bad_fresh(enum pkt_bad_id id)
+{
+	return id == PKT_BAD_nic_claimed_by_installed_guest;
+}
+
 int pkt_policy_base(const struct pkt_topo *t, struct vnic_policy **out)
 {
 	static const char *const o4[] = { PKT_OTHER_IP4 };
@@ -1101,6 +1141,12 @@ int pkt_bad_add(const struct pkt_topo *t, struct vnic_policy *p,
 		return vnic_policy_add_guest(p, PKT_GUEST2, NULL);
 	case PKT_BAD_guest_empty:
 		return vnic_policy_add_guest(p, guest, NULL);
+	case PKT_BAD_nic_claimed_by_installed_guest:
+		/* p is empty (pkt_bad.fresh): vm1 takes oth0, which the
+		 * installed vm2 has. */
+		nic.ifname = PKT_OTHER_NIC;
+		nic.kind = VNIC_KIND_VETH;
+		break;
 	default:
 		return -EINVAL;
 	}

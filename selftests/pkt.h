@@ -203,6 +203,9 @@ struct pkt_topo {
 int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 		   size_t len);
 void pkt_topo_teardown(struct pkt_topo *t);
+/* Delete the NIC and create it again, same name and MAC, new ifindex (a
+ * guest restarted by its runtime); the guest's fd/socket are new too. */
+int pkt_topo_recreate_nic(struct pkt_topo *t, char *why, size_t len);
 
 /*
  * The policy for case c on t: PKT_GUEST with t->nic (kind, PKT_NIC_MAC,
@@ -245,7 +248,9 @@ int pkt_in_netns(int nsfd, int (*f)(void *arg), void *arg);
  * already holds a valid guest (PKT_GUEST2 on oth0), one wrong thing that
  * must be refused by vnic_policy_add_*(), vnic_policy_check() or, for what
  * only the kernel can know (a NIC that does not exist), by the backend's
- * apply.  err: the errno expected (negative), 0 for "any error".
+ * apply (a NIC that does not exist; a NIC of an installed guest, when the
+ * base policy was installed first).  err: the errno expected (negative),
+ * 0 for "any error".
  */
 #define PKT_BADS(X)							\
 	X(mac_short, -EINVAL) X(mac_bad_hex, -EINVAL)			\
@@ -278,7 +283,8 @@ int pkt_in_netns(int nsfd, int (*f)(void *arg), void *arg);
 	X(rule_opts_too_big, -E2BIG)					\
 	X(guest_name_too_long, -EINVAL) X(guest_name_bad_char, -EINVAL)	\
 	X(guest_name_empty, -EINVAL) X(guest_name_null, -EINVAL)	\
-	X(guest_duplicate, -EEXIST) X(guest_empty, -EINVAL)
+	X(guest_duplicate, -EEXIST) X(guest_empty, -EINVAL)		\
+	X(nic_claimed_by_installed_guest, -EEXIST)
 
 enum pkt_bad_id {
 #define PKT_BAD_ENUM(id, err) PKT_BAD_##id,
@@ -293,6 +299,9 @@ struct pkt_bad {
 };
 extern const struct pkt_bad pkt_bads[PKT_BAD__MAX];
 
+/* Whether bad input id goes into an empty policy (applied next to the
+ * installed base policy) rather than on top of the base policy. */
+bool pkt_bad_fresh(enum pkt_bad_id id);
 /* A policy holding PKT_GUEST2 on oth0 (valid, nothing else). */
 int pkt_policy_base(const struct pkt_topo *t, struct vnic_policy **out);
 /* Add bad input id to p (nic: an existing device of kind t->kind); the
