@@ -251,7 +251,7 @@ static int open_table(struct vnic_nft *n, const struct table_info *ti)
 	 * else the ruleset holds (and a busy host would keep it failing). */
 	nbatch_init(&b);
 	err = layout_table(n, &b);
-	if (!err && !ti->exists)
+	if (!err && !ti->ours)
 		err = layout_skeleton(n, &b);
 	if (!err)
 		err = commit(n, &b, NO_GENID, NULL);
@@ -264,13 +264,29 @@ static int open_table(struct vnic_nft *n, const struct table_info *ti)
 	return 0;
 }
 
+/* Whether opening must write: to create the table, or to claim it. */
+static bool open_writes(const struct vnic_nft *n, const struct table_info *ti)
+{
+	if (n->flags & VNIC_NFT_READ_ONLY)
+		return false;
+	return !ti->ours || !(n->flags & VNIC_NFT_NO_OWNER);
+}
+
 static int open_state(struct vnic_nft *n)
 {
 	struct table_info ti;
 	int err = read_table(n, &ti);
 
-	if (!err)
+	if (!err && open_writes(n, &ti))
 		err = open_table(n, &ti);
+	if (!err && !ti.ours && (n->flags & VNIC_NFT_READ_ONLY)) {
+		/* Nothing to read: no guests. */
+		inst_clear(n);
+		n->table_digest = 0;
+		n->has_state = false;
+		n->stale = false;
+		return 0;
+	}
 	if (!err)
 		err = read_state(n, &ti);
 	if (!err) {
@@ -732,6 +748,9 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!n || !p || (res && res->sz < sizeof(size_t)))
 		return -EINVAL;
 	err = vnic_policy_check(p);
+	if (!err && (n->flags & VNIC_NFT_READ_ONLY))
+		err = vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
+				   "table %s was opened read-only", n->table);
 	if (!err && n->stale)
 		err = open_state(n);
 	if (!err)
@@ -771,6 +790,9 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	if (!n || (count && !guests) || (res && res->sz < sizeof(size_t)))
 		return -EINVAL;
 	vnic_clear_err(n->ctx);
+	if (n->flags & VNIC_NFT_READ_ONLY)
+		return vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
+				    "table %s was opened read-only", n->table);
 	if (n->stale && (err = open_state(n)))
 		return err;
 	for (i = 0; i < count; i++)

@@ -47,6 +47,31 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 	return 0;
 }
 
+static int set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	*(bool *)data = true;
+	return 0;
+}
+
+/* Whether the table has libvnic's sets (the guests set is made last). */
+static int read_ours(struct vnic_nft *n, struct table_info *ti)
+{
+	char buf[512] = { 0 };
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *req;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	req = nfnl_req(buf, NFT_MSG_GETSET, 0, n);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[S_L2OK].name);
+	nftnl_set_nlmsg_build_payload(req, s);
+	nftnl_set_free(s);
+	err = nfnl_get(n, req, set_cb, &ti->ours);
+	return err == -ENOENT ? 0 : err;
+}
+
 int read_table(struct vnic_nft *n, struct table_info *ti)
 {
 	char buf[512] = { 0 };
@@ -62,7 +87,9 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	nftnl_table_nlmsg_build_payload(req, t);
 	nftnl_table_free(t);
 	err = nfnl_get(n, req, table_cb, ti);
-	return err == -ENOENT ? 0 : err;
+	if (err == -ENOENT)
+		return 0;
+	return err ? err : read_ours(n, ti);
 }
 
 struct chain_read {

@@ -9,6 +9,7 @@ struct nftnl_set_elem;
 
 struct table_info {
 	bool exists, has_digest;
+	bool ours;			/* has libvnic's sets */
 	uint32_t flags;
 	uint64_t digest;
 };

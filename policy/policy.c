@@ -207,6 +207,16 @@ static int parse_addrs(const struct vnic_policy *p, const char *guest,
 		if (!o->ipv6[i] || inet_pton(AF_INET6, o->ipv6[i], &nic->v6[i]) != 1)
 			return bad(p, -EINVAL, guest, "%s: '%s' is no IPv6 address",
 				   nic->ifname, o->ipv6[i] ? o->ipv6[i] : "(null)");
+	for (i = 0; i < nic->n4; i++)
+		for (unsigned int k = 0; k < i; k++)
+			if (nic->v4[i].s_addr == nic->v4[k].s_addr)
+				return bad(p, -EEXIST, guest, "%s: IPv4 address '%s' "
+					   "listed twice", nic->ifname, o->ipv4[i]);
+	for (i = 0; i < nic->n6; i++)
+		for (unsigned int k = 0; k < i; k++)
+			if (!memcmp(&nic->v6[i], &nic->v6[k], sizeof(nic->v6[i])))
+				return bad(p, -EEXIST, guest, "%s: IPv6 address '%s' "
+					   "listed twice", nic->ifname, o->ipv6[i]);
 	/* The link-local every IPv6 stack derives from its MAC, unless given. */
 	link_local(nic->mac, &nic->v6[nic->n6]);
 	for (i = 0; i < nic->n6; i++)

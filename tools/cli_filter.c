@@ -41,7 +41,7 @@ static int operands(const char *cmd, const char *what, int argc, char **argv,
  * unless --no-owner; vnicctl exits right after, so the claim is only of use
  * where the kernel keeps an owned table after its owner (NFT_TABLE_F_PERSIST,
  * Linux 6.9): elsewhere the table would go with vnicctl, so refuse.  Reading
- * commands never claim.
+ * commands open it read-only.
  */
 static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
 {
@@ -50,8 +50,11 @@ static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
 	uint32_t feat;
 	int err;
 
-	if (cli->no_owner || !write)
+	if (cli->no_owner)
 		opts.flags |= VNIC_NFT_NO_OWNER;
+	/* Reading writes nothing, and works on a table a runtime owns. */
+	if (!write)
+		opts.flags |= VNIC_NFT_READ_ONLY;
 	err = vnic_nft_open(cli->ctx, &opts, &n);
 	if (err)
 		return cli_fail(cli, err, "filter: open table");

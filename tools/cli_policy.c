@@ -5,13 +5,15 @@
  *   {"guests": [{"name": "vm1",
  *                "switches": ["mac-spoof", ...],              optional
  *                "nics": [{"ifname": "mvt0", "kind": "macvtap",
- *                          "mac": "02:00:00:00:00:01",         optional
+ *                          "mac": "02:00:00:00:00:01",
  *                          "ipv4": ["192.0.2.10"],             optional
  *                          "ipv6": ["2001:db8::10"],           optional
  *                          "switches": [...]}],                optional
- *                "rules": [{"proto": "tcp", "dport": 22,       optional
- *                           "daddr": "198.51.100.0/24",
- *                           "action": "accept"}]}]}
+ *                "rules": [{"proto": "tcp", "dport": 22,       optional,
+ *                           "daddr": "198.51.100.0/24",        as are proto,
+ *                           "action": "accept"}]}]}            dport, daddr
+ *
+ * Documentation/filters-cli.rst and vnicctl(8) describe it.
  *
  * The file is walked twice.  The first walk needs no context: it checks
  * keys, types and the syntax of every value and names the JSON path of the

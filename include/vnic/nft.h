@@ -25,6 +25,10 @@ struct vnic_nft;
 enum vnic_nft_flags {
 	VNIC_NFT_NO_OWNER	= 1u << 0,	/* do not claim the table */
 	VNIC_NFT_NO_PERSIST	= 1u << 1,	/* table goes with its owner */
+	/* Inspect only: nothing is written, not even a claim; a missing table
+	 * reads as no guests; changes fail with -EROFS.  Works on a table
+	 * another process owns. */
+	VNIC_NFT_READ_ONLY	= 1u << 2,
 };
 
 struct vnic_nft_opts {
@@ -47,7 +51,8 @@ enum vnic_nft_feature {
 	VNIC_NFT_FEAT_HOOK_UPDATE = 1u << 4,	/* devices added to a chain (6.4) */
 };
 
-/* Open (and claim, or create) the table. */
+/* Open the table: create it if missing, claim it (owner flag) unless
+ * VNIC_NFT_NO_OWNER, and read what it holds. */
 int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		  struct vnic_nft **out);
 /* Close the socket.  The table stays if it persists (or was not owned). */

@@ -60,7 +60,8 @@ struct vnic_nic_policy {
 	const char *ifname;		/* the host-side device */
 	enum vnic_kind kind;		/* macvtap, macvlan, veth (host end), tap */
 	const char *mac;		/* the guest's MAC on this NIC */
-	const char *const *ipv4;	/* its IPv4 addresses, "192.0.2.10" */
+	const char *const *ipv4;	/* its IPv4 addresses, "192.0.2.10";
+					 * each at most once (-EEXIST) */
 	unsigned int n_ipv4;
 	const char *const *ipv6;	/* its IPv6 addresses (link-local added) */
 	unsigned int n_ipv6;
@@ -77,8 +78,8 @@ enum vnic_rule_action {
  * the switches. */
 struct vnic_rule {
 	size_t sz;
-	uint8_t l4proto;		/* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP
-					 * or 0 for any */
+	uint8_t l4proto;		/* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
+					 * IPPROTO_ICMPV6, or 0 for any */
 	uint16_t dport_min, dport_max;	/* 0, 0: any (TCP/UDP only) */
 	const char *daddr;		/* IPv4 or IPv6 CIDR; NULL: any */
 	enum vnic_rule_action action;
@@ -107,7 +108,8 @@ int vnic_policy_check(const struct vnic_policy *p);
 unsigned int vnic_policy_guest_count(const struct vnic_policy *p);
 const char *vnic_policy_guest_name(const struct vnic_policy *p, unsigned int i);
 
-/* "mac-spoof" -> VNIC_SW_MAC_SPOOF, 0 if unknown; and back. */
+/* "mac-spoof" -> VNIC_SW_MAC_SPOOF ("clean" -> VNIC_SW_CLEAN), 0 if
+ * unknown; and back (one bit). */
 uint32_t vnic_switch_from_name(const char *name);
 const char *vnic_switch_name(uint32_t sw);
 
