@@ -22,59 +22,6 @@
 
 /* --- the installed guests ---------------------------------------------- */
 
-static struct pguest *pguest_dup(const struct pguest *g)
-{
-	struct pguest *c = calloc(1, sizeof(*c));
-	unsigned int i;
-
-	if (!c)
-		return NULL;
-	*c = *g;
-	c->capn = c->nn;
-	c->capr = c->nr;
-	c->nics = calloc(g->nn + 1, sizeof(*c->nics));
-	c->rules = calloc(g->nr + 1, sizeof(*c->rules));
-	if (!c->nics || !c->rules)
-		goto fail;
-	memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
-	for (i = 0; i < g->nn; i++) {
-		struct pnic *d = &c->nics[i];
-
-		*d = g->nics[i];
-		d->v4 = malloc((d->n4 + 1) * sizeof(*d->v4));
-		d->v6 = malloc((d->n6 + 1) * sizeof(*d->v6));
-		if (!d->v4 || !d->v6)
-			goto fail;
-		memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
-		memcpy(d->v6, g->nics[i].v6, d->n6 * sizeof(*d->v6));
-	}
-	return c;
-fail:
-	for (i = 0; c->nics && i < g->nn; i++) {
-		free(c->nics[i].v4);
-		free(c->nics[i].v6);
-	}
-	free(c->nics);
-	free(c->rules);
-	free(c);
-	return NULL;
-}
-
-static void pguest_free(struct pguest *g)
-{
-	unsigned int i;
-
-	if (!g)
-		return;
-	for (i = 0; i < g->nn; i++) {
-		free(g->nics[i].v4);
-		free(g->nics[i].v6);
-	}
-	free(g->nics);
-	free(g->rules);
-	free(g);
-}
-
 static void inst_clear(struct vnic_nft *n)
 {
 	unsigned int i;

@@ -57,6 +57,8 @@ struct vnic_policy {
 
 /* Digest of one guest's policy, stable across processes and builds. */
 uint64_t pguest_digest(const struct pguest *g);
+void pguest_free(struct pguest *g);
+struct pguest *pguest_dup(const struct pguest *g);
 /* -ENOENT if absent. */
 int policy_find(const struct vnic_policy *p, const char *guest, unsigned int *idx);
 

@@ -70,10 +70,12 @@ VNIC_EXPORT int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out)
 	return 0;
 }
 
-static void guest_free(struct pguest *g)
+void pguest_free(struct pguest *g)
 {
 	unsigned int i;
 
+	if (!g)
+		return;
 	for (i = 0; i < g->nn; i++) {
 		free(g->nics[i].v4);
 		free(g->nics[i].v6);
@@ -83,6 +85,42 @@ static void guest_free(struct pguest *g)
 	free(g);
 }
 
+/* A deep copy (the backends keep what they installed). */
+struct pguest *pguest_dup(const struct pguest *g)
+{
+	struct pguest *c = calloc(1, sizeof(*c));
+	unsigned int i;
+
+	if (!c)
+		return NULL;
+	*c = *g;
+	c->capn = c->nn;
+	c->capr = c->nr;
+	c->nics = calloc(g->nn + 1, sizeof(*c->nics));
+	c->rules = calloc(g->nr + 1, sizeof(*c->rules));
+	if (!c->nics || !c->rules) {
+		c->nn = 0;
+		pguest_free(c);
+		return NULL;
+	}
+	memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
+	for (i = 0; i < g->nn; i++) {
+		struct pnic *d = &c->nics[i];
+
+		*d = g->nics[i];
+		d->v4 = malloc((d->n4 + 1) * sizeof(*d->v4));
+		d->v6 = malloc((d->n6 + 1) * sizeof(*d->v6));
+		if (!d->v4 || !d->v6) {
+			c->nn = i + 1;
+			pguest_free(c);
+			return NULL;
+		}
+		memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
+		memcpy(d->v6, g->nics[i].v6, d->n6 * sizeof(*d->v6));
+	}
+	return c;
+}
+
 VNIC_EXPORT void vnic_policy_free(struct vnic_policy *p)
 {
 	unsigned int i;
@@ -90,7 +128,7 @@ VNIC_EXPORT void vnic_policy_free(struct vnic_policy *p)
 	if (!p)
 		return;
 	for (i = 0; i < p->n; i++)
-		guest_free(p->g[i]);
+		pguest_free(p->g[i]);
 	for (i = 0; i < p->nkeys; i++)
 		free(p->keys[i]);
 	free(p->g);
@@ -254,6 +292,22 @@ static int check_nic(const struct vnic_policy *p, const struct pguest *g,
 	return err;
 }
 
+/* The start of every addition to a guest: find it, read the options. */
+static int begin_add(struct vnic_policy *p, const char *guest, void *dst,
+		     size_t dst_sz, const void *opts, const char *what,
+		     uint32_t *gi)
+{
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	if (!guest || policy_find(p, guest, gi))
+		return bad(p, -ENOENT, guest, "no such guest in the policy");
+	err = vnic_opts_copy(dst, dst_sz, opts);
+	return err ? bad(p, err, guest, "%s", what) : 0;
+}
+
 static int keep_key(struct vnic_policy *p, const char *s, char **out)
 {
 	if (grow((void **)&p->keys, &p->capkeys, p->nkeys, sizeof(*p->keys)))
@@ -275,15 +329,10 @@ VNIC_EXPORT int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 	char *key;
 	int err;
 
-	if (!p)
-		return -EINVAL;
-	vnic_clear_err(p->ctx);
-	if (!guest || policy_find(p, guest, &gi))
-		return bad(p, -ENOENT, guest, "no such guest in the policy");
-	g = p->g[gi];
-	err = vnic_opts_copy(&o, sizeof(o), opts);
+	err = begin_add(p, guest, &o, sizeof(o), opts, "vnic_nic_policy", &gi);
 	if (err)
-		return bad(p, err, guest, "vnic_nic_policy");
+		return err;
+	g = p->g[gi];
 	err = check_nic(p, g, &o, &nic);
 	if (!err && !strmap_get(&p->ifnames, nic.ifname, &other))
 		err = bad(p, -EEXIST, guest, "NIC %s is claimed by guest %s already",
@@ -398,15 +447,10 @@ VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 	uint32_t gi;
 	int err;
 
-	if (!p)
-		return -EINVAL;
-	vnic_clear_err(p->ctx);
-	if (!guest || policy_find(p, guest, &gi))
-		return bad(p, -ENOENT, guest, "no such guest in the policy");
-	g = p->g[gi];
-	err = vnic_opts_copy(&o, sizeof(o), opts);
+	err = begin_add(p, guest, &o, sizeof(o), opts, "vnic_rule", &gi);
 	if (err)
-		return bad(p, err, guest, "vnic_rule");
+		return err;
+	g = p->g[gi];
 	if (g->nr >= POLICY_RULES_MAX)
 		return bad(p, -E2BIG, guest, "at most %d rules", POLICY_RULES_MAX);
 	err = check_rule(p, guest, &o, &r);
