@@ -87,6 +87,22 @@ bool devlist_has(const struct devlist *d, const char *name);
 int devlist_add(struct devlist *d, const char *name);
 void devlist_del(struct devlist *d, const char *name);
 
+/* A netdev base chain hooks at most NFT_NETDEVICE_MAX (256) devices. */
+#define SHARD_DEVS 255
+
+struct shard {
+	char name[16];
+	bool ready;			/* exists in the kernel */
+	struct devlist devs;		/* hooked */
+	/* Changes of the batch being built: a chain may be created or updated
+	 * once per transaction, so they are emitted together at its end. */
+	struct devlist add, del;
+};
+
+/* Shard k of kind c, made (not ready) if missing. */
+struct shard *shard_get(struct vnic_nft *n, enum nchain c, unsigned int k);
+void shards_clear(struct vnic_nft *n);
+
 struct installed {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
@@ -101,13 +117,13 @@ struct vnic_nft {
 	char table[64];
 	uint32_t flags, features;
 	bool table_ready;		/* exists with its sets and rules */
-	bool chain_ready[C__MAX];
-	struct devlist devs[C__MAX];	/* what each base chain hooks */
+	/* The shared base chains, as shards of at most SHARD_DEVS devices
+	 * ("in0", "in1", ..., "eg0", ...), each with the same rules. */
+	struct shard *shards[C__MAX];
+	unsigned int nshards[C__MAX];
 	struct devlist customs;		/* guests' custom chains */
 	struct devlist tochains;	/* guests' to-guest chains */
-	/* Device changes of the batch being built, per chain: a chain may be
-	 * created or updated once per transaction. */
-	struct devlist pend_add[C__MAX], pend_del[C__MAX];
+
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
 	struct strmap inst_map;		/* name -> index in inst */

@@ -11,6 +11,7 @@
  *   to  egress of veth host ends and taps         to the guest,   key oif
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -552,14 +553,15 @@ static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
 }
 
-static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c)
+static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		       const char *name)
 {
 	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < ARRAY_SIZE(from_guest_rules) && !err; i++)
-		err = add_rule(n, b, nchain_names[c], from_guest_rules[i], key);
+		err = add_rule(n, b, name, from_guest_rules[i], key);
 	return err;
 }
 
@@ -575,25 +577,107 @@ int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain)
  * changes of a whole batch are noted here and emitted together at its end;
  * a device removed and added back within one batch cancels out.
  */
+struct shard *shard_get(struct vnic_nft *n, enum nchain c, unsigned int k)
+{
+	struct shard *sh;
+
+	if (k >= n->nshards[c]) {
+		sh = realloc(n->shards[c], (k + 1) * sizeof(*sh));
+		if (!sh)
+			return NULL;
+		memset(sh + n->nshards[c], 0, (k + 1 - n->nshards[c]) * sizeof(*sh));
+		n->shards[c] = sh;
+		for (; n->nshards[c] <= k; n->nshards[c]++)
+			snprintf(sh[n->nshards[c]].name, sizeof(sh->name), "%s%u",
+				 nchain_names[c], n->nshards[c]);
+	}
+	return &n->shards[c][k];
+}
+
+void shards_clear(struct vnic_nft *n)
+{
+	unsigned int c, k;
+
+	for (c = 0; c < C__MAX; c++) {
+		for (k = 0; k < n->nshards[c]; k++) {
+			devlist_clear(&n->shards[c][k].devs);
+			devlist_clear(&n->shards[c][k].add);
+			devlist_clear(&n->shards[c][k].del);
+		}
+		free(n->shards[c]);
+		n->shards[c] = NULL;
+		n->nshards[c] = 0;
+	}
+}
+
+static unsigned int live_count(const struct devlist *d)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < d->n; i++)
+		k += d->live[i];
+	return k;
+}
+
+static unsigned int shard_load(const struct shard *sh)
+{
+	return live_count(&sh->devs) + live_count(&sh->add) - live_count(&sh->del);
+}
+
+static struct shard *shard_with(struct vnic_nft *n, enum nchain c,
+				const char *dev, size_t list)
+{
+	unsigned int k;
+
+	for (k = 0; k < n->nshards[c]; k++)
+		if (devlist_has((const struct devlist *)
+				((const char *)&n->shards[c][k] + list), dev))
+			return &n->shards[c][k];
+	return NULL;
+}
+
+#define IN(field) offsetof(struct shard, field)
+
+/* A device to hook: the first shard with room takes it. */
+static int note_add(struct vnic_nft *n, enum nchain c, const char *dev)
+{
+	struct shard *sh = shard_with(n, c, dev, IN(del));
+	unsigned int k;
+
+	if (sh) {			/* removed and added back: no change */
+		devlist_del(&sh->del, dev);
+		return 0;
+	}
+	if (shard_with(n, c, dev, IN(devs)) || shard_with(n, c, dev, IN(add)))
+		return 0;
+	for (k = 0; k < n->nshards[c]; k++)
+		if (shard_load(&n->shards[c][k]) < SHARD_DEVS)
+			break;
+	sh = shard_get(n, c, k);
+	return sh ? devlist_add(&sh->add, dev) : -ENOMEM;
+}
+
+static int note_del(struct vnic_nft *n, enum nchain c, const char *dev)
+{
+	struct shard *sh = shard_with(n, c, dev, IN(add));
+
+	if (sh) {
+		devlist_del(&sh->add, dev);
+		return 0;
+	}
+	/* Only hooked devices: the kernel refuses removing another. */
+	sh = shard_with(n, c, dev, IN(devs));
+	return sh ? devlist_add(&sh->del, dev) : 0;
+}
+
 int layout_chain_devs(struct vnic_nft *n, enum nchain c, const char **devs,
 		      unsigned int ndevs, bool del)
 {
-	struct devlist *same = del ? &n->pend_del[c] : &n->pend_add[c];
-	struct devlist *undo = del ? &n->pend_add[c] : &n->pend_del[c];
 	unsigned int i;
 	int err = 0;
 
-	for (i = 0; i < ndevs && !err; i++) {
-		if (devlist_has(undo, devs[i])) {
-			devlist_del(undo, devs[i]);
-			continue;
-		}
-		/* Only what changes: the kernel refuses an update naming a
-		 * hooked device again, or a removal of one that is not. */
-		if (devlist_has(&n->devs[c], devs[i]) != del)
-			continue;
-		err = devlist_add(same, devs[i]);
-	}
+	for (i = 0; i < ndevs && !err; i++)
+		err = del ? note_del(n, c, devs[i]) : note_add(n, c, devs[i]);
 	return err;
 }
 
@@ -610,17 +694,17 @@ static const char **live_names(const struct devlist *d, unsigned int *n)
 }
 
 static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
-		     const struct devlist *d, bool del)
+		     struct shard *sh, bool del)
 {
-	bool create = !del && !n->chain_ready[c];
+	bool create = !del && !sh->ready;
 	struct nftnl_chain *ch;
 	unsigned int k, i;
-	const char **devs = live_names(d, &k);
+	const char **devs = live_names(del ? &sh->del : &sh->add, &k);
 	int err;
 
 	if (!devs)
 		return -ENOMEM;
-	if (!k || (del && !n->chain_ready[c])) {
+	if (!k || (del && !sh->ready)) {
 		free(devs);
 		return 0;
 	}
@@ -630,7 +714,7 @@ static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 		return -ENOMEM;
 	}
 	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, nchain_names[c]);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, sh->name);
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, chain_hooks[c]);
 	nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, 0);
@@ -643,30 +727,21 @@ static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 		  del ? 0 : NLM_F_CREATE, ch, chain);
 	for (i = 0; !err && i < k; i++) {
 		if (del)
-			devlist_del(&n->devs[c], devs[i]);
+			devlist_del(&sh->devs, devs[i]);
 		else
-			err = devlist_add(&n->devs[c], devs[i]);
+			err = devlist_add(&sh->devs, devs[i]);
 	}
 	free(devs);
 	if (!err && create) {
-		err = chain_rules(n, b, c);
-		n->chain_ready[c] = true;	/* re-read if the commit fails */
+		err = chain_rules(n, b, c, sh->name);
+		sh->ready = true;	/* re-read if the commit fails */
 	}
 	return err;
 }
 
-static unsigned int live_count(const struct devlist *d)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < d->n; i++)
-		k += d->live[i];
-	return k;
-}
-
 /* The whole chain goes: the kernel will not hook devices again into a
  * netdev chain whose device list was emptied.  Its rules go first. */
-static int chain_delete(struct vnic_nft *n, struct nbatch *b, enum nchain c)
+static int chain_delete(struct vnic_nft *n, struct nbatch *b, struct shard *sh)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
 	struct nftnl_chain *ch;
@@ -675,39 +750,42 @@ static int chain_delete(struct vnic_nft *n, struct nbatch *b, enum nchain c)
 	if (!r)
 		return -ENOMEM;
 	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, n->table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, nchain_names[c]);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, sh->name);
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
 	err = PUT(b, NFT_MSG_DELRULE, 0, r, rule);
 	ch = err ? NULL : nftnl_chain_alloc();
 	if (!ch)
 		return err ? err : -ENOMEM;
 	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, nchain_names[c]);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, sh->name);
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
 	err = PUT(b, NFT_MSG_DELCHAIN, 0, ch, chain);
-	devlist_clear(&n->devs[c]);
-	n->chain_ready[c] = false;
+	devlist_clear(&sh->devs);
+	sh->ready = false;
 	return err;
 }
 
 int layout_flush_devs(struct vnic_nft *n, struct nbatch *b)
 {
-	unsigned int c;
+	unsigned int c, k;
 	int err = 0;
 
 	for (c = 0; c < C__MAX && !err; c++) {
-		unsigned int adds = live_count(&n->pend_add[c]);
-		unsigned int dels = live_count(&n->pend_del[c]);
+		for (k = 0; k < n->nshards[c] && !err; k++) {
+			struct shard *sh = &n->shards[c][k];
+			unsigned int adds = live_count(&sh->add);
+			unsigned int dels = live_count(&sh->del);
 
-		if (n->chain_ready[c] && dels && !adds &&
-		    dels == live_count(&n->devs[c])) {
-			err = chain_delete(n, b, c);
-			continue;
+			if (sh->ready && dels && !adds &&
+			    dels == live_count(&sh->devs)) {
+				err = chain_delete(n, b, sh);
+				continue;
+			}
+			/* Add before removing: the chain never runs empty. */
+			err = chain_msg(n, b, c, sh, false);
+			if (!err)
+				err = chain_msg(n, b, c, sh, true);
 		}
-		/* Add before removing: the chain never runs empty. */
-		err = chain_msg(n, b, c, &n->pend_add[c], false);
-		if (!err)
-			err = chain_msg(n, b, c, &n->pend_del[c], true);
 	}
 	layout_drop_devs(n);
 	return err;
@@ -715,12 +793,13 @@ int layout_flush_devs(struct vnic_nft *n, struct nbatch *b)
 
 void layout_drop_devs(struct vnic_nft *n)
 {
-	unsigned int c;
+	unsigned int c, k;
 
-	for (c = 0; c < C__MAX; c++) {
-		devlist_clear(&n->pend_add[c]);
-		devlist_clear(&n->pend_del[c]);
-	}
+	for (c = 0; c < C__MAX; c++)
+		for (k = 0; k < n->nshards[c]; k++) {
+			devlist_clear(&n->shards[c][k].add);
+			devlist_clear(&n->shards[c][k].del);
+		}
 }
 
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b)

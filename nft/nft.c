@@ -241,7 +241,7 @@ static int open_state(struct vnic_nft *n)
 		n->has_state = ti.has_digest;
 	}
 	if (!err)
-		err = read_chains(n, n->devs);
+		err = read_chains(n);
 	if (!err)
 		err = read_guests(n);
 	n->stale = err != 0;
@@ -291,13 +291,11 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 
 VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 {
-	unsigned int c;
 
 	if (!n)
 		return;
 	inst_clear(n);
-	for (c = 0; c < C__MAX; c++)
-		devlist_clear(&n->devs[c]);
+	shards_clear(n);
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
 	layout_drop_devs(n);

@@ -94,14 +94,36 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 
 struct chain_read {
 	struct vnic_nft *n;
-	struct devlist *devs;		/* [C__MAX] */
+	int err;
 };
+
+/* "in12" -> (C_IN, 12). */
+static int shard_of(const char *name, enum nchain *c, unsigned int *k)
+{
+	unsigned int i;
+	char *end;
+
+	for (i = 0; i < C__MAX; i++) {
+		size_t len = strlen(nchain_names[i]);
+
+		if (strncmp(name, nchain_names[i], len) || !name[len] ||
+		    name[len] < '0' || name[len] > '9')
+			continue;
+		*k = (unsigned int)strtoul(name + len, &end, 10);
+		if (*end || *k > 100000)
+			return -1;
+		*c = (enum nchain)i;
+		return 0;
+	}
+	return -1;
+}
 
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct chain_read *cr = data;
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	const char *name, *dev, *const *devs;
+	enum nchain kind;
 	unsigned int k;
 
 	if (!c)
@@ -113,43 +135,45 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		devlist_add(&cr->n->customs, name);
 	if (name && !strncmp(name, "to_", 3))
 		devlist_add(&cr->n->tochains, name);
-	for (k = 0; name && k < C__MAX; k++) {
-		if (strcmp(name, nchain_names[k]))
-			continue;
-		cr->n->chain_ready[k] = true;
+	if (name && !shard_of(name, &kind, &k)) {
+		struct shard *sh = shard_get(cr->n, kind, k);
+
+		if (!sh) {
+			cr->err = -ENOMEM;
+			goto out;
+		}
+		sh->ready = true;
 		dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
 		if (dev)
-			devlist_add(&cr->devs[k], dev);
+			devlist_add(&sh->devs, dev);
 		devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
 		while (devs && *devs)
-			devlist_add(&cr->devs[k], *devs++);
+			devlist_add(&sh->devs, *devs++);
 	}
 out:
 	nftnl_chain_free(c);
 	return 0;
 }
 
-int read_chains(struct vnic_nft *n, struct devlist *devs)
+int read_chains(struct vnic_nft *n)
 {
 	char buf[512] = { 0 };
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	struct chain_read cr = { n, devs };
+	struct chain_read cr = { n, 0 };
 	struct nlmsghdr *req;
-	unsigned int k;
+	int err;
 
 	if (!c)
 		return -ENOMEM;
-	for (k = 0; k < C__MAX; k++) {
-		n->chain_ready[k] = false;
-		devlist_clear(&devs[k]);
-	}
+	shards_clear(n);
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
 	nftnl_chain_free(c);
-	return nfnl_get(n, req, chain_cb, &cr);
+	err = nfnl_get(n, req, chain_cb, &cr);
+	return err ? err : cr.err;
 }
 
 struct elem_read {

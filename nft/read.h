@@ -18,7 +18,8 @@ int read_table(struct vnic_nft *n, struct table_info *ti);
 /* The state element: ti->has_digest and ti->digest. */
 int read_state(struct vnic_nft *n, struct table_info *ti);
 /* Which base chains exist, and their devices (devs[C__MAX]). */
-int read_chains(struct vnic_nft *n, struct devlist *devs);
+/* Which base chains (shards) exist, and their devices. */
+int read_chains(struct vnic_nft *n);
 /* Every element of a set, one call of fn each. */
 int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);

@@ -248,27 +248,6 @@ static void custom_rule(struct out *o, const struct pguest *g, const struct prul
 		put(o, "counter name \"c_%s\" drop\n", g->name);
 }
 
-static void devices(struct out *o, const struct vnic_policy *p, enum nchain c)
-{
-	unsigned int gi, ni, n = 0;
-
-	for (gi = 0; gi < p->n; gi++)
-		for (ni = 0; ni < p->g[gi]->nn; ni++)
-			if (layout_from_chain(p->g[gi]->nics[ni].kind) == c)
-				put(o, "%s\"%s\"", n++ ? ", " : "", p->g[gi]->nics[ni].ifname);
-}
-
-static bool chain_used(const struct vnic_policy *p, enum nchain c)
-{
-	unsigned int gi, ni;
-
-	for (gi = 0; gi < p->n; gi++)
-		for (ni = 0; ni < p->g[gi]->nn; ni++)
-			if (layout_from_chain(p->g[gi]->nics[ni].kind) == c)
-				return true;
-	return false;
-}
-
 static void rules_text(struct out *o, const char *const *rules, unsigned int n,
 		       const char *key)
 {
@@ -286,16 +265,36 @@ static void rules_text(struct out *o, const char *const *rules, unsigned int n,
 	}
 }
 
-static void base_chain(struct out *o, const struct vnic_policy *p, enum nchain c)
+static void end_chain(struct out *o, enum nchain c)
 {
-	if (!chain_used(p, c))
-		return;
-	put(o, "\tchain %s {\n\t\ttype filter hook %s devices = { ", nchain_names[c],
-	    c == C_IN ? "ingress" : "egress");
-	devices(o, p, c);
 	put(o, " } priority filter; policy accept;\n");
 	rules_text(o, from_rules, ARRAY_SIZE(from_rules), c == C_IN ? "iif" : "oif");
 	put(o, "\t}\n\n");
+}
+
+/* The shared chains of kind c, sharded as apply shards them on an empty
+ * table: in policy order, SHARD_DEVS devices a chain. */
+static void base_chains(struct out *o, const struct vnic_policy *p, enum nchain c)
+{
+	unsigned int gi, ni, n = 0, shard = 0;
+
+	for (gi = 0; gi < p->n; gi++)
+		for (ni = 0; ni < p->g[gi]->nn; ni++) {
+			if (layout_from_chain(p->g[gi]->nics[ni].kind) != c)
+				continue;
+			if (n == 0)
+				put(o, "\tchain %s%u {\n\t\ttype filter hook %s "
+				    "devices = { ", nchain_names[c], shard,
+				    c == C_IN ? "ingress" : "egress");
+			put(o, "%s\"%s\"", n ? ", " : "", p->g[gi]->nics[ni].ifname);
+			if (++n < SHARD_DEVS)
+				continue;
+			end_chain(o, c);
+			n = 0;
+			shard++;
+		}
+	if (n)
+		end_chain(o, c);
 }
 
 static void to_chain(struct out *o, const struct pguest *g)
@@ -357,7 +356,7 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 		to_chain(o, g);
 	}
 	for (i = 0; i < C__MAX; i++)
-		base_chain(o, p, (enum nchain)i);
+		base_chains(o, p, (enum nchain)i);
 	if (o->len >= 1 && o->buf[o->len - 1] == '\n' && o->buf[o->len - 2] == '\n')
 		o->len--;
 	put(o, "}\n");

@@ -765,8 +765,8 @@ TEST_F(nft, json_matches_policy)
 
 	/* Hooks: veth host ends on the shared ingress chain (from the guest)
 	 * and on their guest's own egress chain (to the guest). */
-	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
-	EXPECT_TRUE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	EXPECT_TRUE(chain_hooks_dev("in0", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in0", PKT_OTHER_NIC));
 	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
 	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST2, PKT_OTHER_NIC));
 
@@ -823,9 +823,9 @@ TEST_F(nft, json_switch_off_then_remove)
 	ASSERT_NE(NULL, root);
 	EXPECT_EQ(0u, mentions(root, oth)) TH_LOG("%s still in the table", oth);
 	EXPECT_LT(0u, mentions(root, nic));
-	EXPECT_FALSE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	EXPECT_FALSE(chain_hooks_dev("in0", PKT_OTHER_NIC));
 	EXPECT_FALSE(chain_hooks_dev("to_" PKT_GUEST2, PKT_OTHER_NIC));
-	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in0", self->t.nic));
 	json_decref(root);
 }
 
@@ -1519,9 +1519,9 @@ TEST_F(nft, add_guest_next_to_existing)
 	ASSERT_EQ(0, ret) TH_LOG("adding %s next to %s: %s", self->t.nic,
 				 PKT_OTHER_NIC, vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_added);
-	EXPECT_TRUE(chain_hooks_dev("in", self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in0", self->t.nic));
 	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
-	EXPECT_TRUE(chain_hooks_dev("in", PKT_OTHER_NIC));
+	EXPECT_TRUE(chain_hooks_dev("in0", PKT_OTHER_NIC));
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_in_other_unicast],
