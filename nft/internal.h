@@ -131,6 +131,7 @@ struct vnic_nft {
 	uint64_t table_digest;
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */
+	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
 };
