@@ -12,6 +12,7 @@
  * m_tools.c	methods that run ip(8)
  * m_libvnic.c	methods that call libvnic
  * scn_guest.c	the "guest" scenario: which methods, in which order
+ * filters.h	the filter scenarios (filters, filters-add, restart)
  */
 #ifndef VNIC_BENCH_H
 #define VNIC_BENCH_H

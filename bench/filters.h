@@ -25,9 +25,13 @@
 #define FILT_DEFAULT_RESTART_GUESTS	100
 /* Statements timed one nft process each before extrapolating. */
 #define FILT_DEFAULT_STMT_SAMPLE	200
+/* macvlans per lower device (see fenv.c). */
+#define FILT_NICS_PER_LOWER		1000
 /* nf_tables refuses a netdev base chain with more devices (EFBIG). */
 #define FILT_NETDEV_MAX			255
 #define FILT_TABLE			"vnic"
+/* Guests per vnic_nft_apply when installing the starting state. */
+#define FILT_SETUP_CHUNK		50
 
 /* Targets of issue 3. */
 #define TARGET_APPLY_MS		25.0	/* 1000 guests x 4 NICs, one batch */
@@ -55,7 +59,9 @@ struct filt_opts {
 struct filt_env {
 	const struct filt_opts *o;
 	struct rawnl nl;
-	int lower;
+	int lower;			/* lowers[0] */
+	int *lowers;			/* "lower0", "lower1", ... */
+	unsigned int nlowers;
 	unsigned int nnics;		/* NICs made: guests * nics_per_guest */
 	struct vnic_ctx *ctx;
 	char nft_path[256];		/* "" when nft(8) is missing */
@@ -94,6 +100,10 @@ int filt_nfnl_open(struct filt_env *e);
 int nfnl_flush_ruleset(struct filt_env *e);
 int nfnl_count_tables(struct filt_env *e, unsigned int *count);
 int nfnl_genid(struct filt_env *e, uint32_t *genid);
+/* One batch hooking NICs [first, first + count) in a table of the bench's
+ * own (the kernel's cost of per-device hooks here), deleted after. */
+int nfnl_hook_floor(struct filt_env *e, unsigned int first,
+		    unsigned int count, double *ms);
 
 /* ---- m_nft.c ---- */
 
@@ -123,6 +133,13 @@ struct stmt_list {
 int stmt_split(const char *text, struct stmt_list *out, char *err,
 	       size_t errlen);
 void stmt_free(struct stmt_list *l);
+/*
+ * Base chains with more than max_devs devices (the kernel takes at most 255
+ * per message: EFBIG) become copies of at most max_devs each ("eg_0",
+ * "eg_1", ...), each with the chain's rules.  *nsplit: chains split.
+ */
+int stmt_split_chains(struct stmt_list *l, unsigned int max_devs,
+		      unsigned int *nsplit);
 /* Write statements [from, to) as a file nft -f takes. */
 int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	       char *path, size_t pathlen);
@@ -157,7 +174,7 @@ struct frow {
 	bool has_result;		/* writes/messages/batches are known */
 	bool extrapolated;
 	unsigned int sample_items, total_items;
-	char note[256];
+	char note[640];
 	struct ftarget target;		/* max_ms NAN and max_ratio NAN: none */
 };
 

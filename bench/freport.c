@@ -306,6 +306,11 @@ static void verdict(const struct frow *r, const struct frow *rows,
 	bool measured, ok = meets(r, rows, n, &measured);
 	unsigned int i, writes = 0;
 
+	if (!r->runs) {
+		printf("verdict: %s did not run: target NOT MEASURED\n",
+		       r->method);
+		return;
+	}
 	printf("verdict: %s median %.3f ms:", r->method, med);
 	if (!isnan(t->max_ms))
 		printf(" <= %.1f ms %s;", t->max_ms,

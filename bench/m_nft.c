@@ -12,6 +12,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 extern char **environ;
 
 #define ERR_TEXT	512
+#define LIST_TIMEOUT_MS	20000
 
 /* The tail of nft's stderr, for the error line of a failed anchor. */
 static char last_err[ERR_TEXT];
@@ -83,6 +86,8 @@ static int reap(pid_t pid, int err_fd)
 			return -errno;
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return -ETIMEDOUT;	/* ours: last_err says why */
 	snprintf(last_err, sizeof(last_err), "%s", buf);
 	return -ECHILD;
 }
@@ -188,7 +193,9 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 	const char *argv[] = { NULL, "list", "ruleset", NULL };
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	int pipefd[2], fd, ret;
+	int pipefd[2], fd, ret, left;
+	struct pollfd pfd;
+	uint64_t t0 = now_ns();
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -199,6 +206,8 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 		close(pipefd[0]);
 		return ret;
 	}
+	pfd.fd = pipefd[0];
+	pfd.events = POLLIN;
 	for (;;) {
 		ssize_t n;
 
@@ -211,6 +220,15 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 			}
 			buf = nb;
 		}
+		/* nft 1.0.6 can loop for ever on a ruleset it cannot read
+		 * back (a base chain whose device list does not fit one dump
+		 * message): give up, and say so, rather than hang. */
+		left = LIST_TIMEOUT_MS - (int)ms_since(t0);
+		if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+			kill(pid, SIGKILL);
+			ret = -ETIMEDOUT;
+			break;
+		}
 		n = read(pipefd[0], buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -219,6 +237,9 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 		len += (size_t)n;
 	}
 	close(pipefd[0]);
+	if (ret == -ETIMEDOUT)
+		snprintf(last_err, sizeof(last_err),
+			 "nft list ruleset did not finish in %d s", LIST_TIMEOUT_MS / 1000);
 	ret = reap(pid, fd) ?: ret;
 	if (ret || !buf) {
 		free(buf);
@@ -637,6 +658,135 @@ int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	for (i = from; i < to && i < l->n; i++)
 		fprintf(f, "%s\n", l->v[i]);
 	return fclose(f) ? -errno : 0;
+}
+
+/* ---- base chains over the kernel's device limit ---- */
+
+/* The device list of "add chain ... { type ... devices = { a, b } ...": its
+ * braces' inside, and how many names it holds. */
+static bool chain_devices(const char *stmt, const char **open,
+			  const char **close, unsigned int *count)
+{
+	const char *p = strstr(stmt, "devices = {");
+
+	if (!p)
+		return false;
+	*open = p + strlen("devices = {");
+	*close = strchr(*open, '}');
+	if (!*close)
+		return false;
+	*count = 1;
+	for (p = *open; p < *close; p++)
+		*count += *p == ',';
+	return true;
+}
+
+/* Where the n-th word of a statement ends, and the word into buf. */
+static size_t word_end(const char *s, unsigned int n, char *buf)
+{
+	const char *p = s;
+	size_t len;
+
+	while (n--) {
+		p += strcspn(p, " ");
+		p += strspn(p, " ");
+	}
+	len = strcspn(p, " {");
+	snprintf(buf, 64, "%.*s", (int)(len < 63 ? len : 63), p);
+	return (size_t)(p - s) + len;
+}
+
+/* The start of device i in the list that starts at open. */
+static const char *device_at(const char *open, unsigned int i)
+{
+	const char *p = open;
+
+	while (i-- && p)
+		p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+	return p;
+}
+
+/* The chain statement with devices [from, to) only, renamed NAME_part. */
+static char *chain_slice(const char *stmt, const char *open, const char *close,
+			 unsigned int from, unsigned int to, unsigned int count,
+			 unsigned int part)
+{
+	const char *a = device_at(open, from);
+	const char *b = to < count ? device_at(open, to) - 1 : close;
+	char name[64];
+	size_t at = word_end(stmt, 4, name);
+
+	return fmt("%.*s_%u%.*s%.*s %s", (int)at, stmt, part,
+		   (int)(open - (stmt + at)), stmt + at, (int)(b - a), a,
+		   close);
+}
+
+int stmt_split_chains(struct stmt_list *l, unsigned int max_devs,
+		      unsigned int *nsplit)
+{
+	struct stmt_list out = { 0 };
+	char (*names)[64] = NULL;
+	unsigned int *parts = NULL, nn = 0, i, k;
+	int ret = 0;
+
+	*nsplit = 0;
+	names = calloc(l->n_struct + 1, sizeof(*names));
+	parts = calloc(l->n_struct + 1, sizeof(*parts));
+	if (!names || !parts) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < l->n && !ret; i++) {
+		const char *s = l->v[i], *open, *close;
+		unsigned int count;
+		char name[64];
+
+		if (i < l->n_struct && !strncmp(s, "add chain ", 10) &&
+		    chain_devices(s, &open, &close, &count) && count > max_devs) {
+			word_end(s, 4, names[nn]);
+			parts[nn] = (count + max_devs - 1) / max_devs;
+			for (k = 0; k < parts[nn] && !ret; k++)
+				ret = list_push(&out, chain_slice(s, open, close,
+						k * max_devs,
+						(k + 1) * max_devs < count ?
+						(k + 1) * max_devs : count,
+						count, k));
+			nn++;
+			(*nsplit)++;
+			continue;
+		}
+		if (i == l->n_struct)
+			out.n_struct = out.n;
+		if (i >= l->n_struct && !strncmp(s, "add rule ", 9)) {
+			size_t at = word_end(s, 4, name);
+			unsigned int c;
+
+			for (c = 0; c < nn && strcmp(names[c], name); c++)
+				;
+			if (c < nn) {
+				for (k = 0; k < parts[c] && !ret; k++)
+					ret = list_push(&out, fmt("%.*s_%u%s",
+							(int)at, s, k, s + at));
+				continue;
+			}
+		}
+		ret = list_push(&out, strdup(s));
+	}
+	if (l->n_struct == l->n)
+		out.n_struct = out.n;
+out:
+	free(names);
+	free(parts);
+	if (ret) {
+		stmt_free(&out);
+		return ret;
+	}
+	out.n_elements = l->n_elements;
+	for (i = out.n_struct, out.n_rules = 0; i < out.n; i++)
+		out.n_rules += !strncmp(out.v[i], "add rule ", 9);
+	stmt_free(l);
+	*l = out;
+	return 0;
 }
 
 /* ---- the per-guest-chain layout ---- */
