@@ -89,4 +89,17 @@ void usage_guest_add(FILE *f);
 void usage_gc(FILE *f);
 void usage_filter(FILE *f);
 
+/* A subcommand table: "NAME [ALIAS]" -> run(cli, argc, argv). */
+struct subcommand {
+	const char *name;
+	const char *alias;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+/* Run argv[1] from cmds; none: dflt; help: usage(stdout). */
+int cli_subcommand(struct cli *cli, const char *what,
+		   const struct subcommand *cmds, size_t n,
+		   int (*dflt)(struct cli *cli, int argc, char **argv),
+		   void (*usage)(FILE *f), int argc, char **argv);
+
 #endif /* VNICCTL_CLI_H */

@@ -310,11 +310,6 @@ static int filter_render(struct cli *cli, int argc, char **argv)
 	return ret;
 }
 
-struct subcommand {
-	const char *name;
-	const char *alias;
-	int (*run)(struct cli *cli, int argc, char **argv);
-};
 
 static const struct subcommand filter_cmds[] = {
 	{ "apply",	NULL,		filter_apply },
@@ -326,21 +321,5 @@ static const struct subcommand filter_cmds[] = {
 
 int cmd_filter(struct cli *cli, int argc, char **argv)
 {
-	const struct subcommand *sc;
-	size_t i;
-
-	if (argc < 2)
-		return filter_show(cli, 1, argv);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "--help")) {
-		usage_filter(stdout);
-		return CLI_OK;
-	}
-	for (i = 0; i < ARRAY_SIZE(filter_cmds); i++) {
-		sc = &filter_cmds[i];
-		if (!strcmp(argv[1], sc->name) ||
-		    (sc->alias && !strcmp(argv[1], sc->alias)))
-			return sc->run(cli, argc - 1, argv + 1);
-	}
-	return cli_usage_err("filter", "unknown subcommand '%s'", argv[1]);
+	return cli_subcommand(cli, "filter", filter_cmds, ARRAY_SIZE(filter_cmds), filter_show, usage_filter, argc, argv);
 }

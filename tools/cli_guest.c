@@ -201,11 +201,6 @@ static int guest_del(struct cli *cli, int argc, char **argv)
 	return worst;
 }
 
-struct subcommand {
-	const char *name;
-	const char *alias;
-	int (*run)(struct cli *cli, int argc, char **argv);
-};
 
 static const struct subcommand guest_cmds[] = {
 	{ "add",	NULL,		cmd_guest_add },
@@ -216,21 +211,5 @@ static const struct subcommand guest_cmds[] = {
 
 int cmd_guest(struct cli *cli, int argc, char **argv)
 {
-	const struct subcommand *sc;
-	size_t i;
-
-	if (argc < 2)
-		return guest_list(cli, 1, argv);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "--help")) {
-		usage_guest(stdout);
-		return CLI_OK;
-	}
-	for (i = 0; i < ARRAY_SIZE(guest_cmds); i++) {
-		sc = &guest_cmds[i];
-		if (!strcmp(argv[1], sc->name) ||
-		    (sc->alias && !strcmp(argv[1], sc->alias)))
-			return sc->run(cli, argc - 1, argv + 1);
-	}
-	return cli_usage_err("guest", "unknown subcommand '%s'", argv[1]);
+	return cli_subcommand(cli, "guest", guest_cmds, ARRAY_SIZE(guest_cmds), guest_list, usage_guest, argc, argv);
 }

@@ -101,3 +101,24 @@ int cli_json_print(struct cli *cli, json_t *root)
 	putchar('\n');
 	return CLI_OK;
 }
+
+int cli_subcommand(struct cli *cli, const char *what,
+		   const struct subcommand *cmds, size_t n,
+		   int (*dflt)(struct cli *cli, int argc, char **argv),
+		   void (*usage)(FILE *f), int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return dflt(cli, 1, argv);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(argv[1], cmds[i].name) ||
+		    (cmds[i].alias && !strcmp(argv[1], cmds[i].alias)))
+			return cmds[i].run(cli, argc - 1, argv + 1);
+	return cli_usage_err(what, "unknown subcommand '%s'", argv[1]);
+}
