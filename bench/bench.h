@@ -238,4 +238,8 @@ extern const struct method method_libvnic_explicit;
 
 int scn_guest(const struct bench_opts *o);
 
+/* main.c: a whole number in min..max for option opt (else -EINVAL). */
+int bench_parse_uint(const char *opt, const char *s, unsigned int min,
+		     unsigned int max, unsigned int *out);
+
 #endif /* VNIC_BENCH_H */

@@ -78,8 +78,9 @@ static int enter_netns(void)
 	return 0;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned int min,
-		      unsigned int max, unsigned int *out)
+/* A whole number in min..max for option opt, or a message and -EINVAL. */
+int bench_parse_uint(const char *opt, const char *s, unsigned int min,
+		     unsigned int max, unsigned int *out)
 {
 	char *end;
 	unsigned long v;
@@ -145,16 +146,16 @@ static int parse_one(int c, struct bench_opts *o)
 {
 	switch (c) {
 	case 'n':
-		return parse_uint("--nics", optarg, 1, BENCH_MAX_NICS, &o->nics);
+		return bench_parse_uint("--nics", optarg, 1, BENCH_MAX_NICS, &o->nics);
 	case 'k':
 		return parse_kind(optarg, &o->kind);
 	case 'e':
-		return parse_uint("--existing", optarg, 0, BENCH_MAX_NICS,
+		return bench_parse_uint("--existing", optarg, 0, BENCH_MAX_NICS,
 				  &o->existing);
 	case 'r':
-		return parse_uint("--runs", optarg, 1, 1000, &o->runs);
+		return bench_parse_uint("--runs", optarg, 1, 1000, &o->runs);
 	case 's':
-		return parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
+		return bench_parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
 	case 'f':
 		return parse_fill_lower(optarg, o);
 	case 'm':

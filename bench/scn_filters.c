@@ -79,22 +79,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_uint(const char *opt, const char *s, unsigned int min,
-		      unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
-		fprintf(stderr, "vnic-bench: %s: want %u..%u, got '%s'\n", opt,
-			min, max, s);
-		return -EINVAL;
-	}
-	*out = (unsigned int)v;
-	return 0;
-}
 
 static int parse_kind(const char *s, enum vnic_kind *kind)
 {
@@ -116,25 +100,25 @@ static int parse_one(int c, struct filt_opts *o)
 {
 	switch (c) {
 	case 'g':
-		return parse_uint("--guests", optarg, 1, FILT_MAX_NICS,
+		return bench_parse_uint("--guests", optarg, 1, FILT_MAX_NICS,
 				  &o->guests);
 	case 'k':
-		return parse_uint("--nics-per-guest", optarg, 1, 64,
+		return bench_parse_uint("--nics-per-guest", optarg, 1, 64,
 				  &o->nics_per_guest);
 	case 'e':
-		return parse_uint("--existing", optarg, 0, FILT_MAX_NICS,
+		return bench_parse_uint("--existing", optarg, 0, FILT_MAX_NICS,
 				  &o->existing);
 	case 'r':
-		return parse_uint("--runs", optarg, 1, 1000, &o->runs);
+		return bench_parse_uint("--runs", optarg, 1, 1000, &o->runs);
 	case 'K':
 		return parse_kind(optarg, &o->kind);
 	case 'm':
 		o->methods = optarg;
 		return 0;
 	case 's':
-		return parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
+		return bench_parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
 	case 'S':
-		return parse_uint("--stmt-sample", optarg, 1, 1000000,
+		return bench_parse_uint("--stmt-sample", optarg, 1, 1000000,
 				  &o->stmt_sample);
 	case 'F':
 		o->keep_files = true;
