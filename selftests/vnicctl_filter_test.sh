@@ -13,37 +13,7 @@
 
 set -u -o pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-VNICCTL=${VNICCTL:-$here/../build/vnicctl}
-TMP=
-
-# ---------------------------------------------------------------- helpers
-
-log() { echo "$*" >&2; }
-fail() { log "FAIL: $*"; return 1; }
-
-# run RC CMD...: run CMD, stdout to $TMP/out, stderr to $TMP/err; its exit
-# status must be RC ("nz": any but 0).
-run() {
-	local want=$1 rc
-	shift
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	if [ "$want" = nz ] && [ "$rc" != 0 ]; then
-		return 0
-	fi
-	[ "$rc" = "$want" ] && return 0
-	log "'$*' exited $rc, wanted $want"
-	sed 's/^/  stdout: /' "$TMP/out" >&2
-	sed 's/^/  stderr: /' "$TMP/err" >&2
-	return 1
-}
-
-vc() { "$VNICCTL" "$@"; }
-
-expect_eq() {
-	[ "$1" = "$2" ] || fail "$3: got '$1', wanted '$2'"
-}
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
 
 # jqo FILTER [JQ-ARGS...]: the filter must hold on $TMP/out.
 jqo() {
@@ -467,14 +437,8 @@ CASES=(apply show counter remove sync_same sync_changed bad_json render
 
 # ------------------------------------------------------------------- main
 
-# Inside the case's namespace.
-if [ "${1:-}" = __case ]; then
-	TMP=$(mktemp -d)
-	trap 'rm -rf "$TMP"' EXIT
-	setup_ns && make_nics || exit 1
-	"case_$2"
-	exit
-fi
+setup_case() { setup_ns && make_nics; }
+
 # A helper run in a namespace of its own: __sub NAME ARGS...
 if [ "${1:-}" = __sub ]; then
 	shift
@@ -484,31 +448,4 @@ if [ "${1:-}" = __sub ]; then
 	exit
 fi
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
-[ "$(id -u)" = 0 ] || skip_all "needs root"
-[ -x "$VNICCTL" ] || skip_all "no $VNICCTL (make build/vnicctl)"
-for tool in ip jq nft unshare nsenter; do
-	command -v "$tool" >/dev/null || skip_all "needs $tool"
-done
-unshare -n true 2>/dev/null || skip_all "unshare -n does not work here"
-
-[ $# -gt 0 ] && CASES=("$@")
-echo "1..${#CASES[@]}"
-n=0
-failed=0
-for c in "${CASES[@]}"; do
-	n=$((n + 1))
-	if out=$(unshare -n "$0" __case "$c" 2>&1); then
-		echo "ok $n - $c"
-		[ "${VERBOSE:-0}" = 0 ] && out=
-	else
-		echo "not ok $n - $c"
-		failed=$((failed + 1))
-	fi
-	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
-done
-[ "$failed" = 0 ]
+tap_main ip jq nft unshare nsenter -- "$@"

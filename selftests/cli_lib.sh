@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# What the vnicctl TAP scripts share: sourced by selftests/vnicctl*_test.sh.
+# A script defines case_NAME functions, CASES=(...) and setup_case (run in
+# the case's fresh namespace), then ends with: tap_main TOOLS... -- "$@"
+# (the script's own arguments after the --: case names, or __case NAME when
+# it re-runs itself inside a case's namespace).
+
+here=$(cd "$(dirname "$0")" && pwd)
+VNICCTL=${VNICCTL:-$here/../build/vnicctl}
+TMP=
+
+log() { echo "$*" >&2; }
+fail() { log "FAIL: $*"; return 1; }
+
+# run RC CMD...: run CMD, stdout to $TMP/out, stderr to $TMP/err; its exit
+# status must be RC ("nz": any but 0).
+run() {
+	local want=$1 rc
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$want" = nz ] && [ "$rc" != 0 ]; then
+		return 0
+	fi
+	[ "$rc" = "$want" ] && return 0
+	log "'$*' exited $rc, wanted $want"
+	sed 's/^/  stdout: /' "$TMP/out" >&2
+	sed 's/^/  stderr: /' "$TMP/err" >&2
+	return 1
+}
+
+vc() { "$VNICCTL" "$@"; }
+
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', wanted '$2'"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+# tap_main TOOL... -- [CASE...]: each case in its own network namespace
+# (unshare -n re-running this script), TAP on stdout; its output shown as
+# comments when it fails (or always with VERBOSE=1).
+tap_main() {
+	local tools=() n=0 failed=0 c out
+
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		tools+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	if [ "${1:-}" = __case ]; then
+		TMP=$(mktemp -d)
+		trap 'rm -rf "$TMP"' EXIT
+		setup_case || exit 1
+		"case_$2"
+		exit
+	fi
+	for c in "${tools[@]}"; do
+		command -v "$c" >/dev/null || skip_all "needs $c"
+	done
+	[ "$(id -u)" = 0 ] || skip_all "needs root"
+	[ -x "$VNICCTL" ] || skip_all "no $VNICCTL (make build/vnicctl)"
+	unshare -n true 2>/dev/null || skip_all "unshare -n does not work here"
+	[ $# -gt 0 ] && CASES=("$@")
+	echo "1..${#CASES[@]}"
+	for c in "${CASES[@]}"; do
+		n=$((n + 1))
+		if out=$(unshare -n "$0" __case "$c" 2>&1); then
+			echo "ok $n - $c"
+			[ "${VERBOSE:-0}" = 0 ] && out=
+		else
+			echo "not ok $n - $c"
+			failed=$((failed + 1))
+		fi
+		[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
+	done
+	[ "$failed" = 0 ]
+}
