@@ -242,4 +242,11 @@ int scn_guest(const struct bench_opts *o);
 int bench_parse_uint(const char *opt, const char *s, unsigned int min,
 		     unsigned int max, unsigned int *out);
 
+/* report.c: the machine's facts every run records, and its load. */
+void bench_host(char *kernel, size_t len, long *cpus, double *load1);
+double bench_load_average(void);
+
+/* scn_guest.c: name is one of list's comma-separated words (NULL: all). */
+bool bench_in_list(const char *list, const char *name);
+
 #endif /* VNIC_BENCH_H */

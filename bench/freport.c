@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 
 #include "filters.h"
 
@@ -41,23 +40,9 @@ struct fsample *frow_next(struct frow *r)
 	return s;
 }
 
-static double load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
-
 void freport_env_init(struct freport_env *re, const struct filt_opts *o,
 		      unsigned int guests, unsigned int existing)
 {
-	struct utsname u;
 
 	memset(re, 0, sizeof(*re));
 	re->scenario = o->scenario;
@@ -69,10 +54,7 @@ void freport_env_init(struct freport_env *re, const struct filt_opts *o,
 	re->n = guests * o->nics_per_guest;
 	re->existing = existing;
 	re->runs_asked = o->runs;
-	if (uname(&u) == 0)
-		snprintf(re->kernel, sizeof(re->kernel), "%s", u.release);
-	re->cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	re->load1 = load_average();
+	bench_host(re->kernel, sizeof(re->kernel), &re->cpus, &re->load1);
 }
 
 void freport_header(const struct freport_env *re, bool json)

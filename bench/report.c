@@ -28,7 +28,17 @@ struct row {
 };
 
 /* Other work on a two-core machine is the first suspect of a noisy run. */
-static double load_average(void)
+/* What every run records of the machine: kernel release, CPUs, load. */
+void bench_host(char *kernel, size_t len, long *cpus, double *load1)
+{
+	struct utsname u;
+
+	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
+	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*load1 = bench_load_average();
+}
+
+double bench_load_average(void)
 {
 	double load = NAN;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -44,7 +54,6 @@ static double load_average(void)
 void report_env_init(struct report_env *re, const char *scenario,
 		     const struct bench_opts *o)
 {
-	struct utsname u;
 
 	memset(re, 0, sizeof(*re));
 	re->scenario = scenario;
@@ -54,10 +63,7 @@ void report_env_init(struct report_env *re, const char *scenario,
 	re->n = o->nics;
 	re->existing = o->existing;
 	re->runs_asked = o->runs;
-	if (uname(&u) == 0)
-		snprintf(re->kernel, sizeof(re->kernel), "%s", u.release);
-	re->cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	re->load1 = load_average();
+	bench_host(re->kernel, sizeof(re->kernel), &re->cpus, &re->load1);
 }
 
 void report_header(const struct report_env *re, bool json)

@@ -169,20 +169,7 @@ int filt_parse_args(const char *scenario, int argc, char **argv,
 
 static bool selected(const struct filt_opts *o, const char *name)
 {
-	size_t len = strlen(name);
-	const char *p = o->methods;
-
-	if (!p)
-		return true;
-	while ((p = strstr(p, name))) {
-		bool start = p == o->methods || p[-1] == ',';
-		bool end = p[len] == ',' || p[len] == 0;
-
-		if (start && end)
-			return true;
-		p += len;
-	}
-	return false;
+	return bench_in_list(o->methods, name);
 }
 
 /* ---- shared steps ---- */

@@ -27,15 +27,16 @@ static const struct method *const methods[] = {
 
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 
-static bool selected(const struct bench_opts *o, const char *name)
+/* Whether name is one of list's comma-separated words (NULL: all are). */
+bool bench_in_list(const char *list, const char *name)
 {
 	size_t len = strlen(name);
-	const char *p = o->methods;
+	const char *p = list;
 
 	if (!p)
 		return true;
 	while ((p = strstr(p, name))) {
-		bool start = p == o->methods || p[-1] == ',';
+		bool start = p == list || p[-1] == ',';
 		bool end = p[len] == ',' || p[len] == 0;
 
 		if (start && end)
@@ -43,6 +44,11 @@ static bool selected(const struct bench_opts *o, const char *name)
 		p += len;
 	}
 	return false;
+}
+
+static bool selected(const struct bench_opts *o, const char *name)
+{
+	return bench_in_list(o->methods, name);
 }
 
 /* Unknown names in --methods are a typo, not an empty selection. */

@@ -164,12 +164,11 @@ uint32_t guest_key(const char *name)
 
 static void comment_udata(struct nftnl_set_elem *e, const char *comment)
 {
-	uint8_t ud[132];
+	uint8_t ud[260];
+	size_t len = udata_comment(comment, ud, sizeof(ud));
 
-	ud[0] = 0;				/* NFTNL_UDATA_SET_ELEM_COMMENT */
-	ud[1] = (uint8_t)(strlen(comment) + 1);
-	memcpy(ud + 2, comment, ud[1]);
-	nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, ud, ud[1] + 2u);
+	if (len)
+		nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, ud, (uint32_t)len);
 }
 
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)

@@ -24,8 +24,8 @@
 /* nftables' datatype ids (src/datatype.h), for set key types nft(8) can
  * print; concatenations shift each by 6 bits. */
 enum {
-	DT_VERDICT = 1, DT_INTEGER = 4, DT_IPADDR = 7, DT_IP6ADDR = 8, DT_ETHERADDR = 9,
-	DT_ETHERTYPE = 10, DT_MARK = 19, DT_IFINDEX = 20,
+	DT_INTEGER = 4, DT_IPADDR = 7, DT_IP6ADDR = 8, DT_ETHERADDR = 9,
+	DT_MARK = 19, DT_IFINDEX = 20,
 };
 
 /* The sets and maps of the table, in creation order. */
@@ -116,7 +116,6 @@ struct vnic_nft {
 	uint32_t portid, seq;
 	char table[64];
 	uint32_t flags, features;
-	bool table_ready;		/* exists with its sets and rules */
 	/* The shared base chains, as shards of at most SHARD_DEVS devices
 	 * ("in0", "in1", ..., "eg0", ...), each with the same rules. */
 	struct shard *shards[C__MAX];
@@ -127,7 +126,6 @@ struct vnic_nft {
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
 	struct strmap inst_map;		/* name -> index in inst */
-	bool inst_known;		/* inst reflects the kernel */
 	uint64_t table_digest;
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */
@@ -166,6 +164,10 @@ int layout_flush_devs(struct vnic_nft *n, struct nbatch *b);
 /* Forget noted changes (the batch was dropped). */
 void layout_drop_devs(struct vnic_nft *n);
 enum nchain layout_from_chain(enum vnic_kind kind);
+
+/* layout.c: comment userdata as nft(8) writes it into out; its length, or
+ * 0 when it does not fit. */
+size_t udata_comment(const char *s, uint8_t *out, size_t max);
 
 /* elems.c: one guest's elements, objects and chains in or out.  When a
  * guest is replaced, what both versions have stays (keep). */

@@ -87,8 +87,8 @@ enum nchain layout_from_chain(enum vnic_kind kind)
 
 
 /* nft(8)'s comment userdata: TLV type 0 (NFTNL_UDATA_*_COMMENT), the string
- * with its NUL. */
-static size_t udata_comment(const char *s, uint8_t *out, size_t max)
+ * with its NUL; 0 if it does not fit. */
+size_t udata_comment(const char *s, uint8_t *out, size_t max)
 {
 	size_t len = strlen(s) + 1;
 

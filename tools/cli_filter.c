@@ -99,6 +99,41 @@ static int print_result(struct cli *cli, const struct vnic_nft_result *r)
 	return CLI_OK;
 }
 
+/* What apply, sync and render start from: a policy file read, checked and
+ * built, and the table opened.  ret < 0: ready; else the exit status. */
+struct file_job {
+	json_t *root;
+	struct vnic_policy *p;
+	struct vnic_nft *n;
+};
+
+static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv,
+			 bool write, struct file_job *job)
+{
+	int ret;
+
+	memset(job, 0, sizeof(*job));
+	ret = operands(cmd, "policy file", argc, argv, 1, 1);
+	if (ret >= 0)
+		return ret;
+	ret = cli_policy_load(argv[1], &job->root);
+	if (!ret)
+		ret = cli_open(cli);
+	if (!ret)
+		ret = cli_policy_build(cli, argv[1], job->root, &job->p);
+	if (!ret)
+		ret = nft_open(cli, write, &job->n);
+	return ret ? ret : -1;
+}
+
+static void file_job_close(struct file_job *job)
+{
+	if (job->n)
+		vnic_nft_close(job->n);
+	vnic_policy_free(job->p);
+	json_decref(job->root);
+}
+
 enum commit { C_APPLY, C_SYNC };
 
 /* apply FILE, sync FILE: the file's policy in one commit. */
@@ -106,31 +141,16 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 {
 	const char *cmd = how == C_APPLY ? "filter apply" : "filter sync";
 	VNIC_OPTS(vnic_nft_result, res);
-	struct vnic_policy *p = NULL;
-	struct vnic_nft *n = NULL;
-	json_t *root = NULL;
+	struct file_job job;
 	int ret, err;
 
-	ret = operands(cmd, "policy file", argc, argv, 1, 1);
-	if (ret >= 0)
-		return ret;
-	ret = cli_policy_load(argv[1], &root);
-	if (ret)
-		return ret;
-	ret = cli_open(cli);
-	if (!ret)
-		ret = cli_policy_build(cli, argv[1], root, &p);
-	if (!ret)
-		ret = nft_open(cli, true, &n);
-	if (!ret) {
-		err = how == C_APPLY ? vnic_nft_apply(n, p, &res) :
-				       vnic_nft_sync(n, p, &res);
+	ret = file_job_open(cli, cmd, argc, argv, true, &job);
+	if (ret < 0) {
+		err = how == C_APPLY ? vnic_nft_apply(job.n, job.p, &res) :
+				       vnic_nft_sync(job.n, job.p, &res);
 		ret = err ? cli_fail(cli, err, "%s", cmd) : print_result(cli, &res);
 	}
-	if (n)
-		vnic_nft_close(n);
-	vnic_policy_free(p);
-	json_decref(root);
+	file_job_close(&job);
 	return ret;
 }
 
@@ -275,38 +295,22 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 
 static int filter_render(struct cli *cli, int argc, char **argv)
 {
-	struct vnic_policy *p = NULL;
-	struct vnic_nft *n = NULL;
-	json_t *root = NULL;
+	struct file_job job;
 	char *text = NULL;
 	int ret, err;
 
-	ret = operands("filter render", "policy file", argc, argv, 1, 1);
-	if (ret >= 0)
-		return ret;
-	ret = cli_policy_load(argv[1], &root);
-	if (ret)
-		return ret;
-	ret = cli_open(cli);
-	if (!ret)
-		ret = cli_policy_build(cli, argv[1], root, &p);
-	if (!ret)
-		ret = nft_open(cli, false, &n);
-	if (!ret) {
-		err = vnic_nft_render(n, p, &text);
-		if (err) {
-			ret = cli_fail(cli, err, "filter render");
-		} else {
+	ret = file_job_open(cli, "filter render", argc, argv, false, &job);
+	if (ret < 0) {
+		err = vnic_nft_render(job.n, job.p, &text);
+		ret = err ? cli_fail(cli, err, "filter render") : CLI_OK;
+		if (!err) {
 			fputs(text, stdout);
 			if (*text && text[strlen(text) - 1] != '\n')
 				putchar('\n');
 			free(text);
 		}
 	}
-	if (n)
-		vnic_nft_close(n);
-	vnic_policy_free(p);
-	json_decref(root);
+	file_job_close(&job);
 	return ret;
 }
 
