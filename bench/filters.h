@@ -8,6 +8,8 @@
  *			(flush, table count, generation id)
  * m_nft.c		anchors that run nft(8): nft -f, one process per
  *			statement, the per-guest-chain layout
+ * m_xt.c		anchors that run the xtables tools (iptables,
+ *			ip6tables, arptables; legacy and nft variants)
  * freport.c		table, JSON lines and verdicts of these scenarios
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -148,6 +150,64 @@ int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 int chains_render(const struct filt_env *e, unsigned int guests, char **text,
 		  size_t *len, unsigned int *nrules);
 
+/* ---- m_xt.c ---- */
+
+enum xt_variant { XT_LEGACY, XT_NFT, XT__VARIANTS };
+enum xt_fam { XT_IP4, XT_IP6, XT_ARP, XT__FAMS };
+
+struct xt_cmd {
+	enum xt_fam fam;
+	char *line;			/* "-A vx-nv0 ...", no "-t raw" */
+};
+
+/* An equivalent ruleset as commands, per NIC, per family (see m_xt.c). */
+struct xt_set {
+	struct xt_cmd *v;
+	unsigned int n, cap;
+	unsigned int nics;
+	unsigned int rules[XT__FAMS], chains[XT__FAMS];
+	bool arp;			/* has an ARP part */
+	char path[XT__FAMS][64];	/* restore files, "" if none */
+};
+
+/* Why variant v cannot run here (tool missing or refused), or NULL. */
+const char *xt_skip(enum xt_variant v);
+const char *xt_variant_name(enum xt_variant v);
+bool xt_has_arp(enum xt_variant v);
+const char *xt_last_error(void);
+int xt_set_build(const struct filt_env *e, enum xt_variant v,
+		 unsigned int first_guest, unsigned int guests,
+		 struct xt_set *s);
+void xt_set_free(struct xt_set *s);
+unsigned int xt_set_rules(const struct xt_set *s);
+void xt_set_describe(const struct xt_set *s, char *buf, size_t len);
+int xt_set_files(struct xt_set *s);
+void xt_set_unlink(struct xt_set *s);
+/* One restore process per family, timed; 0, -ECHILD or -errno. */
+int xt_restore(enum xt_variant v, const struct xt_set *s, bool noflush,
+	       double *ms);
+/* One process per command in [from, to), timed. */
+int xt_run_cmds(enum xt_variant v, const struct xt_set *s, unsigned int from,
+		unsigned int to, double *ms);
+/* Commands [0, to) by one restore per family, untimed. */
+int xt_preload(enum xt_variant v, const struct xt_set *s, unsigned int to);
+/* Rules ("-A") and user chains in the variant's tables. */
+int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
+	     unsigned int *chains);
+/* Empty the legacy tables (nft variant: the nfnetlink flush does). */
+int xt_flush(enum xt_variant v);
+
+struct frow;
+struct fsample;
+/* filters: the ruleset of every guest, its files and the rows' notes. */
+int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s, struct frow *restore,
+		       struct frow *per_rule);
+/* One timed run of a row (restore, or one process per command from a
+ * sample of 'sample'), then the legacy tables flushed, untimed. */
+int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
+		   unsigned int sample, struct frow *r, struct fsample *smp);
+
 /* ---- freport.c ---- */
 
 struct fsample {
@@ -175,6 +235,7 @@ struct frow {
 	bool extrapolated;
 	unsigned int sample_items, total_items;
 	char note[640];
+	unsigned int rules;		/* rule-based anchors: rules loaded */
 	struct ftarget target;		/* max_ms NAN and max_ratio NAN: none */
 };
 

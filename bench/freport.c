@@ -236,6 +236,8 @@ static void json_row(const struct freport_env *re, const struct frow *r,
 		json_num(&j, "guests_changed", median_of(r, offsetof(struct fsample, changed)));
 		json_num(&j, "genid_delta", median_of(r, offsetof(struct fsample, genid_delta)));
 	}
+	if (r->rules)
+		json_uint(&j, "rules", r->rules);
 	json_bool(&j, "extrapolated", r->extrapolated);
 	if (r->extrapolated) {
 		json_uint(&j, "sample_items", r->sample_items);

@@ -46,7 +46,9 @@ void filt_usage(FILE *f)
 	fprintf(f,
 		"       vnic-bench filters --guests G [--nics-per-guest K] [--runs R] [--json]\n"
 		"                          [--methods libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
-		"                                     nft-f-chains,kernel-hook-floor]\n"
+		"                                     nft-f-chains,kernel-hook-floor,\n"
+		"                                     xt-legacy-restore,xt-nft-restore,\n"
+		"                                     xt-legacy-per-rule,xt-nft-per-rule]\n"
 		"                          [--stmt-sample N]\n"
 		"       vnic-bench filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
 		"       vnic-bench restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
@@ -57,7 +59,10 @@ void filt_usage(FILE *f)
 		"         by nft -f of the same text, by one nft process per statement (over\n"
 		"         --stmt-sample items, default 200: the structure in full, that many\n"
 		"         items from the middle timed, the rest EXTRAPOLATED), by the\n"
-		"         per-guest-chain layout, and the kernel's cost of the hooks alone\n"
+		"         per-guest-chain layout, and the kernel's cost of the hooks alone;\n"
+		"         xt-*: an equivalent iptables/ip6tables/arptables ruleset (one\n"
+		"         chain per NIC, see Documentation/benchmarks.rst) by *-restore\n"
+		"         and by one process per rule (sampled as nft-per-stmt)\n"
 		"filters-add: one guest added next to G installed (default 10000) and next\n"
 		"         to none; makes (G+1)*K NICs first (about 10 s for 40,000)\n"
 		"restart: G installed guests (default 100); a new process re-opens the\n"
@@ -240,11 +245,13 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 /* ---- filters ---- */
 
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
-       F__MAX };
+       F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
+       F__MAX = F_XT_RULE + XT__VARIANTS };
 
 static const char *const f_names[F__MAX] = {
 	"libvnic", "nft-f", "nft-f-split", "nft-per-stmt", "nft-f-chains",
-	"kernel-hook-floor",
+	"kernel-hook-floor", "xt-legacy-restore", "xt-nft-restore",
+	"xt-legacy-per-rule", "xt-nft-per-rule",
 };
 
 struct filters {
@@ -258,6 +265,7 @@ struct filters {
 	char split_path[64];		/* nft-f-split: the statements */
 	struct stmt_list stmts;
 	unsigned int items, sample, sample_from;	/* nft-per-stmt */
+	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
 	struct frow rows[F__MAX];
 };
 
@@ -345,6 +353,16 @@ static int run_nft_stmt(struct filters *f, struct fsample *s, char *err,
 	return 0;
 }
 
+/* The xtables rows: restore per variant, then per rule per variant. */
+static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
+{
+	bool by_rule = m >= F_XT_RULE;
+	unsigned int v = m - (by_rule ? F_XT_RULE : F_XT_RESTORE);
+
+	return xt_filters_run(v, by_rule, &f->xt[v], f->e.o->stmt_sample,
+			      &f->rows[m], s);
+}
+
 static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
 		       char *err, size_t errlen)
 {
@@ -359,6 +377,8 @@ static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
 		return run_nft_file(f, f->split_path, s, err, errlen);
 	case F_NFT_STMT:
 		return run_nft_stmt(f, s, err, errlen);
+	case F_XT_RESTORE ... F__MAX - 1:
+		return run_xt(f, m, s);
 	case F_FLOOR:
 		ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
 		if (ret)
@@ -585,9 +605,16 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 		frow_init(&rows[m], f_names[m], f->e.o->runs);
 		if (!selected(f->e.o, f_names[m]))
 			rows[m].skip = "not selected (--methods)";
+		else if (m >= F_XT_RESTORE)
+			rows[m].skip = xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
 		else if (m != F_LIBVNIC && m != F_FLOOR)
 			rows[m].skip = nft_skip(&f->e);
 	}
+	for (m = 0; m < XT__VARIANTS; m++)
+		if (!rows[F_XT_RESTORE + m].skip || !rows[F_XT_RULE + m].skip)
+			xt_filters_prepare(&f->e, m, &f->xt[m],
+					   &rows[F_XT_RESTORE + m],
+					   &rows[F_XT_RULE + m]);
 	snprintf(rows[F_FLOOR].note, sizeof(rows[F_FLOOR].note),
 		 "not a filter: one raw nfnetlink batch creating a table and base chains (<= %u devices each, no rules) hooking all %u NICs, sendmsg to last ack: the part of any per-device-hook layout the kernel charges for hooks alone",
 		 FILT_NETDEV_MAX, f->e.nnics);
@@ -645,6 +672,11 @@ static void filters_cleanup(struct filters *f)
 	} else if (!f->e.o->json) {
 		fprintf(stderr, "kept: %s (rendered) %s (per-guest chains)\n",
 			f->text_path, f->chains_path);
+	}
+	for (m = 0; m < XT__VARIANTS; m++) {
+		if (!f->e.o->keep_files)
+			xt_set_unlink(&f->xt[m]);
+		xt_set_free(&f->xt[m]);
 	}
 	stmt_free(&f->stmts);
 	free(f->text);

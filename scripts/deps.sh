@@ -7,7 +7,7 @@ set -eu
 PKGS="make gcc libc6-dev pkg-config libmnl-dev libjansson-dev \
 linux-source-6.12 xz-utils iproute2 perl"
 # Anchors and independent checkers used by the tests and the bench.
-PKGS="$PKGS nftables iptables ebtables containernetworking-plugins"
+PKGS="$PKGS nftables iptables ebtables arptables containernetworking-plugins"
 # Later layers (nft and bpf backends).
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 
