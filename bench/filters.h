@@ -207,6 +207,9 @@ int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
  * sample of 'sample'), then the legacy tables flushed, untimed. */
 int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
 		   unsigned int sample, struct frow *r, struct fsample *smp);
+/* restart: time restoring every guest over the same loaded rules. */
+int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
+		   int (*reset)(struct filt_env *, char *, size_t));
 
 /* ---- freport.c ---- */
 

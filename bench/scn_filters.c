@@ -992,11 +992,13 @@ static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
 
 /* ---- restart ---- */
 
-enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R__MAX };
+enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R_XT,
+       R__MAX = R_XT + XT__VARIANTS };
 
 static const char *const r_names[R__MAX] = {
 	"libvnic-open", "libvnic-sync-unchanged", "libvnic-open+sync-unchanged",
 	"libvnic-sync-1-changed", "libvnic-reapply-all",
+	"xt-legacy-restore-all", "xt-nft-restore-all",
 };
 
 /* What a child reports through its pipe. */
@@ -1234,6 +1236,16 @@ static int scn_restart(const struct filt_opts *o, struct freport_env *re)
 		ret = restart_run(&e, rows, run);
 		if (!o->json)
 			fprintf(stderr, "run %u/%u done\n", run + 1, o->runs);
+	}
+	/* After libvnic's runs: its persisted table is flushed here. */
+	for (m = 0; !ret && m < XT__VARIANTS; m++) {
+		struct frow *r = &rows[R_XT + m];
+
+		r->existing = o->guests;
+		if (!selected(o, r->method))
+			r->skip = "not selected (--methods)";
+		else if (!(r->skip = xt_skip(m)))
+			xt_restart_row(&e, m, r, reset_ruleset);
 	}
 	if (!ret) {
 		re->ratio_a = r_names[R_REAPPLY];
