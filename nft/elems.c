@@ -414,8 +414,11 @@ static int chain_devs(struct put *pt, const struct pguest *g)
 	int err = devs ? 0 : -ENOMEM;
 
 	for (c = 0; !err && c < C__MAX; c++) {
+		/* A NIC a prefix chain covers needs no hook of its own; one
+		 * hooked before that prefix existed is unhooked on delete. */
 		for (i = 0, n = 0; i < g->nn; i++)
-			if (layout_from_chain(g->nics[i].kind) == c)
+			if (layout_from_chain(g->nics[i].kind) == c &&
+			    (!pt->add || !prefix_covers(pt->n, g->nics[i].ifname)))
 				devs[n++] = g->nics[i].ifname;
 		devs[n] = NULL;
 		err = layout_chain_devs(pt->n, c, devs, n, !pt->add);
@@ -424,14 +427,16 @@ static int chain_devs(struct put *pt, const struct pguest *g)
 	return err;
 }
 
-const char **guest_to_devs(const struct pguest *g, unsigned int *count)
+const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
+			   unsigned int *count)
 {
 	const char **devs = calloc(g->nn + 1, sizeof(*devs));
 	unsigned int i;
 
 	*count = 0;
 	for (i = 0; devs && i < g->nn; i++)
-		if (layout_from_chain(g->nics[i].kind) == C_IN)
+		if (layout_from_chain(g->nics[i].kind) == C_IN &&
+		    !(n && prefix_covers(n, g->nics[i].ifname)))
 			devs[(*count)++] = g->nics[i].ifname;
 	return devs;
 }
@@ -471,25 +476,21 @@ static int flush_rules(struct put *pt, const char *chain)
 static int to_chain(struct put *pt, const struct pguest *g)
 {
 	unsigned int k;
-	const char **devs = guest_to_devs(g, &k);
+	const char **devs;
 	struct nftnl_chain *c;
 	struct nlmsghdr *nlh;
 	char name[80];
 	int err = 0;
 
+	/* It may predate a prefix that now covers its devices: by name. */
+	if (!pt->add)
+		return guest_del_to_chain(pt->n, pt->b, g->name);
+	devs = guest_to_devs(pt->n, g, &k);
 	if (!devs)
 		return -ENOMEM;
 	to_name(g->name, name, sizeof(name));
 	if (!k)
 		goto out;
-	if (!pt->add) {
-		err = flush_rules(pt, name);
-		if (!err)
-			err = put_chain(pt, name, NFT_MSG_DELCHAIN);
-		if (!err)
-			devlist_del(&pt->n->tochains, name);
-		goto out;
-	}
 	c = nftnl_chain_alloc();
 	if (!c) {
 		err = -ENOMEM;

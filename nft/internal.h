@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <net/if.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -103,6 +104,12 @@ struct shard {
 struct shard *shard_get(struct vnic_nft *n, enum nchain c, unsigned int k);
 void shards_clear(struct vnic_nft *n);
 
+/* A hook by name prefix (prefix.c): base chains "pfxin_P" and "pfxeg_P". */
+struct hook_prefix {
+	char name[IFNAMSIZ];
+	bool installed;			/* its chains exist */
+};
+
 struct installed {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
@@ -120,6 +127,9 @@ struct vnic_nft {
 	 * ("in0", "in1", ..., "eg0", ...), each with the same rules. */
 	struct shard *shards[C__MAX];
 	unsigned int nshards[C__MAX];
+	struct hook_prefix pfx[2 * VNIC_NFT_PREFIXES];	/* asked and found */
+	unsigned int npfx;
+	bool pfx_shared;		/* the chains every prefix jumps to */
 	struct devlist customs;		/* guests' custom chains */
 	struct devlist tochains;	/* guests' to-guest chains */
 
@@ -165,6 +175,29 @@ int layout_flush_devs(struct vnic_nft *n, struct nbatch *b);
 void layout_drop_devs(struct vnic_nft *n);
 enum nchain layout_from_chain(enum vnic_kind kind);
 
+#define PFX_FROM_IN	"pfx_from_in"
+#define PFX_FROM_EG	"pfx_from_eg"
+#define PFX_TO		"pfx_to"
+#define PFX_CHAIN_IN	"pfxin_"	/* + the prefix */
+#define PFX_CHAIN_EG	"pfxeg_"
+
+/* layout.c: the regular chains prefix chains jump to, with their rules,
+ * and the rules of one prefix's base chain for hook c. */
+int layout_pfx_shared(struct vnic_nft *n, struct nbatch *b);
+int layout_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		     const char *chain);
+
+/* prefix.c: hooks by name prefix (see vnic_nft_opts.hook_prefixes). */
+int prefix_ask(struct vnic_nft *n, const char *const *prefixes);
+/* A chain name read back: note an installed prefix chain or shared chain. */
+void prefix_seen(struct vnic_nft *n, const char *chain);
+/* The chains of asked prefixes that are missing; *count: how many. */
+int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count);
+/* After their commit: made, or refused (asked ones are forgotten). */
+void prefix_done(struct vnic_nft *n, bool made);
+/* The NIC's name starts with an installed prefix: it needs no own hook. */
+bool prefix_covers(const struct vnic_nft *n, const char *ifname);
+
 /* layout.c: comment userdata as nft(8) writes it into out; its length, or
  * 0 when it does not fit. */
 size_t udata_comment(const char *s, uint8_t *out, size_t max);
@@ -180,8 +213,10 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	      const int *ifindex, uint64_t digest, bool add, unsigned int keep);
 /* The to-guest chain of a guest known only by name. */
 int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest);
-/* Its devices: the guest's veth and tap NICs (NULL-terminated, malloc'd). */
-const char **guest_to_devs(const struct pguest *g, unsigned int *count);
+/* Its devices: the guest's veth and tap NICs that no prefix of n covers
+ * (n NULL: all of them); NULL-terminated, malloc'd. */
+const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
+			   unsigned int *count);
 /* The rule of every to-guest chain. */
 int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain);
 uint32_t layout_egress_hook(void);

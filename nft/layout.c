@@ -811,3 +811,83 @@ int layout_skeleton(struct vnic_nft *n, struct nbatch *b)
 		err = layout_set(n, b, s);
 	return err;
 }
+
+/* --- prefix hooks --------------------------------------------------------- */
+
+static int regular_chain(struct vnic_nft *n, struct nbatch *b, const char *name)
+{
+	struct nftnl_chain *ch = nftnl_chain_alloc();
+
+	if (!ch)
+		return -ENOMEM;
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	return PUT(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, ch, chain);
+}
+
+/*
+ * What a prefix's base chains jump to: the same rules as the shards', in
+ * regular chains every prefix shares.  A prefix matches devices of every
+ * kind, so which rules apply is told by the device's kind, not its hook.
+ */
+int layout_pfx_shared(struct vnic_nft *n, struct nbatch *b)
+{
+	int err = regular_chain(n, b, PFX_FROM_IN);
+
+	if (!err)
+		err = chain_rules(n, b, C_IN, PFX_FROM_IN);
+	if (!err)
+		err = regular_chain(n, b, PFX_FROM_EG);
+	if (!err)
+		err = chain_rules(n, b, C_EG, PFX_FROM_EG);
+	if (!err)
+		err = regular_chain(n, b, PFX_TO);
+	if (!err)
+		err = layout_to_rule(n, b, PFX_TO);
+	return err;
+}
+
+/* "meta iifkind KIND goto CHAIN" (oifkind on egress). */
+static int guard_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
+		      uint32_t key, const char *kind, const char *to)
+{
+	struct rb rb = { .r = nftnl_rule_alloc() };
+
+	if (!rb.r)
+		return -ENOMEM;
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	meta(&rb, key, NFT_REG_1);
+	cmp(&rb, NFT_REG_1, NFT_CMP_EQ, kind, (uint32_t)strlen(kind) + 1);
+	verdict(&rb, NFT_GOTO, to);
+	if (rb.err) {
+		nftnl_rule_free(rb.r);
+		return rb.err;
+	}
+	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
+}
+
+/*
+ * A prefix's base chain.  Ingress sees from-guest traffic of veth host ends
+ * and taps (kind "tun"); egress sees to-guest traffic of those and from-guest
+ * traffic of macvtaps and macvlans.  Devices of other kinds, and NICs in no
+ * guest (no element matches), pass.
+ */
+int layout_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		     const char *chain)
+{
+	static const char *const in_kinds[] = { "veth", "tun" };
+	static const char *const eg_kinds[] = { "macvtap", "macvlan" };
+	uint32_t key = c == C_IN ? NFT_META_IIFKIND : NFT_META_OIFKIND;
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < ARRAY_SIZE(in_kinds) && !err; i++)
+		err = guard_rule(n, b, chain, key, in_kinds[i],
+				 c == C_IN ? PFX_FROM_IN : PFX_TO);
+	for (i = 0; c == C_EG && i < ARRAY_SIZE(eg_kinds) && !err; i++)
+		err = guard_rule(n, b, chain, key, eg_kinds[i], PFX_FROM_EG);
+	return err;
+}

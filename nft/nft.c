@@ -160,6 +160,9 @@ static uint32_t probe(void)
 		f |= VNIC_NFT_FEAT_EGRESS;
 	if (kernel_at_least(6, 4))
 		f |= VNIC_NFT_FEAT_HOOK_UPDATE;
+	/* Cleared if the kernel refuses the first prefix chain. */
+	if (kernel_at_least(6, 17))
+		f |= VNIC_NFT_FEAT_PREFIX_HOOK;
 	return f;
 }
 
@@ -223,6 +226,39 @@ static bool open_writes(const struct vnic_nft *n, const struct table_info *ti)
 	return !ti->ours || !(n->flags & VNIC_NFT_NO_OWNER);
 }
 
+/*
+ * The asked prefixes' chains, once per table.  A kernel that refuses them
+ * (EINVAL: no NFTA_DEVICE_PREFIX) leaves every NIC hooked by name.
+ */
+static int open_prefixes(struct vnic_nft *n)
+{
+	unsigned int count = 0;
+	struct nbatch b;
+	int err;
+
+	if (!(n->features & VNIC_NFT_FEAT_PREFIX_HOOK) ||
+	    (n->flags & VNIC_NFT_READ_ONLY)) {
+		prefix_done(n, false);
+		return 0;
+	}
+	nbatch_init(&b);
+	err = prefix_build(n, &b, &count);
+	if (!err && count)
+		err = commit(n, &b, NO_GENID, NULL);
+	nbatch_free(&b);
+	if (err == -EINVAL || err == -EOPNOTSUPP) {
+		n->features &= ~VNIC_NFT_FEAT_PREFIX_HOOK;
+		n->ctx->err.extack[0] = '\0';
+		prefix_done(n, false);
+		return 0;
+	}
+	if (err)
+		return set_err(n, err, "hook prefix chains in table netdev %s",
+			       n->table);
+	prefix_done(n, count > 0);
+	return 0;
+}
+
 static int open_state(struct vnic_nft *n)
 {
 	struct table_info ti;
@@ -246,6 +282,8 @@ static int open_state(struct vnic_nft *n)
 	}
 	if (!err)
 		err = read_chains(n);
+	if (!err)
+		err = open_prefixes(n);
 	if (!err)
 		err = read_guests(n);
 	n->stale = err != 0;
@@ -281,6 +319,11 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 	n->ifsock = -1;
 	n->before_commit_arg = o.before_commit_arg;
 	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
+	err = prefix_ask(n, o.hook_prefixes);
+	if (err) {
+		free(n);
+		return err;
+	}
 	err = nfnl_open(n);
 	if (err)
 		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
@@ -334,6 +377,19 @@ static int ifindex_sock_fn(void *arg)
 	return fd < 0 ? -errno : 0;
 }
 
+/* The socket for SIOCGIFINDEX/SIOCGIFNAME, made in the context's netns. */
+static int ifsock_get(struct vnic_nft *n)
+{
+	int err = 0;
+
+	if (n->ifsock < 0)
+		err = vnic_in_netns(n->ctx->netns_fd, ifindex_sock_fn, &n->ifsock);
+	if (err)
+		return vnic_set_err(n->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "socket for interface lookups");
+	return 0;
+}
+
 /*
  * Every NIC of p by name: SIOCGIFINDEX on a socket of the context's
  * namespace costs a name lookup, where an RTM_GETLINK reply carries the
@@ -354,11 +410,9 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 	r->ifi = calloc(total + 1, sizeof(*r->ifi));
 	if (!r->off || !r->ifi)
 		return -ENOMEM;
-	if (n->ifsock < 0)
-		err = vnic_in_netns(n->ctx->netns_fd, ifindex_sock_fn, &n->ifsock);
+	err = ifsock_get(n);
 	if (err)
-		return vnic_set_err(n->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
-				    "socket for interface lookups");
+		return err;
 	for (gi = 0; gi < p->n; gi++)
 		for (k = 0; k < p->g[gi]->nn; k++) {
 			struct ifreq ifr;
@@ -478,6 +532,33 @@ static int purge_set(struct purge *pu, enum nset s)
 	return err;
 }
 
+/*
+ * A purged guest's NICs, known by ifindex, leave the shared chains under
+ * the names they have now.  A NIC gone since has left its chain by itself
+ * (the kernel unhooks a device that goes); only hooked names are removed.
+ */
+static int unhook_ifindexes(struct vnic_nft *n, const int *ifi, unsigned int k)
+{
+	char names[k + 1][IFNAMSIZ];
+	const char *devs[k + 1];
+	unsigned int i, m = 0, c;
+	int err = k ? ifsock_get(n) : 0;
+
+	for (i = 0; !err && i < k; i++) {
+		struct ifreq ifr = { .ifr_ifindex = ifi[i] };
+
+		n->ctx->stats.ioctls++;
+		if (ioctl(n->ifsock, SIOCGIFNAME, &ifr) < 0)
+			continue;
+		memcpy(names[m], ifr.ifr_name, IFNAMSIZ);
+		devs[m] = names[m];
+		m++;
+	}
+	for (c = 0; !err && m && c < C__MAX; c++)
+		err = layout_chain_devs(n, (enum nchain)c, devs, m, true);
+	return err;
+}
+
 static int purge_guest(struct change *ch, const char *name, unsigned int keep)
 {
 	struct pguest g = { 0 };
@@ -491,10 +572,10 @@ static int purge_guest(struct change *ch, const char *name, unsigned int keep)
 	for (s = 0; !err && s < S__MAX; s++)
 		if (s != S_GUESTS && s != S_L2OK)
 			err = purge_set(&pu, s);
+	if (!err)
+		err = unhook_ifindexes(ch->n, pu.ifi, pu.nifi);
 	free(pu.ifi);
-	/* Its to-guest chain goes whole: its old devices are unknown.  The
-	 * names of its NICs stay in the shared chains' device lists, harmless
-	 * and taken over if a guest brings those devices again. */
+	/* Its to-guest chain goes whole: its old devices are unknown. */
 	if (!err)
 		err = guest_del_to_chain(ch->n, &ch->b, name);
 	if (err)
@@ -545,10 +626,11 @@ static int add_guest(struct change *ch, const struct pguest *g, const int *ifi,
 	return in->g ? 0 : -ENOMEM;
 }
 
-static bool same_to_devs(const struct pguest *a, const struct pguest *b)
+static bool same_to_devs(const struct vnic_nft *n, const struct pguest *a,
+			 const struct pguest *b)
 {
 	unsigned int na, nb, i;
-	const char **da = guest_to_devs(a, &na), **db = guest_to_devs(b, &nb);
+	const char **da = guest_to_devs(n, a, &na), **db = guest_to_devs(n, b, &nb);
 	bool same = da && db && na == nb;
 
 	for (i = 0; same && i < na; i++)
@@ -571,9 +653,22 @@ static unsigned int keep_of(struct vnic_nft *n, const struct installed *in,
 	old_chain = in->g ? in->g->nr > 0 : devlist_has(&n->customs, chain);
 	if (old_chain && g->nr)
 		keep |= GP_KEEP_CHAIN;
-	if (in->g && same_to_devs(in->g, g))
+	if (in->g && same_to_devs(n, in->g, g))
 		keep |= GP_KEEP_TO;
 	return keep;
+}
+
+/* Every field the caller's struct has, zeroed: nothing stale is left from
+ * an earlier call. */
+static void result_reset(struct vnic_nft_result *res)
+{
+	size_t sz;
+
+	if (!res)
+		return;
+	sz = res->sz;
+	memset(res, 0, sz < sizeof(*res) ? sz : sizeof(*res));
+	res->sz = sz;
 }
 
 static int change_begin(struct vnic_nft *n, struct change *ch,
@@ -584,12 +679,7 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
 	ch->digest = n->table_digest;
 	ch->res = res;
 	nbatch_init(&ch->b);
-	if (res) {
-		size_t sz = res->sz;
-
-		memset(res, 0, sz < sizeof(*res) ? sz : sizeof(*res));
-		res->sz = sz;
-	}
+	result_reset(res);
 	return 0;
 }
 
@@ -792,6 +882,7 @@ VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 		goto out;
 	/* One read, and nothing to write when the digests agree. */
 	if (ti.has_digest && ti.digest == policy_digest(p, &r)) {
+		result_reset(res);
 		if (res) {
 			res->guests_unchanged = p->n;
 			if (res->sz >= sizeof(*res))

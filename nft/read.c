@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/object.h>
 #include <libnftnl/set.h>
@@ -118,6 +119,22 @@ static int shard_of(const char *name, enum nchain *c, unsigned int *k)
 	return -1;
 }
 
+static int chain_name_cb(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == NFTA_CHAIN_NAME &&
+	    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+		*(const char **)data = mnl_attr_get_str(a);
+	return MNL_CB_OK;
+}
+
+static const char *chain_name(const struct nlmsghdr *nlh)
+{
+	const char *name = NULL;
+
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), chain_name_cb, &name);
+	return name;
+}
+
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct chain_read *cr = data;
@@ -128,6 +145,10 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (!c)
 		return -ENOMEM;
+	/* libnftnl 1.2 cannot parse a prefix hook: the name is read first. */
+	name = chain_name(nlh);
+	if (name)
+		prefix_seen(cr->n, name);
 	if (nftnl_chain_nlmsg_parse(nlh, c) < 0)
 		goto out;
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
@@ -161,6 +182,7 @@ int read_chains(struct vnic_nft *n)
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	struct chain_read cr = { n, 0 };
 	struct nlmsghdr *req;
+	unsigned int i;
 	int err;
 
 	if (!c)
@@ -168,6 +190,9 @@ int read_chains(struct vnic_nft *n)
 	shards_clear(n);
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
+	for (i = 0; i < n->npfx; i++)
+		n->pfx[i].installed = false;
+	n->pfx_shared = false;
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);

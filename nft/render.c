@@ -300,7 +300,7 @@ static void base_chains(struct out *o, const struct vnic_policy *p, enum nchain 
 static void to_chain(struct out *o, const struct pguest *g)
 {
 	unsigned int k, i;
-	const char **devs = guest_to_devs(g, &k);
+	const char **devs = guest_to_devs(NULL, g, &k);
 
 	if (devs && k) {
 		put(o, "\tchain to_%s {\n\t\ttype filter hook egress devices = { ",

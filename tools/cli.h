@@ -36,6 +36,9 @@ struct cli {
 	const char *netns;	/* -n argument, NULL: ours */
 	bool no_owner;		/* --no-owner: filter commands do not claim
 				 * the table (VNIC_NFT_NO_OWNER) */
+	/* --hook-prefix P, repeatable: vnic_nft_opts.hook_prefixes */
+	const char *hook_prefixes[VNIC_NFT_PREFIXES + 2];
+	unsigned int nhook_prefixes;
 	struct vnic_ctx *ctx;
 };
 

@@ -52,6 +52,8 @@ static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
 
 	if (cli->no_owner)
 		opts.flags |= VNIC_NFT_NO_OWNER;
+	if (cli->nhook_prefixes)
+		opts.hook_prefixes = cli->hook_prefixes;
 	/* Reading writes nothing, and works on a table a runtime owns. */
 	if (!write)
 		opts.flags |= VNIC_NFT_READ_ONLY;

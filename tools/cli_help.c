@@ -32,6 +32,8 @@ void usage_main(FILE *f)
 "  -n, --netns NETNS    work in a network namespace: a path, or a name in /run/netns\n"
 "  -o, --owner OWNER    owner tag of the NICs (default: vnic)\n"
 "      --no-owner       filter commands: do not claim the nftables table\n"
+"      --hook-prefix P  filter commands: hook every NIC named P* by one chain\n"
+"                       per prefix (Linux 6.17; repeatable, up to 16)\n"
 "  -s, --stats          print netlink call counts to stderr\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"

@@ -65,6 +65,7 @@ static const struct option global_opts[] = {
 	{ "netns",	required_argument,	NULL, 'n' },
 	{ "owner",	required_argument,	NULL, 'o' },
 	{ "no-owner",	no_argument,		NULL, 'O' },
+	{ "hook-prefix", required_argument,	NULL, 'P' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -105,6 +106,13 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 			break;
 		case 'O':
 			cli->no_owner = true;
+			break;
+		case 'P':
+			/* One over the library's limit: its message says why. */
+			if (cli->nhook_prefixes > VNIC_NFT_PREFIXES)
+				return cli_usage_err(NULL, "--hook-prefix: more than %d",
+						     VNIC_NFT_PREFIXES);
+			cli->hook_prefixes[cli->nhook_prefixes++] = optarg;
 			break;
 		case 'h':
 			usage_main(stdout);

@@ -40,7 +40,23 @@ struct vnic_nft_opts {
 	 * change made here makes the commit fail with -EAGAIN. */
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
+	/*
+	 * NULL-terminated name prefixes ("mvt", "vnet") to hook by prefix
+	 * (NFTA_DEVICE_PREFIX, Linux 6.17): one chain per prefix and hook
+	 * filters every device whose name starts with it, including devices
+	 * made later, so a guest whose NICs all match costs set elements only
+	 * (no per-device hook, whose cost grows with the namespace's devices).
+	 * Each is 1..14 of [A-Za-z0-9_.-], at most VNIC_NFT_PREFIXES, none a
+	 * prefix of another.  Other NICs are hooked by name as without it.
+	 * Where the kernel refuses prefix hooks, every NIC is hooked by name
+	 * and vnic_nft_features() lacks VNIC_NFT_FEAT_PREFIX_HOOK.  Caveat:
+	 * nft(8) built on libnftnl older than 1.3 cannot list a ruleset that
+	 * holds such a chain (Documentation/filters.rst).
+	 */
+	const char *const *hook_prefixes;
 };
+
+#define VNIC_NFT_PREFIXES 16
 
 /* Features of the running kernel's nf_tables, probed at open. */
 enum vnic_nft_feature {
@@ -49,6 +65,7 @@ enum vnic_nft_feature {
 	VNIC_NFT_FEAT_PERSIST	= 1u << 2,	/* NFT_TABLE_F_PERSIST (6.9) */
 	VNIC_NFT_FEAT_EGRESS	= 1u << 3,	/* netdev egress hook (5.16) */
 	VNIC_NFT_FEAT_HOOK_UPDATE = 1u << 4,	/* devices added to a chain (6.4) */
+	VNIC_NFT_FEAT_PREFIX_HOOK = 1u << 5,	/* NFTA_DEVICE_PREFIX (6.17) */
 };
 
 /* Open the table: create it if missing, claim it (owner flag) unless
