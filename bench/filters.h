@@ -42,6 +42,9 @@
 #define TARGET_ADD_X_EMPTY	1.5	/* ... and <= 1.5x next to none */
 #define TARGET_RESTART_MS	5.0	/* 100 unchanged guests, zero writes */
 
+#define PFX_SKIP "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)"
+
+
 struct filt_opts {
 	const char *scenario;		/* filters, filters-add, restart */
 	unsigned int guests;		/* filters, restart */
