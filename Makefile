@@ -82,7 +82,8 @@ $(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
 		$(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_SRCS) $(BENCH_HDRS) $(STLIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -o $@ $(BENCH_SRCS) $(STLIB) $(MNL_LIBS) -lpthread
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -o $@ $(BENCH_SRCS) $(STLIB) \
+		$(MNL_LIBS) -lpthread -lm
 
 # kselftest_harness.h comes from Debian's linux-source-6.12, never from git.
 $(HARNESS):

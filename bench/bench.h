@@ -5,7 +5,12 @@
  * main.c	arguments, privilege check, own netns, dispatch
  * stats.c	clock and summaries (median, min, max)
  * json.c	hand-written JSON output
- * report.c	the human table, JSON lines, the verdict
+ * report.c	the guest scenario's rows, JSON lines, the verdict
+ * table.c	the table every scenario prints (text and Markdown)
+ * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
+ * svg.c	line plots and bar charts, the project's own SVG writer
+ * host.c	the machine's facts and the anchor tools' versions
+ * progress.c	the progress line on a terminal's stderr
  * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
  * env.c	the starting state of every run and the return to it
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
@@ -42,6 +47,7 @@ struct bench_opts {
 	const char *methods;	/* comma list, NULL: all */
 	unsigned int settle_ms;	/* idle after each cleanup */
 	bool fill_other;	/* --existing devices on lower0p, not lower0 */
+	const char *out_dir;	/* --out: JSON, Markdown and SVG go there */
 };
 
 /* ---- stats.c ---- */
@@ -89,6 +95,154 @@ void json_bool(struct json *j, const char *key, bool val);
 void json_nums(struct json *j, const char *key, const double *vals,
 	       unsigned int n);
 void json_escape(FILE *f, const char *s);
+/* A nested object ('{') or array ('[') under key (NULL: an element of the
+ * parent array), written through child until json_sub_end('}' or ']'). */
+void json_sub(struct json *parent, const char *key, char open,
+	      struct json *child);
+void json_sub_end(struct json *child, char close);
+
+/* ---- host.c ---- */
+
+#define HOST_MAX_TOOLS	8
+
+struct host_tool {
+	const char *name;
+	char version[96];	/* the tool's first line, or "missing" */
+};
+
+struct host_info {
+	char kernel[65];
+	long cpus;
+	double load1;		/* at the first host_info() call */
+	struct host_tool tools[HOST_MAX_TOOLS];
+	unsigned int ntools;
+};
+
+/*
+ * The machine and the anchor tools' versions, found on the first call
+ * (which runs each tool once: call it before any clock starts) and the
+ * same for the rest of the process.
+ */
+const struct host_info *host_info(void);
+/* "versions: libvnic 0.1.0, ip ..., nft ..." on one line. */
+void host_print_versions(FILE *f);
+/* kernel, cpus, load1 and a "versions" object, as fields of j. */
+void host_json(struct json *j);
+
+/* ---- progress.c ---- */
+
+/*
+ * "\r[scenario] what" on stderr, rewritten in place, and only when stderr
+ * is a terminal: pipes and tests see nothing.  progress_end() clears the
+ * line; the reports call it before they print.
+ */
+void progress_begin(const char *scenario);
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void progress_end(void);
+/* Erase the line before a message of one's own; the next progress()
+ * draws it again. */
+void progress_clear(void);
+
+/* ---- table.c ---- */
+
+#define TABLE_MAX_EXTRA	6
+
+/* One row of a scenario's table, whichever scenario made it. */
+struct trow {
+	const char *method;
+	const char *skip;	/* skipped: why, or NULL */
+	const char *error;	/* failed: why, or NULL / "" */
+	struct summary ms;
+	bool aside;		/* not an alternative: no ratios (e.g. setup) */
+	bool libvnic_ref;	/* the row x_libvnic is taken to */
+	double extra[TABLE_MAX_EXTRA];	/* NAN: "-" */
+	const void *data;	/* the scenario's own row, for its JSON */
+};
+
+struct tcol {
+	const char *head;
+	int prec;		/* digits after the point */
+};
+
+struct table {
+	const char *scenario;
+	struct trow *rows;
+	unsigned int nrows;
+	int ms_prec;
+	struct tcol extra[TABLE_MAX_EXTRA];
+	unsigned int nextra;
+	/* table_finish() fills these. */
+	double best_ms, libvnic_ms;
+	unsigned int measured, noisy, unjudged;
+};
+
+enum table_style { TABLE_TEXT, TABLE_MARKDOWN };
+
+/* The best median, the libvnic reference and the noisy count. */
+void table_finish(struct table *t);
+double table_x_best(const struct table *t, const struct trow *r);
+double table_x_libvnic(const struct table *t, const struct trow *r);
+/* Columns: method, n, median, min, max, x_best, x_libvnic, the extra
+ * ones, noisy; then rows that did not run, with the reason. */
+void table_print(FILE *f, const struct table *t, enum table_style style);
+/* The closing line on spread: which rows are too noisy to trust. */
+void table_spread_line(FILE *f, const struct table *t);
+/* runs, median_ms, min_ms, max_ms, ratio_to_best, ratio_to_libvnic, noisy;
+ * skipped or failed and the reason, for a row that did not run. */
+void table_json(struct json *j, const struct table *t, const struct trow *r);
+
+/* ---- svg.c ---- */
+
+struct svg_series {
+	const char *name;
+	const double *x, *y;	/* NAN points are left out */
+	unsigned int n;
+};
+
+struct svg_bar {
+	const char *name;
+	double value;		/* NAN: no bar */
+	double lo, hi;		/* a whisker (min..max), or NAN */
+};
+
+#define SVG_LOG_Y	1u	/* log10 y axis (values <= 0 left out) */
+
+/* A line plot with axes, ticks and a legend, one line per series. */
+void svg_plot(FILE *f, const char *title, const char *xlabel,
+	      const char *ylabel, const struct svg_series *s,
+	      unsigned int ns, unsigned int flags);
+/* One bar per entry, names under the bars. */
+void svg_bars(FILE *f, const char *title, const char *ylabel,
+	      const struct svg_bar *b, unsigned int nb, unsigned int flags);
+/* Whether values spanning lo..hi read better on a log axis. */
+bool svg_wants_log(double lo, double hi);
+
+/* ---- outdir.c ---- */
+
+/* What a scenario hands to --out; the callbacks take ctx. */
+struct out_doc {
+	const char *dir;
+	const char *title;	/* the header line, without "vnic-bench " */
+	const struct table *t;
+	/* The scenario's parameters, as fields of j. */
+	void (*params)(struct json *j, const void *ctx);
+	/* One row's own fields (scenario, method, its counters); the table's
+	 * (table_json) and the host's (host_json) follow. */
+	void (*json_row)(struct json *j, const struct trow *r,
+			 const void *ctx);
+	/* Notes and verdicts, one per line (NULL: none). */
+	void (*notes)(FILE *f, const void *ctx);
+	const void *ctx;
+};
+
+/* Make DIR if needed, early: a bad path must fail before the runs. */
+int out_prepare(const char *dir);
+/* DIR/<scenario>.json, .md and .svg; 0 or -errno (said on stderr). */
+int out_write(const struct out_doc *d);
+/* What every scenario ends with: the progress line cleared, the table,
+ * notes and spread line on stdout (json: one row object per line), then
+ * out_write() when d->dir is set.  0 or out_write()'s error. */
+int out_report(const struct out_doc *d, bool json);
 
 /* ---- report.c ---- */
 
@@ -110,6 +264,7 @@ struct report_env {
 	char kernel[65];
 	long cpus;
 	double load1;		/* 1-minute load average at start */
+	const char *out_dir;	/* --out, or NULL */
 };
 
 void report_env_init(struct report_env *re, const char *scenario,

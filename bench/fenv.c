@@ -185,6 +185,7 @@ static int make_nics(struct filt_env *e, unsigned int count)
 		ls.lower = e->lower;
 		ls.mode = MACVLAN_MODE_BRIDGE;
 	}
+	progress("making %u NICs (untimed)", count);
 	for (i = 0; i < count && !err; i++) {
 		if (ls.lower)
 			ls.lower = e->lowers[i / FILT_NICS_PER_LOWER];
@@ -195,6 +196,7 @@ static int make_nics(struct filt_env *e, unsigned int count)
 	}
 	if (!err)
 		err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
+	progress_clear();
 	if (err)
 		fprintf(stderr, "vnic-bench: creating %u NICs: %s\n", count,
 			e->nl.err[0] ? e->nl.err : strerror(-err));

@@ -57,6 +57,7 @@ struct filt_opts {
 	unsigned int settle_ms;
 	unsigned int stmt_sample;	/* nft-per-stmt: items timed */
 	bool keep_files;		/* leave the rendered text in /tmp */
+	const char *out_dir;		/* --out: JSON, Markdown, SVG there */
 };
 
 /* ---- fenv.c ---- */
@@ -255,6 +256,7 @@ struct freport_env {
 	const char *ratio_a;		/* first ratio column: row name */
 	const char *ratio_b;		/* second, or NULL */
 	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
+	const char *out_dir;		/* --out, or NULL */
 };
 
 void frow_init(struct frow *r, const char *method, unsigned int runs);

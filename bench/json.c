@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * JSON by hand: the bench writes flat objects of strings and numbers, so a
- * library dependency would buy nothing.  One object per line.
+ * JSON by hand: the bench writes objects of strings and numbers, so a
+ * library dependency would buy nothing.  One object per line on stdout;
+ * --out nests the same objects in one document per scenario (json_sub).
  */
 #include <math.h>
 
@@ -54,13 +55,30 @@ void json_end(struct json *j)
 	fflush(j->f);
 }
 
+/* key NULL: the next element of an array. */
 static void json_key(struct json *j, const char *key)
 {
 	if (!j->first)
 		fputc(',', j->f);
 	j->first = false;
+	if (!key)
+		return;
 	json_escape(j->f, key);
 	fputc(':', j->f);
+}
+
+void json_sub(struct json *parent, const char *key, char open,
+	      struct json *child)
+{
+	json_key(parent, key);
+	fputc(open, parent->f);
+	child->f = parent->f;
+	child->first = true;
+}
+
+void json_sub_end(struct json *child, char close)
+{
+	fputc(close, child->f);
 }
 
 void json_str(struct json *j, const char *key, const char *val)

@@ -6,7 +6,7 @@
  *	vnic-bench guest --nics 82 [--kind macvtap] [--existing N]
  *			 [--runs R] [--json] [--up] [--settle MS]
  *			 [--fill-lower same|other]
- *			 [--methods a,b]
+ *			 [--methods a,b] [--out DIR]
  *	vnic-bench filters|filters-add|restart ...	(scn_filters.c)
  *
  * It moves itself into a new network namespace first: the figures must not
@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"usage: vnic-bench guest --nics N [--kind macvtap|macvlan|veth|tap]\n"
 		"                        [--existing N] [--runs R] [--json] [--up]\n"
 		"                        [--settle MS] [--fill-lower same|other]\n"
-		"                        [--methods floor,libvnic-kernel,...]\n"
+		"                        [--methods floor,libvnic-kernel,...] [--out DIR]\n"
 		"\n"
 		"Creates one guest's N NICs with each method, R times, in a private\n"
 		"network namespace, and reports medians next to the kernel floor.\n"
@@ -42,6 +42,14 @@ static void usage(FILE *f)
 		"--up          bring every NIC up, in every method\n"
 		"--settle MS   idle after each untimed cleanup (default 50)\n"
 		"--json        one JSON object per method and line\n"
+		"\n"
+		"Every scenario prints a header (kernel, CPUs, load, the anchor tools'\n"
+		"versions) and a table: method, n (runs), median/min/max ms, x_best (to\n"
+		"the fastest row), x_libvnic (to libvnic's row), the scenario's own\n"
+		"columns, NOISY where (max-min)/median > 0.5, and a closing line on\n"
+		"spread.  A progress line shows on stderr when it is a terminal.\n"
+		"--out DIR     also write DIR/<scenario>.json (one document), .md (the\n"
+		"              table, notes and environment) and .svg (median per method)\n"
 		"\n");
 	filt_usage(f);
 }
@@ -138,6 +146,7 @@ static const struct option longopts[] = {
 	{ "fill-lower", required_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "up", no_argument, NULL, 'u' },
+	{ "out", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -161,6 +170,9 @@ static int parse_one(int c, struct bench_opts *o)
 	case 'm':
 		o->methods = optarg;
 		return 0;
+	case 'o':
+		o->out_dir = optarg;
+		return 0;
 	case 'j':
 		o->json = true;
 		return 0;
@@ -183,7 +195,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 	o->kind = VNIC_KIND_MACVTAP;
 	o->runs = BENCH_DEFAULT_RUNS;
 	o->settle_ms = BENCH_DEFAULT_SETTLE_MS;
-	while ((c = getopt_long(argc, argv, "n:k:e:r:m:s:f:juh", longopts,
+	while ((c = getopt_long(argc, argv, "n:k:e:r:m:s:f:o:juh", longopts,
 				NULL)) != -1)
 		if (parse_one(c, o))
 			return -EINVAL;
@@ -203,6 +215,8 @@ static int main_filters(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (fo.out_dir && out_prepare(fo.out_dir))
+		return 2;
 	if (enter_netns())
 		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -225,6 +239,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* A bad --out must fail now, not after minutes of runs. */
+	if (o.out_dir && out_prepare(o.out_dir))
+		return 2;
 	if (enter_netns())
 		return 1;
 	/* Line-buffered even into a pipe: progress and rows interleave. */

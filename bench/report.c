@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * What the bench prints: a header naming the machine, then a table (or one
- * JSON object per method and line), the warnings, and the verdict on the
- * claim "libvnic's best strategy costs at most 1.15x the kernel floor".
+ * What the guest scenario prints: a header naming the machine and the
+ * anchor tools, then the shared table (or one JSON object per method and
+ * line), the notes, the verdict on the claim "libvnic's best strategy
+ * costs at most 1.15x the kernel floor", and the line on spread; with
+ * --out, the same in files.
  * Ratios use the floor measured in the same invocation, never a remembered
  * figure: the floor moves with the kernel and the machine.
  */
@@ -10,8 +12,6 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/utsname.h>
 
 #include "bench.h"
 
@@ -27,33 +27,31 @@ struct row {
 	double *samples;	/* the ms of each run */
 };
 
-/* Other work on a two-core machine is the first suspect of a noisy run. */
-/* What every run records of the machine: kernel release, CPUs, load. */
-void bench_host(char *kernel, size_t len, long *cpus, double *load1)
-{
-	struct utsname u;
+/* Everything the writers need, as one context for their callbacks. */
+struct gout {
+	const struct report_env *re;
+	const struct result *res;
+	unsigned int nres;
+	const struct result *best;
+	double best_ms, floor_ms, best_ratio;
+	struct row *rows;
+	struct trow *trows;
+	struct table t;
+};
 
-	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
-	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*load1 = bench_load_average();
-}
+enum { X_FLOOR, X_PER_NIC, X_SENDMSG, X_IOCTLS, X__MAX };
 
-double bench_load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
+static const struct tcol extra_cols[X__MAX] = {
+	[X_FLOOR] = { "x_floor", 2 },
+	[X_PER_NIC] = { "us/NIC", 1 },
+	[X_SENDMSG] = { "sendmsg", 0 },
+	[X_IOCTLS] = { "ioctls", 0 },
+};
 
 void report_env_init(struct report_env *re, const char *scenario,
 		     const struct bench_opts *o)
 {
+	const struct host_info *h;
 
 	memset(re, 0, sizeof(*re));
 	re->scenario = scenario;
@@ -63,17 +61,32 @@ void report_env_init(struct report_env *re, const char *scenario,
 	re->n = o->nics;
 	re->existing = o->existing;
 	re->runs_asked = o->runs;
-	bench_host(re->kernel, sizeof(re->kernel), &re->cpus, &re->load1);
+	re->out_dir = o->out_dir;
+	/* Runs the anchor tools for their versions: before any clock. */
+	h = host_info();
+	snprintf(re->kernel, sizeof(re->kernel), "%s", h->kernel);
+	re->cpus = h->cpus;
+	re->load1 = h->load1;
+	progress_begin(scenario);
+}
+
+static void report_title(const struct report_env *re, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s: %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 re->scenario, re->n, re->kind, re->existing, re->runs_asked,
+		 re->kernel, re->cpus, re->load1);
 }
 
 void report_header(const struct report_env *re, bool json)
 {
+	char title[256];
+
 	/* JSON readers get the same facts as fields of every line. */
 	if (json)
 		return;
-	printf("vnic-bench %s: %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f\n",
-	       re->scenario, re->n, re->kind, re->existing, re->runs_asked,
-	       re->kernel, re->cpus, re->load1);
+	report_title(re, title, sizeof(title));
+	printf("vnic-bench %s\n", title);
+	host_print_versions(stdout);
 	fflush(stdout);
 }
 
@@ -167,34 +180,6 @@ static const struct result *best_libvnic(const struct result *res,
 	return best;
 }
 
-static void print_num(double v, int width, int prec)
-{
-	if (isnan(v))
-		printf(" %*s", width, "-");
-	else
-		printf(" %*.*f", width, prec, v);
-}
-
-static void table_head(void)
-{
-	printf("%-26s %5s %8s %4s %10s %10s %10s %7s %8s %8s %8s\n", "method",
-	       "n", "existing", "runs", "median_ms", "min_ms", "max_ms",
-	       "x_floor", "us/NIC", "sendmsg", "ioctls");
-}
-
-static void table_row(const struct report_env *re, const struct row *w)
-{
-	printf("%-26s %5u %8u %4u", w->method, re->n, re->existing, w->ms.n);
-	print_num(w->ms.median, 10, 2);
-	print_num(w->ms.min, 10, 2);
-	print_num(w->ms.max, 10, 2);
-	print_num(w->ratio, 7, 2);
-	print_num(w->per_nic_us, 8, 1);
-	print_num(w->sendmsg, 8, 0);
-	print_num(w->ioctls, 8, 0);
-	putchar('\n');
-}
-
 static void json_common(struct json *j, const struct report_env *re,
 			const char *method)
 {
@@ -205,108 +190,65 @@ static void json_common(struct json *j, const struct report_env *re,
 	json_uint(j, "existing", re->existing);
 }
 
-static void json_row(const struct report_env *re, const struct row *w,
-		     const struct result *best, double best_ratio)
+static void json_params(struct json *j, const void *ctx)
+{
+	const struct gout *g = ctx;
+
+	json_str(j, "kind", g->re->kind);
+	json_uint(j, "nics", g->re->n);
+	json_uint(j, "existing", g->re->existing);
+	json_uint(j, "runs", g->re->runs_asked);
+	json_num(j, "target_ratio_to_floor", BENCH_TARGET_RATIO);
+}
+
+static void json_measured(struct json *j, const struct gout *g,
+			  const struct row *w)
 {
 	const struct result *r = w->r;
-	struct json j;
 
-	json_begin(&j, stdout);
-	json_common(&j, re, w->method);
-	json_uint(&j, "runs", w->ms.n);
-	json_num(&j, "median_ms", w->ms.median);
-	json_num(&j, "min_ms", w->ms.min);
-	json_num(&j, "max_ms", w->ms.max);
-	json_num(&j, "ratio_to_floor", w->ratio);
-	json_num(&j, "per_nic_us", w->per_nic_us);
-	json_num(&j, "sendmsg_per_guest", w->sendmsg);
-	json_num(&j, "requests_per_guest", w->requests);
-	json_num(&j, "ioctls_per_guest", w->ioctls);
+	json_num(j, "ratio_to_floor", w->ratio);
+	json_num(j, "per_nic_us", w->per_nic_us);
+	json_num(j, "sendmsg_per_guest", w->sendmsg);
+	json_num(j, "requests_per_guest", w->requests);
+	json_num(j, "ioctls_per_guest", w->ioctls);
 	if (r->libvnic && w->method == r->method) {
-		json_num(&j, "name_retries", w->retries);
-		json_num(&j, "destroy_first_run_ms", w->destroy_ms);
-		json_bool(&j, "best", r == best);
-		json_num(&j, "target_ratio", BENCH_TARGET_RATIO);
-		if (r == best && !isnan(best_ratio))
-			json_bool(&j, "meets_target",
-				  best_ratio <= BENCH_TARGET_RATIO);
+		json_num(j, "name_retries", w->retries);
+		json_num(j, "destroy_first_run_ms", w->destroy_ms);
+		json_bool(j, "best", r == g->best);
+		json_num(j, "target_ratio", BENCH_TARGET_RATIO);
+		if (r == g->best && !isnan(g->best_ratio))
+			json_bool(j, "meets_target",
+				  g->best_ratio <= BENCH_TARGET_RATIO);
 	}
-	json_num(&j, "cleanup_median_ms", w->cleanup_ms);
-	json_bool(&j, "noisy", summary_noisy(&w->ms));
-	json_nums(&j, "samples_ms", w->samples, r->runs);
-	json_str(&j, "kernel", re->kernel);
-	json_uint(&j, "cpus", (unsigned long long)re->cpus);
-	json_num(&j, "load1", re->load1);
-	json_end(&j);
+	json_num(j, "cleanup_median_ms", w->cleanup_ms);
+	json_nums(j, "samples_ms", w->samples, w->samples ? r->runs : 0);
 }
 
-/* A method that did not run, or stopped: said, never left out. */
-static void report_missing(const struct report_env *re, const struct result *r,
-			   bool json)
+/* One row's object: a line of --json, an element of --out's rows. */
+static void json_row(struct json *j, const struct trow *t, const void *ctx)
 {
-	const char *why = r->skip ? r->skip : r->error;
-	struct json j;
+	const struct gout *g = ctx;
 
-	if (!json) {
-		printf("%-26s %s: %s\n", r->method,
-		       r->skip ? "skipped" : "FAILED", why);
-		return;
-	}
-	json_begin(&j, stdout);
-	json_common(&j, re, r->method);
-	json_uint(&j, "runs", r->runs);
-	json_num(&j, "median_ms", NAN);
-	json_num(&j, "min_ms", NAN);
-	json_num(&j, "max_ms", NAN);
-	json_bool(&j, r->skip ? "skipped" : "failed", true);
-	json_str(&j, "reason", why);
-	json_str(&j, "kernel", re->kernel);
-	json_uint(&j, "cpus", (unsigned long long)re->cpus);
-	json_num(&j, "load1", re->load1);
-	json_end(&j);
-}
-
-static void warn_noisy(const struct row *w)
-{
-	if (summary_noisy(&w->ms))
-		fprintf(stderr,
-			"warning: %s: spread (max-min)/median = %.2f > %.1f: its median is noisy\n",
-			w->method, (w->ms.max - w->ms.min) / w->ms.median,
-			BENCH_NOISY_SPREAD);
-}
-
-static void emit(const struct report_env *re, struct row *w,
-		 const struct result *best, double best_ratio, bool json)
-{
-	unsigned int i;
-
-	w->samples = calloc(w->r->runs ? w->r->runs : 1, sizeof(double));
-	for (i = 0; w->samples && i < w->r->runs; i++)
-		w->samples[i] = strcmp(w->method, TABLE_BUILD_ROW) ?
-				w->r->samples[i].ms : w->r->samples[i].table_ms;
-	if (json)
-		json_row(re, w, best, best_ratio);
-	else
-		table_row(re, w);
-	warn_noisy(w);
-	free(w->samples);
+	json_common(j, g->re, t->method);
+	if (t->ms.n)
+		json_measured(j, g, t->data);
 }
 
 /* Deleting is not what is measured, but a slow delete is worth a line. */
-static void destroy_notes(const struct result *res, unsigned int nres,
-			  double floor_ms, unsigned int n)
+static void destroy_notes(FILE *f, const struct gout *g)
 {
 	unsigned int i;
 	struct row w;
 
-	for (i = 0; i < nres; i++) {
-		if (!res[i].libvnic || !res[i].runs)
+	for (i = 0; i < g->nres; i++) {
+		if (!g->res[i].libvnic || !g->res[i].runs)
 			continue;
-		fill_row(&w, &res[i], floor_ms, n, offsetof(struct sample, ms));
+		fill_row(&w, &g->res[i], g->floor_ms, g->re->n,
+			 offsetof(struct sample, ms));
 		if (isnan(w.destroy_ms))
 			continue;
-		printf("note: %s: vnic_guest_destroy %.1f ms (first run), bench cleanup by link group %.1f ms (median)\n",
-		       res[i].method, w.destroy_ms, w.cleanup_ms);
+		fprintf(f, "note: %s: vnic_guest_destroy %.1f ms (first run), bench cleanup by link group %.1f ms (median)\n",
+			g->res[i].method, w.destroy_ms, w.cleanup_ms);
 	}
 }
 
@@ -314,57 +256,125 @@ static void destroy_notes(const struct result *res, unsigned int nres,
  * The claim is judged on medians; the ratio of the minima follows it as a
  * check: on a busy machine it is the figure least disturbed by others.
  */
-static void verdict(const struct result *res, unsigned int nres,
-		    const struct result *best, double best_ms,
-		    double floor_ms, double ratio)
+static void verdict(FILE *f, const struct gout *g)
 {
-	const struct result *fl = find_floor(res, nres);
+	const struct result *fl = find_floor(g->res, g->nres);
 
-	if (!best) {
-		printf("verdict: no libvnic method ran: target <= %.2fx floor not measured\n",
-		       BENCH_TARGET_RATIO);
+	if (!g->best) {
+		fprintf(f, "verdict: no libvnic method ran: target <= %.2fx floor not measured\n",
+			BENCH_TARGET_RATIO);
 		return;
 	}
-	if (isnan(floor_ms)) {
-		printf("verdict: %s %.2f ms, but no floor in this run: target not measured\n",
-		       best->method, best_ms);
+	if (isnan(g->floor_ms)) {
+		fprintf(f, "verdict: %s %.2f ms, but no floor in this run: target not measured\n",
+			g->best->method, g->best_ms);
 		return;
 	}
-	printf("verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
-	       best->method, best_ms, ratio, floor_ms, BENCH_TARGET_RATIO,
-	       ratio <= BENCH_TARGET_RATIO ? "MET" : "MISSED",
-	       fl ? min_ms(best) / min_ms(fl) : NAN);
+	fprintf(f, "verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
+		g->best->method, g->best_ms, g->best_ratio, g->floor_ms,
+		BENCH_TARGET_RATIO,
+		g->best_ratio <= BENCH_TARGET_RATIO ? "MET" : "MISSED",
+		fl ? min_ms(g->best) / min_ms(fl) : NAN);
+}
+
+static void notes(FILE *f, const void *ctx)
+{
+	destroy_notes(f, ctx);
+	verdict(f, ctx);
+}
+
+/* Row k of the table from w; its own samples, for JSON. */
+static void add_row(struct gout *g, unsigned int k, struct row *w)
+{
+	struct trow *t = &g->trows[k];
+	bool build = !strcmp(w->method, TABLE_BUILD_ROW);
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	t->method = w->method;
+	t->ms = w->ms;
+	t->data = w;
+	/* A one-time cost beside the guest, not a way to make one. */
+	t->aside = build;
+	t->libvnic_ref = !build && w->r == g->best;
+	t->extra[X_FLOOR] = w->ratio;
+	t->extra[X_PER_NIC] = w->per_nic_us;
+	t->extra[X_SENDMSG] = w->sendmsg;
+	t->extra[X_IOCTLS] = w->ioctls;
+	if (!build) {
+		t->skip = w->r->skip;
+		t->error = w->r->error;
+	}
+	w->samples = calloc(w->r->runs ? w->r->runs : 1, sizeof(double));
+	for (i = 0; w->samples && i < w->r->runs; i++)
+		w->samples[i] = build ? w->r->samples[i].table_ms :
+					w->r->samples[i].ms;
+}
+
+/* One row per result, and the cache's table build after its own. */
+static int build_rows(struct gout *g)
+{
+	unsigned int i, k = 0;
+
+	g->rows = calloc(2 * g->nres + 1, sizeof(*g->rows));
+	g->trows = calloc(2 * g->nres + 1, sizeof(*g->trows));
+	if (!g->rows || !g->trows)
+		return -1;
+	for (i = 0; i < g->nres; i++) {
+		fill_row(&g->rows[k], &g->res[i], g->floor_ms, g->re->n,
+			 offsetof(struct sample, ms));
+		add_row(g, k, &g->rows[k]);
+		k++;
+		if (g->res[i].runs && !strcmp(g->res[i].method, "libvnic-cache")) {
+			fill_table_row(&g->rows[k], &g->res[i], g->floor_ms,
+				       g->re->n);
+			add_row(g, k, &g->rows[k]);
+			k++;
+		}
+	}
+	g->t = (struct table){ .scenario = g->re->scenario, .rows = g->trows,
+			       .nrows = k, .ms_prec = 2, .nextra = X__MAX };
+	memcpy(g->t.extra, extra_cols, sizeof(extra_cols));
+	table_finish(&g->t);
+	return 0;
+}
+
+static void free_rows(struct gout *g)
+{
+	unsigned int i;
+
+	for (i = 0; g->rows && i < g->t.nrows; i++)
+		free(g->rows[i].samples);
+	free(g->rows);
+	free(g->trows);
 }
 
 int report_results(const struct report_env *re, const struct result *res,
 		   unsigned int nres, bool json)
 {
-	double floor_ms = floor_median(res, nres), best_ms;
-	const struct result *best = best_libvnic(res, nres, &best_ms);
-	double ratio = best ? best_ms / floor_ms : NAN;
+	struct gout g = { .re = re, .res = res, .nres = nres };
+	struct out_doc d = {
+		.dir = re->out_dir, .t = &g.t, .params = json_params,
+		.json_row = json_row, .notes = notes, .ctx = &g,
+	};
 	unsigned int i, failed = 0;
-	struct row w;
+	char title[256];
+	int ret;
 
-	if (!json)
-		table_head();
-	for (i = 0; i < nres; i++) {
-		if (res[i].runs) {
-			fill_row(&w, &res[i], floor_ms, re->n,
-				 offsetof(struct sample, ms));
-			emit(re, &w, best, ratio, json);
-		}
-		if (res[i].runs && !strcmp(res[i].method, "libvnic-cache")) {
-			fill_table_row(&w, &res[i], floor_ms, re->n);
-			emit(re, &w, best, ratio, json);
-		}
-		if (res[i].skip || res[i].error[0])
-			report_missing(re, &res[i], json);
+	g.floor_ms = floor_median(res, nres);
+	g.best = best_libvnic(res, nres, &g.best_ms);
+	g.best_ratio = g.best ? g.best_ms / g.floor_ms : NAN;
+	if (build_rows(&g)) {
+		fprintf(stderr, "vnic-bench: out of memory\n");
+		free_rows(&g);
+		return -1;
+	}
+	report_title(re, title, sizeof(title));
+	d.title = title;
+	ret = out_report(&d, json);
+	free_rows(&g);
+	for (i = 0; i < nres; i++)
 		failed += res[i].error[0] != 0;
-	}
-	if (!json) {
-		destroy_notes(res, nres, floor_ms, re->n);
-		verdict(res, nres, best, best_ms, floor_ms, ratio);
-	}
 	fflush(stdout);
-	return failed ? -1 : 0;
+	return failed || ret ? -1 : 0;
 }

@@ -52,7 +52,8 @@ void filt_usage(FILE *f)
 		"                          [--stmt-sample N]\n"
 		"       vnic-bench filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
 		"       vnic-bench restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
-		"  (all three: [--kind macvlan|macvtap|veth] [--settle MS] [--keep-files])\n"
+		"  (all three: [--kind macvlan|macvtap|veth] [--settle MS] [--keep-files]\n"
+		"              [--out DIR])\n"
 		"\n"
 		"filters: G guests (default 1000) x K NICs (default 4) with a clean-traffic\n"
 		"         policy (MAC, one IPv4, one IPv6 per NIC), one batch, by libvnic,\n"
@@ -79,6 +80,7 @@ static const struct option longopts[] = {
 	{ "settle", required_argument, NULL, 's' },
 	{ "stmt-sample", required_argument, NULL, 'S' },
 	{ "keep-files", no_argument, NULL, 'F' },
+	{ "out", required_argument, NULL, 'o' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -127,6 +129,9 @@ static int parse_one(int c, struct filt_opts *o)
 				  &o->stmt_sample);
 	case 'F':
 		o->keep_files = true;
+		return 0;
+	case 'o':
+		o->out_dir = optarg;
 		return 0;
 	case 'j':
 		o->json = true;
@@ -728,6 +733,7 @@ static int filters_runs(struct filters *f)
 
 			if (r->skip || r->error[0])
 				continue;
+			progress("%s run %u/%u", r->method, run + 1, o->runs);
 			ret = filters_run(f, m, frow_next(r), r->error,
 					  sizeof(r->error));
 			if (ret == -EOPNOTSUPP && m == F_LIBVNIC_PFX) {
@@ -743,8 +749,6 @@ static int filters_runs(struct filters *f)
 				return -EIO;
 			}
 		}
-		if (!o->json)
-			fprintf(stderr, "run %u/%u done\n", run + 1, o->runs);
 	}
 	return 0;
 }
@@ -822,6 +826,7 @@ static int install_chunked(struct filt_env *e, struct vnic_nft *h,
 
 		n = count - first < FILT_SETUP_CHUNK ? count - first :
 						       FILT_SETUP_CHUNK;
+		progress("installing guests %u/%u (untimed)", first, count);
 		ret = filt_policy(e, first, n, -1, &p, err, errlen);
 		if (ret)
 			break;
@@ -948,6 +953,7 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 			goto out;
 	}
 	for (run = 0; run < e->o->runs && !ret; run++) {
+		progress("%s run %u/%u", add->method, run + 1, e->o->runs);
 		ret = add_remove(e, h, one, name, add, rm);
 		usleep(e->o->settle_ms * 1000);
 		if (!ret && floor && !floor->error[0]) {
@@ -1280,9 +1286,8 @@ static int scn_restart(const struct filt_opts *o, struct freport_env *re)
 	if (!ret)
 		ret = restart_install(&e, &rows[R_SYNC], err, sizeof(err));
 	for (run = 0; !ret && run < o->runs; run++) {
+		progress("run %u/%u", run + 1, o->runs);
 		ret = restart_run(&e, rows, run);
-		if (!o->json)
-			fprintf(stderr, "run %u/%u done\n", run + 1, o->runs);
 	}
 	/* After libvnic's runs: its persisted table is flushed here. */
 	for (m = 0; !ret && m < XT__VARIANTS; m++) {

@@ -225,13 +225,12 @@ static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
 
 			if (r->skip || r->error[0])
 				continue;
+			progress("%s run %u/%u", r->method, run + 1,
+				 e->o->runs);
 			if (run_once(e, method_of(r), r, &fatal))
 				fprintf(stderr, "vnic-bench: %s: %s\n",
 					r->method, r->error);
 		}
-		if (!e->o->json)
-			fprintf(stderr, "run %u/%u done\n", run + 1,
-				e->o->runs);
 	}
 	return fatal ? -EIO : 0;
 }

@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config libmnl-dev libjansson-dev \
-linux-source-6.12 xz-utils iproute2 perl"
+linux-source-6.12 xz-utils iproute2 perl jq python3"
 # Anchors and independent checkers used by the tests and the bench.
 PKGS="$PKGS nftables iptables ebtables arptables containernetworking-plugins"
 # Later layers (nft and bpf backends).

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnic-bench's output, as TAP: a tiny run of each kind of scenario with
+# --out, and what it leaves behind: a JSON document that parses, a
+# Markdown summary holding the table, an SVG that is well-formed XML; and
+# --json lines that each parse, with no progress line when stderr is not a
+# terminal.  Sizes are the smallest that run every writer: the figures are
+# not what is tested.  Every check ends its case when it fails.
+#
+#   selftests/bench_out_test.sh [CASE...]     (root; BENCH= overrides the binary)
+
+set -u -o pipefail
+
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
+
+BENCH=${BENCH:-$here/../build/vnic-bench}
+
+bench() { "$BENCH" "$@"; }
+
+# check_out SCENARIO ROWS...: DIR $TMP/o holds SCENARIO's three files, and
+# each named row in the JSON and in the Markdown table.
+check_out() {
+	local scn=$1 f=$TMP/o/$1 r
+	shift
+	jq -e '.scenario and (.rows | length > 0) and .host.kernel and
+	       .host.versions.libvnic and (.noisy_rows | type == "number")' \
+		"$f.json" >/dev/null || fail "$scn.json: not the document" || return 1
+	python3 -m json.tool "$f.json" >/dev/null || fail "$scn.json: python3 json" || return 1
+	grep -q '^| method ' "$f.md" || fail "$scn.md: no table head" || return 1
+	grep -q '^## Environment' "$f.md" || fail "$scn.md: no environment" || return 1
+	grep -q '^spread: ' "$f.md" || fail "$scn.md: no spread line" || return 1
+	for r in "$@"; do
+		grep -q "^| $r " "$f.md" || fail "$scn.md: no row $r" || return 1
+		jq -e --arg m "$r" '[.rows[] | select(.method == $m)] | length == 1' \
+			"$f.json" >/dev/null || fail "$scn.json: no row $r" || return 1
+	done
+	python3 -c 'import sys, xml.etree.ElementTree as E
+t = E.parse(sys.argv[1]).getroot()
+assert t.tag == "{http://www.w3.org/2000/svg}svg", t.tag' "$f.svg" ||
+		fail "$scn.svg: not well-formed SVG" || return 1
+}
+
+case_guest_out() {
+	run 0 bench guest --nics 2 --runs 2 --settle 0 \
+		--methods floor,libvnic-explicit --out "$TMP/o" || return 1
+	grep -q '^method .* x_best .* x_libvnic' "$TMP/out" ||
+		fail "no table head on stdout" || return 1
+	grep -q '^versions: libvnic: ' "$TMP/out" || fail "no versions line" || return 1
+	grep -q '^spread: ' "$TMP/out" || fail "no spread line" || return 1
+	check_out guest floor libvnic-explicit
+}
+
+case_filters_out() {
+	run 0 bench filters --guests 2 --runs 2 --settle 0 \
+		--methods libvnic,kernel-hook-floor --out "$TMP/o" || return 1
+	check_out filters libvnic kernel-hook-floor
+	jq -e '.rows[] | select(.method == "nft-f") | .skipped' \
+		"$TMP/o/filters.json" >/dev/null || fail "nft-f not said skipped" || return 1
+}
+
+# Every line of --json is an object; stderr holds no progress line.
+case_json_lines() {
+	run 0 bench guest --nics 2 --runs 1 --settle 0 --methods floor \
+		--json || return 1
+	jq -e -s 'length == 1 and .[0].method == "floor" and
+		  (.[0].versions | has("nft"))' "$TMP/out" >/dev/null ||
+		fail "--json lines" || return 1
+	! grep -q $'\r' "$TMP/err" || fail "a progress line on a pipe" || return 1
+}
+
+case_bad_out() {
+	run nz bench guest --nics 2 --out /proc/version/x || return 1
+	grep -q -- '--out' "$TMP/err" || fail "no message naming --out" || return 1
+}
+
+CASES=(guest_out filters_out json_lines bad_out)
+
+setup_case() {
+	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
+}
+
+tap_main jq python3 -- "$@"
