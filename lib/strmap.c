@@ -71,6 +71,19 @@ int strmap_add(struct strmap *m, const char *key, uint32_t val)
 	return 0;
 }
 
+int strmap_set(struct strmap *m, const char *key, uint32_t val)
+{
+	uint32_t i;
+
+	if (!m->cap)
+		return -ENOENT;
+	i = slot_of(m, key);
+	if (!m->slots[i].key)
+		return -ENOENT;
+	m->slots[i].val = val;
+	return 0;
+}
+
 int strmap_get(const struct strmap *m, const char *key, uint32_t *val)
 {
 	uint32_t i;

@@ -17,6 +17,8 @@ void strmap_init(struct strmap *m);
 void strmap_free(struct strmap *m);
 /* 0, or -EEXIST (the value stays), or -ENOMEM. */
 int strmap_add(struct strmap *m, const char *key, uint32_t val);
+/* Replace the value of a key that is in the map: 0, or -ENOENT. */
+int strmap_set(struct strmap *m, const char *key, uint32_t val);
 /* 0 with *val, or -ENOENT. */
 int strmap_get(const struct strmap *m, const char *key, uint32_t *val);
 uint64_t vnic_hash64(const void *p, size_t len, uint64_t h);

@@ -136,6 +136,12 @@ struct vnic_nft {
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
 	struct strmap inst_map;		/* name -> index in inst */
+	/* NIC name -> index in inst of the guest that last claimed it (an
+	 * entry is checked against that guest before it is believed); the
+	 * keys are the handle's own copies. */
+	struct strmap nic_owner;
+	char **nic_keys;
+	unsigned int nnic_keys, capnic_keys;
 	uint64_t table_digest;
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */

@@ -38,6 +38,58 @@ static void inst_clear(struct vnic_nft *n)
 	n->inst = NULL;
 	n->ninst = n->capinst = 0;
 	strmap_free(&n->inst_map);
+	strmap_free(&n->nic_owner);
+	for (i = 0; i < n->nnic_keys; i++)
+		free(n->nic_keys[i]);
+	free(n->nic_keys);
+	n->nic_keys = NULL;
+	n->nnic_keys = n->capnic_keys = 0;
+}
+
+/* The guest at index i claims its NICs (nic_owner). */
+static int inst_claim(struct vnic_nft *n, uint32_t i)
+{
+	const struct pguest *g = n->inst[i].g;
+	unsigned int k;
+	char *key;
+
+	for (k = 0; k < g->nn; k++) {
+		if (!strmap_set(&n->nic_owner, g->nics[k].ifname, i))
+			continue;
+		if (n->nnic_keys == n->capnic_keys) {
+			unsigned int cap = n->capnic_keys ? n->capnic_keys * 2 : 64;
+			char **v = realloc(n->nic_keys, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			n->nic_keys = v;
+			n->capnic_keys = cap;
+		}
+		key = strdup(g->nics[k].ifname);
+		if (!key)
+			return -ENOMEM;
+		n->nic_keys[n->nnic_keys++] = key;
+		if (strmap_add(&n->nic_owner, key, i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The installed guest (known in full) that has NIC ifname, or NULL. */
+static const struct installed *nic_owner(const struct vnic_nft *n,
+					 const char *ifname)
+{
+	const struct installed *in;
+	uint32_t i;
+	unsigned int k;
+
+	if (strmap_get(&n->nic_owner, ifname, &i))
+		return NULL;
+	in = &n->inst[i];
+	for (k = 0; in->name[0] && in->g && k < in->g->nn; k++)
+		if (!strcmp(in->g->nics[k].ifname, ifname))
+			return in;
+	return NULL;
 }
 
 static struct installed *inst_find(struct vnic_nft *n, const char *name)
@@ -623,7 +675,7 @@ static int add_guest(struct change *ch, const struct pguest *g, const int *ifi,
 	in->ifindex = copy;
 	in->digest = d;
 	ch->digest ^= state_mix(g->name, d);
-	return in->g ? 0 : -ENOMEM;
+	return in->g ? inst_claim(ch->n, (uint32_t)(in - ch->n->inst)) : -ENOMEM;
 }
 
 static bool same_to_devs(const struct vnic_nft *n, const struct pguest *a,
@@ -724,23 +776,23 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 
 /* A NIC may belong to one guest: p may not claim the NICs of an installed
  * guest it does not replace. */
+/* A NIC of p that an installed guest p does not replace has: refused.
+ * Looked up per NIC of p, so the cost does not grow with the table. */
 static int check_claims(struct vnic_nft *n, const struct vnic_policy *p)
 {
 	unsigned int i, k;
 	uint32_t gi;
 
-	for (i = 0; i < n->ninst; i++) {
-		const struct pguest *og = n->inst[i].g;
+	for (i = 0; i < p->n; i++)
+		for (k = 0; k < p->g[i]->nn; k++) {
+			const char *nic = p->g[i]->nics[k].ifname;
+			const struct installed *in = nic_owner(n, nic);
 
-		if (!og || !policy_find(p, og->name, &gi))
-			continue;
-		for (k = 0; k < og->nn; k++)
-			if (!strmap_get(&p->ifnames, og->nics[k].ifname, &gi))
+			if (in && policy_find(p, in->name, &gi))
 				return vnic_set_err(n->ctx, -EEXIST, VNIC_STEP_VALIDATE,
 						    -1, NULL, "NIC %s belongs to installed "
-						    "guest %s", og->nics[k].ifname,
-						    og->name);
-	}
+						    "guest %s", nic, in->name);
+		}
 	return 0;
 }
 
