@@ -16,7 +16,9 @@
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
  * m_tools.c	methods that run ip(8)
  * m_libvnic.c	methods that call libvnic
+ * m_cni.c	the CNI macvlan plugin, one exec per NIC into a target netns
  * scn_guest.c	the "guest" scenario: which methods, in which order
+ * scn_guests.c	the "guests" scenario: many guests on a filling host
  * filters.h	the filter scenarios (filters, filters-add, restart)
  */
 #ifndef VNIC_BENCH_H
@@ -31,6 +33,10 @@
 #define BENCH_MAX_NICS		65536
 #define BENCH_DEFAULT_RUNS	5
 #define BENCH_DEFAULT_SETTLE_MS	50
+/* guests: defaults that finish in well under a minute on two cores. */
+#define BENCH_GUESTS_DEFAULT_COUNT	20
+#define BENCH_GUESTS_DEFAULT_NICS	82
+#define BENCH_GUESTS_DEFAULT_RUNS	3
 /* The claim the bench checks: libvnic's best strategy within 15% of it. */
 #define BENCH_TARGET_RATIO	1.15
 /* Spread above which a median should not be trusted on its own. */
@@ -48,6 +54,10 @@ struct bench_opts {
 	unsigned int settle_ms;	/* idle after each cleanup */
 	bool fill_other;	/* --existing devices on lower0p, not lower0 */
 	const char *out_dir;	/* --out: JSON, Markdown and SVG go there */
+	unsigned int guests;	/* guests: --count */
+	/* Index of NIC 0 in the names: guest g of the guests scenario is
+	 * made of NICs g*K..g*K+K-1, so that names never collide. */
+	unsigned int first_nic;
 };
 
 /* ---- stats.c ---- */
@@ -335,6 +345,8 @@ void link_list_free(struct link_list *l);
 
 /* ---- env.c ---- */
 
+struct cni_target;	/* m_cni.c */
+
 struct guest_env {
 	const struct bench_opts *o;
 	struct rawnl nl;
@@ -349,6 +361,9 @@ struct guest_env {
 	struct vnic_guest *guest;
 	unsigned int run;		/* 0-based, of the current method */
 	double destroy_ms;
+	/* cni-macvlan: the target namespaces made so far, one per guest. */
+	struct cni_target *cni;
+	unsigned int ncni;
 };
 
 #define ENV_LOWER	"lower0"
@@ -359,12 +374,16 @@ void env_free(struct guest_env *e);
 /* Delete every link that is not in the baseline, untimed, and check that
  * the count is back to it.  *deleted: how many had to go.  */
 int env_restore(struct guest_env *e, unsigned int *deleted);
+/* Links of the bench's namespace that are not in the baseline. */
+int env_count_new(struct guest_env *e, unsigned int *got);
 bool env_in_base(const struct guest_env *e, int ifindex);
 /* The explicit name of NIC i for a kind ("mvt17"), and of a veth's peer. */
 void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf);
-void env_peer_name(unsigned int i, char *buf);
+void env_peer_name(const struct bench_opts *o, unsigned int i, char *buf);
 const char *env_prefix(enum vnic_kind kind);
 const char *env_ip_kind(enum vnic_kind kind);
+/* How many links one NIC adds: a veth is two. */
+unsigned int env_links_per_nic(const struct bench_opts *o);
 
 /* ---- methods ---- */
 
@@ -378,6 +397,9 @@ struct method {
 		   size_t errlen);
 	/* Untimed: close or destroy what run() keeps (may be NULL). */
 	void (*release)(struct guest_env *e);
+	/* Untimed: links it made outside the bench's namespace (NULL: it
+	 * makes them in the bench's namespace, where they are counted). */
+	int (*count)(struct guest_env *e, unsigned int *got);
 };
 
 extern const struct method method_floor;
@@ -388,10 +410,20 @@ extern const struct method method_ip_batch;
 extern const struct method method_libvnic_kernel;
 extern const struct method method_libvnic_cache;
 extern const struct method method_libvnic_explicit;
+extern const struct method method_cni_macvlan;
+
+/* m_libvnic.c: the options of NIC i, as every libvnic method sets them. */
+void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
+		      enum vnic_naming naming, char *name, char *peer,
+		      struct vnic_nic_opts *nic);
 
 /* ---- scn_guest.c ---- */
 
 int scn_guest(const struct bench_opts *o);
+
+/* ---- scn_guests.c ---- */
+
+int scn_guests(const struct bench_opts *o);
 
 /* main.c: a whole number in min..max for option opt (else -EINVAL). */
 int bench_parse_uint(const char *opt, const char *s, unsigned int min,
@@ -403,5 +435,10 @@ double bench_load_average(void);
 
 /* scn_guest.c: name is one of list's comma-separated words (NULL: all). */
 bool bench_in_list(const char *list, const char *name);
+/* scn_guest.c: every word of list is one of known (else a message). */
+int bench_check_methods(const char *list, const char *const *known,
+			unsigned int nknown);
+/* scn_guest.c: one untimed floor guest, then back to the baseline. */
+int bench_warm_up(struct guest_env *e);
 
 #endif /* VNIC_BENCH_H */

@@ -49,14 +49,19 @@ const char *env_ip_kind(enum vnic_kind kind)
 	}
 }
 
-void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf)
+unsigned int env_links_per_nic(const struct bench_opts *o)
 {
-	snprintf(buf, 16, "%s%u", env_prefix(o->kind), i);
+	return o->kind == VNIC_KIND_VETH ? 2 : 1;
 }
 
-void env_peer_name(unsigned int i, char *buf)
+void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf)
 {
-	snprintf(buf, 16, "vthp%u", i);
+	snprintf(buf, 16, "%s%u", env_prefix(o->kind), o->first_nic + i);
+}
+
+void env_peer_name(const struct bench_opts *o, unsigned int i, char *buf)
+{
+	snprintf(buf, 16, "vthp%u", o->first_nic + i);
 }
 
 static int find_link(const struct link_list *l, const char *name)
@@ -267,6 +272,19 @@ static unsigned int count_extra(struct guest_env *e, const struct link_list *l)
 	for (i = 0; i < l->n; i++)
 		n += !env_in_base(e, l->v[i].ifindex);
 	return n;
+}
+
+int env_count_new(struct guest_env *e, unsigned int *got)
+{
+	struct link_list l;
+	int ret = rawnl_dump_links(&e->nl, &l);
+
+	*got = 0;
+	if (ret)
+		return ret;
+	*got = count_extra(e, &l);
+	link_list_free(&l);
+	return 0;
 }
 
 static void print_extra(struct guest_env *e, const struct link_list *l)

@@ -12,9 +12,9 @@
 #define BENCH_OWNER	"vnicbench"
 #define BENCH_GUEST	"bench"
 
-static void nic_opts(const struct guest_env *e, unsigned int i,
-		     enum vnic_naming naming, char *name, char *peer,
-		     struct vnic_nic_opts *nic)
+void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
+		      enum vnic_naming naming, char *name, char *peer,
+		      struct vnic_nic_opts *nic)
 {
 	const struct bench_opts *o = e->o;
 
@@ -30,7 +30,7 @@ static void nic_opts(const struct guest_env *e, unsigned int i,
 	nic->up = o->up;
 	switch (o->kind) {
 	case VNIC_KIND_VETH:
-		env_peer_name(i, peer);
+		env_peer_name(o, i, peer);
 		nic->peer_name = peer;
 		break;
 	case VNIC_KIND_TAP:
@@ -87,7 +87,7 @@ static int build_and_create(struct guest_env *e, enum vnic_naming naming,
 		return fail(e, "vnic_guest_new", ret, err, errlen);
 	}
 	for (i = 0; i < e->o->nics; i++) {
-		nic_opts(e, i, naming, name, peer, &nic);
+		libvnic_nic_opts(e, i, naming, name, peer, &nic);
 		ret = vnic_guest_add_nic(e->guest, &nic, NULL);
 		if (ret)
 			return fail(e, "vnic_guest_add_nic", ret, err, errlen);

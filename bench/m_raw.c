@@ -37,7 +37,7 @@ static void nic_spec(const struct guest_env *e, unsigned int i, char *name,
 	ls->kind = env_ip_kind(o->kind);
 	ls->up = o->up;
 	if (o->kind == VNIC_KIND_VETH) {
-		env_peer_name(i, peer);
+		env_peer_name(o, i, peer);
 		ls->peer = peer;
 	} else {
 		ls->lower = e->lower;

@@ -35,7 +35,7 @@ static int add_words(const struct guest_env *e, unsigned int i,
 	w[n++] = "type";
 	w[n++] = env_ip_kind(o->kind);
 	if (o->kind == VNIC_KIND_VETH) {
-		env_peer_name(i, peer);
+		env_peer_name(o, i, peer);
 		w[n++] = "peer";
 		w[n++] = "name";
 		w[n++] = peer;

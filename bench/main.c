@@ -7,6 +7,8 @@
  *			 [--runs R] [--json] [--up] [--settle MS]
  *			 [--fill-lower same|other]
  *			 [--methods a,b] [--out DIR]
+ *	vnic-bench guests [--count G] [--nics K] [--kind ...] [--existing N]
+ *			  [--runs R] [--json] [--up] [--settle MS] [--methods a,b] [--out DIR]
  *	vnic-bench filters|filters-add|restart ...	(scn_filters.c)
  *
  * It moves itself into a new network namespace first: the figures must not
@@ -36,12 +38,24 @@ static void usage(FILE *f)
 		"network namespace, and reports medians next to the kernel floor.\n"
 		"Methods: floor floor-tagged libvnic-kernel libvnic-cache\n"
 		"         libvnic-explicit ip-link-add ip-batch ioctl-probe\n"
+		"         cni-macvlan (--kind macvlan: the CNI plugin, one exec per\n"
+		"         NIC into a target netns, as container runtimes do)\n"
 		"--existing N  start every run next to N macvlans (e.g. 4000)\n"
 		"--fill-lower same|other  the existing macvlans sit on the NICs'\n"
 		"              lower (default) or on another device\n"
 		"--up          bring every NIC up, in every method\n"
 		"--settle MS   idle after each untimed cleanup (default 50)\n"
 		"--json        one JSON object per method and line\n"
+		"\n"
+		"usage: vnic-bench guests [--count G] [--nics K] [--kind macvtap|macvlan|veth]\n"
+		"                         [--existing N] [--runs R] [--json] [--up]\n"
+		"                         [--settle MS] [--methods floor,libvnic-cache,...]\n"
+		"\n"
+		"Starts G guests of K NICs one after another on a filling host (default\n"
+		"%u x %u, %u runs): nothing is deleted until the run ends.  Reports the\n"
+		"total and the per-guest cost of the first and last tenth of guests.\n"
+		"Methods: floor libvnic-kernel libvnic-cache libvnic-explicit\n"
+		"         ip-link-add ip-batch ioctl-probe cni-macvlan\n"
 		"\n"
 		"Every scenario prints a header (kernel, CPUs, load, the anchor tools'\n"
 		"versions) and a table: method, n (runs), median/min/max ms, x_best (to\n"
@@ -50,7 +64,8 @@ static void usage(FILE *f)
 		"spread.  A progress line shows on stderr when it is a terminal.\n"
 		"--out DIR     also write DIR/<scenario>.json (one document), .md (the\n"
 		"              table, notes and environment) and .svg (median per method)\n"
-		"\n");
+		"\n", BENCH_GUESTS_DEFAULT_COUNT, BENCH_GUESTS_DEFAULT_NICS,
+		BENCH_GUESTS_DEFAULT_RUNS);
 	filt_usage(f);
 }
 
@@ -138,6 +153,7 @@ static int parse_fill_lower(const char *s, struct bench_opts *o)
 
 static const struct option longopts[] = {
 	{ "nics", required_argument, NULL, 'n' },
+	{ "count", required_argument, NULL, 'c' },
 	{ "kind", required_argument, NULL, 'k' },
 	{ "existing", required_argument, NULL, 'e' },
 	{ "runs", required_argument, NULL, 'r' },
@@ -156,6 +172,9 @@ static int parse_one(int c, struct bench_opts *o)
 	switch (c) {
 	case 'n':
 		return bench_parse_uint("--nics", optarg, 1, BENCH_MAX_NICS, &o->nics);
+	case 'c':
+		return bench_parse_uint("--count", optarg, 1, BENCH_MAX_NICS,
+					&o->guests);
 	case 'k':
 		return parse_kind(optarg, &o->kind);
 	case 'e':
@@ -187,23 +206,53 @@ static int parse_one(int c, struct bench_opts *o)
 	}
 }
 
-static int parse_args(int argc, char **argv, struct bench_opts *o)
+/* guests: defaults for what was not given, and what it cannot do. */
+static int check_guests(struct bench_opts *o)
+{
+	if (!o->guests)
+		o->guests = BENCH_GUESTS_DEFAULT_COUNT;
+	if (!o->nics)
+		o->nics = BENCH_GUESTS_DEFAULT_NICS;
+	if ((unsigned long)o->guests * o->nics > BENCH_MAX_NICS) {
+		fprintf(stderr, "vnic-bench: guests: --count x --nics: at most %u NICs\n",
+			BENCH_MAX_NICS);
+		return -EINVAL;
+	}
+	/* A tap lives as long as its fd: the per-guest methods would have
+	 * to hand G sets of fds around; the guest scenario measures taps. */
+	if (o->kind == VNIC_KIND_TAP) {
+		fprintf(stderr, "vnic-bench: guests: --kind tap is not supported (use guest --kind tap)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct bench_opts *o,
+		      bool guests)
 {
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->kind = VNIC_KIND_MACVTAP;
-	o->runs = BENCH_DEFAULT_RUNS;
+	o->runs = guests ? BENCH_GUESTS_DEFAULT_RUNS : BENCH_DEFAULT_RUNS;
 	o->settle_ms = BENCH_DEFAULT_SETTLE_MS;
-	while ((c = getopt_long(argc, argv, "n:k:e:r:m:s:f:o:juh", longopts,
+	while ((c = getopt_long(argc, argv, "n:c:k:e:r:m:s:f:o:juh", longopts,
 				NULL)) != -1)
 		if (parse_one(c, o))
 			return -EINVAL;
+	if (optind != argc)
+		return -EINVAL;
+	if (guests)
+		return check_guests(o);
+	if (o->guests) {
+		fprintf(stderr, "vnic-bench: --count is for the guests scenario\n");
+		return -EINVAL;
+	}
 	if (!o->nics) {
 		fprintf(stderr, "vnic-bench: --nics is required\n");
 		return -EINVAL;
 	}
-	return optind == argc ? 0 : -EINVAL;
+	return 0;
 }
 
 /* filters, filters-add, restart: their own options (scn_filters.c). */
@@ -226,16 +275,18 @@ static int main_filters(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
+	bool guests;
 
 	if (argc >= 2 && filt_is_scenario(argv[1]))
 		return main_filters(argc, argv);
 
-	if (argc < 2 || strcmp(argv[1], "guest")) {
+	guests = argc >= 2 && !strcmp(argv[1], "guests");
+	if (argc < 2 || (strcmp(argv[1], "guest") && !guests)) {
 		usage(argc < 2 || strcmp(argv[1], "--help") ? stderr : stdout);
 		return argc < 2 || strcmp(argv[1], "--help") ? 2 : 0;
 	}
 	/* getopt sees the scenario's arguments only. */
-	if (parse_args(argc - 1, argv + 1, &o)) {
+	if (parse_args(argc - 1, argv + 1, &o, guests)) {
 		usage(stderr);
 		return 2;
 	}
@@ -246,5 +297,5 @@ int main(int argc, char **argv)
 		return 1;
 	/* Line-buffered even into a pipe: progress and rows interleave. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return scn_guest(&o);
+	return guests ? scn_guests(&o) : scn_guest(&o);
 }

@@ -23,6 +23,7 @@ static const struct method *const methods[] = {
 	&method_ip_link_add,
 	&method_ip_batch,
 	&method_ioctl_probe,
+	&method_cni_macvlan,
 };
 
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
@@ -52,7 +53,8 @@ static bool selected(const struct bench_opts *o, const char *name)
 }
 
 /* Unknown names in --methods are a typo, not an empty selection. */
-static int check_methods(const char *list)
+int bench_check_methods(const char *list, const char *const *known,
+			unsigned int nknown)
 {
 	char *dup, *tok, *save = NULL;
 	unsigned int i;
@@ -65,10 +67,10 @@ static int check_methods(const char *list)
 		return -ENOMEM;
 	for (tok = strtok_r(dup, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < NMETHODS; i++)
-			if (!strcmp(tok, methods[i]->name))
+		for (i = 0; i < nknown; i++)
+			if (!strcmp(tok, known[i]))
 				break;
-		if (i == NMETHODS) {
+		if (i == nknown) {
 			fprintf(stderr, "vnic-bench: unknown method '%s'\n", tok);
 			ret = -EINVAL;
 		}
@@ -77,34 +79,23 @@ static int check_methods(const char *list)
 	return ret;
 }
 
-/* How many links one NIC adds: a veth is two. */
-static unsigned int links_per_nic(const struct bench_opts *o)
-{
-	return o->kind == VNIC_KIND_VETH ? 2 : 1;
-}
-
-/* Links that are not in the baseline. */
-static int count_new(struct guest_env *e, unsigned int *got)
-{
-	struct link_list l;
-	unsigned int i;
-	int ret = rawnl_dump_links(&e->nl, &l);
-
-	*got = 0;
-	if (ret)
-		return ret;
-	for (i = 0; i < l.n; i++)
-		*got += !env_in_base(e, l.v[i].ifindex);
-	link_list_free(&l);
-	return 0;
-}
-
 /* All-or-nothing means all: every NIC must be there after success... */
-static int check_created(struct guest_env *e, struct result *res)
+static int check_created(struct guest_env *e, const struct method *m,
+			 struct result *res)
 {
-	unsigned int want = e->o->nics * links_per_nic(e->o), got;
-	int ret = count_new(e, &got);
+	unsigned int want = e->o->nics * env_links_per_nic(e->o), got, here;
+	int ret = env_count_new(e, &here);
 
+	/* A method that puts its NICs elsewhere counts them there, and
+	 * must leave nothing behind here. */
+	if (!ret && m->count && here) {
+		snprintf(res->error, sizeof(res->error),
+			 "%u links left in the bench's namespace", here);
+		return -EPROTO;
+	}
+	got = here;
+	if (!ret && m->count)
+		ret = m->count(e, &got);
 	if (ret || got == want)
 		return ret;
 	snprintf(res->error, sizeof(res->error),
@@ -118,7 +109,7 @@ static void check_rolled_back(struct guest_env *e, const struct method *m)
 {
 	unsigned int got;
 
-	if (m->libvnic && count_new(e, &got) == 0 && got)
+	if (m->libvnic && env_count_new(e, &got) == 0 && got)
 		fprintf(stderr,
 			"vnic-bench: %s: the failed create left %u links behind\n",
 			m->name, got);
@@ -140,7 +131,7 @@ static int run_once(struct guest_env *e, const struct method *m,
 	if (ret)
 		check_rolled_back(e, m);
 	else
-		ret = check_created(e, res);
+		ret = check_created(e, m, res);
 	if (m->release)
 		m->release(e);
 	s->destroy_ms = e->destroy_ms;
@@ -197,7 +188,7 @@ static const struct method *method_of(const struct result *r)
  * for slab caches and sysfs directories that every later one finds ready,
  * and would otherwise land in run 1 of whichever method comes first.
  */
-static int warm_up(struct guest_env *e)
+int bench_warm_up(struct guest_env *e)
 {
 	struct sample s;
 	unsigned int deleted;
@@ -215,7 +206,7 @@ static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
 	unsigned int run, k;
 	bool fatal = false;
 
-	if (warm_up(e))
+	if (bench_warm_up(e))
 		return -EIO;
 	for (run = 0; run < e->o->runs && !fatal; run++) {
 		for (k = 0; k < nres && !fatal; k++) {
@@ -242,9 +233,12 @@ int scn_guest(const struct bench_opts *o)
 	struct guest_env e;
 	unsigned int nres, i;
 	uint64_t t0;
+	const char *names[NMETHODS];
 	int ret;
 
-	if (check_methods(o->methods))
+	for (i = 0; i < NMETHODS; i++)
+		names[i] = methods[i]->name;
+	if (bench_check_methods(o->methods, names, NMETHODS))
 		return 2;
 	report_env_init(&re, "guest", o);
 	report_header(&re, o->json);

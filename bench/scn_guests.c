@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The "guests" scenario: G guests of K NICs started one after another on
+ * a host that keeps them, as a host fills up over the day.  Guest g is
+ * made next to the g guests before it; nothing is deleted between guests;
+ * after the run everything goes, untimed, and the baseline is checked.
+ *
+ * What it shows is growth: the cost of the last guests against the cost
+ * of the first ones.  A method whose per-guest cost depends on what the
+ * namespace already holds (kernel %d naming, name probing) climbs; one
+ * that only pays for its own NICs stays flat, up to the kernel's own
+ * growth, which the floor shows.
+ *
+ * The guest scenario's methods are reused, one run() per guest, with the
+ * names of guest g starting at g*K.  The libvnic methods are not: a
+ * runtime opens one context and keeps it, so its context (and for the
+ * cache strategy its link table) is made once per run, untimed, and every
+ * guest goes through it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define GUESTS_OWNER	"vnicbench"
+
+struct gmethod {
+	const char *name;
+	const struct method *m;	/* the guest scenario's, or NULL: libvnic */
+	enum vnic_naming naming;	/* libvnic only */
+};
+
+static const struct gmethod gmethods[] = {
+	{ "floor", &method_floor, 0 },
+	{ "libvnic-kernel", NULL, VNIC_NAMING_KERNEL },
+	{ "libvnic-cache", NULL, VNIC_NAMING_CACHE },
+	{ "libvnic-explicit", NULL, VNIC_NAMING_EXPLICIT },
+	{ "ip-link-add", &method_ip_link_add, 0 },
+	{ "ip-batch", &method_ip_batch, 0 },
+	{ "ioctl-probe", &method_ioctl_probe, 0 },
+	{ "cni-macvlan", &method_cni_macvlan, 0 },
+};
+
+#define NGMETHODS (sizeof(gmethods) / sizeof(gmethods[0]))
+
+struct gresult {
+	const struct gmethod *gm;
+	const char *skip;
+	char error[256];
+	unsigned int runs;	/* complete runs */
+	double *guest_ms;	/* [run * G + g] */
+	double *total_ms;	/* [run] */
+	double *setup_ms;	/* [run]: untimed start, libvnic's context */
+	double *ioctls;		/* [run]: ioctl-probe's probes, all guests */
+};
+
+/* What a libvnic method keeps over one run: one context, every guest. */
+struct lv_run {
+	struct vnic_ctx *ctx;
+	struct vnic_guest **guests;
+	unsigned int n;
+};
+
+static int lv_fail(struct vnic_ctx *ctx, const char *what, int ret,
+		   char *err, size_t errlen)
+{
+	const char *msg = ctx ? vnic_ctx_errmsg(ctx) : NULL;
+
+	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
+		 msg && *msg ? ": " : "", msg ? msg : "");
+	return ret;
+}
+
+static int lv_start(struct lv_run *lv, const struct gmethod *gm,
+		    unsigned int count, double *setup_ms, char *err,
+		    size_t errlen)
+{
+	VNIC_OPTS(vnic_ctx_opts, opts, .owner = GUESTS_OWNER);
+	uint64_t t0 = now_ns();
+	int ret;
+
+	memset(lv, 0, sizeof(*lv));
+	lv->guests = calloc(count, sizeof(*lv->guests));
+	if (!lv->guests)
+		return lv_fail(NULL, "calloc", -ENOMEM, err, errlen);
+	ret = vnic_ctx_new(&opts, &lv->ctx);
+	if (ret) {
+		lv->ctx = NULL;
+		return lv_fail(NULL, "vnic_ctx_new", ret, err, errlen);
+	}
+	if (gm->naming == VNIC_NAMING_CACHE)
+		ret = vnic_ctx_refresh(lv->ctx);
+	*setup_ms = ms_since(t0);
+	return ret ? lv_fail(lv->ctx, "vnic_ctx_refresh", ret, err, errlen) : 0;
+}
+
+/* One guest through the run's context; timed by the caller. */
+static int lv_guest(struct lv_run *lv, struct guest_env *e,
+		    const struct gmethod *gm, unsigned int g, char *err,
+		    size_t errlen)
+{
+	char gname[16], name[16], peer[16];
+	struct vnic_nic_opts nic;
+	struct vnic_guest *guest;
+	unsigned int i;
+	int ret;
+
+	snprintf(gname, sizeof(gname), "g%u", g);
+	ret = vnic_guest_new(lv->ctx, gname, &guest);
+	if (ret)
+		return lv_fail(lv->ctx, "vnic_guest_new", ret, err, errlen);
+	lv->guests[lv->n++] = guest;
+	for (i = 0; i < e->o->nics; i++) {
+		libvnic_nic_opts(e, i, gm->naming, name, peer, &nic);
+		ret = vnic_guest_add_nic(guest, &nic, NULL);
+		if (ret)
+			return lv_fail(lv->ctx, "vnic_guest_add_nic", ret,
+				       err, errlen);
+	}
+	ret = vnic_guest_create(guest);
+	return ret ? lv_fail(lv->ctx, "vnic_guest_create", ret, err, errlen) :
+		     0;
+}
+
+/* The handles only: the bench's cleanup deletes the NICs by group. */
+static void lv_stop(struct lv_run *lv)
+{
+	unsigned int i;
+
+	for (i = 0; i < lv->n; i++)
+		vnic_guest_free(lv->guests[i]);
+	free(lv->guests);
+	if (lv->ctx)
+		vnic_ctx_free(lv->ctx);
+	memset(lv, 0, sizeof(*lv));
+}
+
+/* Every guest's links must be there, where the method puts them. */
+static int check_all(struct guest_env *e, const struct gmethod *gm,
+		     unsigned int want, char *err, size_t errlen)
+{
+	unsigned int here, got;
+	int ret = env_count_new(e, &here);
+
+	got = here;
+	if (!ret && gm->m && gm->m->count) {
+		if (here) {
+			snprintf(err, errlen,
+				 "%u links left in the bench's namespace", here);
+			return -EPROTO;
+		}
+		ret = gm->m->count(e, &got);
+	}
+	if (ret || got == want)
+		return ret;
+	snprintf(err, errlen,
+		 "reported success but %u links were created, not %u", got,
+		 want);
+	return -EPROTO;
+}
+
+/* The G guests of one run, each timed on its own, none deleted. */
+static int make_guests(struct guest_env *e, struct gresult *r,
+		       struct lv_run *lv, struct bench_opts *go)
+{
+	double *row = &r->guest_ms[r->runs * go->guests];
+	unsigned int g;
+	struct sample s;
+	uint64_t t0;
+	int ret = 0;
+
+	for (g = 0; g < go->guests && !ret; g++) {
+		go->first_nic = g * go->nics;
+		sample_init(&s);
+		if (r->gm->m) {
+			ret = r->gm->m->run(e, &s, r->error,
+					    sizeof(r->error));
+		} else {
+			t0 = now_ns();
+			ret = lv_guest(lv, e, r->gm, g, r->error,
+				       sizeof(r->error));
+			s.ms = ms_since(t0);
+		}
+		row[g] = s.ms;
+		/* Stays NAN for a method that does not count them. */
+		if (!isnan(s.ioctls))
+			r->ioctls[r->runs] = isnan(r->ioctls[r->runs]) ?
+					     s.ioctls :
+					     r->ioctls[r->runs] + s.ioctls;
+	}
+	return ret;
+}
+
+static void release_all(struct guest_env *e, const struct gmethod *gm,
+			struct lv_run *lv)
+{
+	if (!gm->m)
+		lv_stop(lv);
+	else if (gm->m->release)
+		gm->m->release(e);
+}
+
+/* One run of one method; a failed restore ends everything. */
+static int run_once(struct guest_env *e, struct gresult *r, bool *fatal)
+{
+	const struct bench_opts *o = e->o;
+	struct bench_opts go = *o;
+	unsigned int deleted, g;
+	struct lv_run lv;
+	double total = 0;
+	int ret = 0;
+
+	memset(&lv, 0, sizeof(lv));
+	e->run = r->runs;
+	r->setup_ms[r->runs] = NAN;
+	r->ioctls[r->runs] = NAN;
+	if (!r->gm->m)
+		ret = lv_start(&lv, r->gm, o->guests,
+			       &r->setup_ms[r->runs], r->error,
+			       sizeof(r->error));
+	/* Each guest sees its own first_nic; the environment is shared. */
+	e->o = &go;
+	if (!ret)
+		ret = make_guests(e, r, &lv, &go);
+	e->o = o;
+	if (!ret)
+		ret = check_all(e, r->gm, o->guests * o->nics *
+				env_links_per_nic(o), r->error, sizeof(r->error));
+	release_all(e, r->gm, &lv);
+	*fatal = env_restore(e, &deleted) != 0;
+	usleep(o->settle_ms * 1000);
+	if (ret)
+		return ret;
+	for (g = 0; g < o->guests; g++)
+		total += r->guest_ms[r->runs * o->guests + g];
+	r->total_ms[r->runs++] = total;
+	return 0;
+}
+
+static void init_results(const struct guest_env *e, struct gresult *res,
+			 unsigned int *nres)
+{
+	const struct bench_opts *o = e->o;
+	unsigned int i;
+
+	*nres = 0;
+	for (i = 0; i < NGMETHODS; i++) {
+		struct gresult *r = &res[*nres];
+
+		if (!bench_in_list(o->methods, gmethods[i].name))
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->gm = &gmethods[i];
+		if (r->gm->m && r->gm->m->skip)
+			r->skip = r->gm->m->skip(e);
+		r->guest_ms = calloc((size_t)o->runs * o->guests,
+				     sizeof(double));
+		r->total_ms = calloc(o->runs, sizeof(double));
+		r->setup_ms = calloc(o->runs, sizeof(double));
+		r->ioctls = calloc(o->runs, sizeof(double));
+		if (!r->guest_ms || !r->total_ms || !r->setup_ms || !r->ioctls)
+			snprintf(r->error, sizeof(r->error), "out of memory");
+		(*nres)++;
+	}
+}
+
+static void free_results(struct gresult *res, unsigned int nres)
+{
+	unsigned int i;
+
+	for (i = 0; i < nres; i++) {
+		free(res[i].guest_ms);
+		free(res[i].total_ms);
+		free(res[i].setup_ms);
+		free(res[i].ioctls);
+	}
+}
+
+/* Runs outer, methods inner and rotated, as in the guest scenario. */
+static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+{
+	unsigned int run, k;
+	bool fatal = false;
+
+	if (bench_warm_up(e))
+		return -EIO;
+	for (run = 0; run < e->o->runs && !fatal; run++) {
+		for (k = 0; k < nres && !fatal; k++) {
+			struct gresult *r = &res[(k + run) % nres];
+
+			if (r->skip || r->error[0])
+				continue;
+			if (run_once(e, r, &fatal))
+				fprintf(stderr, "vnic-bench: %s: %s\n",
+					r->gm->name, r->error);
+		}
+		if (!e->o->json)
+			fprintf(stderr, "run %u/%u done\n", run + 1,
+				e->o->runs);
+	}
+	return fatal ? -EIO : 0;
+}
+
+/* ---- the report ---- */
+
+struct grow {
+	struct summary total, setup, ioctls;
+	double first_ms, last_ms;	/* per guest, first and last tenth */
+	double growth;			/* last / first */
+	double ratio;			/* total / floor's total */
+	double *guest_median;		/* [g], over runs */
+};
+
+struct ghost {
+	char kernel[65];
+	long cpus;
+	double load1;
+};
+
+/* The guests of a tenth of the run (at least one), pooled over runs. */
+static double tenth_median(const struct gresult *r, unsigned int count,
+			   bool last)
+{
+	unsigned int d = (count + 9) / 10, run, g, n = 0;
+	double *v = calloc((size_t)d * r->runs + 1, sizeof(*v));
+	struct summary s;
+
+	if (!v)
+		return NAN;
+	for (run = 0; run < r->runs; run++)
+		for (g = 0; g < d; g++)
+			v[n++] = r->guest_ms[run * count +
+					     (last ? count - d + g : g)];
+	summarize(v, n, &s);
+	free(v);
+	return s.median;
+}
+
+static void fill_grow(struct grow *w, const struct gresult *r,
+		      unsigned int count, double floor_ms)
+{
+	double *v = calloc(r->runs ? r->runs : 1, sizeof(*v));
+	unsigned int g, run;
+	struct summary s;
+
+	memset(w, 0, sizeof(*w));
+	summarize(r->total_ms, r->runs, &w->total);
+	summarize(r->setup_ms, r->runs, &w->setup);
+	summarize(r->ioctls, r->runs, &w->ioctls);
+	w->first_ms = tenth_median(r, count, false);
+	w->last_ms = tenth_median(r, count, true);
+	w->growth = w->last_ms / w->first_ms;
+	w->ratio = floor_ms > 0 ? w->total.median / floor_ms : NAN;
+	w->guest_median = calloc(count, sizeof(double));
+	for (g = 0; v && w->guest_median && g < count; g++) {
+		for (run = 0; run < r->runs; run++)
+			v[run] = r->guest_ms[run * count + g];
+		summarize(v, r->runs, &s);
+		w->guest_median[g] = s.median;
+	}
+	free(v);
+}
+
+static double floor_total(const struct gresult *res, unsigned int nres)
+{
+	struct summary s;
+	unsigned int i;
+
+	for (i = 0; i < nres; i++) {
+		if (strcmp(res[i].gm->name, "floor") || !res[i].runs)
+			continue;
+		summarize(res[i].total_ms, res[i].runs, &s);
+		return s.median;
+	}
+	return NAN;
+}
+
+static void print_num(double v, int width, int prec)
+{
+	if (isnan(v))
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.*f", width, prec, v);
+}
+
+static void header(const struct bench_opts *o, const struct ghost *h)
+{
+	if (o->json)
+		return;
+	printf("vnic-bench guests: %u guests x %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f\n",
+	       o->guests, o->nics, vnic_kind_name(o->kind), o->existing,
+	       o->runs, h->kernel, h->cpus, h->load1);
+	fflush(stdout);
+}
+
+static void table_head(void)
+{
+	printf("%-18s %6s %5s %4s %10s %10s %10s %7s %9s %9s %6s %8s\n",
+	       "method", "guests", "nics", "runs", "total_ms", "min_ms",
+	       "max_ms", "x_floor", "first_ms", "last_ms", "growth",
+	       "us/NIC");
+}
+
+static void table_row(const struct bench_opts *o, const struct gresult *r,
+		      const struct grow *w)
+{
+	printf("%-18s %6u %5u %4u", r->gm->name, o->guests, o->nics,
+	       w->total.n);
+	print_num(w->total.median, 10, 1);
+	print_num(w->total.min, 10, 1);
+	print_num(w->total.max, 10, 1);
+	print_num(w->ratio, 7, 2);
+	print_num(w->first_ms, 9, 2);
+	print_num(w->last_ms, 9, 2);
+	print_num(w->growth, 6, 2);
+	print_num(w->last_ms * 1000.0 / o->nics, 8, 1);
+	putchar('\n');
+}
+
+static void json_common(struct json *j, const struct bench_opts *o,
+			const char *method)
+{
+	json_str(j, "scenario", "guests");
+	json_str(j, "method", method);
+	json_str(j, "kind", vnic_kind_name(o->kind));
+	json_uint(j, "guests", o->guests);
+	json_uint(j, "nics_per_guest", o->nics);
+	json_uint(j, "n", (unsigned long long)o->guests * o->nics);
+	json_uint(j, "existing", o->existing);
+}
+
+static void json_host(struct json *j, const struct ghost *h)
+{
+	json_str(j, "kernel", h->kernel);
+	json_uint(j, "cpus", (unsigned long long)h->cpus);
+	json_num(j, "load1", h->load1);
+}
+
+static void json_row(const struct bench_opts *o, const struct ghost *h,
+		     const struct gresult *r, const struct grow *w)
+{
+	struct json j;
+
+	json_begin(&j, stdout);
+	json_common(&j, o, r->gm->name);
+	json_uint(&j, "runs", w->total.n);
+	json_num(&j, "median_ms", w->total.median);
+	json_num(&j, "min_ms", w->total.min);
+	json_num(&j, "max_ms", w->total.max);
+	json_num(&j, "ratio_to_floor", w->ratio);
+	json_num(&j, "first_guest_ms", w->first_ms);
+	json_num(&j, "last_guest_ms", w->last_ms);
+	json_num(&j, "growth", w->growth);
+	json_num(&j, "per_nic_us_first", w->first_ms * 1000.0 / o->nics);
+	json_num(&j, "per_nic_us_last", w->last_ms * 1000.0 / o->nics);
+	json_bool(&j, "libvnic", !r->gm->m);
+	if (!r->gm->m)
+		json_num(&j, "setup_median_ms", w->setup.median);
+	json_num(&j, "ioctls_per_run", w->ioctls.median);
+	json_bool(&j, "noisy", summary_noisy(&w->total));
+	json_nums(&j, "samples_ms", r->total_ms, r->runs);
+	if (w->guest_median)
+		json_nums(&j, "guest_median_ms", w->guest_median, o->guests);
+	json_host(&j, h);
+	json_end(&j);
+}
+
+/* A method that did not run, or stopped: said, never left out. */
+static void report_missing(const struct bench_opts *o, const struct ghost *h,
+			   const struct gresult *r)
+{
+	const char *why = r->skip ? r->skip : r->error;
+	struct json j;
+
+	if (!o->json) {
+		printf("%-18s %s: %s\n", r->gm->name,
+		       r->skip ? "skipped" : "FAILED", why);
+		return;
+	}
+	json_begin(&j, stdout);
+	json_common(&j, o, r->gm->name);
+	json_uint(&j, "runs", r->runs);
+	json_num(&j, "median_ms", NAN);
+	json_bool(&j, r->skip ? "skipped" : "failed", true);
+	json_str(&j, "reason", why);
+	json_host(&j, h);
+	json_end(&j);
+}
+
+static void warn_noisy(const struct gresult *r, const struct grow *w)
+{
+	if (summary_noisy(&w->total))
+		fprintf(stderr,
+			"warning: %s: spread (max-min)/median = %.2f > %.1f: its median is noisy\n",
+			r->gm->name,
+			(w->total.max - w->total.min) / w->total.median,
+			BENCH_NOISY_SPREAD);
+}
+
+static void notes(const struct bench_opts *o, const struct gresult *res,
+		  unsigned int nres)
+{
+	struct summary s;
+	unsigned int i;
+
+	for (i = 0; i < nres; i++) {
+		if (res[i].gm->m || !res[i].runs)
+			continue;
+		summarize(res[i].setup_ms, res[i].runs, &s);
+		printf("note: %s: context%s made once per run, untimed: %.2f ms\n",
+		       res[i].gm->name,
+		       res[i].gm->naming == VNIC_NAMING_CACHE ?
+		       " and link table" : "", s.median);
+	}
+	printf("note: first_ms/last_ms: median per guest over the first and last %u guests of every run; growth = last/first\n",
+	       (o->guests + 9) / 10);
+}
+
+static int report(const struct bench_opts *o, const struct ghost *h,
+		  const struct gresult *res, unsigned int nres)
+{
+	double floor_ms = floor_total(res, nres);
+	unsigned int i, failed = 0;
+	struct grow w;
+
+	if (!o->json)
+		table_head();
+	for (i = 0; i < nres; i++) {
+		if (res[i].runs) {
+			fill_grow(&w, &res[i], o->guests, floor_ms);
+			if (o->json)
+				json_row(o, h, &res[i], &w);
+			else
+				table_row(o, &res[i], &w);
+			warn_noisy(&res[i], &w);
+			free(w.guest_median);
+		}
+		if (res[i].skip || res[i].error[0])
+			report_missing(o, h, &res[i]);
+		failed += res[i].error[0] != 0;
+	}
+	if (!o->json)
+		notes(o, res, nres);
+	fflush(stdout);
+	return failed ? -1 : 0;
+}
+
+int scn_guests(const struct bench_opts *o)
+{
+	struct gresult res[NGMETHODS];
+	struct guest_env e;
+	struct ghost h;
+	unsigned int nres;
+	uint64_t t0;
+	const char *names[NGMETHODS];
+	int ret;
+
+	for (nres = 0; nres < NGMETHODS; nres++)
+		names[nres] = gmethods[nres].name;
+	if (bench_check_methods(o->methods, names, NGMETHODS))
+		return 2;
+	bench_host(h.kernel, sizeof(h.kernel), &h.cpus, &h.load1);
+	header(o, &h);
+	t0 = now_ns();
+	ret = env_setup(&e, o);
+	if (ret) {
+		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
+		env_free(&e);
+		return 1;
+	}
+	if (!o->json)
+		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
+			e.base.n, o->existing, ms_since(t0));
+	init_results(&e, res, &nres);
+	ret = run_all(&e, res, nres);
+	if (!ret)
+		ret = report(o, &h, res, nres);
+	else
+		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+	free_results(res, nres);
+	env_free(&e);
+	return ret ? 1 : 0;
+}
