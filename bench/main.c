@@ -8,6 +8,8 @@
  *			 [--fill-lower same|other]
  *			 [--methods a,b] [--out DIR]
  *	vnic-bench filters|filters-add|restart ...	(scn_filters.c)
+ *	vnic-bench growth ...				(scn_growth.c)
+ *	vnic-bench all [--out DIR] [--quick]		(scn_all.c)
  *
  * It moves itself into a new network namespace first: the figures must not
  * depend on the host's links, and nothing it makes can touch the host.
@@ -52,6 +54,8 @@ static void usage(FILE *f)
 		"              table, notes and environment) and .svg (median per method)\n"
 		"\n");
 	filt_usage(f);
+	growth_usage(f);
+	all_usage(f);
 }
 
 static bool has_cap(int cap)
@@ -229,6 +233,10 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && filt_is_scenario(argv[1]))
 		return main_filters(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "growth"))
+		return main_growth(argc - 1, argv + 1, enter_netns);
+	if (argc >= 2 && !strcmp(argv[1], "all"))
+		return main_all(argc - 1, argv + 1, argv[0]);
 
 	if (argc < 2 || strcmp(argv[1], "guest")) {
 		usage(argc < 2 || strcmp(argv[1], "--help") ? stderr : stdout);
