@@ -19,6 +19,8 @@
  * m_cni.c	the CNI macvlan plugin, one exec per NIC into a target netns
  * scn_guest.c	the "guest" scenario: which methods, in which order
  * scn_guests.c	the "guests" scenario: many guests on a filling host
+ * scn_growth.c	the "growth" scenario: one guest's cost as the host fills
+ * scn_all.c	the "all" scenario: every scenario, one child each
  * filters.h	the filter scenarios (filters, filters-add, restart)
  */
 #ifndef VNIC_BENCH_H
@@ -242,6 +244,8 @@ struct out_doc {
 			 const void *ctx);
 	/* Notes and verdicts, one per line (NULL: none). */
 	void (*notes)(FILE *f, const void *ctx);
+	/* The scenario's own chart (NULL: one bar per row). */
+	void (*svg)(FILE *f, const void *ctx);
 	const void *ctx;
 };
 
@@ -424,6 +428,14 @@ int scn_guest(const struct bench_opts *o);
 /* ---- scn_guests.c ---- */
 
 int scn_guests(const struct bench_opts *o);
+
+/* ---- scn_growth.c, scn_all.c: their own options ---- */
+
+void growth_usage(FILE *f);
+/* Parse, prepare --out, enter the namespace (enter()), run. */
+int main_growth(int argc, char **argv, int (*enter)(void));
+void all_usage(FILE *f);
+int main_all(int argc, char **argv, const char *self);
 
 /* main.c: a whole number in min..max for option opt (else -EINVAL). */
 int bench_parse_uint(const char *opt, const char *s, unsigned int min,

@@ -29,6 +29,8 @@
 
 /* Every NIC is made in this group: one RTM_DELLINK removes them all. */
 #define FILT_GROUP	0x7e58
+/* The NICs have a group of their own: growth deletes them, not the lowers. */
+#define FILT_GROUP_NICS	0x7e59
 #define FILT_RCVBUF	(8u << 20)
 #define NFNL_BUF	(1u << 16)
 #define BENCH_OWNER	"vnicbench"
@@ -157,12 +159,13 @@ static int make_lowers(struct filt_env *e, unsigned int nnics)
 	return 0;
 }
 
-static int make_nics(struct filt_env *e, unsigned int count)
+static int make_nics(struct filt_env *e, unsigned int first,
+		     unsigned int count)
 {
 	char name[16], peer[16];
 	unsigned char mac[6];
 	struct link_spec ls = {
-		.name = name, .group = FILT_GROUP, .mac = mac,
+		.name = name, .group = FILT_GROUP_NICS, .mac = mac,
 	};
 	unsigned int i;
 	int err = 0;
@@ -186,7 +189,7 @@ static int make_nics(struct filt_env *e, unsigned int count)
 		ls.mode = MACVLAN_MODE_BRIDGE;
 	}
 	progress("making %u NICs (untimed)", count);
-	for (i = 0; i < count && !err; i++) {
+	for (i = first; i < first + count && !err; i++) {
 		if (ls.lower)
 			ls.lower = e->lowers[i / FILT_NICS_PER_LOWER];
 		filt_nic_name(i, name);
@@ -217,6 +220,12 @@ int filt_nfnl_open(struct filt_env *e)
 int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
 		   unsigned int nnics)
 {
+	return filt_env_setup_cap(e, o, nnics, nnics);
+}
+
+int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+		       unsigned int nnics, unsigned int cap)
+{
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = BENCH_OWNER,
 		  .flags = VNIC_CTX_NO_MONITOR);
 	uint64_t t0;
@@ -233,9 +242,9 @@ int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
 	if (err)
 		return err;
 	t0 = now_ns();
-	err = make_lowers(e, nnics);
+	err = make_lowers(e, cap > nnics ? cap : nnics);
 	if (!err)
-		err = make_nics(e, nnics);
+		err = make_nics(e, 0, nnics);
 	e->nics_ms = ms_since(t0);
 	if (err)
 		return err;
@@ -246,6 +255,34 @@ int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
 		fprintf(stderr, "vnic-bench: vnic_ctx_new: %s\n",
 			vnic_strerror(err));
 	}
+	return err;
+}
+
+int filt_env_add_nics(struct filt_env *e, unsigned int first,
+		      unsigned int count)
+{
+	int err;
+
+	if ((first + count + FILT_NICS_PER_LOWER - 1) / FILT_NICS_PER_LOWER >
+	    e->nlowers)
+		return -ERANGE;
+	err = make_nics(e, first, count);
+	if (!err && first + count > e->nnics)
+		e->nnics = first + count;
+	return err;
+}
+
+int filt_env_del_nics(struct filt_env *e)
+{
+	int err;
+
+	rawnl_queue_dellink_group(&e->nl, FILT_GROUP_NICS);
+	err = rawnl_flush(&e->nl, 0);
+	/* An empty group is no error: there was nothing to delete. */
+	if (err == -ENODEV)
+		err = 0;
+	if (!err)
+		e->nnics = 0;
 	return err;
 }
 
@@ -263,6 +300,7 @@ void filt_env_free(struct filt_env *e)
 	 * the namespace's own teardown would run in a kworker later, inside
 	 * the next bench's timings. */
 	if (e->nl.nl) {
+		rawnl_queue_dellink_group(&e->nl, FILT_GROUP_NICS);
 		rawnl_queue_dellink_group(&e->nl, FILT_GROUP);
 		rawnl_flush(&e->nl, 0);
 	}

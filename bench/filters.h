@@ -91,6 +91,14 @@ void filt_nic_ll6(unsigned int i, char *buf);
 int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
 		   unsigned int nnics);
 void filt_env_free(struct filt_env *e);
+/* growth: lowers for cap NICs, nnics of them made now. */
+int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+		       unsigned int nnics, unsigned int cap);
+/* Make NICs [first, first + count) (untimed, on the lowers made). */
+int filt_env_add_nics(struct filt_env *e, unsigned int first,
+		      unsigned int count);
+/* Delete every NIC filt_env_add_nics or setup made, in one request. */
+int filt_env_del_nics(struct filt_env *e);
 
 /*
  * The clean-traffic policy of guests [first, first + count): K NICs each,
@@ -153,6 +161,11 @@ int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 /* The per-guest-chain layout for guests [0, guests): malloc'd text. */
 int chains_render(const struct filt_env *e, unsigned int guests, char **text,
 		  size_t *len, unsigned int *nrules);
+/* The same for guests [first, first + guests), added to the table as it
+ * stands: base chains named after their first NIC ("from_nv<i>"). */
+int chains_render_range(const struct filt_env *e, unsigned int first,
+			unsigned int guests, char **text, size_t *len,
+			unsigned int *nrules);
 
 /* ---- m_xt.c ---- */
 
@@ -198,6 +211,10 @@ int xt_preload(enum xt_variant v, const struct xt_set *s, unsigned int to);
 /* Rules ("-A") and user chains in the variant's tables. */
 int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
 	     unsigned int *chains);
+/* The commands that take guests [first, first + guests) out again. */
+int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
+			unsigned int first_guest, unsigned int guests,
+			struct xt_set *s);
 /* Empty the legacy tables (nft variant: the nfnetlink flush does). */
 int xt_flush(enum xt_variant v);
 

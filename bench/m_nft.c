@@ -864,10 +864,11 @@ static unsigned int nic_rules(struct sbuf *b, const char *meta, unsigned int i)
 	return 10;
 }
 
-int chains_render(const struct filt_env *e, unsigned int guests, char **text,
-		  size_t *len, unsigned int *nrules)
+static int render_range(const struct filt_env *e, unsigned int first,
+			unsigned int guests, bool by_nic, char **text,
+			size_t *len, unsigned int *nrules)
 {
-	unsigned int k = e->o->nics_per_guest, n = guests * k, g, j, i, c;
+	unsigned int k = e->o->nics_per_guest, n = (first + guests) * k, g, j, i, c;
 	bool egress = kind_egress(e->o->kind);
 	const char *meta = egress ? "oifname" : "iifname";
 	struct sbuf b = { 0 };
@@ -875,20 +876,25 @@ int chains_render(const struct filt_env *e, unsigned int guests, char **text,
 
 	*nrules = 0;
 	sb_printf(&b, "table netdev %s {\n", FILT_TABLE);
-	for (g = 0; g < guests; g++) {
+	for (g = first; g < first + guests; g++) {
 		sb_printf(&b, "\tchain guest_g%u {\n", g);
 		for (j = 0; j < k; j++)
 			*nrules += nic_rules(&b, meta, g * k + j);
 		sb_printf(&b, "\t}\n");
 	}
 	/* A netdev base chain takes at most 255 devices. */
-	for (c = 0; c * FILT_NETDEV_MAX < n; c++) {
-		unsigned int lo = c * FILT_NETDEV_MAX;
+	for (c = 0; first * k + c * FILT_NETDEV_MAX < n; c++) {
+		unsigned int lo = first * k + c * FILT_NETDEV_MAX;
 		unsigned int hi = lo + FILT_NETDEV_MAX < n ?
 				  lo + FILT_NETDEV_MAX : n;
 
-		sb_printf(&b, "\tchain from_guest%u {\n\t\ttype filter hook %s devices = { ",
-			  c, egress ? "egress" : "ingress");
+		/* A range added later must not reuse a loaded chain's name. */
+		if (by_nic)
+			sb_printf(&b, "\tchain from_nv%u {\n", lo);
+		else
+			sb_printf(&b, "\tchain from_guest%u {\n", c);
+		sb_printf(&b, "\t\ttype filter hook %s devices = { ",
+			  egress ? "egress" : "ingress");
 		for (i = lo; i < hi; i++) {
 			filt_nic_name(i, name);
 			sb_printf(&b, "%s%s", name, i + 1 < hi ? ", " : "");
@@ -910,4 +916,17 @@ int chains_render(const struct filt_env *e, unsigned int guests, char **text,
 	*text = b.s;
 	*len = b.len;
 	return 0;
+}
+
+int chains_render(const struct filt_env *e, unsigned int guests, char **text,
+		  size_t *len, unsigned int *nrules)
+{
+	return render_range(e, 0, guests, false, text, len, nrules);
+}
+
+int chains_render_range(const struct filt_env *e, unsigned int first,
+			unsigned int guests, char **text, size_t *len,
+			unsigned int *nrules)
+{
+	return render_range(e, first, guests, true, text, len, nrules);
 }

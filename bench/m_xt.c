@@ -287,6 +287,45 @@ int xt_set_build(const struct filt_env *e, enum xt_variant v,
 	return ret;
 }
 
+/* What takes NIC i's chains out again: the jump first, then the chain. */
+static int nic_remove_cmds(struct xt_set *s, unsigned int i)
+{
+	char nic[16], c[24];
+	int r = 0;
+
+	filt_nic_name(i, nic);
+	snprintf(c, sizeof(c), "vx-%s", nic);
+	r |= push(s, XT_IP4, "-D PREROUTING -i %s -j %s", nic, c);
+	r |= push(s, XT_IP4, "-F %s", c);
+	r |= push(s, XT_IP4, "-X %s", c);
+	r |= push(s, XT_IP6, "-D PREROUTING -i %s -j %s", nic, c);
+	r |= push(s, XT_IP6, "-F %s", c);
+	r |= push(s, XT_IP6, "-X %s", c);
+	if (!s->arp)
+		return r;
+	r |= push(s, XT_ARP, "-D INPUT -i %s -j %s", nic, c);
+	r |= push(s, XT_ARP, "-F %s", c);
+	r |= push(s, XT_ARP, "-X %s", c);
+	return r;
+}
+
+int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
+			unsigned int first_guest, unsigned int guests,
+			struct xt_set *s)
+{
+	unsigned int k = e->o->nics_per_guest, i;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->arp = xt_has_arp(v);
+	s->nics = guests * k;
+	for (i = first_guest * k; i < (first_guest + guests) * k && !ret; i++)
+		ret = nic_remove_cmds(s, i);
+	if (ret)
+		xt_set_free(s);
+	return ret;
+}
+
 void xt_set_free(struct xt_set *s)
 {
 	unsigned int i;

@@ -10,6 +10,8 @@
  *	vnic-bench guests [--count G] [--nics K] [--kind ...] [--existing N]
  *			  [--runs R] [--json] [--up] [--settle MS] [--methods a,b] [--out DIR]
  *	vnic-bench filters|filters-add|restart ...	(scn_filters.c)
+ *	vnic-bench growth ...				(scn_growth.c)
+ *	vnic-bench all [--out DIR] [--quick]		(scn_all.c)
  *
  * It moves itself into a new network namespace first: the figures must not
  * depend on the host's links, and nothing it makes can touch the host.
@@ -67,6 +69,8 @@ static void usage(FILE *f)
 		"\n", BENCH_GUESTS_DEFAULT_COUNT, BENCH_GUESTS_DEFAULT_NICS,
 		BENCH_GUESTS_DEFAULT_RUNS);
 	filt_usage(f);
+	growth_usage(f);
+	all_usage(f);
 }
 
 static bool has_cap(int cap)
@@ -279,6 +283,10 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && filt_is_scenario(argv[1]))
 		return main_filters(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "growth"))
+		return main_growth(argc - 1, argv + 1, enter_netns);
+	if (argc >= 2 && !strcmp(argv[1], "all"))
+		return main_all(argc - 1, argv + 1, argv[0]);
 
 	guests = argc >= 2 && !strcmp(argv[1], "guests");
 	if (argc < 2 || (strcmp(argv[1], "guest") && !guests)) {

@@ -160,7 +160,8 @@ static void write_md(FILE *f, const struct out_doc *d, const char *notes)
 		fprintf(f, "\n## Notes and verdicts\n\n```\n%s```\n", notes);
 	fputc('\n', f);
 	md_env(f);
-	fprintf(f, "\n![median per method](%s.svg)\n", d->t->scenario);
+	fprintf(f, "\n![%s](%s.svg)\n", d->svg ? "chart" : "median per method",
+		d->t->scenario);
 }
 
 static void write_svg(FILE *f, const struct out_doc *d)
@@ -240,6 +241,8 @@ int out_write(const struct out_doc *d)
 			write_json(f, d, notes);
 		else if (k == 1)
 			write_md(f, d, notes);
+		else if (d->svg)
+			d->svg(f, d->ctx);
 		else
 			write_svg(f, d);
 		ret = close_out(f, path[k]) ?: ret;

@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * growth: what adding ONE guest (its K NICs and its filters) costs as the
+ * host fills from 0 to N guest NICs, for libvnic and each anchor.
+ *
+ * Per method: the namespace is reset (NICs deleted in one request, the
+ * ruleset flushed by the bench's own nfnetlink socket, legacy xtables
+ * emptied), then for each sample point in increasing order the fill is
+ * topped up untimed and in bulk (NICs by raw netlink; the method's own
+ * filters for them: vnic_nft_apply in chunks, one nft -f, one
+ * iptables-restore per family), and R runs of "add one guest" are timed,
+ * the guest removed untimed after each.  The median per point is the
+ * curve: flat is O(1) per guest, rising is O(N).
+ *
+ * nft(8) never runs in a namespace that holds prefix-hooked chains (nft
+ * 1.0.6 hangs listing them): every method starts from the raw flush.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "filters.h"
+
+#define G_DEFAULT_MAX		10000
+#define G_DEFAULT_POINTS	6
+#define G_MAX_POINTS		16
+/* A point's runs are cut so that one method spends about this there. */
+#define G_POINT_BUDGET_MS	8000.0
+#define G_IP_BATCH_MAX		4096
+
+enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M__MAX };
+
+static const char *const m_names[M__MAX] = {
+	"libvnic-prefix", "libvnic", "ip-nft", "ip-iptables-legacy",
+	"ip-iptables-nft",
+};
+
+struct gopts {
+	struct filt_opts fo;		/* K, runs, methods, json, out_dir */
+	unsigned int max_nics, npoints;
+};
+
+struct gmethod {
+	const char *skip;
+	char error[256];
+	char note[320];
+	unsigned int runs[G_MAX_POINTS];
+	double med[G_MAX_POINTS], min[G_MAX_POINTS], max[G_MAX_POINTS];
+	double fill_ms;			/* the untimed top-ups, all points */
+	bool cut;			/* runs cut at a big point */
+};
+
+struct growth {
+	const struct gopts *o;
+	struct filt_env e;
+	char ip_path[256];
+	unsigned int points[G_MAX_POINTS], np;
+	double x[G_MAX_POINTS];		/* points as doubles, for the plot */
+	struct gmethod m[M__MAX];
+	/* The method being run. */
+	struct vnic_nft *h;
+	unsigned int filled;		/* NICs with their filters */
+};
+
+/* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
+static const char *const nic_prefixes[] = { "nv", NULL };
+
+/* ---- options ---- */
+
+void growth_usage(FILE *f)
+{
+	fprintf(f,
+		"       vnic-bench growth [--max-nics N] [--points P] [--runs R]\n"
+		"                         [--nics-per-guest K] [--methods a,b] [--settle MS]\n"
+		"                         [--json] [--out DIR]\n"
+		"growth:  the cost of adding one guest (K NICs, default 4, and its filters)\n"
+		"         as the host fills from 0 to N guest NICs (default 10000), at P\n"
+		"         points (default 6: 0, 500, 1000, 2500, 5000, 10000), R runs each\n"
+		"         (default 5; fewer where one run is slow: said in the notes).\n"
+		"         Methods: libvnic-prefix libvnic ip-nft ip-iptables-legacy\n"
+		"         ip-iptables-nft; --out DIR adds growth.svg (ms per guest vs NICs)\n");
+}
+
+static const struct option longopts[] = {
+	{ "max-nics", required_argument, NULL, 'N' },
+	{ "points", required_argument, NULL, 'P' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "nics-per-guest", required_argument, NULL, 'k' },
+	{ "methods", required_argument, NULL, 'm' },
+	{ "settle", required_argument, NULL, 's' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_one(int c, struct gopts *o)
+{
+	switch (c) {
+	case 'N':
+		return bench_parse_uint("--max-nics", optarg, 0, 200000,
+					&o->max_nics);
+	case 'P':
+		return bench_parse_uint("--points", optarg, 2, G_MAX_POINTS,
+					&o->npoints);
+	case 'r':
+		return bench_parse_uint("--runs", optarg, 1, 1000, &o->fo.runs);
+	case 'k':
+		return bench_parse_uint("--nics-per-guest", optarg, 1, 64,
+					&o->fo.nics_per_guest);
+	case 's':
+		return bench_parse_uint("--settle", optarg, 0, 10000,
+					&o->fo.settle_ms);
+	case 'm':
+		o->fo.methods = optarg;
+		return 0;
+	case 'o':
+		o->fo.out_dir = optarg;
+		return 0;
+	case 'j':
+		o->fo.json = true;
+		return 0;
+	case 'h':
+		growth_usage(stdout);
+		exit(0);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct gopts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->fo.scenario = "growth";
+	o->fo.nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
+	o->fo.runs = BENCH_DEFAULT_RUNS;
+	o->fo.kind = VNIC_KIND_MACVLAN;
+	o->fo.settle_ms = BENCH_DEFAULT_SETTLE_MS;
+	o->max_nics = G_DEFAULT_MAX;
+	o->npoints = G_DEFAULT_POINTS;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if (parse_one(c, o))
+			return -EINVAL;
+	return optind == argc ? 0 : -EINVAL;
+}
+
+/*
+ * 0 and N, then N/2, N/4, N/10, N/20 (the default six), then halving:
+ * denser where the curve bends.  Whole guests only, no repeats.
+ */
+static void make_points(struct growth *g)
+{
+	static const double frac[] = { 0.5, 0.25, 0.1, 0.05 };
+	unsigned int k = g->o->fo.nics_per_guest, n = g->o->npoints, i, j;
+	unsigned int v[G_MAX_POINTS], nv = 0;
+	double f = 0.05;
+
+	v[nv++] = g->o->max_nics / k * k;
+	for (i = 0; nv < n - 1; i++) {
+		f = i < 4 ? frac[i] : f / 2;
+		v[nv++] = (unsigned int)(g->o->max_nics * f) / k * k;
+	}
+	v[nv++] = 0;
+	g->np = 0;
+	for (i = nv; i-- > 0;) {
+		for (j = 0; j < g->np && g->points[j] != v[i]; j++)
+			;
+		if (j == g->np)
+			g->points[g->np++] = v[i];
+	}
+	for (i = 0; i < g->np; i++)
+		g->x[i] = g->points[i];
+}
+
+/* ---- small helpers ---- */
+
+static bool find_ip(char *out, size_t len)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
+					    "/bin" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(out, len, "%s/ip", dirs[i]);
+		if (access(out, X_OK) == 0)
+			return true;
+	}
+	out[0] = 0;
+	return false;
+}
+
+/* fork, exec, wait, output to /dev/null: a runtime's shell-out. */
+static int run_tool(const char **argv)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
+}
+
+static int lib_fail(struct growth *g, const char *what, int ret, char *err,
+		    size_t errlen)
+{
+	const char *msg = vnic_ctx_errmsg(g->e.ctx);
+
+	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
+		 msg && *msg ? ": " : "", msg ? msg : "");
+	return ret;
+}
+
+/* Delete the NICs of guest gi, untimed, whoever made them. */
+static int del_guest_nics(struct growth *g, unsigned int gi)
+{
+	unsigned int k = g->o->fo.nics_per_guest, i, n = 0;
+	char name[16];
+	int idx, ret;
+
+	for (i = gi * k; i < (gi + 1) * k; i++) {
+		filt_nic_name(i, name);
+		idx = (int)if_nametoindex(name);
+		if (idx > 0 && !rawnl_queue_dellink(&g->e.nl, idx))
+			n++;
+	}
+	ret = n ? rawnl_flush(&g->e.nl, 0) : 0;
+	return ret;
+}
+
+/* ---- reset and fill ---- */
+
+static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
+{
+	unsigned int tables = 1;
+	int ret;
+
+	ret = filt_env_del_nics(&g->e);
+	if (!ret)
+		ret = nfnl_flush_ruleset(&g->e);
+	if (!ret && m == M_XT_LEGACY)
+		ret = xt_flush(XT_LEGACY);
+	if (!ret)
+		ret = nfnl_count_tables(&g->e, &tables);
+	if (!ret && tables)
+		ret = -EEXIST;
+	if (ret)
+		snprintf(err, errlen, "resetting the namespace: %s",
+			 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+	g->filled = 0;
+	/* Thousands of unregistered devices and hooks leave RCU work. */
+	usleep(g->o->fo.settle_ms * 1000 * 4);
+	return ret;
+}
+
+static int fill_libvnic(struct growth *g, unsigned int first,
+			unsigned int guests, char *err, size_t errlen)
+{
+	unsigned int n, end = first + guests;
+	int ret = 0;
+
+	for (; first < end && !ret; first += n) {
+		struct vnic_nft_result res = { .sz = sizeof(res) };
+		struct vnic_policy *p;
+
+		n = end - first < FILT_SETUP_CHUNK ? end - first :
+						     FILT_SETUP_CHUNK;
+		ret = filt_policy(&g->e, first, n, -1, &p, err, errlen);
+		if (ret)
+			break;
+		ret = vnic_nft_apply(g->h, p, &res);
+		if (ret)
+			lib_fail(g, "vnic_nft_apply (fill)", ret, err, errlen);
+		vnic_policy_free(p);
+	}
+	return ret;
+}
+
+static int fill_nft(struct growth *g, unsigned int first, unsigned int guests,
+		    char *err, size_t errlen)
+{
+	char *text, path[64];
+	unsigned int rules;
+	size_t len;
+	int ret;
+
+	ret = chains_render_range(&g->e, first, guests, &text, &len, &rules);
+	if (!ret) {
+		ret = nft_write_tmp(text, len, path, sizeof(path));
+		free(text);
+	}
+	if (ret) {
+		snprintf(err, errlen, "rendering the fill: %s", strerror(-ret));
+		return ret;
+	}
+	ret = nft_file(&g->e, path);
+	unlink(path);
+	if (ret)
+		snprintf(err, errlen, "nft -f (fill): %s",
+			 ret == -ECHILD ? nft_last_error() : strerror(-ret));
+	return ret;
+}
+
+/* Every guest so far in one restore per family: *-restore flushes the
+ * table, and arptables-nft-restore takes no --noflush. */
+static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
+		   char *err, size_t errlen)
+{
+	struct xt_set s;
+	int ret = xt_set_build(&g->e, v, 0, guests, &s);
+
+	if (!ret)
+		ret = xt_preload(v, &s, s.n);
+	if (ret)
+		snprintf(err, errlen, "restore (fill): %s",
+			 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+	xt_set_free(&s);
+	return ret;
+}
+
+/* Top the namespace up to 'nics' guest NICs with the method's filters. */
+static int fill(struct growth *g, unsigned int m, unsigned int nics,
+		char *err, size_t errlen)
+{
+	unsigned int k = g->o->fo.nics_per_guest;
+	unsigned int first = g->filled / k, guests = (nics - g->filled) / k;
+	uint64_t t0 = now_ns();
+	int ret;
+
+	if (!guests)
+		return 0;
+	progress("%s: filling to %u NICs (untimed)", m_names[m], nics);
+	ret = filt_env_add_nics(&g->e, g->filled, nics - g->filled);
+	if (ret) {
+		snprintf(err, errlen, "making NICs %u..%u: %.200s", g->filled,
+			 nics - 1, g->e.nl.err[0] ? g->e.nl.err : strerror(-ret));
+		return ret;
+	}
+	switch (m) {
+	case M_PFX:
+	case M_LIB:
+		ret = fill_libvnic(g, first, guests, err, errlen);
+		break;
+	case M_NFT:
+		ret = fill_nft(g, first, guests, err, errlen);
+		break;
+	default:
+		ret = fill_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT,
+			      first + guests, err, errlen);
+	}
+	g->filled = nics;
+	g->m[m].fill_ms += ms_since(t0);
+	return ret;
+}
+
+/* ---- one guest: libvnic ---- */
+
+static int lib_create(struct growth *g, unsigned int gi,
+		      struct vnic_guest **out, char *err, size_t errlen)
+{
+	unsigned int k = g->o->fo.nics_per_guest, i;
+	char gname[32], name[16], mac[18];
+	struct vnic_guest *vg;
+	int ret;
+
+	filt_guest_name(gi, gname);
+	ret = vnic_guest_new(g->e.ctx, gname, &vg);
+	if (ret)
+		return lib_fail(g, "vnic_guest_new", ret, err, errlen);
+	for (i = gi * k; i < (gi + 1) * k && !ret; i++) {
+		VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
+			  .name = name, .naming = VNIC_NAMING_EXPLICIT,
+			  .lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
+			  .mode = VNIC_MACVLAN_BRIDGE, .mac = mac);
+
+		filt_nic_name(i, name);
+		filt_nic_mac_str(i, mac);
+		ret = vnic_guest_add_nic(vg, &nic, NULL);
+		if (ret)
+			lib_fail(g, "vnic_guest_add_nic", ret, err, errlen);
+	}
+	if (!ret) {
+		ret = vnic_guest_create(vg);
+		if (ret)
+			lib_fail(g, "vnic_guest_create", ret, err, errlen);
+	}
+	if (ret) {
+		vnic_guest_free(vg);
+		return ret;
+	}
+	*out = vg;
+	return 0;
+}
+
+static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
+		       char *err, size_t errlen)
+{
+	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_guest *vg = NULL;
+	struct vnic_policy *p;
+	char gname[32];
+	const char *name = gname;
+	uint64_t t0;
+	int ret, ret2;
+
+	/* The policy is the caller's data, built before the clock. */
+	ret = filt_policy(&g->e, gi, 1, -1, &p, err, errlen);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	ret = lib_create(g, gi, &vg, err, errlen);
+	if (!ret) {
+		ret = vnic_nft_apply(g->h, p, &res);
+		if (ret)
+			lib_fail(g, "vnic_nft_apply", ret, err, errlen);
+	}
+	*ms = ms_since(t0);
+	vnic_policy_free(p);
+	/* Untimed: the guest goes again. */
+	filt_guest_name(gi, gname);
+	ret2 = vnic_nft_remove(g->h, &name, 1, NULL);
+	if (ret2 && !ret)
+		ret = lib_fail(g, "vnic_nft_remove", ret2, err, errlen);
+	if (vg) {
+		ret2 = vnic_guest_destroy(vg);
+		if (ret2 && !ret)
+			ret = lib_fail(g, "vnic_guest_destroy", ret2, err,
+				       errlen);
+	}
+	return ret;
+}
+
+/* ---- one guest: the anchors ---- */
+
+/* The guest's NICs as ip -batch takes them, written before the clock. */
+static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
+			  size_t len)
+{
+	unsigned int k = g->o->fo.nics_per_guest, i;
+	char name[16], mac[18], lower[24];
+	FILE *f;
+	int fd;
+
+	snprintf(path, len, "/tmp/vnic-bench-ip.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	for (i = gi * k; i < (gi + 1) * k; i++) {
+		filt_nic_name(i, name);
+		filt_nic_mac_str(i, mac);
+		snprintf(lower, sizeof(lower), "lower%u",
+			 i / FILT_NICS_PER_LOWER);
+		fprintf(f, "link add link %s name %s address %s type macvlan mode bridge\n",
+			lower, name, mac);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+static int ip_batch(struct growth *g, const char *path, char *err,
+		    size_t errlen)
+{
+	const char *argv[] = { g->ip_path, "-batch", path, NULL };
+	int ret = run_tool(argv);
+
+	if (ret)
+		snprintf(err, errlen, "ip -batch: %s",
+			 ret == -ECHILD ? "ip failed" : strerror(-ret));
+	return ret;
+}
+
+/* Untimed: the guest's two chains of the per-guest-chain layout. */
+static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
+			    size_t errlen)
+{
+	char chain[32];
+	const char *argv[] = { NULL, "delete", "chain", "netdev", FILT_TABLE,
+			       chain, NULL };
+	int ret;
+
+	snprintf(chain, sizeof(chain), "from_nv%u",
+		 gi * g->o->fo.nics_per_guest);
+	ret = nft_run(&g->e, argv);
+	if (!ret) {
+		snprintf(chain, sizeof(chain), "guest_g%u", gi);
+		ret = nft_run(&g->e, argv);
+	}
+	if (ret)
+		snprintf(err, errlen, "nft delete chain %s: %s", chain,
+			 ret == -ECHILD ? nft_last_error() : strerror(-ret));
+	return ret;
+}
+
+static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
+		   size_t errlen)
+{
+	char ipf[64], nftf[64];
+	unsigned int rules;
+	char *text = NULL;
+	size_t len;
+	uint64_t t0;
+	int ret;
+
+	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
+	if (ret) {
+		snprintf(err, errlen, "ip batch file: %s", strerror(-ret));
+		return ret;
+	}
+	ret = chains_render_range(&g->e, gi, 1, &text, &len, &rules);
+	if (!ret)
+		ret = nft_write_tmp(text, len, nftf, sizeof(nftf));
+	free(text);
+	if (ret) {
+		unlink(ipf);
+		snprintf(err, errlen, "nft fragment: %s", strerror(-ret));
+		return ret;
+	}
+	t0 = now_ns();
+	ret = ip_batch(g, ipf, err, errlen);
+	if (!ret) {
+		ret = nft_file(&g->e, nftf);
+		if (ret)
+			snprintf(err, errlen, "nft -f: %s",
+				 ret == -ECHILD ? nft_last_error() :
+						  strerror(-ret));
+	}
+	*ms = ms_since(t0);
+	unlink(ipf);
+	unlink(nftf);
+	if (!ret)
+		ret = nft_remove_guest(g, gi, err, errlen);
+	return del_guest_nics(g, gi) ?: ret;
+}
+
+static int xt_fail(const char *what, int ret, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s", what,
+		 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+	return ret;
+}
+
+static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
+		  double *ms, char *err, size_t errlen)
+{
+	struct xt_set s, rm;
+	double xms, rms;
+	char ipf[64];
+	uint64_t t0;
+	int ret;
+
+	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
+	if (ret)
+		return xt_fail("ip batch file", ret, err, errlen);
+	ret = xt_set_build(&g->e, v, gi, 1, &s);
+	if (!ret)
+		ret = xt_set_files(&s);
+	if (ret) {
+		unlink(ipf);
+		xt_set_free(&s);
+		return xt_fail("restore files", ret, err, errlen);
+	}
+	t0 = now_ns();
+	ret = ip_batch(g, ipf, err, errlen);
+	if (!ret) {
+		ret = xt_restore(v, &s, true, &xms);
+		if (ret)
+			xt_fail("restore --noflush", ret, err, errlen);
+	}
+	*ms = ms_since(t0);
+	unlink(ipf);
+	xt_set_unlink(&s);
+	xt_set_free(&s);
+	/* Untimed: the jumps, then the chains, then the NICs. */
+	if (!ret) {
+		ret = xt_set_build_remove(&g->e, v, gi, 1, &rm);
+		if (!ret)
+			ret = xt_set_files(&rm);
+		if (!ret)
+			ret = xt_restore(v, &rm, true, &rms);
+		if (ret)
+			xt_fail("removing the guest's rules", ret, err, errlen);
+		xt_set_unlink(&rm);
+		xt_set_free(&rm);
+	}
+	return del_guest_nics(g, gi) ?: ret;
+}
+
+static int add_one(struct growth *g, unsigned int m, unsigned int gi,
+		   double *ms, char *err, size_t errlen)
+{
+	switch (m) {
+	case M_PFX:
+	case M_LIB:
+		return add_libvnic(g, gi, ms, err, errlen);
+	case M_NFT:
+		return add_nft(g, gi, ms, err, errlen);
+	default:
+		return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms,
+			      err, errlen);
+	}
+}
+
+/* ---- a method's curve ---- */
+
+static const char *skip_reason(struct growth *g, unsigned int m)
+{
+	if (!bench_in_list(g->o->fo.methods, m_names[m]))
+		return "not selected (--methods)";
+	if (m >= M_NFT && !g->ip_path[0])
+		return "ip(8) not found (install iproute2)";
+	if (m == M_NFT && !g->e.nft_path[0])
+		return "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
+	if (m == M_XT_LEGACY)
+		return xt_skip(XT_LEGACY);
+	if (m == M_XT_NFT)
+		return xt_skip(XT_NFT);
+	return NULL;
+}
+
+static int open_handle(struct growth *g, unsigned int m, char *err,
+		       size_t errlen)
+{
+	VNIC_OPTS(vnic_nft_opts, opts, .table = FILT_TABLE,
+		  .hook_prefixes = m == M_PFX ? nic_prefixes : NULL);
+	int ret;
+
+	g->h = NULL;
+	if (m != M_PFX && m != M_LIB)
+		return 0;
+	ret = vnic_nft_open(g->e.ctx, &opts, &g->h);
+	if (ret) {
+		g->h = NULL;
+		return lib_fail(g, "vnic_nft_open", ret, err, errlen);
+	}
+	if (m == M_PFX &&
+	    !(vnic_nft_features(g->h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
+		vnic_nft_close(g->h);
+		g->h = NULL;
+		g->m[m].skip = PFX_SKIP;
+		return 1;
+	}
+	return 0;
+}
+
+/* Runs at a point: all of them, unless the last point says one run
+ * would take the point over its budget. */
+static unsigned int runs_at(struct growth *g, struct gmethod *gm,
+			    unsigned int pi)
+{
+	unsigned int r = g->o->fo.runs;
+	double prev = pi ? gm->med[pi - 1] : NAN;
+
+	if (!isnan(prev) && prev * r > G_POINT_BUDGET_MS) {
+		r = (unsigned int)(G_POINT_BUDGET_MS / prev);
+		r = r < 1 ? 1 : r;
+		gm->cut = true;
+	}
+	return r;
+}
+
+static int run_point(struct growth *g, unsigned int m, unsigned int pi)
+{
+	struct gmethod *gm = &g->m[m];
+	unsigned int k = g->o->fo.nics_per_guest, gi = g->points[pi] / k;
+	unsigned int runs = runs_at(g, gm, pi), r;
+	double v[1000], ms;
+	struct summary s;
+	int ret;
+
+	/* A warm-up, untimed: the first add may make shared structure. */
+	ret = add_one(g, m, gi, &ms, gm->error, sizeof(gm->error));
+	for (r = 0; r < runs && !ret; r++) {
+		progress("%s: %u NICs, run %u/%u", m_names[m], g->points[pi],
+			 r + 1, runs);
+		ret = add_one(g, m, gi, &v[r], gm->error, sizeof(gm->error));
+		usleep(g->o->fo.settle_ms * 1000);
+	}
+	if (ret)
+		return ret;
+	summarize(v, runs, &s);
+	gm->runs[pi] = runs;
+	gm->med[pi] = s.median;
+	gm->min[pi] = s.min;
+	gm->max[pi] = s.max;
+	return 0;
+}
+
+static void run_method(struct growth *g, unsigned int m)
+{
+	struct gmethod *gm = &g->m[m];
+	unsigned int pi;
+	int ret;
+
+	for (pi = 0; pi < G_MAX_POINTS; pi++)
+		gm->med[pi] = gm->min[pi] = gm->max[pi] = NAN;
+	gm->skip = skip_reason(g, m);
+	if (gm->skip)
+		return;
+	ret = reset(g, m, gm->error, sizeof(gm->error));
+	if (!ret)
+		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+	for (pi = 0; pi < g->np && !ret; pi++) {
+		ret = fill(g, m, g->points[pi], gm->error, sizeof(gm->error));
+		if (!ret)
+			ret = run_point(g, m, pi);
+	}
+	if (g->h)
+		vnic_nft_close(g->h);
+	g->h = NULL;
+	if (ret > 0)		/* skipped, said in gm->skip */
+		return;
+	if (ret && !gm->error[0])
+		snprintf(gm->error, sizeof(gm->error), "%s", strerror(-ret));
+	/* The next method must not start next to this one's state. */
+	if (reset(g, m, gm->error[0] ? gm->note : gm->error,
+		  gm->error[0] ? sizeof(gm->note) : sizeof(gm->error)))
+		fprintf(stderr, "vnic-bench: growth: %s\n",
+			gm->error[0] ? gm->note : gm->error);
+}
+
+/* ---- report ---- */
+
+struct gout {
+	struct growth *g;
+	struct trow rows[M__MAX];
+};
+
+static unsigned int last_point(const struct gmethod *gm, unsigned int np)
+{
+	while (np > 1 && isnan(gm->med[np - 1]))
+		np--;
+	return np - 1;
+}
+
+static void curve_table(FILE *f, const struct growth *g)
+{
+	unsigned int m, i;
+
+	fprintf(f, "curve: ms per added guest (median) by guest NICs present\n");
+	fprintf(f, "%-20s", "method");
+	for (i = 0; i < g->np; i++)
+		fprintf(f, " %9u", g->points[i]);
+	fputc('\n', f);
+	for (m = 0; m < M__MAX; m++) {
+		if (g->m[m].skip)
+			continue;
+		fprintf(f, "%-20s", m_names[m]);
+		for (i = 0; i < g->np; i++) {
+			if (isnan(g->m[m].med[i]))
+				fprintf(f, " %9s", "-");
+			else
+				fprintf(f, " %9.3f", g->m[m].med[i]);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void notes(FILE *f, const void *ctx)
+{
+	const struct growth *g = ((const struct gout *)ctx)->g;
+	unsigned int m, i;
+
+	curve_table(f, g);
+	for (m = 0; m < M__MAX; m++) {
+		const struct gmethod *gm = &g->m[m];
+
+		if (gm->skip || (!gm->runs[0] && !gm->error[0]))
+			continue;
+		fprintf(f, "note: %s: fill (untimed) %.1f s in all", m_names[m],
+			gm->fill_ms / 1000.0);
+		if (gm->cut) {
+			fprintf(f, "; runs cut to keep a point near %.0f s:",
+				G_POINT_BUDGET_MS / 1000.0);
+			for (i = 0; i < g->np; i++)
+				fprintf(f, " %u@%u", gm->runs[i], g->points[i]);
+		}
+		if (gm->note[0])
+			fprintf(f, "; %s", gm->note);
+		fputc('\n', f);
+	}
+	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_nft_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command)\n",
+		g->o->fo.nics_per_guest);
+}
+
+static void svg(FILE *f, const void *ctx)
+{
+	const struct growth *g = ((const struct gout *)ctx)->g;
+	struct svg_series s[M__MAX];
+	unsigned int m, n = 0;
+
+	for (m = 0; m < M__MAX; m++) {
+		if (g->m[m].skip || !g->m[m].runs[0])
+			continue;
+		s[n].name = m_names[m];
+		s[n].x = g->x;
+		s[n].y = g->m[m].med;
+		s[n++].n = g->np;
+	}
+	svg_plot(f, "vnic-bench growth: adding one guest as the host fills",
+		 "guest NICs present", "ms per added guest (log scale)", s, n,
+		 SVG_LOG_Y);
+}
+
+static void json_params(struct json *j, const void *ctx)
+{
+	const struct growth *g = ((const struct gout *)ctx)->g;
+
+	json_str(j, "kind", "macvlan");
+	json_uint(j, "max_nics", g->o->max_nics);
+	json_uint(j, "nics_per_guest", g->o->fo.nics_per_guest);
+	json_uint(j, "runs", g->o->fo.runs);
+	json_nums(j, "points", g->x, g->np);
+}
+
+static void json_row(struct json *j, const struct trow *t, const void *ctx)
+{
+	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct gmethod *gm = t->data;
+	double runs[G_MAX_POINTS];
+	unsigned int i;
+
+	json_str(j, "scenario", "growth");
+	json_str(j, "method", t->method);
+	json_uint(j, "nics_per_guest", g->o->fo.nics_per_guest);
+	if (!t->ms.n)
+		return;
+	for (i = 0; i < g->np; i++)
+		runs[i] = gm->runs[i];
+	json_nums(j, "points", g->x, g->np);
+	json_nums(j, "median_ms_per_point", gm->med, g->np);
+	json_nums(j, "min_ms_per_point", gm->min, g->np);
+	json_nums(j, "max_ms_per_point", gm->max, g->np);
+	json_nums(j, "runs_per_point", runs, g->np);
+	json_num(j, "fill_ms", gm->fill_ms);
+}
+
+/* One row per method: its last point, its first, and the growth. */
+static void build_rows(struct gout *o)
+{
+	struct growth *g = o->g;
+	unsigned int m, last;
+	int ref = -1;
+
+	for (m = 0; m < M__MAX; m++) {
+		struct gmethod *gm = &g->m[m];
+		struct trow *r = &o->rows[m];
+
+		memset(r, 0, sizeof(*r));
+		r->method = m_names[m];
+		r->skip = gm->skip;
+		r->error = gm->error;
+		r->data = gm;
+		r->extra[0] = r->extra[1] = r->extra[2] = NAN;
+		if (gm->skip || gm->error[0] || !gm->runs[0])
+			continue;
+		last = last_point(gm, g->np);
+		r->ms.n = gm->runs[last];
+		r->ms.median = gm->med[last];
+		r->ms.min = gm->min[last];
+		r->ms.max = gm->max[last];
+		r->extra[0] = g->points[last];
+		r->extra[1] = gm->med[0];
+		r->extra[2] = gm->med[last] / gm->med[0];
+		if (ref < 0 && m <= M_LIB)
+			ref = (int)m;
+	}
+	if (ref >= 0)
+		o->rows[ref].libvnic_ref = true;
+}
+
+static int report(struct growth *g)
+{
+	struct gout o = { .g = g };
+	struct table t = {
+		.scenario = "growth", .rows = o.rows, .nrows = M__MAX,
+		.ms_prec = 3, .nextra = 3,
+		.extra = { { "at_nics", 0 }, { "ms_at_0", 3 },
+			   { "growth_x", 1 } },
+	};
+	struct out_doc d = {
+		.dir = g->o->fo.out_dir, .t = &t, .params = json_params,
+		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
+	};
+	char title[256];
+	const struct host_info *hi = host_info();
+
+	build_rows(&o);
+	table_finish(&t);
+	snprintf(title, sizeof(title),
+		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 g->o->fo.nics_per_guest, g->o->max_nics, g->np, g->o->fo.runs,
+		 hi->kernel, hi->cpus, hi->load1);
+	d.title = title;
+	return out_report(&d, g->o->fo.json) ? 1 : 0;
+}
+
+/* ---- the scenario ---- */
+
+static int scn_growth(const struct gopts *o)
+{
+	const struct host_info *hi = host_info();
+	struct growth *g = calloc(1, sizeof(*g));
+	unsigned int m, failed = 0;
+	uint64_t t0 = now_ns();
+	int ret;
+
+	if (!g)
+		return 1;
+	g->o = o;
+	make_points(g);
+	find_ip(g->ip_path, sizeof(g->ip_path));
+	if (!o->fo.json) {
+		printf("vnic-bench growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f\n",
+		       o->fo.nics_per_guest, o->max_nics, g->np, o->fo.runs,
+		       hi->kernel, hi->cpus, hi->load1);
+		host_print_versions(stdout);
+	}
+	progress_begin("growth");
+	ret = filt_env_setup_cap(&g->e, &o->fo, 0,
+				 o->max_nics + o->fo.nics_per_guest);
+	if (ret) {
+		fprintf(stderr, "vnic-bench: growth: setting up: %s\n",
+			strerror(-ret));
+		free(g);
+		return 1;
+	}
+	for (m = 0; m < M__MAX; m++) {
+		run_method(g, m);
+		failed += g->m[m].error[0] != 0;
+	}
+	ret = report(g);
+	filt_env_free(&g->e);
+	if (!o->fo.json)
+		fprintf(stderr, "total %.1f s, NICs deleted\n",
+			ms_since(t0) / 1000.0);
+	free(g);
+	return ret || failed ? 1 : 0;
+}
+
+int main_growth(int argc, char **argv, int (*enter)(void))
+{
+	struct gopts o;
+
+	if (parse_args(argc, argv, &o)) {
+		growth_usage(stderr);
+		return 2;
+	}
+	if (o.fo.out_dir && out_prepare(o.fo.out_dir))
+		return 2;
+	if (enter())
+		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return scn_growth(&o);
+}
