@@ -16,6 +16,9 @@
  * runtime opens one context and keeps it, so its context (and for the
  * cache strategy its link table) is made once per run, untimed, and every
  * guest goes through it.
+ *
+ * The report is every scenario's (table.c, outdir.c): a row's median is
+ * the total of the G guests; --out adds the per-guest growth curve.
  */
 #include <errno.h>
 #include <math.h>
@@ -293,20 +296,23 @@ static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
 
 			if (r->skip || r->error[0])
 				continue;
-			if (run_once(e, r, &fatal))
+			progress("%s run %u/%u", r->gm->name, run + 1,
+				 e->o->runs);
+			if (run_once(e, r, &fatal)) {
+				progress_clear();
 				fprintf(stderr, "vnic-bench: %s: %s\n",
 					r->gm->name, r->error);
+			}
 		}
-		if (!e->o->json)
-			fprintf(stderr, "run %u/%u done\n", run + 1,
-				e->o->runs);
 	}
 	return fatal ? -EIO : 0;
 }
 
-/* ---- the report ---- */
+/* ---- the report: the shared table, --json lines and --out files ---- */
 
+/* The figures of one method, computed once for the table and for JSON. */
 struct grow {
+	const struct gresult *r;
 	struct summary total, setup, ioctls;
 	double first_ms, last_ms;	/* per guest, first and last tenth */
 	double growth;			/* last / first */
@@ -314,10 +320,24 @@ struct grow {
 	double *guest_median;		/* [g], over runs */
 };
 
-struct ghost {
-	char kernel[65];
-	long cpus;
-	double load1;
+/* Everything the writers need, as one context for their callbacks. */
+struct gout {
+	const struct bench_opts *o;
+	const struct gresult *res;
+	unsigned int nres;
+	struct grow *rows;	/* [nres] */
+	struct trow *trows;	/* [nres] */
+	struct table t;
+};
+
+enum { X_FLOOR, X_FIRST, X_LAST, X_GROWTH, X_PER_NIC, X__MAX };
+
+static const struct tcol extra_cols[X__MAX] = {
+	[X_FLOOR] = { "x_floor", 2 },
+	[X_FIRST] = { "first_ms", 2 },
+	[X_LAST] = { "last_ms", 2 },
+	[X_GROWTH] = { "growth", 2 },
+	[X_PER_NIC] = { "us/NIC", 1 },
 };
 
 /* The guests of a tenth of the run (at least one), pooled over runs. */
@@ -339,14 +359,33 @@ static double tenth_median(const struct gresult *r, unsigned int count,
 	return s.median;
 }
 
-static void fill_grow(struct grow *w, const struct gresult *r,
-		      unsigned int count, double floor_ms)
+/* Guest g's median over the runs: the growth curve (NULL: no memory). */
+static double *guest_medians(const struct gresult *r, unsigned int count)
 {
 	double *v = calloc(r->runs ? r->runs : 1, sizeof(*v));
+	double *med = calloc(count, sizeof(*med));
 	unsigned int g, run;
 	struct summary s;
 
+	for (g = 0; v && med && g < count; g++) {
+		for (run = 0; run < r->runs; run++)
+			v[run] = r->guest_ms[run * count + g];
+		summarize(v, r->runs, &s);
+		med[g] = s.median;
+	}
+	if (!v) {
+		free(med);
+		med = NULL;
+	}
+	free(v);
+	return med;
+}
+
+static void fill_grow(struct grow *w, const struct gresult *r,
+		      unsigned int count, double floor_ms)
+{
 	memset(w, 0, sizeof(*w));
+	w->r = r;
 	summarize(r->total_ms, r->runs, &w->total);
 	summarize(r->setup_ms, r->runs, &w->setup);
 	summarize(r->ioctls, r->runs, &w->ioctls);
@@ -354,14 +393,7 @@ static void fill_grow(struct grow *w, const struct gresult *r,
 	w->last_ms = tenth_median(r, count, true);
 	w->growth = w->last_ms / w->first_ms;
 	w->ratio = floor_ms > 0 ? w->total.median / floor_ms : NAN;
-	w->guest_median = calloc(count, sizeof(double));
-	for (g = 0; v && w->guest_median && g < count; g++) {
-		for (run = 0; run < r->runs; run++)
-			v[run] = r->guest_ms[run * count + g];
-		summarize(v, r->runs, &s);
-		w->guest_median[g] = s.median;
-	}
-	free(v);
+	w->guest_median = guest_medians(r, count);
 }
 
 static double floor_total(const struct gresult *res, unsigned int nres)
@@ -378,195 +410,276 @@ static double floor_total(const struct gresult *res, unsigned int nres)
 	return NAN;
 }
 
-static void print_num(double v, int width, int prec)
+static void guests_title(const struct bench_opts *o, char *buf, size_t len)
 {
-	if (isnan(v))
-		printf(" %*s", width, "-");
-	else
-		printf(" %*.*f", width, prec, v);
+	const struct host_info *h = host_info();
+
+	snprintf(buf, len, "guests: %u guests x %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 o->guests, o->nics, vnic_kind_name(o->kind), o->existing,
+		 o->runs, h->kernel, h->cpus, h->load1);
 }
 
-static void header(const struct bench_opts *o, const struct ghost *h)
+static void header(const struct bench_opts *o)
 {
+	char title[256];
+
+	/* JSON readers get the same facts as fields of every line. */
 	if (o->json)
 		return;
-	printf("vnic-bench guests: %u guests x %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f\n",
-	       o->guests, o->nics, vnic_kind_name(o->kind), o->existing,
-	       o->runs, h->kernel, h->cpus, h->load1);
+	guests_title(o, title, sizeof(title));
+	printf("vnic-bench %s\n", title);
+	host_print_versions(stdout);
 	fflush(stdout);
 }
 
-static void table_head(void)
+static void json_params(struct json *j, const void *ctx)
 {
-	printf("%-18s %6s %5s %4s %10s %10s %10s %7s %9s %9s %6s %8s\n",
-	       "method", "guests", "nics", "runs", "total_ms", "min_ms",
-	       "max_ms", "x_floor", "first_ms", "last_ms", "growth",
-	       "us/NIC");
+	const struct bench_opts *o = ((const struct gout *)ctx)->o;
+
+	json_str(j, "kind", vnic_kind_name(o->kind));
+	json_uint(j, "guests", o->guests);
+	json_uint(j, "nics_per_guest", o->nics);
+	json_uint(j, "existing", o->existing);
+	json_uint(j, "runs", o->runs);
 }
 
-static void table_row(const struct bench_opts *o, const struct gresult *r,
-		      const struct grow *w)
+static void json_measured(struct json *j, const struct bench_opts *o,
+			  const struct grow *w)
 {
-	printf("%-18s %6u %5u %4u", r->gm->name, o->guests, o->nics,
-	       w->total.n);
-	print_num(w->total.median, 10, 1);
-	print_num(w->total.min, 10, 1);
-	print_num(w->total.max, 10, 1);
-	print_num(w->ratio, 7, 2);
-	print_num(w->first_ms, 9, 2);
-	print_num(w->last_ms, 9, 2);
-	print_num(w->growth, 6, 2);
-	print_num(w->last_ms * 1000.0 / o->nics, 8, 1);
-	putchar('\n');
+	double us_per_nic = 1000.0 / o->nics;	/* from a guest's ms */
+
+	json_num(j, "ratio_to_floor", w->ratio);
+	json_num(j, "first_guest_ms", w->first_ms);
+	json_num(j, "last_guest_ms", w->last_ms);
+	json_num(j, "growth", w->growth);
+	json_num(j, "per_nic_us_first", w->first_ms * us_per_nic);
+	json_num(j, "per_nic_us_last", w->last_ms * us_per_nic);
+	if (!w->r->gm->m)
+		json_num(j, "setup_median_ms", w->setup.median);
+	json_num(j, "ioctls_per_run", w->ioctls.median);
+	json_nums(j, "samples_ms", w->r->total_ms, w->r->runs);
+	if (w->guest_median)
+		json_nums(j, "guest_median_ms", w->guest_median, o->guests);
 }
 
-static void json_common(struct json *j, const struct bench_opts *o,
-			const char *method)
+/* One row's object: a line of --json, an element of --out's rows. */
+static void json_row(struct json *j, const struct trow *t, const void *ctx)
 {
+	const struct bench_opts *o = ((const struct gout *)ctx)->o;
+	const struct grow *w = t->data;
+
 	json_str(j, "scenario", "guests");
-	json_str(j, "method", method);
+	json_str(j, "method", t->method);
 	json_str(j, "kind", vnic_kind_name(o->kind));
 	json_uint(j, "guests", o->guests);
 	json_uint(j, "nics_per_guest", o->nics);
 	json_uint(j, "n", (unsigned long long)o->guests * o->nics);
 	json_uint(j, "existing", o->existing);
+	json_bool(j, "libvnic", !w->r->gm->m);
+	if (t->ms.n)
+		json_measured(j, o, w);
 }
 
-static void json_host(struct json *j, const struct ghost *h)
+static void notes(FILE *f, const void *ctx)
 {
-	json_str(j, "kernel", h->kernel);
-	json_uint(j, "cpus", (unsigned long long)h->cpus);
-	json_num(j, "load1", h->load1);
-}
-
-static void json_row(const struct bench_opts *o, const struct ghost *h,
-		     const struct gresult *r, const struct grow *w)
-{
-	struct json j;
-
-	json_begin(&j, stdout);
-	json_common(&j, o, r->gm->name);
-	json_uint(&j, "runs", w->total.n);
-	json_num(&j, "median_ms", w->total.median);
-	json_num(&j, "min_ms", w->total.min);
-	json_num(&j, "max_ms", w->total.max);
-	json_num(&j, "ratio_to_floor", w->ratio);
-	json_num(&j, "first_guest_ms", w->first_ms);
-	json_num(&j, "last_guest_ms", w->last_ms);
-	json_num(&j, "growth", w->growth);
-	json_num(&j, "per_nic_us_first", w->first_ms * 1000.0 / o->nics);
-	json_num(&j, "per_nic_us_last", w->last_ms * 1000.0 / o->nics);
-	json_bool(&j, "libvnic", !r->gm->m);
-	if (!r->gm->m)
-		json_num(&j, "setup_median_ms", w->setup.median);
-	json_num(&j, "ioctls_per_run", w->ioctls.median);
-	json_bool(&j, "noisy", summary_noisy(&w->total));
-	json_nums(&j, "samples_ms", r->total_ms, r->runs);
-	if (w->guest_median)
-		json_nums(&j, "guest_median_ms", w->guest_median, o->guests);
-	json_host(&j, h);
-	json_end(&j);
-}
-
-/* A method that did not run, or stopped: said, never left out. */
-static void report_missing(const struct bench_opts *o, const struct ghost *h,
-			   const struct gresult *r)
-{
-	const char *why = r->skip ? r->skip : r->error;
-	struct json j;
-
-	if (!o->json) {
-		printf("%-18s %s: %s\n", r->gm->name,
-		       r->skip ? "skipped" : "FAILED", why);
-		return;
-	}
-	json_begin(&j, stdout);
-	json_common(&j, o, r->gm->name);
-	json_uint(&j, "runs", r->runs);
-	json_num(&j, "median_ms", NAN);
-	json_bool(&j, r->skip ? "skipped" : "failed", true);
-	json_str(&j, "reason", why);
-	json_host(&j, h);
-	json_end(&j);
-}
-
-static void warn_noisy(const struct gresult *r, const struct grow *w)
-{
-	if (summary_noisy(&w->total))
-		fprintf(stderr,
-			"warning: %s: spread (max-min)/median = %.2f > %.1f: its median is noisy\n",
-			r->gm->name,
-			(w->total.max - w->total.min) / w->total.median,
-			BENCH_NOISY_SPREAD);
-}
-
-static void notes(const struct bench_opts *o, const struct gresult *res,
-		  unsigned int nres)
-{
-	struct summary s;
+	const struct gout *g = ctx;
 	unsigned int i;
 
-	for (i = 0; i < nres; i++) {
-		if (res[i].gm->m || !res[i].runs)
+	for (i = 0; i < g->nres; i++) {
+		const struct grow *w = &g->rows[i];
+
+		if (w->r->gm->m || !w->r->runs)
 			continue;
-		summarize(res[i].setup_ms, res[i].runs, &s);
-		printf("note: %s: context%s made once per run, untimed: %.2f ms\n",
-		       res[i].gm->name,
-		       res[i].gm->naming == VNIC_NAMING_CACHE ?
-		       " and link table" : "", s.median);
+		fprintf(f, "note: %s: context%s made once per run, untimed: %.2f ms\n",
+			w->r->gm->name,
+			w->r->gm->naming == VNIC_NAMING_CACHE ?
+			" and link table" : "", w->setup.median);
 	}
-	printf("note: first_ms/last_ms: median per guest over the first and last %u guests of every run; growth = last/first\n",
-	       (o->guests + 9) / 10);
+	fprintf(f, "note: median_ms is the total of the %u guests; first_ms/last_ms: median per guest over the first and last %u guests of every run; growth = last/first\n",
+		g->o->guests, (g->o->guests + 9) / 10);
 }
 
-static int report(const struct bench_opts *o, const struct ghost *h,
-		  const struct gresult *res, unsigned int nres)
+static void add_row(struct gout *g, unsigned int i, double floor_ms)
 {
-	double floor_ms = floor_total(res, nres);
-	unsigned int i, failed = 0;
-	struct grow w;
+	const struct gresult *r = &g->res[i];
+	struct grow *w = &g->rows[i];
+	struct trow *t = &g->trows[i];
 
-	if (!o->json)
-		table_head();
-	for (i = 0; i < nres; i++) {
-		if (res[i].runs) {
-			fill_grow(&w, &res[i], o->guests, floor_ms);
-			if (o->json)
-				json_row(o, h, &res[i], &w);
-			else
-				table_row(o, &res[i], &w);
-			warn_noisy(&res[i], &w);
-			free(w.guest_median);
-		}
-		if (res[i].skip || res[i].error[0])
-			report_missing(o, h, &res[i]);
-		failed += res[i].error[0] != 0;
+	fill_grow(w, r, g->o->guests, floor_ms);
+	t->method = r->gm->name;
+	t->skip = r->skip;
+	t->error = r->error;
+	t->ms = w->total;
+	t->data = w;
+	t->extra[X_FLOOR] = w->ratio;
+	t->extra[X_FIRST] = w->first_ms;
+	t->extra[X_LAST] = w->last_ms;
+	t->extra[X_GROWTH] = w->growth;
+	t->extra[X_PER_NIC] = w->last_ms * 1000.0 / g->o->nics;
+}
+
+/* One row per method; x_libvnic is taken to the fastest libvnic total. */
+static int build_rows(struct gout *g)
+{
+	double floor_ms = floor_total(g->res, g->nres);
+	struct trow *best = NULL;
+	unsigned int i;
+
+	g->rows = calloc(g->nres + 1, sizeof(*g->rows));
+	g->trows = calloc(g->nres + 1, sizeof(*g->trows));
+	if (!g->rows || !g->trows)
+		return -ENOMEM;
+	for (i = 0; i < g->nres; i++) {
+		struct trow *t = &g->trows[i];
+
+		add_row(g, i, floor_ms);
+		if (g->res[i].gm->m || !t->ms.n)
+			continue;
+		if (!best || t->ms.median < best->ms.median)
+			best = t;
 	}
-	if (!o->json)
-		notes(o, res, nres);
-	fflush(stdout);
-	return failed ? -1 : 0;
+	if (best)
+		best->libvnic_ref = true;
+	g->t = (struct table){ .scenario = "guests", .rows = g->trows,
+			       .nrows = g->nres, .ms_prec = 2,
+			       .nextra = X__MAX };
+	memcpy(g->t.extra, extra_cols, sizeof(extra_cols));
+	table_finish(&g->t);
+	return 0;
+}
+
+static void free_rows(struct gout *g)
+{
+	unsigned int i;
+
+	for (i = 0; g->rows && i < g->nres; i++)
+		free(g->rows[i].guest_median);
+	free(g->rows);
+	free(g->trows);
+}
+
+/* The curve's series: one per method that ran; *lo..*hi their span. */
+static unsigned int curve_series(const struct gout *g, const double *x,
+				 struct svg_series *s, double *lo, double *hi)
+{
+	unsigned int i, k, ns = 0;
+
+	*lo = *hi = NAN;
+	for (i = 0; i < g->nres; i++) {
+		const struct grow *w = &g->rows[i];
+
+		if (!w->total.n || !w->guest_median)
+			continue;
+		s[ns++] = (struct svg_series){ .name = g->trows[i].method,
+					       .x = x, .y = w->guest_median,
+					       .n = g->o->guests };
+		/* fmin and fmax pass over a NAN side. */
+		for (k = 0; k < g->o->guests; k++) {
+			*lo = fmin(*lo, w->guest_median[k]);
+			*hi = fmax(*hi, w->guest_median[k]);
+		}
+	}
+	return ns;
+}
+
+static void write_curve(FILE *f, const struct gout *g, const double *x,
+			struct svg_series *s)
+{
+	unsigned int ns;
+	double lo, hi;
+	bool log_y;
+
+	ns = curve_series(g, x, s, &lo, &hi);
+	log_y = svg_wants_log(lo, hi);
+	svg_plot(f, "vnic-bench guests: median per guest as the host fills",
+		 "guest", log_y ? "ms per guest (log scale)" : "ms per guest",
+		 s, ns, log_y ? SVG_LOG_Y : 0);
+}
+
+/* DIR/guests-curve.svg: what the table's first/last columns summarize. */
+static int out_curve(const struct gout *g, const char *dir)
+{
+	struct svg_series *s = calloc(g->nres + 1, sizeof(*s));
+	double *x = calloc(g->o->guests, sizeof(*x));
+	unsigned int k;
+	char path[512];
+	int ret = -ENOMEM, bad;
+	FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/guests-curve.svg", dir);
+	if (s && x)
+		f = fopen(path, "w");
+	if (s && x && !f) {
+		ret = -errno;
+		fprintf(stderr, "vnic-bench: %s: %s\n", path, strerror(errno));
+	}
+	if (f) {
+		/* Guests are numbered from 1 on the axis: "the 20th guest". */
+		for (k = 0; k < g->o->guests; k++)
+			x[k] = k + 1;
+		write_curve(f, g, x, s);
+		bad = ferror(f);
+		ret = fclose(f) || bad ? -EIO : 0;
+		if (ret)
+			fprintf(stderr, "vnic-bench: writing %s failed\n", path);
+		else
+			fprintf(stderr, "wrote %s\n", path);
+	}
+	free(x);
+	free(s);
+	return ret;
+}
+
+static int report(const struct bench_opts *o, const struct gresult *res,
+		  unsigned int nres)
+{
+	struct gout g = { .o = o, .res = res, .nres = nres };
+	struct out_doc d = {
+		.dir = o->out_dir, .t = &g.t, .params = json_params,
+		.json_row = json_row, .notes = notes, .ctx = &g,
+	};
+	unsigned int i, failed = 0;
+	char title[256];
+	int ret;
+
+	guests_title(o, title, sizeof(title));
+	d.title = title;
+	ret = build_rows(&g);
+	if (ret) {
+		fprintf(stderr, "vnic-bench: out of memory\n");
+	} else {
+		ret = out_report(&d, o->json);
+		/* Tried even when another file failed: each says its own. */
+		if (o->out_dir)
+			ret = out_curve(&g, o->out_dir) ?: ret;
+	}
+	free_rows(&g);
+	for (i = 0; i < nres; i++)
+		failed += res[i].error[0] != 0;
+	return failed || ret ? -1 : 0;
 }
 
 int scn_guests(const struct bench_opts *o)
 {
 	struct gresult res[NGMETHODS];
+	const char *names[NGMETHODS];
 	struct guest_env e;
-	struct ghost h;
 	unsigned int nres;
 	uint64_t t0;
-	const char *names[NGMETHODS];
 	int ret;
 
 	for (nres = 0; nres < NGMETHODS; nres++)
 		names[nres] = gmethods[nres].name;
 	if (bench_check_methods(o->methods, names, NGMETHODS))
 		return 2;
-	bench_host(h.kernel, sizeof(h.kernel), &h.cpus, &h.load1);
-	header(o, &h);
+	/* Runs the anchor tools for their versions: before any clock. */
+	host_info();
+	progress_begin("guests");
+	header(o);
 	t0 = now_ns();
 	ret = env_setup(&e, o);
 	if (ret) {
+		progress_end();
 		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
 		env_free(&e);
 		return 1;
@@ -576,10 +689,12 @@ int scn_guests(const struct bench_opts *o)
 			e.base.n, o->existing, ms_since(t0));
 	init_results(&e, res, &nres);
 	ret = run_all(&e, res, nres);
-	if (!ret)
-		ret = report(o, &h, res, nres);
-	else
+	if (!ret) {
+		ret = report(o, res, nres);
+	} else {
+		progress_end();
 		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+	}
 	free_results(res, nres);
 	env_free(&e);
 	return ret ? 1 : 0;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # vnic-bench smoke test, as TAP: the guests scenario and the cni-macvlan
-# anchor on tiny sizes, their JSON parsed and checked with jq, and the
+# anchor on tiny sizes, their JSON parsed and checked with jq, --out's
+# files (JSON, and the SVGs as XML through python3), and the
 # stated skip reasons when a tool is missing (hidden by a bind mount of
 # /dev/null in a private mount namespace).  The bench makes its own network
 # namespace inside the case's; the host's is never touched.
@@ -51,14 +52,35 @@ case_guests_json() {
 	no_holders 7
 }
 
+# The shared table: common columns first, then the scenario's own.
 case_guests_table() {
 	run 0 bench guests --count 2 --nics 2 --runs 1 \
 		--methods floor,libvnic-cache || return
-	grep -q '^method  *guests  *nics  *runs  *total_ms' "$TMP/out" ||
-		fail "no table head" || return
-	grep -q '^libvnic-cache  *2  *2  *1 ' "$TMP/out" ||
-		fail "no libvnic-cache row" || return
-	grep -q '^floor  *2  *2  *1 ' "$TMP/out" || fail "no floor row"
+	grep -q '^versions: libvnic' "$TMP/out" || fail "no versions line" ||
+		return
+	grep -q '^method  *n  *median_ms  *min_ms  *max_ms  *x_best  *x_libvnic  *x_floor  *first_ms  *last_ms  *growth' \
+		"$TMP/out" || fail "no table head" || return
+	grep -q '^libvnic-cache  *1  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9.]*  *1\.00 ' \
+		"$TMP/out" || fail "no libvnic-cache row" || return
+	grep -q '^floor  *1 ' "$TMP/out" || fail "no floor row" || return
+	grep -q '^spread: ' "$TMP/out" || fail "no spread line"
+}
+
+# --out: the document parses, and the growth curve is well-formed XML.
+case_guests_out() {
+	run 0 bench guests --count 2 --nics 2 --runs 1 --out "$TMP/res" \
+		--methods floor,libvnic-cache,libvnic-explicit || return
+	jq -e '.format == "vnic-bench/1" and .scenario == "guests" and
+	       .params.guests == 2 and (.rows | length) == 3 and
+	       all(.rows[]; (.guest_median_ms | length) == 2)' \
+		"$TMP/res/guests.json" >/dev/null || fail "guests.json" || return
+	python3 -c 'import sys, xml.etree.ElementTree as E
+for p in sys.argv[1:]:
+    E.parse(p)' "$TMP/res/guests.svg" "$TMP/res/guests-curve.svg" ||
+		fail "SVG not well-formed" || return
+	grep -q 'libvnic-explicit' "$TMP/res/guests-curve.svg" ||
+		fail "no libvnic-explicit series in the curve" || return
+	grep -q '^| floor ' "$TMP/res/guests.md" || fail "guests.md"
 }
 
 # Not macvlan: the CNI row is there, skipped, with the reason.
@@ -112,8 +134,8 @@ case_usage() {
 	grep -q "unknown method 'nope'" "$TMP/err" || fail "--methods"
 }
 
-CASES=(guests_json guests_table cni_kind cni_guest skip_missing usage)
+CASES=(guests_json guests_table guests_out cni_kind cni_guest skip_missing usage)
 
 setup_case() { [ -x "$BENCH" ] || fail "no $BENCH (make build/vnic-bench)"; }
 
-tap_main jq unshare pgrep -- "$@"
+tap_main jq unshare pgrep python3 -- "$@"
