@@ -437,6 +437,12 @@ int main_growth(int argc, char **argv, int (*enter)(void));
 void all_usage(FILE *f);
 int main_all(int argc, char **argv, const char *self);
 
+/* main.c: a new file /tmp/vnic-bench-TAG.XXXXXX (its name in path) open
+ * for writing, or NULL with errno set; bench_tmpfile_close() closes it and
+ * on a write error removes it: 0 or a negative errno. */
+FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
+int bench_tmpfile_close(FILE *f, const char *path);
+
 /* main.c: a whole number in min..max for option opt (else -EINVAL). */
 int bench_parse_uint(const char *opt, const char *s, unsigned int min,
 		     unsigned int max, unsigned int *out);

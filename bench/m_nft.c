@@ -642,22 +642,14 @@ void stmt_free(struct stmt_list *l)
 int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	       char *path, size_t pathlen)
 {
+	FILE *f = bench_tmpfile("nft", path, pathlen);
 	unsigned int i;
-	FILE *f;
-	int fd;
 
-	snprintf(path, pathlen, "/tmp/vnic-bench-nft.XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
 	for (i = from; i < to && i < l->n; i++)
 		fprintf(f, "%s\n", l->v[i]);
-	return fclose(f) ? -errno : 0;
+	return bench_tmpfile_close(f, path);
 }
 
 /* ---- base chains over the kernel's device limit ---- */

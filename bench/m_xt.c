@@ -359,30 +359,17 @@ static int write_restore(const struct xt_set *s, enum xt_fam f,
 			 unsigned int from, unsigned int to, char *path,
 			 size_t pathlen)
 {
+	FILE *fp = bench_tmpfile("xt", path, pathlen);
 	unsigned int i;
-	FILE *fp;
-	int fd;
 
-	snprintf(path, pathlen, "/tmp/vnic-bench-xt.XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
+	if (!fp)
 		return -errno;
-	fp = fdopen(fd, "w");
-	if (!fp) {
-		close(fd);
-		unlink(path);
-		return -ENOMEM;
-	}
 	fputs(fam_head[f], fp);
 	for (i = from; i < to; i++)
 		if (s->v[i].fam == f)
 			fprintf(fp, "%s\n", s->v[i].line);
 	fputs("COMMIT\n", fp);
-	if (fclose(fp)) {
-		unlink(path);
-		return -EIO;
-	}
-	return 0;
+	return bench_tmpfile_close(fp, path);
 }
 
 int xt_set_files(struct xt_set *s)

@@ -107,6 +107,37 @@ static int enter_netns(void)
 	return 0;
 }
 
+FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, pathlen, "/tmp/vnic-bench-%s.XXXXXX", tag);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
+}
+
+int bench_tmpfile_close(FILE *f, const char *path)
+{
+	int err = ferror(f) ? -EIO : 0;
+
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
+}
+
 /* A whole number in min..max for option opt, or a message and -EINVAL. */
 int bench_parse_uint(const char *opt, const char *s, unsigned int min,
 		     unsigned int max, unsigned int *out)

@@ -452,18 +452,10 @@ static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 {
 	unsigned int k = g->o->fo.nics_per_guest, i;
 	char name[16], mac[18], lower[24];
-	FILE *f;
-	int fd;
+	FILE *f = bench_tmpfile("ip", path, len);
 
-	snprintf(path, len, "/tmp/vnic-bench-ip.XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
 	for (i = gi * k; i < (gi + 1) * k; i++) {
 		filt_nic_name(i, name);
 		filt_nic_mac_str(i, mac);
@@ -472,7 +464,7 @@ static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 		fprintf(f, "link add link %s name %s address %s type macvlan mode bridge\n",
 			lower, name, mac);
 	}
-	return fclose(f) ? -errno : 0;
+	return bench_tmpfile_close(f, path);
 }
 
 static int ip_batch(struct growth *g, const char *path, char *err,
