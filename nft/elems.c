@@ -99,14 +99,8 @@ static void key_add(struct key *k, const void *p, uint32_t len)
 	k->len += (len + 3) & ~3u;
 }
 
-static const enum nset sw_sets[] = {
-	S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
-	S_SW_PROMISC,
-};
-
 static void nic_addrs(struct put *pt, const struct pnic *nic, int ifindex)
 {
-	struct in_addr any = { 0 };
 	struct key k;
 	unsigned int i;
 
@@ -123,25 +117,27 @@ static void nic_addrs(struct put *pt, const struct pnic *nic, int ifindex)
 		key_add(&k, &nic->v6[i], 16);
 		elem(pt, S_IP6, k.b, k.len);
 	}
-	/* ARP: each own address, and 0.0.0.0 for probes (RFC 5227). */
-	for (i = 0; i <= nic->n4; i++) {
-		key_init(&k, ifindex);
-		key_add(&k, nic->mac, 6);
-		key_add(&k, i < nic->n4 ? &nic->v4[i] : &any, 4);
-		elem(pt, S_ARP, k.b, k.len);
-	}
 }
 
 static void nic_elems(struct put *pt, const struct pguest *g, const struct pnic *nic,
 		      int ifindex, const char *ctr, const char *chain)
 {
+	enum nchain c = layout_from_chain(nic->kind);
 	uint32_t idx = (uint32_t)ifindex;
 	struct nftnl_set_elem *e;
-	unsigned int i;
+	char sw[16];
 
-	for (i = 0; i < ARRAY_SIZE(sw_sets); i++)
-		if (nic->sw & (1u << i))
-			elem(pt, sw_sets[i], &idx, 4);
+	if (nic->sw & SW_FROM) {
+		e = elem(pt, S_SW, &idx, 4);
+		swchain_name(c, nic->sw, sw, sizeof(sw));
+		if (e && pt->add) {
+			nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
+			nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, sw);
+		}
+	}
+	/* Traffic to a macvtap or macvlan is filtered by its own MAC. */
+	if ((nic->sw & VNIC_SW_NO_PROMISC) && c == C_IN)
+		elem(pt, S_PROMISC, &idx, 4);
 	nic_addrs(pt, nic, ifindex);
 	e = elem(pt, S_CTR, &idx, 4);
 	if (e && pt->add)
@@ -558,6 +554,9 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 		err = put_counter(&pt, ctr);
 	if (!err && add)
 		err = custom_chain(&pt, g, chain, ctr, keep & GP_KEEP_CHAIN);
+	for (i = 0; !err && add && i < g->nn; i++)
+		err = layout_sw_chain(n, b, layout_from_chain(g->nics[i].kind),
+				      g->nics[i].sw);
 	for (i = 0; !err && !pt.err && i < g->nn; i++)
 		nic_elems(&pt, g, &g->nics[i], ifindex[i], ctr, chain);
 	guest_elem(&pt, g, digest);

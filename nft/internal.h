@@ -31,12 +31,12 @@ enum {
 
 /* The sets and maps of the table, in creation order. */
 enum nset {
-	S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
-	S_SW_PROMISC,			/* one per switch, key: ifindex */
+	S_SW,				/* ifindex : verdict (jump to the chain
+					 * of the NIC's from-guest switches) */
+	S_PROMISC,			/* ifindex: no-promisc on (veth, tap) */
 	S_MAC,				/* ifindex . MAC */
 	S_IP4,				/* ifindex . IPv4 */
 	S_IP6,				/* ifindex . IPv6 */
-	S_ARP,				/* ifindex . MAC . IPv4 */
 	S_CTR,				/* ifindex : counter (drop counters) */
 	S_CUSTOM,			/* ifindex : verdict (jump to the guest chain) */
 	S_GUESTS,			/* guest-name hash, comment "NAME DIGEST" */
@@ -65,6 +65,12 @@ enum nchain {
 	 * chain of a table only (nf_tables_updchain()). */
 };
 extern const char *const nchain_names[C__MAX];
+
+/* The from-guest switches (all of VNIC_SW_* but no-promisc, which is
+ * to the guest).  Each mask in use has a regular chain per kind of base
+ * chain, "sw_in_7f", with the rules of those switches; a NIC's element of the
+ * switches map jumps to its mask's chain. */
+#define SW_FROM		((uint32_t)VNIC_SW_CLEAN & ~(uint32_t)VNIC_SW_NO_PROMISC)
 
 /* A growing buffer of one NFNL batch. */
 struct nbatch {
@@ -130,6 +136,7 @@ struct vnic_nft {
 	struct hook_prefix pfx[2 * VNIC_NFT_PREFIXES];	/* asked and found */
 	unsigned int npfx;
 	bool pfx_shared;		/* the chains every prefix jumps to */
+	uint8_t swchains[C__MAX][(SW_FROM + 1) / 8];	/* made: bit = mask */
 	struct devlist customs;		/* guests' custom chains */
 	struct devlist tochains;	/* guests' to-guest chains */
 
@@ -203,6 +210,15 @@ int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count);
 void prefix_done(struct vnic_nft *n, bool made);
 /* The NIC's name starts with an installed prefix: it needs no own hook. */
 bool prefix_covers(const struct vnic_nft *n, const char *ifname);
+
+/* layout.c: the chains of the from-guest switches, by mask. */
+void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len);
+int swchain_parse(const char *name, enum nchain *c, uint32_t *mask);
+bool swchain_ready(const struct vnic_nft *n, enum nchain c, uint32_t mask);
+void swchain_mark(struct vnic_nft *n, enum nchain c, uint32_t mask);
+/* Make mask's chain for c in b unless it exists (or mask has no switch). */
+int layout_sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		    uint32_t mask);
 
 /* layout.c: comment userdata as nft(8) writes it into out; its length, or
  * 0 when it does not fit. */

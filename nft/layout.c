@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -28,22 +29,15 @@
 #define CONCAT(a, b)	((a) << 6 | (b))
 
 const struct nset_desc nset_descs[S__MAX] = {
-	[S_SW_MAC] = { "sw_mac_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_IP4] = { "sw_ip_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_IP6] = { "sw_ip6_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_ARP] = { "sw_arp_spoof", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_DHCP] = { "sw_dhcp_server", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_RA] = { "sw_ra_guard", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_L2] = { "sw_l2_allow", DT_IFINDEX, 4, 0, 0, "iface_index" },
-	[S_SW_PROMISC] = { "sw_no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index" },
+	[S_SW] = { "switches", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
+		   "iface_index : verdict" },
+	[S_PROMISC] = { "no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index" },
 	[S_MAC] = { "macs", CONCAT(DT_IFINDEX, DT_INTEGER), 12, 0, 0,
 		    "typeof iif . @ll,48,48" },
 	[S_IP4] = { "ip4s", CONCAT(DT_IFINDEX, DT_IPADDR), 8, 0, 0,
 		    "iface_index . ipv4_addr" },
 	[S_IP6] = { "ip6s", CONCAT(DT_IFINDEX, DT_IP6ADDR), 20, 0, 0,
 		    "iface_index . ipv6_addr" },
-	[S_ARP] = { "arps", CONCAT(CONCAT(DT_IFINDEX, DT_ETHERADDR), DT_IPADDR), 16,
-		    0, 0, "iface_index . ether_addr . ipv4_addr" },
 	[S_CTR] = { "drops", DT_IFINDEX, 4, NFT_SET_OBJECT, 0,
 		    "iface_index : counter" },
 	[S_CUSTOM] = { "custom", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
@@ -367,7 +361,6 @@ typedef void (*rule_fn)(struct rb *rb, uint32_t key);
 
 static void r_l2(struct rb *rb, uint32_t key)
 {
-	need_switch(rb, key, S_SW_L2);
 	payload(rb, NFT_PAYLOAD_LL_HEADER, 12, 2, NFT_REG32_01);
 	lookup(rb, NFT_REG32_01, S_L2OK, true);
 	count_drop(rb, key);
@@ -377,7 +370,6 @@ static void r_mac(struct rb *rb, uint32_t key)
 {
 	static const uint32_t f[][3] = { { NFT_PAYLOAD_LL_HEADER, 6, 6 } };
 
-	need_switch(rb, key, S_SW_MAC);
 	not_own(rb, key, S_MAC, f, 1);
 	count_drop(rb, key);
 }
@@ -387,7 +379,6 @@ static void r_dhcp_client(struct rb *rb, uint32_t key)
 {
 	uint32_t zero = 0;
 
-	need_switch(rb, key, S_SW_IP4);
 	need_proto(rb, ETH_P_IP);
 	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, NFT_REG32_01);
 	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &zero, 4);
@@ -401,7 +392,6 @@ static void r_ip4(struct rb *rb, uint32_t key)
 {
 	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 12, 4 } };
 
-	need_switch(rb, key, S_SW_IP4);
 	need_proto(rb, ETH_P_IP);
 	not_own(rb, key, S_IP4, f, 1);
 	count_drop(rb, key);
@@ -412,7 +402,6 @@ static void r_dad(struct rb *rb, uint32_t key, uint8_t type)
 {
 	uint8_t zero[16] = { 0 };
 
-	need_switch(rb, key, S_SW_IP6);
 	need_proto(rb, ETH_P_IPV6);
 	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, NFT_REG32_01);
 	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, zero, 16);
@@ -435,28 +424,36 @@ static void r_ip6(struct rb *rb, uint32_t key)
 {
 	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 8, 16 } };
 
-	need_switch(rb, key, S_SW_IP6);
 	need_proto(rb, ETH_P_IPV6);
 	not_own(rb, key, S_IP6, f, 1);
 	count_drop(rb, key);
 }
 
-static void r_arp(struct rb *rb, uint32_t key)
+/* ARP: the sender MAC is the NIC's, the sender IPv4 one of its addresses
+ * or 0.0.0.0 (a probe, RFC 5227): the macs and ip4s sets say both. */
+static void r_arp_mac(struct rb *rb, uint32_t key)
 {
-	static const uint32_t f[][3] = {
-		{ NFT_PAYLOAD_NETWORK_HEADER, 8, 6 },	/* sender MAC */
-		{ NFT_PAYLOAD_NETWORK_HEADER, 14, 4 },	/* sender IPv4 */
-	};
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 8, 6 } };
 
-	need_switch(rb, key, S_SW_ARP);
 	need_proto(rb, ETH_P_ARP);
-	not_own(rb, key, S_ARP, f, 2);
+	not_own(rb, key, S_MAC, f, 1);
+	count_drop(rb, key);
+}
+
+static void r_arp_ip(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_NETWORK_HEADER, 14, 4 } };
+	uint32_t zero = 0;
+
+	need_proto(rb, ETH_P_ARP);
+	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_NEQ, &zero, 4);
+	not_own(rb, key, S_IP4, f, 1);
 	count_drop(rb, key);
 }
 
 static void r_dhcp_server(struct rb *rb, uint32_t key, uint16_t proto, uint16_t port)
 {
-	need_switch(rb, key, S_SW_DHCP);
 	need_proto(rb, proto);
 	need_l4(rb, IPPROTO_UDP);
 	th_port(rb, 0, port);
@@ -475,7 +472,6 @@ static void r_dhcp6_server(struct rb *rb, uint32_t key)
 
 static void r_ra(struct rb *rb, uint32_t key, uint8_t type)
 {
-	need_switch(rb, key, S_SW_RA);
 	need_proto(rb, ETH_P_IPV6);
 	need_l4(rb, IPPROTO_ICMPV6);
 	th_u8(rb, 0, type);
@@ -492,7 +488,8 @@ static void r_ra_redirect(struct rb *rb, uint32_t key)
 	r_ra(rb, key, 137);
 }
 
-static void r_custom(struct rb *rb, uint32_t key)
+/* "@K vmap @map": the NIC's own chain, if it has an element. */
+static void vmap(struct rb *rb, uint32_t key, enum nset s)
 {
 	struct nftnl_expr *e;
 
@@ -501,8 +498,18 @@ static void r_custom(struct rb *rb, uint32_t key)
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_VERDICT);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[S_CUSTOM].name);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[s].name);
 	}
+}
+
+static void r_switches(struct rb *rb, uint32_t key)
+{
+	vmap(rb, key, S_SW);
+}
+
+static void r_custom(struct rb *rb, uint32_t key)
+{
+	vmap(rb, key, S_CUSTOM);
 }
 
 /* To the guest: unicast for another MAC. */
@@ -512,7 +519,7 @@ static void r_promisc(struct rb *rb, uint32_t key)
 	uint8_t group = 0x01, zero = 0;
 	struct nftnl_expr *e;
 
-	need_switch(rb, key, S_SW_PROMISC);
+	need_switch(rb, key, S_PROMISC);
 	payload(rb, NFT_PAYLOAD_LL_HEADER, 0, 1, NFT_REG32_01);
 	e = ex(rb, "bitwise");
 	if (e) {
@@ -529,11 +536,29 @@ static void r_promisc(struct rb *rb, uint32_t key)
 	count_drop(rb, key);
 }
 
-static const rule_fn from_guest_rules[] = {
-	r_l2, r_mac, r_dhcp_client, r_ip4, r_dad_ns, r_dad_mld, r_ip6, r_arp,
-	r_dhcp4_server, r_dhcp6_server, r_ra_adv, r_ra_redirect, r_custom,
-};
+/* The base chains' rules: the switches first (their chain returns unless
+ * it drops or accepts), then the guest's custom rules. */
+static const rule_fn from_guest_rules[] = { r_switches, r_custom };
 
+/* The rules of each from-guest switch, in the order a mask chain has them. */
+static const struct {
+	uint32_t sw;
+	rule_fn fn;
+} switch_rules[] = {
+	{ VNIC_SW_L2_ALLOW, r_l2 },
+	{ VNIC_SW_MAC_SPOOF, r_mac },
+	{ VNIC_SW_IP_SPOOF, r_dhcp_client },
+	{ VNIC_SW_IP_SPOOF, r_ip4 },
+	{ VNIC_SW_IP6_SPOOF, r_dad_ns },
+	{ VNIC_SW_IP6_SPOOF, r_dad_mld },
+	{ VNIC_SW_IP6_SPOOF, r_ip6 },
+	{ VNIC_SW_ARP_SPOOF, r_arp_mac },
+	{ VNIC_SW_ARP_SPOOF, r_arp_ip },
+	{ VNIC_SW_DHCP_SERVER, r_dhcp4_server },
+	{ VNIC_SW_DHCP_SERVER, r_dhcp6_server },
+	{ VNIC_SW_RA_GUARD, r_ra_adv },
+	{ VNIC_SW_RA_GUARD, r_ra_redirect },
+};
 
 static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 		    rule_fn fn, uint32_t key)
@@ -889,5 +914,74 @@ int layout_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 				 c == C_IN ? PFX_FROM_IN : PFX_TO);
 	for (i = 0; c == C_EG && i < ARRAY_SIZE(eg_kinds) && !err; i++)
 		err = guard_rule(n, b, chain, key, eg_kinds[i], PFX_FROM_EG);
+	return err;
+}
+
+/* --- the chains of the from-guest switches -------------------------------- */
+
+void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len)
+{
+	snprintf(buf, len, "sw_%s_%02x", nchain_names[c], mask & SW_FROM);
+}
+
+/* "sw_in_7f" -> (C_IN, 0x7f); -1 for another name. */
+int swchain_parse(const char *name, enum nchain *c, uint32_t *mask)
+{
+	unsigned int i;
+	unsigned long v;
+	char *end;
+
+	if (strncmp(name, "sw_", 3))
+		return -1;
+	for (i = 0; i < C__MAX; i++) {
+		size_t len = strlen(nchain_names[i]);
+		const char *hex = name + 3 + len;
+
+		if (strncmp(name + 3, nchain_names[i], len) || hex[0] != '_' ||
+		    strlen(hex + 1) != 2)
+			continue;
+		v = strtoul(hex + 1, &end, 16);
+		if (*end || !v || (v & ~(unsigned long)SW_FROM))
+			return -1;
+		*c = (enum nchain)i;
+		*mask = (uint32_t)v;
+		return 0;
+	}
+	return -1;
+}
+
+bool swchain_ready(const struct vnic_nft *n, enum nchain c, uint32_t mask)
+{
+	return n->swchains[c][mask / 8] & (1u << (mask % 8));
+}
+
+void swchain_mark(struct vnic_nft *n, enum nchain c, uint32_t mask)
+{
+	n->swchains[c][mask / 8] |= (uint8_t)(1u << (mask % 8));
+}
+
+/*
+ * The chain a NIC's element of the switches map jumps to: the rules of the
+ * switches in mask, made the first time a NIC needs them.  Few masks are in
+ * use on a host (one, with the defaults), so these stay until the table goes.
+ */
+int layout_sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		    uint32_t mask)
+{
+	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
+	unsigned int i;
+	char name[16];
+	int err;
+
+	mask &= SW_FROM;
+	if (!mask || swchain_ready(n, c, mask))
+		return 0;
+	swchain_name(c, mask, name, sizeof(name));
+	err = regular_chain(n, b, name);
+	for (i = 0; !err && i < ARRAY_SIZE(switch_rules); i++)
+		if (switch_rules[i].sw & mask)
+			err = add_rule(n, b, name, switch_rules[i].fn, key);
+	if (!err)
+		swchain_mark(n, c, mask);	/* re-read if the commit fails */
 	return err;
 }

@@ -54,8 +54,7 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-/* Whether the table has libvnic's sets (the guests set is made last). */
-static int read_ours(struct vnic_nft *n, struct table_info *ti)
+static int has_set(struct vnic_nft *n, enum nset set, bool *has)
 {
 	char buf[512] = { 0 };
 	struct nftnl_set *s = nftnl_set_alloc();
@@ -66,11 +65,31 @@ static int read_ours(struct vnic_nft *n, struct table_info *ti)
 		return -ENOMEM;
 	req = nfnl_req(buf, NFT_MSG_GETSET, 0, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[S_L2OK].name);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[set].name);
 	nftnl_set_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	err = nfnl_get(n, req, set_cb, &ti->ours);
+	*has = false;
+	err = nfnl_get(n, req, set_cb, has);
 	return err == -ENOENT ? 0 : err;
+}
+
+/* Whether the table has libvnic's sets (made in one batch): the switches
+ * map says so.  A table with the l2_allowed set but no switches map has
+ * an earlier libvnic's layout (a set per switch), whose rules look up sets
+ * this one no longer fills: refused rather than half-used. */
+static int read_ours(struct vnic_nft *n, struct table_info *ti)
+{
+	bool old = false;
+	int err = has_set(n, S_SW, &ti->ours);
+
+	if (!err && !ti->ours)
+		err = has_set(n, S_L2OK, &old);
+	if (!err && old)
+		err = vnic_set_err(n->ctx, -EPROTO, VNIC_STEP_DUMP, -1, NULL,
+				   "table netdev %s has the layout of an older libvnic; "
+				   "delete it (nft delete table netdev %s) to start "
+				   "afresh", n->table, n->table);
+	return err;
 }
 
 int read_table(struct vnic_nft *n, struct table_info *ti)
@@ -142,6 +161,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	const char *name, *dev, *const *devs;
 	enum nchain kind;
 	unsigned int k;
+	uint32_t mask;
 
 	if (!c)
 		return -ENOMEM;
@@ -156,6 +176,8 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		devlist_add(&cr->n->customs, name);
 	if (name && !strncmp(name, "to_", 3))
 		devlist_add(&cr->n->tochains, name);
+	if (name && !swchain_parse(name, &kind, &mask))
+		swchain_mark(cr->n, kind, mask);
 	if (name && !shard_of(name, &kind, &k)) {
 		struct shard *sh = shard_get(cr->n, kind, k);
 
@@ -193,6 +215,7 @@ int read_chains(struct vnic_nft *n)
 	for (i = 0; i < n->npfx; i++)
 		n->pfx[i].installed = false;
 	n->pfx_shared = false;
+	memset(n->swchains, 0, sizeof(n->swchains));
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);

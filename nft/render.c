@@ -19,7 +19,7 @@ struct out {
 	char *buf;
 	size_t len, cap;
 	int err;
-	uint32_t sw_bit;		/* the switch set being written */
+	uint8_t swchains[C__MAX][(SW_FROM + 1) / 8];	/* written */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -53,25 +53,36 @@ static void put(struct out *o, const char *fmt, ...)
 	}
 }
 
-/* The from-guest rules, as nft lists them; @K is iif or oif. */
+/* The base chains' rules, as nft lists them; @K is iif or oif. */
 static const char *const from_rules[] = {
-	"@K @sw_l2_allow @ll,96,16 != @l2_allowed counter name @K map @drops drop",
-	"@K @sw_mac_spoof @K . @ll,48,48 != @macs counter name @K map @drops drop",
-	"@K @sw_ip_spoof ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept",
-	"@K @sw_ip_spoof @K . ip saddr != @ip4s counter name @K map @drops drop",
-	"@K @sw_ip6_spoof ip6 saddr :: icmpv6 type nd-neighbor-solicit accept",
-	"@K @sw_ip6_spoof ip6 saddr :: icmpv6 type mld2-listener-report accept",
-	"@K @sw_ip6_spoof @K . ip6 saddr != @ip6s counter name @K map @drops drop",
-	"@K @sw_arp_spoof @K . arp saddr ether . arp saddr ip != @arps counter name @K map @drops drop",
-	"@K @sw_dhcp_server meta protocol ip udp sport 67 counter name @K map @drops drop",
-	"@K @sw_dhcp_server meta protocol ip6 udp sport 547 counter name @K map @drops drop",
-	"@K @sw_ra_guard icmpv6 type nd-router-advert counter name @K map @drops drop",
-	"@K @sw_ra_guard icmpv6 type nd-redirect counter name @K map @drops drop",
+	"@K vmap @switches",
 	"@K vmap @custom",
 };
 
+/* The rules of each from-guest switch, in layout.c's order. */
+static const struct {
+	uint32_t sw;
+	const char *rule;
+} switch_rules[] = {
+	{ VNIC_SW_L2_ALLOW, "@ll,96,16 != @l2_allowed counter name @K map @drops drop" },
+	{ VNIC_SW_MAC_SPOOF, "@K . @ll,48,48 != @macs counter name @K map @drops drop" },
+	{ VNIC_SW_IP_SPOOF, "ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept" },
+	{ VNIC_SW_IP_SPOOF, "@K . ip saddr != @ip4s counter name @K map @drops drop" },
+	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type nd-neighbor-solicit accept" },
+	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type mld2-listener-report accept" },
+	{ VNIC_SW_IP6_SPOOF, "@K . ip6 saddr != @ip6s counter name @K map @drops drop" },
+	{ VNIC_SW_ARP_SPOOF, "meta protocol arp @K . @nh,64,48 != @macs "
+			     "counter name @K map @drops drop" },
+	{ VNIC_SW_ARP_SPOOF, "arp saddr ip != 0.0.0.0 @K . arp saddr ip != @ip4s "
+			     "counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP_SERVER, "meta protocol ip udp sport 67 counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP_SERVER, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
+	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-router-advert counter name @K map @drops drop" },
+	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-redirect counter name @K map @drops drop" },
+};
+
 static const char *const to_rules[] = {
-	"@K @sw_no_promisc @ll,0,8 & 0x1 == 0x0 @K . @ll,0,48 != @macs counter name @K map @drops drop",
+	"@K @no_promisc @ll,0,8 & 0x1 == 0x0 @K . @ll,0,48 != @macs counter name @K map @drops drop",
 };
 
 static void mac48(struct out *o, const uint8_t *m)
@@ -82,11 +93,6 @@ static void mac48(struct out *o, const uint8_t *m)
 	for (i = 0; i < 6; i++)
 		v = v << 8 | m[i];
 	put(o, "0x%llx", (unsigned long long)v);
-}
-
-static void ether(struct out *o, const uint8_t *m)
-{
-	put(o, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
 typedef void (*elem_fn)(struct out *o, const struct pguest *g,
@@ -116,7 +122,19 @@ static void each_nic(struct out *o, const struct vnic_policy *p, elem_fn fn)
 static void e_switch(struct out *o, const struct pguest *g, const struct pnic *n,
 		     unsigned int i, bool *first)
 {
-	if (n->sw & o->sw_bit) {
+	char sw[16];
+
+	if (!(n->sw & SW_FROM))
+		return;
+	swchain_name(layout_from_chain(n->kind), n->sw, sw, sizeof(sw));
+	sep(o, first);
+	put(o, "\"%s\" : jump %s", n->ifname, sw);
+}
+
+static void e_promisc(struct out *o, const struct pguest *g, const struct pnic *n,
+		      unsigned int i, bool *first)
+{
+	if ((n->sw & VNIC_SW_NO_PROMISC) && layout_from_chain(n->kind) == C_IN) {
 		sep(o, first);
 		put(o, "\"%s\"", n->ifname);
 	}
@@ -153,21 +171,6 @@ static void e_ip6(struct out *o, const struct pguest *g, const struct pnic *n,
 		sep(o, first);
 		put(o, "\"%s\" . %s", n->ifname,
 		    inet_ntop(AF_INET6, &n->v6[k], a, sizeof(a)));
-	}
-}
-
-static void e_arp(struct out *o, const struct pguest *g, const struct pnic *n,
-		  unsigned int i, bool *first)
-{
-	char a[INET_ADDRSTRLEN];
-	unsigned int k;
-
-	for (k = 0; k <= n->n4; k++) {
-		sep(o, first);
-		put(o, "\"%s\" . ", n->ifname);
-		ether(o, n->mac);
-		put(o, " . %s", k < n->n4 ?
-		    inet_ntop(AF_INET, &n->v4[k], a, sizeof(a)) : "0.0.0.0");
 	}
 }
 
@@ -265,6 +268,26 @@ static void rules_text(struct out *o, const char *const *rules, unsigned int n,
 	}
 }
 
+/* The chain of a NIC's switches, where apply makes it: before the first
+ * element that jumps to it. */
+static void sw_chain(struct out *o, const struct pnic *nic)
+{
+	enum nchain c = layout_from_chain(nic->kind);
+	uint32_t mask = nic->sw & SW_FROM;
+	unsigned int i;
+	char name[16];
+
+	if (!mask || (o->swchains[c][mask / 8] & (1u << (mask % 8))))
+		return;
+	o->swchains[c][mask / 8] |= (uint8_t)(1u << (mask % 8));
+	swchain_name(c, mask, name, sizeof(name));
+	put(o, "\tchain %s {\n", name);
+	for (i = 0; i < ARRAY_SIZE(switch_rules); i++)
+		if (switch_rules[i].sw & mask)
+			rules_text(o, &switch_rules[i].rule, 1, c == C_IN ? "iif" : "oif");
+	put(o, "\t}\n\n");
+}
+
 static void end_chain(struct out *o, enum nchain c)
 {
 	put(o, " } priority filter; policy accept;\n");
@@ -319,30 +342,24 @@ static void to_chain(struct out *o, const struct pguest *g)
 static void render(struct out *o, const struct vnic_nft *n, const struct vnic_policy *p,
 		   const struct resolved *r)
 {
-	static const enum nset sw_sets[] = {
-		S_SW_MAC, S_SW_IP4, S_SW_IP6, S_SW_ARP, S_SW_DHCP, S_SW_RA, S_SW_L2,
-		S_SW_PROMISC,
-	};
 	unsigned int i, k;
 
 	put(o, "table netdev %s {\n\tcomment \"managed by libvnic\"\n\n", n->table);
 	for (i = 0; i < p->n; i++)
 		put(o, "\tcounter c_%s {\n\t}\n\n", p->g[i]->name);
-	for (i = 0; i < ARRAY_SIZE(sw_sets); i++) {
-		o->sw_bit = 1u << i;
-		set_block(o, sw_sets[i], p, e_switch);
-	}
+	set_block(o, S_SW, p, e_switch);
+	set_block(o, S_PROMISC, p, e_promisc);
 	set_block(o, S_MAC, p, e_mac);
 	set_block(o, S_IP4, p, e_ip4);
 	set_block(o, S_IP6, p, e_ip6);
-	set_block(o, S_ARP, p, e_arp);
 	set_block(o, S_CTR, p, e_drops);
 	set_block(o, S_CUSTOM, p, e_custom);
 	guests_block(o, p, r);
 	put(o, "\tset l2_allowed {\n\t\ttypeof @ll,96,16\n\t\tflags constant\n"
 	    "\t\telements = { 0x800, 0x806, 0x86dd }\n\t}\n\n");
 	/* Chains in the order apply creates them on an empty table (nft lists
-	 * them so): per guest its custom and to-guest chains, then the shared
+	 * them so): per guest its custom chain, the switch chains its NICs are
+ * the first to need, its to-guest chain, then the shared
 	 * base chains at the end of the batch. */
 	for (i = 0; i < p->n; i++) {
 		const struct pguest *g = p->g[i];
@@ -353,6 +370,8 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 				custom_rule(o, g, &g->rules[k]);
 			put(o, "\t}\n\n");
 		}
+		for (k = 0; k < g->nn; k++)
+			sw_chain(o, &g->nics[k]);
 		to_chain(o, g);
 	}
 	for (i = 0; i < C__MAX; i++)

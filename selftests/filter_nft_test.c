@@ -698,11 +698,25 @@ static unsigned int mentions(json_t *root, const char *dev)
 #define SET_MAC	"macs"		/* iif . MAC */
 #define SET_IP4	"ip4s"		/* iif . IPv4 */
 #define SET_IP6	"ip6s"		/* iif . IPv6 */
-#define SET_ARP	"arps"		/* iif . MAC . IPv4 */
-static const char *const sw_sets[] = {
-	"sw_mac_spoof", "sw_ip_spoof", "sw_ip6_spoof", "sw_arp_spoof",
-	"sw_dhcp_server", "sw_ra_guard", "sw_l2_allow", "sw_no_promisc",
-};
+#define SET_SW	"switches"	/* iif : jump to the chain of its switches */
+#define SW_CLEAN_IN	"sw_in_7f"	/* every from-guest switch, ingress */
+#define SW_NOMAC_IN	"sw_in_7e"	/* the same but mac-spoof */
+
+/* Rules of the table's chain that mention s (all of them if s is NULL). */
+static unsigned int chain_rules_with(json_t *root, const char *chain, const char *s)
+{
+	json_t *items = json_object_get(root, "nftables"), *it, *r;
+	unsigned int hits = 0;
+	size_t i;
+
+	json_array_foreach(items, i, it) {
+		r = json_object_get(it, "rule");
+		if (r && json_has(json_object_get(r, "chain"), chain) &&
+		    (!s || json_has(json_object_get(r, "expr"), s)))
+			hits++;
+	}
+	return hits;
+}
 
 TEST_F(nft, json_matches_policy)
 {
@@ -712,7 +726,6 @@ TEST_F(nft, json_matches_policy)
 	uint32_t flags, owner;
 	json_t *root, *tbl, *s, *r;
 	bool custom_seen = false;
-	unsigned int i;
 	size_t k;
 	int ret;
 
@@ -763,18 +776,22 @@ TEST_F(nft, json_matches_policy)
 	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_LL6));
 	EXPECT_FALSE(HAS_ELEM(s, nic, PKT_OTHER_IP6));
 
-	s = vnic_set(root, SET_ARP);
+	/* Both NICs jump to the chain of every switch, whose rules look up
+	 * each address set (ARP's sender in macs and ip4s). */
+	s = vnic_set(root, SET_SW);
 	ASSERT_NE(NULL, s);
-	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_MAC, PKT_NIC_IP4));
-	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_MAC, PKT_NIC_IP4B));
-	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_MAC, PKT_OTHER_IP4));
-
-	for (i = 0; i < sizeof(sw_sets) / sizeof(sw_sets[0]); i++) {
-		s = vnic_set(root, sw_sets[i]);
-		ASSERT_NE(NULL, s) TH_LOG("no set %s", sw_sets[i]);
-		EXPECT_TRUE(HAS_ELEM(s, nic)) TH_LOG("%s lacks %s", sw_sets[i], nic);
-		EXPECT_TRUE(HAS_ELEM(s, oth)) TH_LOG("%s lacks %s", sw_sets[i], oth);
-	}
+	EXPECT_TRUE(HAS_ELEM(s, nic, SW_CLEAN_IN));
+	EXPECT_TRUE(HAS_ELEM(s, oth, SW_CLEAN_IN));
+	EXPECT_EQ(13u, chain_rules_with(root, SW_CLEAN_IN, NULL));
+	EXPECT_EQ(1u, chain_rules_with(root, SW_CLEAN_IN, "@l2_allowed"));
+	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_MAC));
+	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_IP4));
+	EXPECT_EQ(1u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_IP6));
+	EXPECT_EQ(10u, chain_rules_with(root, SW_CLEAN_IN, "@drops"));
+	s = vnic_set(root, "no_promisc");
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic));
+	EXPECT_TRUE(HAS_ELEM(s, oth));
 	s = vnic_set(root, "drops");
 	ASSERT_NE(NULL, s);
 	EXPECT_TRUE(HAS_ELEM(s, nic));
@@ -822,16 +839,17 @@ TEST_F(nft, json_switch_off_then_remove)
 	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
 	root = ruleset_json();
 	ASSERT_NE(NULL, root);
-	s = vnic_set(root, "sw_mac_spoof");
+	s = vnic_set(root, SET_SW);
+	ASSERT_NE(NULL, s);
+	EXPECT_TRUE(HAS_ELEM(s, nic, SW_NOMAC_IN));
+	EXPECT_TRUE(HAS_ELEM(s, oth, SW_CLEAN_IN));
+	/* Without mac-spoof, only ARP's rule looks up the MAC. */
+	EXPECT_EQ(12u, chain_rules_with(root, SW_NOMAC_IN, NULL));
+	EXPECT_EQ(1u, chain_rules_with(root, SW_NOMAC_IN, "@" SET_MAC));
+	s = vnic_set(root, "no_promisc");
 	ASSERT_NE(NULL, s);
 	EXPECT_FALSE(HAS_ELEM(s, nic));
 	EXPECT_TRUE(HAS_ELEM(s, oth));
-	s = vnic_set(root, "sw_no_promisc");
-	ASSERT_NE(NULL, s);
-	EXPECT_FALSE(HAS_ELEM(s, nic));
-	s = vnic_set(root, "sw_ip_spoof");
-	ASSERT_NE(NULL, s);
-	EXPECT_TRUE(HAS_ELEM(s, nic));
 	json_decref(root);
 
 	memset(&res, 0, sizeof(res));
@@ -967,7 +985,7 @@ TEST_F(nft, owner_flag_survives_flush_and_delete)
 	TH_LOG("nft flush table: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 	ret = st_run_cmd_err(err, sizeof(err),
-			     "nft delete element netdev vnic sw_mac_spoof '{ %s }'",
+			     "nft delete element netdev vnic switches '{ %s }'",
 			     self->t.nic);
 	TH_LOG("nft delete element: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
@@ -1252,11 +1270,11 @@ static char installed_state(const struct pkt_topo *t)
 	ifid(t->nic, nic, sizeof(nic));
 	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
 	ip4 = vnic_set(root, SET_IP4);
-	sw = vnic_set(root, "sw_mac_spoof");
+	sw = vnic_set(root, SET_SW);
 	a1 = HAS_ELEM(ip4, oth, PKT_OTHER_IP4);
 	b1 = HAS_ELEM(ip4, oth, "192.0.2.21");
-	a2 = HAS_ELEM(sw, nic);
-	b2 = !a2;
+	a2 = HAS_ELEM(sw, nic, SW_CLEAN_IN);
+	b2 = HAS_ELEM(sw, nic, SW_NOMAC_IN);
 	json_decref(root);
 	if (a1 && !b1 && a2)
 		return 'A';
