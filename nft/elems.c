@@ -25,6 +25,7 @@ struct put {
 	struct vnic_nft *n;
 	struct nbatch *b;
 	bool add;
+	bool uncounted;			/* the state element */
 	struct nftnl_set *s[S__MAX];
 	unsigned int count[S__MAX];
 	int err;
@@ -72,6 +73,8 @@ static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
 	}
 	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len);
 	nftnl_set_elem_add(pt->s[s], e);
+	if (!pt->uncounted)
+		pt->n->pend[s] += pt->add ? 1 : -1;
 	if (++pt->count[s] == ELEMS_PER_MSG)
 		pt->err = flush_set(pt, s);
 	return e;
@@ -167,16 +170,24 @@ static void comment_udata(struct nftnl_set_elem *e, const char *comment)
 		nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, ud, (uint32_t)len);
 }
 
+/* "libvnic-state DIGEST n=A,B,...": the digest, and how many elements each
+ * set holds after the batch (S_SW up to S_GUESTS, without this one). */
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 {
-	struct put pt = { .n = n, .b = b, .add = add };
+	struct put pt = { .n = n, .b = b, .add = add, .uncounted = true };
 	uint32_t key = STATE_KEY;
 	struct nftnl_set_elem *e = elem(&pt, S_GUESTS, &key, 4);
-	char comment[64];
+	char comment[200];
+	unsigned int s;
+	int len;
 
 	if (e && add) {
-		snprintf(comment, sizeof(comment), "libvnic-state %016llx",
-			 (unsigned long long)digest);
+		len = snprintf(comment, sizeof(comment), "libvnic-state %016llx n=",
+			       (unsigned long long)digest);
+		for (s = 0; s < STATE_COUNTS; s++)
+			len += snprintf(comment + len, sizeof(comment) - (size_t)len,
+					"%s%lld", s ? "," : "",
+					(long long)n->nelem[s] + n->pend[s]);
 		comment_udata(e, comment);
 	}
 	return pt.err ? pt.err : flush_set(&pt, S_GUESTS);

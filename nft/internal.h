@@ -21,6 +21,8 @@
 #endif
 
 #define NFT_DEFAULT_TABLE "vnic"
+#define NFT_DEFAULT_CAPACITY 4096	/* NICs: about 600 KiB of buckets */
+#define NFT_MAX_CAPACITY (1u << 20)	/* about 160 MiB of buckets */
 
 /* nftables' datatype ids (src/datatype.h), for set key types nft(8) can
  * print; concatenations shift each by 6 bits. */
@@ -50,6 +52,7 @@ struct nset_desc {
 	uint32_t flags;			/* NFT_SET_MAP, NFT_SET_OBJECT, ... */
 	uint32_t data_type;		/* maps */
 	const char *render_type;	/* "iface_index . ether_addr" */
+	uint32_t per_nic;		/* size: elements per NIC (0: unsized) */
 };
 extern const struct nset_desc nset_descs[S__MAX];
 
@@ -150,6 +153,12 @@ struct vnic_nft {
 	char **nic_keys;
 	unsigned int nnic_keys, capnic_keys;
 	uint64_t table_digest;
+	/* Sets: their kernel size (0: unsized), their elements as of the
+	 * last commit, and the change the batch being built makes. */
+	uint32_t capacity;		/* NICs a new table is sized for */
+	uint32_t size[S__MAX];
+	uint32_t nelem[S__MAX];
+	int64_t pend[S__MAX];
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
@@ -251,7 +260,12 @@ void guest_names(const char *guest, char *ctr, char *chain, size_t len);
  * STATE_KEY, its comment "libvnic-state HEX" (table userdata cannot be
  * changed once the table exists; an element can, within the batch). */
 #define STATE_KEY 0u
+#define STATE_COUNTS	(S_GUESTS + 1)	/* sets counted in its comment */
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add);
+/* NEWSET for set s of size (0: unsized); an update if it exists. */
+int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s, uint32_t size);
+/* The size a new table gives set s. */
+uint32_t layout_set_size(const struct vnic_nft *n, enum nset s);
 /* nft.c: every NIC of a policy resolved to its ifindex, in one batch:
  * guest g's NIC k is ifi[off[g] + k]. */
 struct resolved {

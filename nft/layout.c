@@ -28,23 +28,25 @@
 
 #define CONCAT(a, b)	((a) << 6 | (b))
 
+/* Sizes per NIC: an element each in the NIC-keyed sets; addresses for
+ * one IPv4 and, in ip6s, one global, its link-local and one more. */
 const struct nset_desc nset_descs[S__MAX] = {
 	[S_SW] = { "switches", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
-		   "iface_index : verdict" },
-	[S_PROMISC] = { "no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index" },
+		   "iface_index : verdict", 1 },
+	[S_PROMISC] = { "no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index", 1 },
 	[S_MAC] = { "macs", CONCAT(DT_IFINDEX, DT_INTEGER), 12, 0, 0,
-		    "typeof iif . @ll,48,48" },
+		    "typeof iif . @ll,48,48", 1 },
 	[S_IP4] = { "ip4s", CONCAT(DT_IFINDEX, DT_IPADDR), 8, 0, 0,
-		    "iface_index . ipv4_addr" },
+		    "iface_index . ipv4_addr", 2 },
 	[S_IP6] = { "ip6s", CONCAT(DT_IFINDEX, DT_IP6ADDR), 20, 0, 0,
-		    "iface_index . ipv6_addr" },
+		    "iface_index . ipv6_addr", 3 },
 	[S_CTR] = { "drops", DT_IFINDEX, 4, NFT_SET_OBJECT, 0,
-		    "iface_index : counter" },
+		    "iface_index : counter", 1 },
 	[S_CUSTOM] = { "custom", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
-		       "iface_index : verdict" },
-	[S_GUESTS] = { "guests", DT_MARK, 4, 0, 0, "mark" },
+		       "iface_index : verdict", 1 },
+	[S_GUESTS] = { "guests", DT_MARK, 4, 0, 0, "mark", 1 },
 	[S_L2OK] = { "l2_allowed", DT_INTEGER, 2, NFT_SET_CONSTANT, 0,
-		     "typeof @ll,96,16" },
+		     "typeof @ll,96,16", 0 },
 };
 
 const char *const nchain_names[C__MAX] = { "in", "eg" };
@@ -137,7 +139,26 @@ int layout_table(struct vnic_nft *n, struct nbatch *b)
 	return PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, t, table);
 }
 
-static int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s)
+/* A guest has at least one NIC: the guests set has room for the state
+ * element besides. */
+uint32_t layout_set_size(const struct vnic_nft *n, enum nset s)
+{
+	uint64_t size = (uint64_t)n->capacity * nset_descs[s].per_nic;
+
+	if (!size || !(n->features & VNIC_NFT_FEAT_SET_SIZE))
+		return 0;
+	size += s == S_GUESTS;
+	return size > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)size;
+}
+
+/*
+ * A set with a size gets the kernel's fixed-size hash (nft_hash), whose
+ * buckets are made once: filling it costs no rehash, where the resizable
+ * one (nft_rhash) doubles its table over and over in a large first batch.
+ * The size is also the most elements the set takes; change_end() raises it
+ * before a batch would pass it.
+ */
+int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s, uint32_t size)
 {
 	const struct nset_desc *d = &nset_descs[s];
 	struct nftnl_set *set = nftnl_set_alloc();
@@ -151,6 +172,8 @@ static int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s)
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, d->key_len);
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, d->flags);
 	nftnl_set_set_u32(set, NFTNL_SET_ID, (uint32_t)s + 1);
+	if (size)
+		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, size);
 	/*
 	 * Link-layer fields are matched as raw payload: nft 1.0.6 guards its
 	 * "ether" matches with "meta iiftype ether", which never matches in
@@ -832,8 +855,10 @@ int layout_skeleton(struct vnic_nft *n, struct nbatch *b)
 	unsigned int s;
 	int err = 0;
 
-	for (s = 0; s < S__MAX && !err; s++)
-		err = layout_set(n, b, s);
+	for (s = 0; s < S__MAX && !err; s++) {
+		n->size[s] = layout_set_size(n, s);
+		err = layout_set(n, b, s, n->size[s]);
+	}
 	return err;
 }
 

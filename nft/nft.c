@@ -212,6 +212,8 @@ static uint32_t probe(void)
 		f |= VNIC_NFT_FEAT_EGRESS;
 	if (kernel_at_least(6, 4))
 		f |= VNIC_NFT_FEAT_HOOK_UPDATE;
+	if (kernel_at_least(6, 5))
+		f |= VNIC_NFT_FEAT_SET_SIZE;
 	/* Cleared if the kernel refuses the first prefix chain. */
 	if (kernel_at_least(6, 17))
 		f |= VNIC_NFT_FEAT_PREFIX_HOOK;
@@ -319,7 +321,11 @@ static int open_state(struct vnic_nft *n)
 	if (!err && open_writes(n, &ti))
 		err = open_table(n, &ti);
 	if (!err && !ti.ours && (n->flags & VNIC_NFT_READ_ONLY)) {
-		/* Nothing to read: no guests. */
+		/* Nothing to read: no guests, the sizes a new table gets. */
+		unsigned int s;
+
+		for (s = 0; s < S__MAX; s++)
+			n->size[s] = layout_set_size(n, (enum nset)s);
 		inst_clear(n);
 		n->table_digest = 0;
 		n->has_state = false;
@@ -331,7 +337,15 @@ static int open_state(struct vnic_nft *n)
 	if (!err) {
 		n->table_digest = ti.has_digest ? ti.digest : 0;
 		n->has_state = ti.has_digest;
+		/* Unknown counts (a table without them): from nothing; a
+		 * set that is fuller than that refuses with ENFILE. */
+		memset(n->nelem, 0, sizeof(n->nelem));
+		memset(n->pend, 0, sizeof(n->pend));
+		if (ti.has_counts)
+			memcpy(n->nelem, ti.nelem, sizeof(ti.nelem));
 	}
+	if (!err)
+		err = read_sizes(n);
 	if (!err)
 		err = read_chains(n);
 	if (!err)
@@ -361,12 +375,17 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "table name '%s' must be 1..32 of [A-Za-z0-9_.-]",
 				    o.table);
+	if (o.capacity > NFT_MAX_CAPACITY)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "capacity %u is over %u NICs", o.capacity,
+				    NFT_MAX_CAPACITY);
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	n->ctx = ctx;
 	n->flags = o.flags;
 	n->features = probe();
+	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
 	n->before_commit = o.before_commit;
 	n->ifsock = -1;
 	n->before_commit_arg = o.before_commit_arg;
@@ -507,6 +526,7 @@ struct purge {
 	int *ifi;
 	unsigned int nifi, cap;
 	struct nftnl_set *del;
+	enum nset set;			/* of del */
 };
 
 static int drops_cb(struct nftnl_set_elem *e, void *data)
@@ -551,6 +571,7 @@ static int purge_elem_cb(struct nftnl_set_elem *e, void *data)
 		return -ENOMEM;
 	nftnl_set_elem_set(d, NFTNL_SET_ELEM_KEY, key, len);
 	nftnl_set_elem_add(pu->del, d);
+	pu->ch->n->pend[pu->set]--;
 	return 0;
 }
 
@@ -564,6 +585,7 @@ static int purge_set(struct purge *pu, enum nset s)
 	pu->del = nftnl_set_alloc();
 	if (!pu->del)
 		return -ENOMEM;
+	pu->set = s;
 	nftnl_set_set_str(pu->del, NFTNL_SET_TABLE, pu->ch->n->table);
 	nftnl_set_set_str(pu->del, NFTNL_SET_NAME, nset_descs[s].name);
 	err = read_elems(pu->ch->n, s, purge_elem_cb, pu);
@@ -738,6 +760,60 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
 /* Commit: the guest changes, the hooks, the new state element, all in one
  * batch.  On failure the kernel kept the old state: so does the handle, by
  * reading it back. */
+/*
+ * Sets the change would fill past their size grow first, in a commit of
+ * their own: a new size takes effect at commit, so elements of the same
+ * batch would still meet the old one.  That commit carries the generation
+ * the change was built on and the change the one after it, so a change by
+ * anyone else in between still fails the change.
+ */
+static int grow_sets(struct change *ch, uint64_t *genid)
+{
+	struct vnic_nft *n = ch->n;
+	uint32_t size[S__MAX], now;
+	unsigned int s, k = 0;
+	struct nbatch b;
+	int err = 0;
+
+	nbatch_init(&b);
+	for (s = 0; s < S__MAX && !err; s++) {
+		int64_t need = (int64_t)n->nelem[s] + n->pend[s] + (s == S_GUESTS);
+		uint64_t sz = n->size[s];
+
+		size[s] = n->size[s];
+		if (!sz || need <= (int64_t)sz)
+			continue;
+		while (sz < (uint64_t)need)
+			sz *= 2;
+		size[s] = sz > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)sz;
+		err = layout_set(n, &b, (enum nset)s, size[s]);
+		k++;
+	}
+	if (!err && k)
+		err = commit(n, &b, *genid, ch->res);
+	nbatch_free(&b);
+	if (err || !k)
+		return err;
+	memcpy(n->size, size, sizeof(size));
+	err = nfnl_genid(n, &now);
+	if (!err && *genid != NO_GENID && now != *genid + 1)
+		err = -ERESTART;	/* someone else's commit came between */
+	if (*genid != NO_GENID)
+		*genid = now;
+	return err;
+}
+
+static void counts_done(struct vnic_nft *n, bool committed)
+{
+	unsigned int s;
+
+	for (s = 0; s < S__MAX; s++) {
+		if (committed)
+			n->nelem[s] = (uint32_t)((int64_t)n->nelem[s] + n->pend[s]);
+		n->pend[s] = 0;
+	}
+}
+
 static int change_end(struct change *ch, int err, uint64_t genid)
 {
 	struct vnic_nft *n = ch->n;
@@ -749,6 +825,8 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
 			err = state_elem(n, &ch->b, ch->digest, true);
+		if (!err)
+			err = grow_sets(ch, &genid);
 		if (!err && n->before_commit)
 			n->before_commit(n->before_commit_arg);
 		if (!err)
@@ -757,12 +835,17 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 			err = -EAGAIN;
 			set_err(n, err, "the ruleset of table %s changed while this "
 				"commit was built", n->table);
+		} else if (err == -ENFILE) {
+			set_err(n, err, "a set of table netdev %s is full: its size "
+				"could not be raised (a kernel before 6.5, or "
+				"elements added by another process)", n->table);
 		} else if (err) {
 			set_err(n, err, "commit to table netdev %s", n->table);
 		}
 	}
 	nbatch_free(&ch->b);
 	layout_drop_devs(n);
+	counts_done(n, !err && wrote);
 	if (err) {
 		open_state(n);	/* the kernel's state is the truth */
 		return err;

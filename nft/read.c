@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
@@ -31,6 +32,26 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
+/* " n=A,B,...": STATE_COUNTS numbers. */
+static int parse_counts(const char *s, uint32_t *nelem)
+{
+	unsigned int i;
+	char *end;
+
+	if (!s)
+		return -1;
+	s += 3;
+	for (i = 0; i < STATE_COUNTS; i++) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v > UINT32_MAX || *end != (i + 1 < STATE_COUNTS ? ',' : '\0'))
+			return -1;
+		nelem[i] = (uint32_t)v;
+		s = end + 1;
+	}
+	return 0;
+}
+
 static int state_cb(struct nftnl_set_elem *e, void *data)
 {
 	struct table_info *ti = data;
@@ -40,10 +61,12 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 	unsigned long long d;
 
 	if (key && klen == 4 && *key == STATE_KEY && ud && len > 2 && ud[0] == 0 &&
-	    ud[1] <= len - 2 &&
+	    ud[1] <= len - 2 && memchr(ud + 2, 0, ud[1]) &&
 	    sscanf((const char *)ud + 2, "libvnic-state %llx", &d) == 1) {
 		ti->digest = d;
 		ti->has_digest = true;
+		ti->has_counts = !parse_counts(strstr((const char *)ud + 2, " n="),
+					       ti->nelem);
 	}
 	return 0;
 }
@@ -110,6 +133,41 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	if (err == -ENOENT)
 		return 0;
 	return err ? err : read_ours(n, ti);
+}
+
+static int size_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct vnic_nft *n = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	const char *name;
+	unsigned int i;
+
+	if (!s)
+		return -ENOMEM;
+	if (nftnl_set_nlmsg_parse(nlh, s) == 0 &&
+	    (name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
+		for (i = 0; i < S__MAX; i++)
+			if (!strcmp(name, nset_descs[i].name))
+				n->size[i] = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
+					nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+	nftnl_set_free(s);
+	return 0;
+}
+
+int read_sizes(struct vnic_nft *n)
+{
+	char buf[512] = { 0 };
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *req;
+
+	if (!s)
+		return -ENOMEM;
+	memset(n->size, 0, sizeof(n->size));
+	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	nftnl_set_nlmsg_build_payload(req, s);
+	nftnl_set_free(s);
+	return nfnl_get(n, req, size_cb, n);
 }
 
 struct chain_read {

@@ -12,11 +12,15 @@ struct table_info {
 	bool ours;			/* has libvnic's sets */
 	uint32_t flags;
 	uint64_t digest;
+	bool has_counts;		/* the state element's n= */
+	uint32_t nelem[STATE_COUNTS];
 };
 
 int read_table(struct vnic_nft *n, struct table_info *ti);
 /* The state element: ti->has_digest and ti->digest. */
 int read_state(struct vnic_nft *n, struct table_info *ti);
+/* Every set's size (n->size). */
+int read_sizes(struct vnic_nft *n);
 /* Which base chains exist, and their devices (devs[C__MAX]). */
 /* Which base chains (shards) exist, and their devices. */
 int read_chains(struct vnic_nft *n);

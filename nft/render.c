@@ -19,6 +19,7 @@ struct out {
 	char *buf;
 	size_t len, cap;
 	int err;
+	const struct vnic_nft *n;
 	uint8_t swchains[C__MAX][(SW_FROM + 1) / 8];	/* written */
 };
 
@@ -199,18 +200,49 @@ static void set_block(struct out *o, enum nset s, const struct vnic_policy *p,
 	    d->name);
 	put(o, "\t\t%s%s\n", strncmp(d->render_type, "typeof", 6) ? "type " : "",
 	    d->render_type);
+	if (o->n->size[s])
+		put(o, "\t\tsize %u\n", o->n->size[s]);
 	put(o, "\t\telements = {");
 	each_nic(o, p, fn);
 	put(o, "\t}\n\n");
 }
 
+/* What each set holds once p is applied on an empty table, as the state
+ * element's comment counts it (elems.c). */
+static void policy_counts(const struct vnic_policy *p, uint64_t *nelem)
+{
+	unsigned int gi, ni;
+
+	memset(nelem, 0, STATE_COUNTS * sizeof(*nelem));
+	for (gi = 0; gi < p->n; gi++) {
+		const struct pguest *g = p->g[gi];
+
+		nelem[S_GUESTS]++;
+		for (ni = 0; ni < g->nn; ni++) {
+			const struct pnic *nic = &g->nics[ni];
+
+			nelem[S_SW] += (nic->sw & SW_FROM) != 0;
+			nelem[S_PROMISC] += (nic->sw & VNIC_SW_NO_PROMISC) &&
+					    layout_from_chain(nic->kind) == C_IN;
+			nelem[S_MAC]++;
+			nelem[S_IP4] += nic->n4;
+			nelem[S_IP6] += nic->n6;
+			nelem[S_CTR]++;
+			nelem[S_CUSTOM] += g->nr > 0;
+		}
+	}
+}
+
 static void guests_block(struct out *o, const struct vnic_policy *p,
 			 const struct resolved *r)
 {
-	uint64_t all = 0;
+	uint64_t all = 0, nelem[STATE_COUNTS];
 	unsigned int i;
 
-	put(o, "\tset guests {\n\t\ttype mark\n\t\telements = {");
+	put(o, "\tset guests {\n\t\ttype mark\n");
+	if (o->n->size[S_GUESTS])
+		put(o, "\t\tsize %u\n", o->n->size[S_GUESTS]);
+	put(o, "\t\telements = {");
 	for (i = 0; i < p->n; i++) {
 		uint64_t d = guest_digest(p->g[i], &r->ifi[r->off[i]]);
 
@@ -218,8 +250,12 @@ static void guests_block(struct out *o, const struct vnic_policy *p,
 		    p->g[i]->name, (unsigned long long)d);
 		all ^= state_mix(p->g[i]->name, d);
 	}
-	put(o, " 0x%08x comment \"libvnic-state %016llx\" }\n\t}\n\n", STATE_KEY,
+	put(o, " 0x%08x comment \"libvnic-state %016llx n=", STATE_KEY,
 	    (unsigned long long)all);
+	policy_counts(p, nelem);
+	for (i = 0; i < STATE_COUNTS; i++)
+		put(o, "%s%llu", i ? "," : "", (unsigned long long)nelem[i]);
+	put(o, "\" }\n\t}\n\n");
 }
 
 static void custom_rule(struct out *o, const struct pguest *g, const struct prule *r)
@@ -384,7 +420,7 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 VNIC_EXPORT int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
 				char **text)
 {
-	struct out o = { 0 };
+	struct out o = { .n = n };
 	struct resolved r = { 0 };
 	int err;
 

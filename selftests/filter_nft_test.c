@@ -820,6 +820,121 @@ TEST_F(nft, json_matches_policy)
 	json_decref(root);
 }
 
+static char *table_text(void);
+
+/* The "size" of a set of the table in nft -j, 0 if none. */
+static unsigned int set_size(json_t *root, const char *name)
+{
+	return (unsigned int)json_integer_value(json_object_get(vnic_set(root, name),
+								"size"));
+}
+
+/* Every count of the state element's "n=" equals the elements its set
+ * holds (the guests set: but the state element itself). */
+static void expect_counts_match(struct __test_metadata *_metadata, json_t *root)
+{
+	static const char *const sets[] = {
+		"switches", "no_promisc", SET_MAC, SET_IP4, SET_IP6, "drops",
+		"custom", "guests",
+	};
+	unsigned int want[8], i;
+	const char *c = NULL, *nn;
+	json_t *e;
+	size_t k;
+
+	json_array_foreach(json_object_get(vnic_set(root, "guests"), "elem"), k, e) {
+		const char *s = json_string_value(json_object_get(
+			json_object_get(e, "elem"), "comment"));
+
+		if (s && !strncmp(s, "libvnic-state ", 14))
+			c = s;
+	}
+	ASSERT_NE(NULL, c) TH_LOG("no state element");
+	nn = strstr(c, " n=");
+	ASSERT_NE(NULL, nn) TH_LOG("no counts in '%s'", c);
+	ASSERT_EQ(8, sscanf(nn, " n=%u,%u,%u,%u,%u,%u,%u,%u", &want[0], &want[1],
+			    &want[2], &want[3], &want[4], &want[5], &want[6],
+			    &want[7]));
+	for (i = 0; i < 8; i++) {
+		size_t have = json_array_size(json_object_get(vnic_set(root, sets[i]),
+							      "elem"));
+
+		EXPECT_EQ(want[i] + (i == 7), have) TH_LOG("set %s", sets[i]);
+	}
+}
+
+/*
+ * Sets sized for one NIC: the first apply grows them in a commit of its
+ * own, every element lands, packets are filtered; a new handle reads the
+ * counts back and changes a guest without growing again.
+ */
+TEST_F(nft, sets_grow_past_capacity)
+{
+	VNIC_OPTS(vnic_nft_opts, o, .capacity = 1);
+	struct vnic_nft_result res = { .sz = sizeof(res) };
+	json_t *root;
+
+	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_SET_SIZE))
+		SKIP(return, "kernel cannot raise a set's size (Linux 6.5)");
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(1u, set_size(root, SET_SW));
+	EXPECT_EQ(2u, set_size(root, SET_IP4));
+	EXPECT_EQ(2u, set_size(root, "guests"));
+	json_decref(root);
+
+	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(2u, res.batches) TH_LOG("the sizes first, then the change");
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_LE(2u, set_size(root, SET_SW));
+	EXPECT_LE(3u, set_size(root, SET_IP4));	/* vm1 has two, vm2 one */
+	EXPECT_LE(3u, set_size(root, "guests"));
+	expect_counts_match(_metadata, root);
+	json_decref(root);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+
+	/* Another handle, vm2 with another address: room enough already. */
+	vnic_nft_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n));
+	ASSERT_EQ(0, policy_two(&self->t, 0, "192.0.2.21", &self->q));
+	ASSERT_EQ(0, vnic_nft_apply(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_changed);
+	EXPECT_EQ(1u, res.batches);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_TRUE(HAS_ELEM(vnic_set(root, SET_IP4), PKT_OTHER_NIC, "192.0.2.21"));
+	expect_counts_match(_metadata, root);
+	json_decref(root);
+}
+
+/* A capacity over the limit is refused before anything is made. */
+TEST_F(nft, capacity_over_limit_refused)
+{
+	VNIC_OPTS(vnic_nft_opts, o, .capacity = (1u << 20) + 1);
+	int fds = st_count_fds();
+	char *before = table_text();
+
+	EXPECT_EQ(NULL, before);
+	free(before);
+	EXPECT_EQ(-EINVAL, vnic_nft_open(self->t.ctx, &o, &self->n));
+	EXPECT_EQ(NULL, self->n);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "capacity"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	before = table_text();
+	EXPECT_EQ(NULL, before) TH_LOG("a table was made");
+	free(before);
+	EXPECT_EQ(fds, st_count_fds());
+}
+
 /* A switch off for one NIC takes it out of that switch's set only; a
  * removed guest leaves no element and no hooked device behind. */
 TEST_F(nft, json_switch_off_then_remove)

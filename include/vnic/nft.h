@@ -54,6 +54,16 @@ struct vnic_nft_opts {
 	 * holds such a chain (Documentation/filters.rst).
 	 */
 	const char *const *hook_prefixes;
+	/*
+	 * NICs the sets of a new table are sized for (0: 4096).  A set with a
+	 * size is a fixed-size hash the kernel fills without resizing, which
+	 * makes large batches cheaper.  When the NICs outgrow it, libvnic
+	 * raises the sets' sizes in a commit of its own before the change
+	 * (Linux 6.5); the hashes keep their buckets, so lookups walk longer
+	 * chains.  Kernels before 6.5 get unsized, resizable sets instead
+	 * (VNIC_NFT_FEAT_SET_SIZE unset).  A table made earlier keeps its sizes.
+	 */
+	uint32_t capacity;
 };
 
 #define VNIC_NFT_PREFIXES 16
@@ -66,6 +76,7 @@ enum vnic_nft_feature {
 	VNIC_NFT_FEAT_EGRESS	= 1u << 3,	/* netdev egress hook (5.16) */
 	VNIC_NFT_FEAT_HOOK_UPDATE = 1u << 4,	/* devices added to a chain (6.4) */
 	VNIC_NFT_FEAT_PREFIX_HOOK = 1u << 5,	/* NFTA_DEVICE_PREFIX (6.17) */
+	VNIC_NFT_FEAT_SET_SIZE	= 1u << 6,	/* set sizes raised in place (6.5) */
 };
 
 /* Open the table: create it if missing, claim it (owner flag) unless
