@@ -21,15 +21,35 @@
 
 #define ELEMS_PER_MSG 256
 
+/*
+ * Elements go out one message per set and ELEMS_PER_MSG elements.  Those a
+ * change adds gather in the handle across its guests (n->adds) and go out
+ * before its hooks: a batch of many small guests then holds few messages.
+ * Deletes go out with their guest, before its counter and chain, which
+ * the kernel keeps while an element refers to them.
+ */
 struct put {
 	struct vnic_nft *n;
 	struct nbatch *b;
 	bool add;
 	bool uncounted;			/* the state element */
-	struct nftnl_set *s[S__MAX];
-	unsigned int count[S__MAX];
+	struct nftnl_set **s;		/* own, or n->adds */
+	unsigned int *count;
+	struct nftnl_set *own[S__MAX];
+	unsigned int own_count[S__MAX];
 	int err;
 };
+
+static void put_init(struct put *pt, struct vnic_nft *n, struct nbatch *b,
+		     bool add, bool gather)
+{
+	memset(pt, 0, sizeof(*pt));
+	pt->n = n;
+	pt->b = b;
+	pt->add = add;
+	pt->s = gather ? n->adds : pt->own;
+	pt->count = gather ? n->nadds : pt->own_count;
+}
 
 static int flush_set(struct put *pt, enum nset s)
 {
@@ -56,6 +76,13 @@ static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
 
 	if (pt->err)
 		return NULL;
+	/* A full message goes before the next element, not after the last:
+	 * the caller still sets fields of the element returned. */
+	if (pt->count[s] == ELEMS_PER_MSG) {
+		pt->err = flush_set(pt, s);
+		if (pt->err)
+			return NULL;
+	}
 	if (!pt->s[s]) {
 		pt->s[s] = nftnl_set_alloc();
 		if (!pt->s[s]) {
@@ -75,8 +102,7 @@ static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
 	nftnl_set_elem_add(pt->s[s], e);
 	if (!pt->uncounted)
 		pt->n->pend[s] += pt->add ? 1 : -1;
-	if (++pt->count[s] == ELEMS_PER_MSG)
-		pt->err = flush_set(pt, s);
+	pt->count[s]++;
 	return e;
 }
 
@@ -174,12 +200,16 @@ static void comment_udata(struct nftnl_set_elem *e, const char *comment)
  * set holds after the batch (S_SW up to S_GUESTS, without this one). */
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 {
-	struct put pt = { .n = n, .b = b, .add = add, .uncounted = true };
 	uint32_t key = STATE_KEY;
-	struct nftnl_set_elem *e = elem(&pt, S_GUESTS, &key, 4);
+	struct nftnl_set_elem *e;
 	char comment[200];
 	unsigned int s;
+	struct put pt;
 	int len;
+
+	put_init(&pt, n, b, add, false);
+	pt.uncounted = true;
+	e = elem(&pt, S_GUESTS, &key, 4);
 
 	if (e && add) {
 		len = snprintf(comment, sizeof(comment), "libvnic-state %016llx n=",
@@ -527,10 +557,11 @@ out:
 
 int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest)
 {
-	struct put pt = { .n = n, .b = b, .add = false };
+	struct put pt;
 	char name[80];
 	int err;
 
+	put_init(&pt, n, b, false, false);
 	to_name(guest, name, sizeof(name));
 	if (!devlist_has(&n->tochains, name))
 		return 0;
@@ -543,19 +574,20 @@ int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest)
 }
 
 /*
- * Add: counter and custom chain before the elements that refer to them,
- * hooks last (their rules then find every element in place).  Delete: the
- * reverse.  What a replacement keeps is neither deleted nor made again, so
- * its counter goes on counting.
+ * Add: counter and chains before the elements that refer to them (which
+ * gather in n->adds until guest_adds_flush()).  Delete: the reverse, all
+ * in place.  What a replacement keeps is neither deleted nor made again,
+ * so its counter goes on counting.
  */
 int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	      const int *ifindex, uint64_t digest, bool add, unsigned int keep)
 {
-	struct put pt = { .n = n, .b = b, .add = add };
 	char ctr[80], chain[80];
 	unsigned int i, s;
+	struct put pt;
 	int err = 0;
 
+	put_init(&pt, n, b, add, add);
 	guest_names(g->name, ctr, chain, sizeof(ctr));
 	if (!add)
 		err = chain_devs(&pt, g);
@@ -571,7 +603,7 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	for (i = 0; !err && !pt.err && i < g->nn; i++)
 		nic_elems(&pt, g, &g->nics[i], ifindex[i], ctr, chain);
 	guest_elem(&pt, g, digest);
-	for (s = 0; s < S__MAX; s++) {
+	for (s = 0; !add && s < S__MAX; s++) {
 		int e = flush_set(&pt, s);
 
 		if (!pt.err)
@@ -588,4 +620,32 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	if (!err && add)
 		err = chain_devs(&pt, g);
 	return err;
+}
+
+int guest_adds_flush(struct vnic_nft *n, struct nbatch *b)
+{
+	unsigned int s;
+	struct put pt;
+	int err = 0;
+
+	put_init(&pt, n, b, true, true);
+	for (s = 0; s < S__MAX; s++) {
+		int e = flush_set(&pt, s);
+
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+void guest_adds_drop(struct vnic_nft *n)
+{
+	unsigned int s;
+
+	for (s = 0; s < S__MAX; s++) {
+		if (n->adds[s])		/* libnftnl 1.2 frees no NULL */
+			nftnl_set_free(n->adds[s]);
+		n->adds[s] = NULL;
+		n->nadds[s] = 0;
+	}
 }

@@ -20,6 +20,8 @@
 #define NFT_TABLE_F_PERSIST 0x4
 #endif
 
+struct nftnl_set;
+
 #define NFT_DEFAULT_TABLE "vnic"
 #define NFT_DEFAULT_CAPACITY 4096	/* NICs: about 600 KiB of buckets */
 #define NFT_MAX_CAPACITY (1u << 20)	/* about 160 MiB of buckets */
@@ -159,6 +161,9 @@ struct vnic_nft {
 	uint32_t size[S__MAX];
 	uint32_t nelem[S__MAX];
 	int64_t pend[S__MAX];
+	/* Elements the change being built adds, gathered (elems.c). */
+	struct nftnl_set *adds[S__MAX];
+	unsigned int nadds[S__MAX];
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
@@ -242,6 +247,9 @@ enum {
 };
 int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	      const int *ifindex, uint64_t digest, bool add, unsigned int keep);
+/* The gathered adds out into b, or dropped (the batch was). */
+int guest_adds_flush(struct vnic_nft *n, struct nbatch *b);
+void guest_adds_drop(struct vnic_nft *n);
 /* The to-guest chain of a guest known only by name. */
 int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest);
 /* Its devices: the guest's veth and tap NICs that no prefix of n covers

@@ -415,6 +415,7 @@ VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 		return;
 	inst_clear(n);
 	shards_clear(n);
+	guest_adds_drop(n);
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
 	layout_drop_devs(n);
@@ -820,7 +821,9 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 	bool wrote = ch->b.msgs;
 
 	if (!err && wrote) {
-		err = layout_flush_devs(n, &ch->b);
+		err = guest_adds_flush(n, &ch->b);
+		if (!err)
+			err = layout_flush_devs(n, &ch->b);
 		if (!err && n->has_state)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
@@ -844,6 +847,7 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 		}
 	}
 	nbatch_free(&ch->b);
+	guest_adds_drop(n);
 	layout_drop_devs(n);
 	counts_done(n, !err && wrote);
 	if (err) {
