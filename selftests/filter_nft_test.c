@@ -935,6 +935,34 @@ TEST_F(nft, capacity_over_limit_refused)
 	EXPECT_EQ(fds, st_count_fds());
 }
 
+/* A table of the earlier layout (a set per switch, no switches map) is
+ * refused at open with a message, and left as it was. */
+TEST_F(nft, earlier_layout_refused)
+{
+	int fds = st_count_fds();
+	char err[256], *before, *after;
+
+	ASSERT_EQ(0, st_run_cmd_err(err, sizeof(err),
+				    "nft add table netdev vnic '{ comment \"managed by "
+				    "libvnic\"; }' && nft add set netdev vnic "
+				    "sw_mac_spoof '{ type iface_index; }' && nft add set "
+				    "netdev vnic l2_allowed '{ typeof @ll,96,16; flags "
+				    "constant; }'"))
+		TH_LOG("%s", err);
+	before = table_text();
+	ASSERT_NE(NULL, before);
+	EXPECT_EQ(-EPROTO, vnic_nft_open(self->t.ctx, NULL, &self->n));
+	EXPECT_EQ(NULL, self->n);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "older libvnic"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	after = table_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+	EXPECT_EQ(fds, st_count_fds());
+}
+
 /* A switch off for one NIC takes it out of that switch's set only; a
  * removed guest leaves no element and no hooked device behind. */
 TEST_F(nft, json_switch_off_then_remove)
