@@ -28,8 +28,8 @@
 
 #define CONCAT(a, b)	((a) << 6 | (b))
 
-/* Sizes per NIC: an element each in the NIC-keyed sets; addresses for
- * one IPv4 and, in ip6s, one global, its link-local and one more. */
+/* Sizes per NIC: an element each in the NIC-keyed sets, room for two IPv4
+ * addresses and, in ip6s, for one global, the link-local and one more. */
 const struct nset_desc nset_descs[S__MAX] = {
 	[S_SW] = { "switches", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
 		   "iface_index : verdict", 1 },

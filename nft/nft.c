@@ -758,9 +758,6 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
 	return 0;
 }
 
-/* Commit: the guest changes, the hooks, the new state element, all in one
- * batch.  On failure the kernel kept the old state: so does the handle, by
- * reading it back. */
 /*
  * Sets the change would fill past their size grow first, in a commit of
  * their own: a new size takes effect at commit, so elements of the same
@@ -797,7 +794,7 @@ static int grow_sets(struct change *ch, uint64_t *genid)
 		return err;
 	memcpy(n->size, size, sizeof(size));
 	err = nfnl_genid(n, &now);
-	if (!err && *genid != NO_GENID && now != *genid + 1)
+	if (!err && *genid != NO_GENID && now != (uint32_t)(*genid + 1))
 		err = -ERESTART;	/* someone else's commit came between */
 	if (*genid != NO_GENID)
 		*genid = now;
@@ -815,6 +812,9 @@ static void counts_done(struct vnic_nft *n, bool committed)
 	}
 }
 
+/* Commit: the guest changes, the hooks, the new state element, all in one
+ * batch (after the sets grew if they must).  On failure the kernel kept the
+ * old state: so does the handle, by reading it back. */
 static int change_end(struct change *ch, int err, uint64_t genid)
 {
 	struct vnic_nft *n = ch->n;
