@@ -35,8 +35,8 @@ struct put {
 	bool uncounted;			/* the state element */
 	struct nftnl_set **s;		/* own, or n->adds */
 	unsigned int *count;
-	struct nftnl_set *own[S__MAX];
-	unsigned int own_count[S__MAX];
+	struct nftnl_set *own[NSETS];
+	unsigned int own_count[NSETS];
 	int err;
 };
 
@@ -73,6 +73,7 @@ static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
 				   uint32_t len)
 {
 	struct nftnl_set_elem *e;
+	char name[16];
 
 	if (pt->err)
 		return NULL;
@@ -90,7 +91,7 @@ static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
 			return NULL;
 		}
 		nftnl_set_set_str(pt->s[s], NFTNL_SET_TABLE, pt->n->table);
-		nftnl_set_set_str(pt->s[s], NFTNL_SET_NAME, nset_descs[s].name);
+		nftnl_set_set_str(pt->s[s], NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
 		nftnl_set_set_u32(pt->s[s], NFTNL_SET_FAMILY, NFPROTO_NETDEV);
 	}
 	e = nftnl_set_elem_alloc();
@@ -154,16 +155,9 @@ static void nic_elems(struct put *pt, const struct pguest *g, const struct pnic 
 	enum nchain c = layout_from_chain(nic->kind);
 	uint32_t idx = (uint32_t)ifindex;
 	struct nftnl_set_elem *e;
-	char sw[16];
 
-	if (nic->sw & SW_FROM) {
-		e = elem(pt, S_SW, &idx, 4);
-		swchain_name(c, nic->sw, sw, sizeof(sw));
-		if (e && pt->add) {
-			nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
-			nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, sw);
-		}
-	}
+	if (nic->sw & SW_FROM)
+		elem(pt, S_MASK(nic->sw), &idx, 4);
 	/* Traffic to a macvtap or macvlan is filtered by its own MAC. */
 	if ((nic->sw & VNIC_SW_NO_PROMISC) && c == C_IN)
 		elem(pt, S_PROMISC, &idx, 4);
@@ -197,7 +191,8 @@ static void comment_udata(struct nftnl_set_elem *e, const char *comment)
 }
 
 /* "libvnic-state DIGEST n=A,B,...": the digest, and how many elements each
- * set holds after the batch (S_SW up to S_GUESTS, without this one). */
+ * set holds after the batch (S_PROMISC up to S_GUESTS, without this one;
+ * the mask sets are not counted: drops bounds each). */
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 {
 	uint32_t key = STATE_KEY;
@@ -598,12 +593,11 @@ int guest_put(struct vnic_nft *n, struct nbatch *b, const struct pguest *g,
 	if (!err && add)
 		err = custom_chain(&pt, g, chain, ctr, keep & GP_KEEP_CHAIN);
 	for (i = 0; !err && add && i < g->nn; i++)
-		err = layout_sw_chain(n, b, layout_from_chain(g->nics[i].kind),
-				      g->nics[i].sw);
+		err = layout_sw_mask(n, b, g->nics[i].sw);
 	for (i = 0; !err && !pt.err && i < g->nn; i++)
 		nic_elems(&pt, g, &g->nics[i], ifindex[i], ctr, chain);
 	guest_elem(&pt, g, digest);
-	for (s = 0; !add && s < S__MAX; s++) {
+	for (s = 0; !add && s < NSETS; s++) {
 		int e = flush_set(&pt, s);
 
 		if (!pt.err)
@@ -629,7 +623,7 @@ int guest_adds_flush(struct vnic_nft *n, struct nbatch *b)
 	int err = 0;
 
 	put_init(&pt, n, b, true, true);
-	for (s = 0; s < S__MAX; s++) {
+	for (s = 0; s < NSETS; s++) {
 		int e = flush_set(&pt, s);
 
 		if (!err)
@@ -642,7 +636,7 @@ void guest_adds_drop(struct vnic_nft *n)
 {
 	unsigned int s;
 
-	for (s = 0; s < S__MAX; s++) {
+	for (s = 0; s < NSETS; s++) {
 		if (n->adds[s])		/* libnftnl 1.2 frees no NULL */
 			nftnl_set_free(n->adds[s]);
 		n->adds[s] = NULL;

@@ -35,8 +35,6 @@ enum {
 
 /* The sets and maps of the table, in creation order. */
 enum nset {
-	S_SW,				/* ifindex : verdict (jump to the chain
-					 * of the NIC's from-guest switches) */
 	S_PROMISC,			/* ifindex: no-promisc on (veth, tap) */
 	S_MAC,				/* ifindex . MAC */
 	S_IP4,				/* ifindex . IPv4 */
@@ -72,10 +70,14 @@ enum nchain {
 extern const char *const nchain_names[C__MAX];
 
 /* The from-guest switches (all of VNIC_SW_* but no-promisc, which is
- * to the guest).  Each mask in use has a regular chain per kind of base
- * chain, "sw_in_7f", with the rules of those switches; a NIC's element of the
- * switches map jumps to its mask's chain. */
+ * to the guest).  Each mask in use has a set of the NICs with that mask,
+ * "sw_7f", and a regular chain per kind of base chain, "sw_in_7f", with the
+ * rules of those switches; every base chain has a rule per mask jumping
+ * to its chain for the NICs in its set. */
 #define SW_FROM		((uint32_t)VNIC_SW_CLEAN & ~(uint32_t)VNIC_SW_NO_PROMISC)
+/* Set indexes past the fixed ones: the set of the NICs of mask m, "sw_7f". */
+#define S_MASK(m)	((enum nset)(S__MAX + ((m) & SW_FROM)))
+#define NSETS		(S__MAX + SW_FROM + 1)
 
 /* A growing buffer of one NFNL batch. */
 struct nbatch {
@@ -141,7 +143,7 @@ struct vnic_nft {
 	struct hook_prefix pfx[2 * VNIC_NFT_PREFIXES];	/* asked and found */
 	unsigned int npfx;
 	bool pfx_shared;		/* the chains every prefix jumps to */
-	uint8_t swchains[C__MAX][(SW_FROM + 1) / 8];	/* made: bit = mask */
+	uint8_t swmasks[(SW_FROM + 1) / 8];	/* made: bit = mask */
 	struct devlist customs;		/* guests' custom chains */
 	struct devlist tochains;	/* guests' to-guest chains */
 
@@ -158,12 +160,13 @@ struct vnic_nft {
 	/* Sets: their kernel size (0: unsized), their elements as of the
 	 * last commit, and the change the batch being built makes. */
 	uint32_t capacity;		/* NICs a new table is sized for */
-	uint32_t size[S__MAX];
+	uint32_t change_nics;		/* NICs of the policy being applied */
+	uint32_t size[NSETS];
 	uint32_t nelem[S__MAX];
-	int64_t pend[S__MAX];
+	int64_t pend[NSETS];
 	/* Elements the change being built adds, gathered (elems.c). */
-	struct nftnl_set *adds[S__MAX];
-	unsigned int nadds[S__MAX];
+	struct nftnl_set *adds[NSETS];
+	unsigned int nadds[NSETS];
 	bool has_state;			/* the state element exists */
 	bool stale;			/* reading back failed: read again */
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
@@ -227,12 +230,14 @@ bool prefix_covers(const struct vnic_nft *n, const char *ifname);
 
 /* layout.c: the chains of the from-guest switches, by mask. */
 void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len);
-int swchain_parse(const char *name, enum nchain *c, uint32_t *mask);
-bool swchain_ready(const struct vnic_nft *n, enum nchain c, uint32_t mask);
-void swchain_mark(struct vnic_nft *n, enum nchain c, uint32_t mask);
-/* Make mask's chain for c in b unless it exists (or mask has no switch). */
-int layout_sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
-		    uint32_t mask);
+/* A set's name: nset_descs' or "sw_7f". */
+const char *set_name(enum nset s, char *buf, size_t len);
+/* "sw_7f" -> 0x7f; 0 for another name. */
+uint32_t swmask_parse(const char *set);
+bool swmask_ready(const struct vnic_nft *n, uint32_t mask);
+void swmask_mark(struct vnic_nft *n, uint32_t mask);
+/* Make mask's set, chains and base-chain rules unless they exist. */
+int layout_sw_mask(struct vnic_nft *n, struct nbatch *b, uint32_t mask);
 
 /* layout.c: comment userdata as nft(8) writes it into out; its length, or
  * 0 when it does not fit. */

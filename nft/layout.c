@@ -31,8 +31,6 @@
 /* Sizes per NIC: an element each in the NIC-keyed sets, room for two IPv4
  * addresses and, in ip6s, for one global, the link-local and one more. */
 const struct nset_desc nset_descs[S__MAX] = {
-	[S_SW] = { "switches", DT_IFINDEX, 4, NFT_SET_MAP, NFT_DATA_VERDICT,
-		   "iface_index : verdict", 1 },
 	[S_PROMISC] = { "no_promisc", DT_IFINDEX, 4, 0, 0, "iface_index", 1 },
 	[S_MAC] = { "macs", CONCAT(DT_IFINDEX, DT_INTEGER), 12, 0, 0,
 		    "typeof iif . @ll,48,48", 1 },
@@ -48,6 +46,24 @@ const struct nset_desc nset_descs[S__MAX] = {
 	[S_L2OK] = { "l2_allowed", DT_INTEGER, 2, NFT_SET_CONSTANT, 0,
 		     "typeof @ll,96,16", 0 },
 };
+
+/* Each set of the NICs of a switch mask, "sw_7f". */
+static const struct nset_desc mask_desc = {
+	NULL, DT_IFINDEX, 4, 0, 0, "iface_index", 1,
+};
+
+static const struct nset_desc *desc_of(enum nset s)
+{
+	return s < S__MAX ? &nset_descs[s] : &mask_desc;
+}
+
+const char *set_name(enum nset s, char *buf, size_t len)
+{
+	if (s < S__MAX)
+		return nset_descs[s].name;
+	snprintf(buf, len, "sw_%02x", (unsigned int)s - S__MAX);
+	return buf;
+}
 
 const char *const nchain_names[C__MAX] = { "in", "eg" };
 
@@ -143,7 +159,7 @@ int layout_table(struct vnic_nft *n, struct nbatch *b)
  * element besides. */
 uint32_t layout_set_size(const struct vnic_nft *n, enum nset s)
 {
-	uint64_t size = (uint64_t)n->capacity * nset_descs[s].per_nic;
+	uint64_t size = (uint64_t)n->capacity * desc_of(s)->per_nic;
 
 	if (!size || !(n->features & VNIC_NFT_FEAT_SET_SIZE))
 		return 0;
@@ -160,13 +176,14 @@ uint32_t layout_set_size(const struct vnic_nft *n, enum nset s)
  */
 int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s, uint32_t size)
 {
-	const struct nset_desc *d = &nset_descs[s];
+	const struct nset_desc *d = desc_of(s);
 	struct nftnl_set *set = nftnl_set_alloc();
+	char name[16];
 
 	if (!set)
 		return -ENOMEM;
 	nftnl_set_set_str(set, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(set, NFTNL_SET_NAME, d->name);
+	nftnl_set_set_str(set, NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
 	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_NETDEV);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, d->key_type);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, d->key_len);
@@ -293,10 +310,11 @@ static void cmp(struct rb *rb, uint32_t sreg, uint32_t op, const void *data,
 static void lookup(struct rb *rb, uint32_t sreg, enum nset s, bool inv)
 {
 	struct nftnl_expr *e = ex(rb, "lookup");
+	char name[16];
 
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[s].name);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set_name(s, name, sizeof(name)));
 		if (inv)
 			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
 	}
@@ -525,11 +543,6 @@ static void vmap(struct rb *rb, uint32_t key, enum nset s)
 	}
 }
 
-static void r_switches(struct rb *rb, uint32_t key)
-{
-	vmap(rb, key, S_SW);
-}
-
 static void r_custom(struct rb *rb, uint32_t key)
 {
 	vmap(rb, key, S_CUSTOM);
@@ -559,9 +572,6 @@ static void r_promisc(struct rb *rb, uint32_t key)
 	count_drop(rb, key);
 }
 
-/* The base chains' rules: the switches first (their chain returns unless
- * it drops or accepts), then the guest's custom rules. */
-static const rule_fn from_guest_rules[] = { r_switches, r_custom };
 
 /* The rules of each from-guest switch, in the order a mask chain has them. */
 static const struct {
@@ -601,16 +611,45 @@ static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
 }
 
+/* "iif @sw_7f jump sw_in_7f": appended, or put first (prepend), which
+ * keeps it before the custom rule of a chain that exists. */
+static int mask_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
+		     enum nchain c, uint32_t mask, bool prepend)
+{
+	struct rb rb = { .r = nftnl_rule_alloc() };
+	char to[16];
+
+	if (!rb.r)
+		return -ENOMEM;
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
+	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	meta(&rb, c == C_IN ? NFT_META_IIF : NFT_META_OIF, NFT_REG32_00);
+	lookup(&rb, NFT_REG32_00, S_MASK(mask), false);
+	swchain_name(c, mask, to, sizeof(to));
+	verdict(&rb, NFT_JUMP, to);
+	if (rb.err) {
+		nftnl_rule_free(rb.r);
+		return rb.err;
+	}
+	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | (prepend ? 0 : NLM_F_APPEND),
+		   rb.r, rule);
+}
+
+/* A base chain's rules: one per switch mask in use (a NIC is in one mask's
+ * set; its chain returns unless it drops or accepts), then the custom
+ * rules' map. */
 static int chain_rules(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 		       const char *name)
 {
 	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
-	unsigned int i;
+	uint32_t mask;
 	int err = 0;
 
-	for (i = 0; i < ARRAY_SIZE(from_guest_rules) && !err; i++)
-		err = add_rule(n, b, name, from_guest_rules[i], key);
-	return err;
+	for (mask = 1; mask <= SW_FROM && !err; mask++)
+		if (swmask_ready(n, mask))
+			err = mask_rule(n, b, name, c, mask, false);
+	return err ? err : add_rule(n, b, name, r_custom, key);
 }
 
 int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain)
@@ -949,48 +988,29 @@ void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len)
 	snprintf(buf, len, "sw_%s_%02x", nchain_names[c], mask & SW_FROM);
 }
 
-/* "sw_in_7f" -> (C_IN, 0x7f); -1 for another name. */
-int swchain_parse(const char *name, enum nchain *c, uint32_t *mask)
+/* "sw_7f" -> 0x7f; 0 for another name. */
+uint32_t swmask_parse(const char *set)
 {
-	unsigned int i;
 	unsigned long v;
 	char *end;
 
-	if (strncmp(name, "sw_", 3))
-		return -1;
-	for (i = 0; i < C__MAX; i++) {
-		size_t len = strlen(nchain_names[i]);
-		const char *hex = name + 3 + len;
-
-		if (strncmp(name + 3, nchain_names[i], len) || hex[0] != '_' ||
-		    strlen(hex + 1) != 2)
-			continue;
-		v = strtoul(hex + 1, &end, 16);
-		if (*end || !v || (v & ~(unsigned long)SW_FROM))
-			return -1;
-		*c = (enum nchain)i;
-		*mask = (uint32_t)v;
+	if (strncmp(set, "sw_", 3) || strlen(set) != 5)
 		return 0;
-	}
-	return -1;
+	v = strtoul(set + 3, &end, 16);
+	return *end || (v & ~(unsigned long)SW_FROM) ? 0 : (uint32_t)v;
 }
 
-bool swchain_ready(const struct vnic_nft *n, enum nchain c, uint32_t mask)
+bool swmask_ready(const struct vnic_nft *n, uint32_t mask)
 {
-	return n->swchains[c][mask / 8] & (1u << (mask % 8));
+	return n->swmasks[mask / 8] & (1u << (mask % 8));
 }
 
-void swchain_mark(struct vnic_nft *n, enum nchain c, uint32_t mask)
+void swmask_mark(struct vnic_nft *n, uint32_t mask)
 {
-	n->swchains[c][mask / 8] |= (uint8_t)(1u << (mask % 8));
+	n->swmasks[mask / 8] |= (uint8_t)(1u << (mask % 8));
 }
 
-/*
- * The chain a NIC's element of the switches map jumps to: the rules of the
- * switches in mask, made the first time a NIC needs them.  Few masks are in
- * use on a host (one, with the defaults), so these stay until the table goes.
- */
-int layout_sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+static int sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 		    uint32_t mask)
 {
 	uint32_t key = c == C_IN ? NFT_META_IIF : NFT_META_OIF;
@@ -998,15 +1018,52 @@ int layout_sw_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 	char name[16];
 	int err;
 
-	mask &= SW_FROM;
-	if (!mask || swchain_ready(n, c, mask))
-		return 0;
 	swchain_name(c, mask, name, sizeof(name));
 	err = regular_chain(n, b, name);
 	for (i = 0; !err && i < ARRAY_SIZE(switch_rules); i++)
 		if (switch_rules[i].sw & mask)
 			err = add_rule(n, b, name, switch_rules[i].fn, key);
+	return err;
+}
+
+/*
+ * What a switch mask needs, made the first time a NIC has it: its set, its
+ * chain per kind of base chain, and its rule in every base chain that
+ * exists (a chain made later gets the rules of every mask).  Few masks are
+ * in use on a host (one, with the defaults), so these stay with the table.
+ * Adding a NIC then adds an element to a plain set: unlike an element of a
+ * verdict map, it does not make the kernel validate every jump of the
+ * table again, which walks every element of such a map.
+ */
+int layout_sw_mask(struct vnic_nft *n, struct nbatch *b, uint32_t mask)
+{
+	unsigned int c, k;
+	int err;
+
+	uint64_t size;
+
+	mask &= SW_FROM;
+	if (!mask || swmask_ready(n, mask))
+		return 0;
+	/* Made in the batch that fills it, so it cannot grow before: room
+	 * for every NIC installed and every NIC of the change. */
+	size = layout_set_size(n, S_MASK(mask));
+	while (size && size < (uint64_t)n->nelem[S_CTR] + n->change_nics)
+		size *= 2;
+	n->size[S_MASK(mask)] = size > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)size;
+	err = layout_set(n, b, S_MASK(mask), n->size[S_MASK(mask)]);
+	for (c = 0; c < C__MAX && !err; c++)
+		err = sw_chain(n, b, (enum nchain)c, mask);
+	for (c = 0; c < C__MAX && !err; c++)
+		for (k = 0; k < n->nshards[c] && !err; k++)
+			if (n->shards[c][k].ready)
+				err = mask_rule(n, b, n->shards[c][k].name,
+						(enum nchain)c, mask, true);
+	if (!err && n->pfx_shared)
+		err = mask_rule(n, b, PFX_FROM_IN, C_IN, mask, true);
+	if (!err && n->pfx_shared)
+		err = mask_rule(n, b, PFX_FROM_EG, C_EG, mask, true);
 	if (!err)
-		swchain_mark(n, c, mask);	/* re-read if the commit fails */
+		swmask_mark(n, mask);	/* re-read if the commit fails */
 	return err;
 }

@@ -482,6 +482,7 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 	r->ifi = calloc(total + 1, sizeof(*r->ifi));
 	if (!r->off || !r->ifi)
 		return -ENOMEM;
+	r->off[p->n] = total;
 	err = ifsock_get(n);
 	if (err)
 		return err;
@@ -578,6 +579,7 @@ static int purge_elem_cb(struct nftnl_set_elem *e, void *data)
 
 static int purge_set(struct purge *pu, enum nset s)
 {
+	char name[16];
 	struct nftnl_set_elems_iter *it;
 	struct nlmsghdr *nlh;
 	bool any;
@@ -588,8 +590,12 @@ static int purge_set(struct purge *pu, enum nset s)
 		return -ENOMEM;
 	pu->set = s;
 	nftnl_set_set_str(pu->del, NFTNL_SET_TABLE, pu->ch->n->table);
-	nftnl_set_set_str(pu->del, NFTNL_SET_NAME, nset_descs[s].name);
+	nftnl_set_set_str(pu->del, NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
 	err = read_elems(pu->ch->n, s, purge_elem_cb, pu);
+	/* A mask's set made earlier in this batch is not in the kernel yet
+	 * and holds none of the guest's elements. */
+	if (err == -ENOENT && s >= S__MAX)
+		err = 0;
 	it = err ? NULL : nftnl_set_elems_iter_create(pu->del);
 	any = it && nftnl_set_elems_iter_next(it);
 	nftnl_set_elems_iter_destroy(it);
@@ -644,9 +650,10 @@ static int purge_guest(struct change *ch, const char *name, unsigned int keep)
 
 	guest_names(name, ctr, chain, sizeof(ctr));
 	err = read_elems(ch->n, S_CTR, drops_cb, &pu);
-	for (s = 0; !err && s < S__MAX; s++)
-		if (s != S_GUESTS && s != S_L2OK)
-			err = purge_set(&pu, s);
+	for (s = 0; !err && s < NSETS; s++)
+		if (s != S_GUESTS && s != S_L2OK &&
+		    (s < S__MAX || swmask_ready(ch->n, s - S__MAX)))
+			err = purge_set(&pu, (enum nset)s);
 	if (!err)
 		err = unhook_ifindexes(ch->n, pu.ifi, pu.nifi);
 	free(pu.ifi);
@@ -768,14 +775,16 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
 static int grow_sets(struct change *ch, uint64_t *genid)
 {
 	struct vnic_nft *n = ch->n;
-	uint32_t size[S__MAX], now;
+	uint32_t size[NSETS], now;
 	unsigned int s, k = 0;
 	struct nbatch b;
 	int err = 0;
 
 	nbatch_init(&b);
-	for (s = 0; s < S__MAX && !err; s++) {
-		int64_t need = (int64_t)n->nelem[s] + n->pend[s] + (s == S_GUESTS);
+	for (s = 0; s < NSETS && !err; s++) {
+		/* A mask's set holds at most every NIC: drops has them all. */
+		unsigned int c = s < S__MAX ? s : S_CTR;
+		int64_t need = (int64_t)n->nelem[c] + n->pend[c] + (s == S_GUESTS);
 		uint64_t sz = n->size[s];
 
 		size[s] = n->size[s];
@@ -805,8 +814,8 @@ static void counts_done(struct vnic_nft *n, bool committed)
 {
 	unsigned int s;
 
-	for (s = 0; s < S__MAX; s++) {
-		if (committed)
+	for (s = 0; s < NSETS; s++) {
+		if (committed && s < S__MAX)
 			n->nelem[s] = (uint32_t)((int64_t)n->nelem[s] + n->pend[s]);
 		n->pend[s] = 0;
 	}
@@ -946,6 +955,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 		err = check_claims(n, p);
 	if (!err)
 		err = resolve_policy(n, p, r);
+	if (!err)
+		n->change_nics = r->off[p->n];
 	if (!err)
 		err = nfnl_genid(n, genid);
 	return err;

@@ -97,13 +97,13 @@ static int has_set(struct vnic_nft *n, enum nset set, bool *has)
 }
 
 /* Whether the table has libvnic's sets (made in one batch): the switches
- * map says so.  A table with the l2_allowed set but no switches map has
+ * set says so.  A table with the l2_allowed set but no no_promisc set has
  * an earlier libvnic's layout (a set per switch), whose rules look up sets
  * this one no longer fills: refused rather than half-used. */
 static int read_ours(struct vnic_nft *n, struct table_info *ti)
 {
 	bool old = false;
-	int err = has_set(n, S_SW, &ti->ours);
+	int err = has_set(n, S_PROMISC, &ti->ours);
 
 	if (!err && !ti->ours)
 		err = has_set(n, S_L2OK, &old);
@@ -145,11 +145,20 @@ static int size_cb(const struct nlmsghdr *nlh, void *data)
 	if (!s)
 		return -ENOMEM;
 	if (nftnl_set_nlmsg_parse(nlh, s) == 0 &&
-	    (name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
+	    (name = nftnl_set_get_str(s, NFTNL_SET_NAME))) {
+		uint32_t mask = swmask_parse(name), size;
+
+		size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
+			nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+		/* A mask's set, chains and rules are made in one batch. */
+		if (mask) {
+			swmask_mark(n, mask);
+			n->size[S_MASK(mask)] = size;
+		}
 		for (i = 0; i < S__MAX; i++)
 			if (!strcmp(name, nset_descs[i].name))
-				n->size[i] = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
-					nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+				n->size[i] = size;
+	}
 	nftnl_set_free(s);
 	return 0;
 }
@@ -163,6 +172,7 @@ int read_sizes(struct vnic_nft *n)
 	if (!s)
 		return -ENOMEM;
 	memset(n->size, 0, sizeof(n->size));
+	memset(n->swmasks, 0, sizeof(n->swmasks));
 	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);
@@ -219,7 +229,6 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	const char *name, *dev, *const *devs;
 	enum nchain kind;
 	unsigned int k;
-	uint32_t mask;
 
 	if (!c)
 		return -ENOMEM;
@@ -234,8 +243,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		devlist_add(&cr->n->customs, name);
 	if (name && !strncmp(name, "to_", 3))
 		devlist_add(&cr->n->tochains, name);
-	if (name && !swchain_parse(name, &kind, &mask))
-		swchain_mark(cr->n, kind, mask);
+
 	if (name && !shard_of(name, &kind, &k)) {
 		struct shard *sh = shard_get(cr->n, kind, k);
 
@@ -273,7 +281,6 @@ int read_chains(struct vnic_nft *n)
 	for (i = 0; i < n->npfx; i++)
 		n->pfx[i].installed = false;
 	n->pfx_shared = false;
-	memset(n->swchains, 0, sizeof(n->swchains));
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
@@ -313,7 +320,7 @@ int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data)
 {
 	struct elem_read er = { fn, data };
-	char buf[512] = { 0 };
+	char buf[512] = { 0 }, name[16];
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nlmsghdr *req;
 
@@ -321,7 +328,7 @@ int read_elems(struct vnic_nft *n, enum nset set,
 		return -ENOMEM;
 	req = nfnl_req(buf, NFT_MSG_GETSETELEM, NLM_F_DUMP, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[set].name);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, set_name(set, name, sizeof(name)));
 	nftnl_set_elems_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
 	return nfnl_get(n, req, elem_cb, &er);

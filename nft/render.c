@@ -20,7 +20,9 @@ struct out {
 	size_t len, cap;
 	int err;
 	const struct vnic_nft *n;
-	uint8_t swchains[C__MAX][(SW_FROM + 1) / 8];	/* written */
+	uint8_t masks[(SW_FROM + 1) / 8];	/* chains written */
+	uint8_t used[(SW_FROM + 1) / 8];	/* masks of the policy */
+	uint32_t mask;				/* the mask set being written */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -54,11 +56,8 @@ static void put(struct out *o, const char *fmt, ...)
 	}
 }
 
-/* The base chains' rules, as nft lists them; @K is iif or oif. */
-static const char *const from_rules[] = {
-	"@K vmap @switches",
-	"@K vmap @custom",
-};
+/* The base chains' last rule, after one per switch mask (@K: iif or oif). */
+static const char *const custom_rule_text = "@K vmap @custom";
 
 /* The rules of each from-guest switch, in layout.c's order. */
 static const struct {
@@ -123,13 +122,10 @@ static void each_nic(struct out *o, const struct vnic_policy *p, elem_fn fn)
 static void e_switch(struct out *o, const struct pguest *g, const struct pnic *n,
 		     unsigned int i, bool *first)
 {
-	char sw[16];
-
-	if (!(n->sw & SW_FROM))
-		return;
-	swchain_name(layout_from_chain(n->kind), n->sw, sw, sizeof(sw));
-	sep(o, first);
-	put(o, "\"%s\" : jump %s", n->ifname, sw);
+	if ((n->sw & SW_FROM) == o->mask) {
+		sep(o, first);
+		put(o, "\"%s\"", n->ifname);
+	}
 }
 
 static void e_promisc(struct out *o, const struct pguest *g, const struct pnic *n,
@@ -221,7 +217,6 @@ static void policy_counts(const struct vnic_policy *p, uint64_t *nelem)
 		for (ni = 0; ni < g->nn; ni++) {
 			const struct pnic *nic = &g->nics[ni];
 
-			nelem[S_SW] += (nic->sw & SW_FROM) != 0;
 			nelem[S_PROMISC] += (nic->sw & VNIC_SW_NO_PROMISC) &&
 					    layout_from_chain(nic->kind) == C_IN;
 			nelem[S_MAC]++;
@@ -304,30 +299,80 @@ static void rules_text(struct out *o, const char *const *rules, unsigned int n,
 	}
 }
 
-/* The chain of a NIC's switches, where apply makes it: before the first
- * element that jumps to it. */
-static void sw_chain(struct out *o, const struct pnic *nic)
+static bool bit(const uint8_t *map, uint32_t mask)
 {
-	enum nchain c = layout_from_chain(nic->kind);
-	uint32_t mask = nic->sw & SW_FROM;
-	unsigned int i;
-	char name[16];
-
-	if (!mask || (o->swchains[c][mask / 8] & (1u << (mask % 8))))
-		return;
-	o->swchains[c][mask / 8] |= (uint8_t)(1u << (mask % 8));
-	swchain_name(c, mask, name, sizeof(name));
-	put(o, "\tchain %s {\n", name);
-	for (i = 0; i < ARRAY_SIZE(switch_rules); i++)
-		if (switch_rules[i].sw & mask)
-			rules_text(o, &switch_rules[i].rule, 1, c == C_IN ? "iif" : "oif");
-	put(o, "\t}\n\n");
+	return map[mask / 8] & (1u << (mask % 8));
 }
 
+static void set_bit(uint8_t *map, uint32_t mask)
+{
+	map[mask / 8] |= (uint8_t)(1u << (mask % 8));
+}
+
+/* The set of each switch mask of p, in the order apply makes them: as a
+ * NIC first needs one. */
+static void mask_sets(struct out *o, const struct vnic_policy *p)
+{
+	uint8_t done[(SW_FROM + 1) / 8] = { 0 };
+	unsigned int gi, ni;
+	uint32_t size;
+
+	for (gi = 0; gi < p->n; gi++)
+		for (ni = 0; ni < p->g[gi]->nn; ni++) {
+			o->mask = p->g[gi]->nics[ni].sw & SW_FROM;
+			if (!o->mask || bit(done, o->mask))
+				continue;
+			set_bit(done, o->mask);
+			set_bit(o->used, o->mask);
+			size = o->n->size[S_MASK(o->mask)];
+			if (!size)
+				size = layout_set_size(o->n, S_MASK(o->mask));
+			put(o, "\tset sw_%02x {\n\t\ttype iface_index\n", o->mask);
+			if (size)
+				put(o, "\t\tsize %u\n", size);
+			put(o, "\t\telements = {");
+			each_nic(o, p, e_switch);
+			put(o, "\t}\n\n");
+		}
+}
+
+/* The chains of a NIC's switch mask, where apply makes them: when a NIC
+ * first needs it. */
+static void sw_chains(struct out *o, const struct pnic *nic)
+{
+	uint32_t mask = nic->sw & SW_FROM;
+	unsigned int c, i;
+	char name[16];
+
+	if (!mask || bit(o->masks, mask))
+		return;
+	set_bit(o->masks, mask);
+	for (c = 0; c < C__MAX; c++) {
+		swchain_name((enum nchain)c, mask, name, sizeof(name));
+		put(o, "\tchain %s {\n", name);
+		for (i = 0; i < ARRAY_SIZE(switch_rules); i++)
+			if (switch_rules[i].sw & mask)
+				rules_text(o, &switch_rules[i].rule, 1,
+					   c == C_IN ? "iif" : "oif");
+		put(o, "\t}\n\n");
+	}
+}
+
+/* A base chain's rules: one per mask of the policy, ascending, then the
+ * custom rules' map. */
 static void end_chain(struct out *o, enum nchain c)
 {
+	const char *key = c == C_IN ? "iif" : "oif";
+	char name[16];
+	uint32_t mask;
+
 	put(o, " } priority filter; policy accept;\n");
-	rules_text(o, from_rules, ARRAY_SIZE(from_rules), c == C_IN ? "iif" : "oif");
+	for (mask = 1; mask <= SW_FROM; mask++)
+		if (bit(o->used, mask)) {
+			swchain_name(c, mask, name, sizeof(name));
+			put(o, "\t\t%s @sw_%02x jump %s\n", key, mask, name);
+		}
+	rules_text(o, &custom_rule_text, 1, key);
 	put(o, "\t}\n\n");
 }
 
@@ -383,7 +428,6 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 	put(o, "table netdev %s {\n\tcomment \"managed by libvnic\"\n\n", n->table);
 	for (i = 0; i < p->n; i++)
 		put(o, "\tcounter c_%s {\n\t}\n\n", p->g[i]->name);
-	set_block(o, S_SW, p, e_switch);
 	set_block(o, S_PROMISC, p, e_promisc);
 	set_block(o, S_MAC, p, e_mac);
 	set_block(o, S_IP4, p, e_ip4);
@@ -393,9 +437,10 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 	guests_block(o, p, r);
 	put(o, "\tset l2_allowed {\n\t\ttypeof @ll,96,16\n\t\tflags constant\n"
 	    "\t\telements = { 0x800, 0x806, 0x86dd }\n\t}\n\n");
+	mask_sets(o, p);
 	/* Chains in the order apply creates them on an empty table (nft lists
-	 * them so): per guest its custom chain, the switch chains its NICs are
- * the first to need, its to-guest chain, then the shared
+	 * them so): per guest its custom chain, the chains of the switch masks
+	 * its NICs are the first to need, its to-guest chain, then the shared
 	 * base chains at the end of the batch. */
 	for (i = 0; i < p->n; i++) {
 		const struct pguest *g = p->g[i];
@@ -407,7 +452,7 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 			put(o, "\t}\n\n");
 		}
 		for (k = 0; k < g->nn; k++)
-			sw_chain(o, &g->nics[k]);
+			sw_chains(o, &g->nics[k]);
 		to_chain(o, g);
 	}
 	for (i = 0; i < C__MAX; i++)

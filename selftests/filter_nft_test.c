@@ -698,7 +698,8 @@ static unsigned int mentions(json_t *root, const char *dev)
 #define SET_MAC	"macs"		/* iif . MAC */
 #define SET_IP4	"ip4s"		/* iif . IPv4 */
 #define SET_IP6	"ip6s"		/* iif . IPv6 */
-#define SET_SW	"switches"	/* iif : jump to the chain of its switches */
+#define SET_SW	"sw_7f"		/* NICs with every from-guest switch */
+#define SET_SW_NOMAC "sw_7e"	/* the same but mac-spoof */
 #define SW_CLEAN_IN	"sw_in_7f"	/* every from-guest switch, ingress */
 #define SW_NOMAC_IN	"sw_in_7e"	/* the same but mac-spoof */
 
@@ -776,12 +777,16 @@ TEST_F(nft, json_matches_policy)
 	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_LL6));
 	EXPECT_FALSE(HAS_ELEM(s, nic, PKT_OTHER_IP6));
 
-	/* Both NICs jump to the chain of every switch, whose rules look up
-	 * each address set (ARP's sender in macs and ip4s). */
+	/* Both NICs are in the set of every switch, whose chain's rules look
+	 * up each address set (ARP's sender in macs and ip4s); the base
+	 * chain jumps there, then to the custom rules. */
 	s = vnic_set(root, SET_SW);
 	ASSERT_NE(NULL, s);
-	EXPECT_TRUE(HAS_ELEM(s, nic, SW_CLEAN_IN));
-	EXPECT_TRUE(HAS_ELEM(s, oth, SW_CLEAN_IN));
+	EXPECT_TRUE(HAS_ELEM(s, nic));
+	EXPECT_TRUE(HAS_ELEM(s, oth));
+	EXPECT_EQ(2u, chain_rules_with(root, "in0", NULL));
+	EXPECT_EQ(1u, chain_rules_with(root, "in0", SW_CLEAN_IN));
+	EXPECT_EQ(1u, chain_rules_with(root, "in0", "@" SET_SW));
 	EXPECT_EQ(13u, chain_rules_with(root, SW_CLEAN_IN, NULL));
 	EXPECT_EQ(1u, chain_rules_with(root, SW_CLEAN_IN, "@l2_allowed"));
 	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_MAC));
@@ -834,10 +839,9 @@ static unsigned int set_size(json_t *root, const char *name)
 static void expect_counts_match(struct __test_metadata *_metadata, json_t *root)
 {
 	static const char *const sets[] = {
-		"switches", "no_promisc", SET_MAC, SET_IP4, SET_IP6, "drops",
-		"custom", "guests",
+		"no_promisc", SET_MAC, SET_IP4, SET_IP6, "drops", "custom", "guests",
 	};
-	unsigned int want[8], i;
+	unsigned int want[7], i;
 	const char *c = NULL, *nn;
 	json_t *e;
 	size_t k;
@@ -852,14 +856,13 @@ static void expect_counts_match(struct __test_metadata *_metadata, json_t *root)
 	ASSERT_NE(NULL, c) TH_LOG("no state element");
 	nn = strstr(c, " n=");
 	ASSERT_NE(NULL, nn) TH_LOG("no counts in '%s'", c);
-	ASSERT_EQ(8, sscanf(nn, " n=%u,%u,%u,%u,%u,%u,%u,%u", &want[0], &want[1],
-			    &want[2], &want[3], &want[4], &want[5], &want[6],
-			    &want[7]));
-	for (i = 0; i < 8; i++) {
+	ASSERT_EQ(7, sscanf(nn, " n=%u,%u,%u,%u,%u,%u,%u", &want[0], &want[1],
+			    &want[2], &want[3], &want[4], &want[5], &want[6]));
+	for (i = 0; i < 7; i++) {
 		size_t have = json_array_size(json_object_get(vnic_set(root, sets[i]),
 							      "elem"));
 
-		EXPECT_EQ(want[i] + (i == 7), have) TH_LOG("set %s", sets[i]);
+		EXPECT_EQ(want[i] + (i == 6), have) TH_LOG("set %s", sets[i]);
 	}
 }
 
@@ -880,7 +883,7 @@ TEST_F(nft, sets_grow_past_capacity)
 		SKIP(return, "kernel cannot raise a set's size (Linux 6.5)");
 	root = ruleset_json();
 	ASSERT_NE(NULL, root);
-	EXPECT_EQ(1u, set_size(root, SET_SW));
+	EXPECT_EQ(1u, set_size(root, SET_MAC));
 	EXPECT_EQ(2u, set_size(root, SET_IP4));
 	EXPECT_EQ(2u, set_size(root, "guests"));
 	json_decref(root);
@@ -982,10 +985,14 @@ TEST_F(nft, json_switch_off_then_remove)
 	ifid(PKT_OTHER_NIC, oth, sizeof(oth));
 	root = ruleset_json();
 	ASSERT_NE(NULL, root);
-	s = vnic_set(root, SET_SW);
+	s = vnic_set(root, SET_SW_NOMAC);
 	ASSERT_NE(NULL, s);
-	EXPECT_TRUE(HAS_ELEM(s, nic, SW_NOMAC_IN));
-	EXPECT_TRUE(HAS_ELEM(s, oth, SW_CLEAN_IN));
+	EXPECT_TRUE(HAS_ELEM(s, nic));
+	EXPECT_FALSE(HAS_ELEM(s, oth));
+	EXPECT_TRUE(HAS_ELEM(vnic_set(root, SET_SW), oth));
+	EXPECT_FALSE(HAS_ELEM(vnic_set(root, SET_SW), nic));
+	/* One rule per mask in the base chain, before the custom one. */
+	EXPECT_EQ(3u, chain_rules_with(root, "in0", NULL));
 	/* Without mac-spoof, only ARP's rule looks up the MAC. */
 	EXPECT_EQ(12u, chain_rules_with(root, SW_NOMAC_IN, NULL));
 	EXPECT_EQ(1u, chain_rules_with(root, SW_NOMAC_IN, "@" SET_MAC));
@@ -1128,7 +1135,7 @@ TEST_F(nft, owner_flag_survives_flush_and_delete)
 	TH_LOG("nft flush table: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 	ret = st_run_cmd_err(err, sizeof(err),
-			     "nft delete element netdev vnic switches '{ %s }'",
+			     "nft delete element netdev vnic sw_7f '{ %s }'",
 			     self->t.nic);
 	TH_LOG("nft delete element: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
@@ -1416,8 +1423,8 @@ static char installed_state(const struct pkt_topo *t)
 	sw = vnic_set(root, SET_SW);
 	a1 = HAS_ELEM(ip4, oth, PKT_OTHER_IP4);
 	b1 = HAS_ELEM(ip4, oth, "192.0.2.21");
-	a2 = HAS_ELEM(sw, nic, SW_CLEAN_IN);
-	b2 = HAS_ELEM(sw, nic, SW_NOMAC_IN);
+	a2 = HAS_ELEM(sw, nic);
+	b2 = HAS_ELEM(vnic_set(root, SET_SW_NOMAC), nic);
 	json_decref(root);
 	if (a1 && !b1 && a2)
 		return 'A';
