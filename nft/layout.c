@@ -529,8 +529,8 @@ static void r_ra_redirect(struct rb *rb, uint32_t key)
 	r_ra(rb, key, 137);
 }
 
-/* "@K vmap @map": the NIC's own chain, if it has an element. */
-static void vmap(struct rb *rb, uint32_t key, enum nset s)
+/* "@K vmap @custom": the guest's chain, if its NIC has an element. */
+static void r_custom(struct rb *rb, uint32_t key)
 {
 	struct nftnl_expr *e;
 
@@ -539,13 +539,8 @@ static void vmap(struct rb *rb, uint32_t key, enum nset s)
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_VERDICT);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[s].name);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[S_CUSTOM].name);
 	}
-}
-
-static void r_custom(struct rb *rb, uint32_t key)
-{
-	vmap(rb, key, S_CUSTOM);
 }
 
 /* To the guest: unicast for another MAC. */
@@ -593,22 +588,41 @@ static const struct {
 	{ VNIC_SW_RA_GUARD, r_ra_redirect },
 };
 
-static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
-		    rule_fn fn, uint32_t key)
+/* A rule of chain to fill with expressions (rb.err on allocation failure). */
+static struct rb rule_begin(const struct vnic_nft *n, const char *chain)
 {
 	struct rb rb = { .r = nftnl_rule_alloc() };
 
-	if (!rb.r)
-		return -ENOMEM;
+	if (!rb.r) {
+		rb.err = -ENOMEM;
+		return rb;
+	}
 	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
 	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
 	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-	fn(&rb, key);
-	if (rb.err) {
-		nftnl_rule_free(rb.r);
-		return rb.err;
+	return rb;
+}
+
+/* Into b, appended or put first in its chain; freed either way. */
+static int rule_end(struct nbatch *b, struct rb *rb, bool prepend)
+{
+	if (rb->err) {
+		if (rb->r)
+			nftnl_rule_free(rb->r);
+		return rb->err;
 	}
-	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
+	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | (prepend ? 0 : NLM_F_APPEND),
+		   rb->r, rule);
+}
+
+static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
+		    rule_fn fn, uint32_t key)
+{
+	struct rb rb = rule_begin(n, chain);
+
+	if (!rb.err)
+		fn(&rb, key);
+	return rule_end(b, &rb, false);
 }
 
 /* "iif @sw_7f jump sw_in_7f": appended, or put first (prepend), which
@@ -616,24 +630,16 @@ static int add_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 static int mask_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 		     enum nchain c, uint32_t mask, bool prepend)
 {
-	struct rb rb = { .r = nftnl_rule_alloc() };
+	struct rb rb = rule_begin(n, chain);
 	char to[16];
 
-	if (!rb.r)
-		return -ENOMEM;
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-	meta(&rb, c == C_IN ? NFT_META_IIF : NFT_META_OIF, NFT_REG32_00);
-	lookup(&rb, NFT_REG32_00, S_MASK(mask), false);
 	swchain_name(c, mask, to, sizeof(to));
-	verdict(&rb, NFT_JUMP, to);
-	if (rb.err) {
-		nftnl_rule_free(rb.r);
-		return rb.err;
+	if (!rb.err) {
+		meta(&rb, c == C_IN ? NFT_META_IIF : NFT_META_OIF, NFT_REG32_00);
+		lookup(&rb, NFT_REG32_00, S_MASK(mask), false);
+		verdict(&rb, NFT_JUMP, to);
 	}
-	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | (prepend ? 0 : NLM_F_APPEND),
-		   rb.r, rule);
+	return rule_end(b, &rb, prepend);
 }
 
 /* A base chain's rules: one per switch mask in use (a NIC is in one mask's
@@ -941,21 +947,14 @@ int layout_pfx_shared(struct vnic_nft *n, struct nbatch *b)
 static int guard_rule(struct vnic_nft *n, struct nbatch *b, const char *chain,
 		      uint32_t key, const char *kind, const char *to)
 {
-	struct rb rb = { .r = nftnl_rule_alloc() };
+	struct rb rb = rule_begin(n, chain);
 
-	if (!rb.r)
-		return -ENOMEM;
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-	meta(&rb, key, NFT_REG_1);
-	cmp(&rb, NFT_REG_1, NFT_CMP_EQ, kind, (uint32_t)strlen(kind) + 1);
-	verdict(&rb, NFT_GOTO, to);
-	if (rb.err) {
-		nftnl_rule_free(rb.r);
-		return rb.err;
+	if (!rb.err) {
+		meta(&rb, key, NFT_REG_1);
+		cmp(&rb, NFT_REG_1, NFT_CMP_EQ, kind, (uint32_t)strlen(kind) + 1);
+		verdict(&rb, NFT_GOTO, to);
 	}
-	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, rb.r, rule);
+	return rule_end(b, &rb, false);
 }
 
 /*

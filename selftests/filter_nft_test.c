@@ -938,7 +938,7 @@ TEST_F(nft, capacity_over_limit_refused)
 	EXPECT_EQ(fds, st_count_fds());
 }
 
-/* A table of the earlier layout (a set per switch, no switches map) is
+/* A table of the earlier layout (a set per switch, no no_promisc set) is
  * refused at open with a message, and left as it was. */
 TEST_F(nft, earlier_layout_refused)
 {
