@@ -11,7 +11,8 @@
  *     sends one, else by name (one batch) or, for kernel-named NICs, by the
  *     MAC we chose (one dump)
  *  4. every NIC tagged with its alias (one batch; the kernel ignores
- *     IFLA_IFALIAS on creation), tun/tap also get MTU, MAC and up
+ *     IFLA_IFALIAS on creation), tun/tap also get group, MTU, MAC and up;
+ *     then persistent taps are made persistent (tap.c: crash safety)
  * Any failure deletes every NIC this call created and closes its fds.
  */
 #include <errno.h>
@@ -227,6 +228,13 @@ static int create_collect(struct op *op)
 
 		if (!r->err) {
 			nic->picked = false;
+			continue;
+		}
+		/* Two random MACs met on one lower: draw another. */
+		if (r->err == -EADDRINUSE && !nic->mac_given &&
+		    !mark_mac(op->ctx->owner, MARK_NIC, nic->mac)) {
+			unpick(op, nic);
+			op->pend[n++] = i;
 			continue;
 		}
 		if (r->err == -EEXIST && nic->naming == VNIC_NAMING_CACHE) {
@@ -501,6 +509,8 @@ static int create_all(struct op *op)
 		err = resolve_links(op);
 	if (!err)
 		err = configure_links(op);
+	if (!err)
+		err = taps_persist(op->g, op->todo, op->ntodo);
 	return err;
 }
 

@@ -6,14 +6,18 @@
  * unregister waits for RCU grace periods: 82 macvtaps took ~2 s that way.
  * An RTM_DELLINK naming a link group instead deletes the whole group in one
  * unregister_netdevice_many(), one wait for all (~30 ms).  So the NICs are
- * first moved into a fresh group (a random one with the high bit set: no
- * tool hands those out, and no two callers draw the same by chance) and the
- * group is deleted, all in one sendmsg().  Should the group delete fail, the
- * links are deleted one by one.
+ * first moved into their owner's "dying" group (mark.c) and the group is
+ * deleted, all in one sendmsg().  Should the group delete fail, the links
+ * are deleted one by one.
+ *
+ * The dying group is still the owner's mark: a process killed between the
+ * moves and the group delete (they may span several sendmsg() windows)
+ * leaves NICs that gc still recognises.  Two deleters of one owner share
+ * the group; one of them may delete the other's NICs, which were going
+ * anyway, and the other then finds them gone (ENODEV counts as done).
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
@@ -44,15 +48,6 @@ static int add(struct del *d, struct nlmsghdr *nlh, unsigned int i,
 	return err;
 }
 
-static uint32_t random_group(void)
-{
-	uint32_t grp = 0;
-
-	if (getrandom(&grp, sizeof(grp), 0) != sizeof(grp))
-		grp = (uint32_t)vnic_now_ms() * 2654435761u;
-	return grp | 0x80000000u;
-}
-
 static bool in_home(const struct vnic_nic *nic, unsigned int home)
 {
 	return nic->home == home && nic->created;
@@ -63,7 +58,7 @@ static bool in_home(const struct vnic_nic *nic, unsigned int home)
 static int build_grouped(struct del *d, unsigned int home, const unsigned int *idx,
 			 unsigned int n)
 {
-	uint32_t grp = random_group();
+	uint32_t grp = mark_group_dying(d->g->ctx->owner);
 	unsigned int k, grouped = 0;
 	int err = 0;
 

@@ -36,6 +36,7 @@ int guest_push_nic(struct vnic_guest *g, struct vnic_nic **out)
 	nic->netns_fd = -1;
 	nic->peer_netns_fd = -1;
 	nic->tag = g->next_tag++;
+	nic->group = mark_group(g->ctx->owner);
 	*out = nic;
 	return 0;
 }
@@ -54,12 +55,6 @@ void nic_release(struct vnic_nic *nic)
 	if (nic->peer_netns_fd >= 0)
 		close(nic->peer_netns_fd);
 	nic->netns_fd = nic->peer_netns_fd = -1;
-}
-
-void tag_format(const struct vnic_guest *g, const struct vnic_nic *nic, char *buf)
-{
-	snprintf(buf, TAG_MAX, TAG_PREFIX "%s:%s:%u", g->ctx->owner, g->name,
-		 nic->tag);
 }
 
 VNIC_EXPORT int vnic_guest_new(struct vnic_ctx *ctx, const char *name,

@@ -36,6 +36,7 @@ static void put_veth_peer(struct nlmsghdr *nlh, const struct vnic_nic *nic)
 	nlh->nlmsg_len += MNL_ALIGN(sizeof(*ifi));
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, nic->peer_name);
 	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->peer_mac);
+	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
 	if (nic->mtu)
 		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
 	if (nic->peer_netns_fd >= 0)
@@ -70,6 +71,9 @@ struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 	put_ifinfo(nlh, 0, nic->up);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->mac);
+	/* The owner's mark, from the instant the link exists: the kernel
+	 * ignores IFLA_IFALIAS here, but rtnl_create_link() sets the group. */
+	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
 	if (nic->mtu)
 		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
 	if (nic->lower_ifindex)
@@ -101,6 +105,10 @@ struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 		return NULL;
 	put_ifinfo(nlh, nic->ifindex, tun && nic->up);
 	mnl_attr_put_strz(nlh, IFLA_IFALIAS, tag);
+	/* TUNSETIFF cannot set a group: a tap gets it with its tag, and is
+	 * made persistent only afterwards (tap.c). */
+	if (tun)
+		mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
 	if (tun && nic->mtu)
 		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
 	if (mac_after_create(nic))

@@ -9,7 +9,7 @@
 struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 			     const char *name, bool echo);
 /* RTM_NEWLINK changing an existing link (by ifindex): its tag, and for
- * tun/tap (made by ioctl) also MAC, MTU and up. */
+ * tun/tap (made by ioctl) also group, MAC, MTU and up. */
 struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 			       const char *tag);
 /* RTM_NEWLINK bringing a veth's peer up, by name, in its namespace. */

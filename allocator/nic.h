@@ -36,6 +36,7 @@ struct vnic_nic {
 	int64_t owner_uid, owner_gid;
 
 	unsigned int tag;		/* INDEX in its alias tag */
+	uint32_t group;			/* IFLA_GROUP: its owner's mark */
 
 	/* What it became. */
 	char name[IFNAMSIZ];
@@ -68,9 +69,26 @@ uint64_t kind_feature(enum vnic_kind kind);
 
 /* guest.c */
 void nic_release(struct vnic_nic *nic);
-void tag_format(const struct vnic_guest *g, const struct vnic_nic *nic, char *buf);
 struct vnic_guest *guest_alloc(struct vnic_ctx *ctx, const char *name);
 int guest_push_nic(struct vnic_guest *g, struct vnic_nic **out);
+
+/* tag.c: the alias tag "vnic:OWNER:GUEST:INDEX" (buf: TAG_MAX bytes). */
+void tag_format(const struct vnic_guest *g, const struct vnic_nic *nic, char *buf);
+/* 0 with guest (GUEST_NAME_MAX + 1 bytes) and *idx when alias is a tag of
+ * owner in canonical form, else -1 with nothing written. */
+int tag_parse(const char *alias, const char *owner, char *guest,
+	      unsigned int *idx);
+
+/* mark.c: what marks a NIC as the owner's from its creation on. */
+enum mark_role { MARK_NIC, MARK_PEER };	/* a NIC, or a veth's peer end */
+/* The link group of the owner's NICs, and the one they are moved into to
+ * be deleted; mark_group_is() accepts both. */
+uint32_t mark_group(const char *owner);
+uint32_t mark_group_dying(const char *owner);
+bool mark_group_is(const char *owner, uint32_t group);
+/* A random MAC carrying the owner's check for role; the test for it. */
+int mark_mac(const char *owner, enum mark_role role, uint8_t mac[6]);
+bool mark_mac_is(const char *owner, enum mark_role role, const uint8_t mac[6]);
 
 /* delete.c: RTM_DELLINK for the given NICs (those marked created), grouped
  * by namespace; -ENODEV (already gone) counts as done. */

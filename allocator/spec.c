@@ -84,10 +84,11 @@ static int open_ns(const struct check *c, int fd, pid_t pid, int *out,
 	return 0;
 }
 
-static int check_mac(const struct check *c, const char *s, uint8_t mac[6])
+static int check_mac(const struct check *c, const char *s, uint8_t mac[6],
+		     enum mark_role role)
 {
 	if (!s)
-		return mac_random(mac);
+		return mark_mac(c->ctx->owner, role, mac);
 	if (mac_parse(s, mac))
 		return bad(c, -EINVAL, "MAC '%s': not a unicast xx:xx:xx:xx:xx:xx address", s);
 	return 0;
@@ -141,7 +142,7 @@ static int check_peer(const struct check *c, const struct vnic_nic_opts *o,
 				    tmpl ? "must be an exact name" : why);
 	snprintf(nic->peer_name, sizeof(nic->peer_name), "%s", o->peer_name);
 	nic->peer_up = o->peer_up;
-	err = check_mac(c, o->peer_mac, nic->peer_mac);
+	err = check_mac(c, o->peer_mac, nic->peer_mac, MARK_PEER);
 	if (!err)
 		err = open_ns(c, o->peer_netns_fd, o->peer_netns_pid,
 			      &nic->peer_netns_fd, "peer namespace");
@@ -207,7 +208,7 @@ static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
 	if (!err)
 		err = check_name(c, o, nic);
 	if (!err && o->kind != VNIC_KIND_TUN)
-		err = check_mac(c, o->mac, nic->mac);
+		err = check_mac(c, o->mac, nic->mac, MARK_NIC);
 	nic->mac_given = o->mac != NULL;
 	if (!err && (o->kind == VNIC_KIND_MACVTAP || o->kind == VNIC_KIND_MACVLAN))
 		err = check_lower(c, o, nic);

@@ -1,8 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Finding NICs by their tag ("vnic:OWNER:GUEST:INDEX" in IFLA_IFALIAS):
- * listing guests, adopting one, collecting orphans after a crash.  One
- * RTM_GETLINK dump of the context's namespace each.
+ * Finding the owner's NICs again: listing guests, adopting one, collecting
+ * orphans after a crash.  One RTM_GETLINK dump of the context's namespace
+ * each.
+ *
+ * Any process can write any alias, so the tag alone proves nothing.  A
+ * link counts as the owner's only where two independent marks agree:
+ *
+ *   tagged      its alias is a tag of this owner (tag.c) and its link group
+ *               is the owner's (mark.c): listed, adoptable, collected unless
+ *               its guest is kept;
+ *   untagged    no alias at all, the owner's group, and a MAC carrying the
+ *               owner's check: a NIC whose creator died before tagging it.
+ *               It belongs to no guest and is always collected.
+ *
+ * Either way its kind must be one libvnic makes.  Anything else (a foreign
+ * alias, an alias of the owner's format on a link of another group, a link
+ * in the owner's group under another alias or with a MAC of its own, a veth
+ * peer end) is not ours and is never touched.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +36,7 @@ struct tagged {
 	enum vnic_kind kind;
 	uint8_t mac[6];
 	char name[IFNAMSIZ];
-	char guest[GUEST_NAME_MAX + 1];
+	char guest[GUEST_NAME_MAX + 1];	/* "" when untagged */
 };
 
 /* Every link's name by ifindex, to name veth peers that live beside. */
@@ -76,29 +91,17 @@ static enum vnic_kind kind_of(const struct link_attrs *la)
 	return vnic_kind_from_name(la->kind);
 }
 
-/* "vnic:OWNER:GUEST:IDX" for our owner -> guest, idx. */
-static int tag_parse(const char *alias, const char *owner, char *guest,
-		     unsigned int *idx)
+/* Is la the owner's, by two marks (see the top)?  Fills guest and idx. */
+static bool ours(const char *owner, const struct link_attrs *la,
+		 enum vnic_kind kind, char *guest, unsigned int *idx)
 {
-	size_t olen = strlen(owner), glen;
-	const char *p, *colon;
-	char *end;
-
-	if (strncmp(alias, TAG_PREFIX, strlen(TAG_PREFIX)))
-		return -1;
-	p = alias + strlen(TAG_PREFIX);
-	if (strncmp(p, owner, olen) || p[olen] != ':')
-		return -1;
-	p += olen + 1;
-	colon = strrchr(p, ':');
-	if (!colon || colon == p || (glen = (size_t)(colon - p)) > GUEST_NAME_MAX)
-		return -1;
-	*idx = (unsigned int)strtoul(colon + 1, &end, 10);
-	if (*end || end == colon + 1)
-		return -1;
-	memcpy(guest, p, glen);
-	guest[glen] = '\0';
-	return 0;
+	if (!kind || !mark_group_is(owner, la->group))
+		return false;
+	if (la->alias && la->alias[0])
+		return !tag_parse(la->alias, owner, guest, idx);
+	guest[0] = '\0';
+	*idx = 0;
+	return la->mac && mark_mac_is(owner, MARK_NIC, la->mac);
 }
 
 static int scan_cb(const struct nlmsghdr *nlh, void *data)
@@ -114,8 +117,6 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	if (link_parse(nlh, &la) || !la.name)
 		return 0;
 	remember(sc, &la);
-	if (!la.alias)
-		return 0;
 	if (sc->n == sc->cap) {
 		t = grow(sc->t, &sc->cap, sizeof(*t), &sc->err);
 		if (!t)
@@ -124,10 +125,10 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	t = &sc->t[sc->n];
 	memset(t, 0, sizeof(*t));
-	if (tag_parse(la.alias, sc->owner, t->guest, &t->idx))
+	t->kind = kind_of(&la);
+	if (!ours(sc->owner, &la, t->kind, t->guest, &t->idx))
 		return 0;
 	t->ifindex = la.ifindex;
-	t->kind = kind_of(&la);
 	t->peer = t->kind == VNIC_KIND_VETH && !la.link_netnsid ? la.link : 0;
 	snprintf(t->name, sizeof(t->name), "%s", la.name);
 	if (la.mac)
@@ -148,6 +149,8 @@ static void name_peers(struct scan *sc)
 {
 	unsigned int i;
 
+	if (!sc->nall)
+		return;
 	qsort(sc->all, sc->nall, sizeof(*sc->all), cmp_named);
 	for (i = 0; i < sc->n; i++) {
 		struct named key = { .ifindex = sc->t[i].peer }, *p;
@@ -195,6 +198,13 @@ static int cmp_tagged(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The first NIC of a tagged guest in the sorted scan. */
+static bool new_guest(const struct scan *sc, unsigned int i)
+{
+	return sc->t[i].guest[0] &&
+	       (!i || strcmp(sc->t[i].guest, sc->t[i - 1].guest));
+}
+
 VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 				unsigned int *count)
 {
@@ -210,9 +220,11 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	err = scan_links(ctx, &sc);
 	if (err)
 		return err;
-	qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	if (sc.n)
+		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	/* Untagged NICs (guest "") belong to no guest. */
 	for (i = 0; i < sc.n; i++)
-		if (!i || strcmp(sc.t[i].guest, sc.t[i - 1].guest)) {
+		if (new_guest(&sc, i)) {
 			n++;
 			bytes += strlen(sc.t[i].guest) + 1;
 		}
@@ -220,11 +232,12 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	out = malloc((n + 1) * sizeof(*out) + bytes);
 	if (!out) {
 		free(sc.t);
-		return -ENOMEM;
+		return vnic_set_err(ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
+				    "listing guests");
 	}
 	p = (char *)(out + n + 1);
 	for (i = 0, n = 0; i < sc.n; i++)
-		if (!i || strcmp(sc.t[i].guest, sc.t[i - 1].guest)) {
+		if (new_guest(&sc, i)) {
 			out[n++] = strcpy(p, sc.t[i].guest);
 			p += strlen(p) + 1;
 		}
@@ -275,7 +288,8 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		vnic_guest_free(g);
 		return err;
 	}
-	qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	if (sc.n)
+		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
 	for (i = 0; i < sc.n && !err; i++)
 		if (!strcmp(sc.t[i].guest, name))
 			err = adopt_nic(g, &sc.t[i]);
@@ -285,6 +299,9 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 				   "guest '%s' has no NICs of owner '%s'", name,
 				   ctx->owner);
 	if (err) {
+		if (!ctx->err.err)
+			vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				     "adopting guest '%s'", name);
 		vnic_guest_free(g);
 		return err;
 	}
@@ -297,9 +314,25 @@ static bool kept(const char *guest, const char *const *keep, unsigned int nkeep)
 	unsigned int i;
 
 	for (i = 0; i < nkeep; i++)
-		if (keep[i] && !strcmp(keep[i], guest))
+		if (!strcmp(keep[i], guest))
 			return true;
 	return false;
+}
+
+/* A name that cannot be a guest's keeps nothing: a typo would delete the
+ * guest it meant to keep. */
+static int check_keep(struct vnic_ctx *ctx, const char *const *keep,
+		      unsigned int nkeep)
+{
+	unsigned int i;
+
+	for (i = 0; i < nkeep; i++)
+		if (!vnic_valid_tag(keep[i], GUEST_NAME_MAX))
+			return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1,
+					    NULL, "keep[%u]: '%s' is not a guest name "
+					    "(1..64 of [A-Za-z0-9_.-])", i,
+					    keep[i] ? keep[i] : "(null)");
+	return 0;
 }
 
 VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
@@ -314,7 +347,9 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	if (!ctx || (nkeep && !keep))
 		return -EINVAL;
 	vnic_clear_err(ctx);
-	err = scan_links(ctx, &sc);
+	err = check_keep(ctx, keep, nkeep);
+	if (!err)
+		err = scan_links(ctx, &sc);
 	if (err)
 		return err;
 	/* One handle holds every orphan, whatever its guest: one batch. */
@@ -327,7 +362,9 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	if (!g || !idx || err) {
 		free(idx);
 		vnic_guest_free(g);
-		return err ? err : -ENOMEM;
+		err = err ? err : -ENOMEM;
+		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "collecting orphans");
 	}
 	for (i = 0; i < g->n; i++)
 		idx[i] = i;

@@ -4,6 +4,12 @@
  * itself and returns the name.  IFF_TUN_EXCL makes an existing name fail
  * (EBUSY) instead of silently attaching to someone else's persistent tap.
  * The fds are opened in the device's namespace, so the device is born there.
+ *
+ * Crash safety by order: TUNSETIFF cannot set a link group or an alias, so
+ * a device is made without IFF_PERSIST and lives only as long as our fds
+ * (a creator killed now takes it along); it is tagged and grouped with the
+ * other NICs (create.c, step 4), and only then made persistent
+ * (taps_persist()).  No persistent tap ever exists without its marks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +77,7 @@ static int tun_setup(struct tap_args *a)
 	const struct vnic_nic *nic = a->nic;
 	int fd = a->fds[0], err = 0;
 
-	if (nic->tap_flags & VNIC_TAP_PERSIST)
-		err = tun_ioctl(a, fd, TUNSETPERSIST, (void *)1ul);
-	if (!err && nic->owner_set && nic->owner_uid >= 0)
+	if (nic->owner_set && nic->owner_uid >= 0)
 		err = tun_ioctl(a, fd, TUNSETOWNER, (void *)(unsigned long)nic->owner_uid);
 	if (!err && nic->owner_set && nic->owner_gid >= 0)
 		err = tun_ioctl(a, fd, TUNSETGROUP, (void *)(unsigned long)nic->owner_gid);
@@ -101,12 +105,9 @@ static int tap_open_fn(void *arg)
 		err = tun_setup(a);
 	for (q = 1; !err && q < a->nic->queues; q++)
 		err = tun_attach(a, q, 0);
-	if (err) {
-		/* A persistent device outlives its fds: take it down first. */
-		if (a->fds[0] >= 0 && (a->nic->tap_flags & VNIC_TAP_PERSIST))
-			ioctl(a->fds[0], TUNSETPERSIST, (void *)0ul);
+	/* Not persistent yet: the device goes with its fds. */
+	if (err)
 		close_fds(a->fds, a->nic->queues);
-	}
 	return err;
 }
 
@@ -185,6 +186,28 @@ int tap_create(struct vnic_guest *g, struct homes *hs, unsigned int i)
 	if (!err && (err = vnic_fault(g->ctx, VNIC_STEP_OPEN, i)))
 		tap_fail(g, err, VNIC_STEP_OPEN, i, "injected");
 	return err;
+}
+
+int taps_persist(struct vnic_guest *g, const unsigned int *idx, unsigned int n)
+{
+	struct tap_args a = { .stats = &g->ctx->stats };
+	unsigned int k;
+	int err;
+
+	for (k = 0; k < n; k++) {
+		struct vnic_nic *nic = &g->nics[idx[k]];
+
+		if (!kind_is_tun(nic->kind) || !(nic->tap_flags & VNIC_TAP_PERSIST) ||
+		    !nic->nfds)
+			continue;
+		a.nic = nic;
+		err = tun_ioctl(&a, nic->fds[0], TUNSETPERSIST, (void *)1ul);
+		if (err)
+			return vnic_set_err(g->ctx, err, VNIC_STEP_CONFIGURE, (int)idx[k],
+					    NULL, "%s %s: TUNSETPERSIST",
+					    vnic_kind_name(nic->kind), nic->name);
+	}
+	return 0;
 }
 
 void tap_close(struct vnic_nic *nic)

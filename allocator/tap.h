@@ -7,6 +7,9 @@
 
 /* Create g->nics[i] in its namespace and open its queue fds. */
 int tap_create(struct vnic_guest *g, struct homes *hs, unsigned int i);
+/* Make the persistent ones among g->nics[idx[0..n-1]] persistent, once
+ * they are tagged. */
+int taps_persist(struct vnic_guest *g, const unsigned int *idx, unsigned int n);
 /* Close the queue fds still held. */
 void tap_close(struct vnic_nic *nic);
 

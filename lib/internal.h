@@ -140,9 +140,13 @@ void name_prefix(const char *tmpl, char *prefix);
 /* "prefixN" into out[IFNAMSIZ]. */
 void name_format(char *out, const char *prefix, uint32_t suffix);
 
-/* mac.c: "02:00:5e:10:00:01", unicast, not zero; random locally administered. */
+/* mac.c: "02:00:5e:10:00:01", unicast, not zero. */
 int mac_parse(const char *s, uint8_t mac[6]);
-int mac_random(uint8_t mac[6]);
+/* A random locally administered unicast MAC carrying a 14-bit mark
+ * (MAC_MARK_MASK) in its first two octets, and the test for it. */
+#define MAC_MARK_MASK	0x3fffu
+int mac_random_marked(uint8_t mac[6], uint16_t mark);
+bool mac_has_mark(const uint8_t mac[6], uint16_t mark);
 
 /* Monotonic milliseconds. */
 uint64_t vnic_now_ms(void);

@@ -79,6 +79,10 @@ int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
 			if (mnl_attr_get_payload_len(a) >= 4)
 				la->mtu = mnl_attr_get_u32(a);
 			break;
+		case IFLA_GROUP:
+			if (mnl_attr_get_payload_len(a) >= 4)
+				la->group = mnl_attr_get_u32(a);
+			break;
 		case IFLA_LINKINFO:
 			parse_linkinfo(a, la);
 			break;

@@ -18,6 +18,7 @@ struct link_attrs {
 	int link;		/* IFLA_LINK, or 0 */
 	bool link_netnsid;	/* IFLA_LINK is in another namespace */
 	uint32_t mtu;
+	uint32_t group;		/* IFLA_GROUP, or 0 (the default group) */
 	int tun_type;		/* IFLA_TUN_TYPE (IFF_TUN/IFF_TAP), or 0 */
 };
 

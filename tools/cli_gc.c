@@ -26,6 +26,15 @@ static const struct option gc_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* What vnic_guest_new() accepts: 1..64 of [A-Za-z0-9_.-]. */
+static bool guest_name_ok(const char *s)
+{
+	size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			  "0123456789_.-");
+
+	return n && n <= 64 && !s[n];
+}
+
 /* Returns -1 to go on, else an exit status.  a->keep has room for argc. */
 static int parse_args(struct gc_args *a, int argc, char **argv)
 {
@@ -36,6 +45,10 @@ static int parse_args(struct gc_args *a, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":k:dh", gc_opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
+			/* A typo would keep nothing and delete the guest. */
+			if (!guest_name_ok(optarg))
+				return cli_usage_err(CMD, "--keep: '%s' is not a guest name "
+						     "(1..64 of [A-Za-z0-9_.-])", optarg);
 			a->keep[a->nkeep++] = optarg;
 			break;
 		case 'd':
