@@ -138,6 +138,40 @@ case_gc() {
 	expect_eq "$(kind_count macvtap)" 2 "only the other owner's left"
 }
 
+# gc --keep with a name no guest can have: exit 2, the name in the
+# message, nothing deleted (a typo must not keep nothing).
+case_gc_bad_keep() {
+	add_mvt vm1 2 || return
+	run 2 vc gc --keep "vm 1" || return
+	grep -q "^vnicctl: gc: --keep: 'vm 1' is not a guest name" "$TMP/err" ||
+		fail "message: $(cat "$TMP/err")" || return
+	run 2 vc gc --keep "" || return
+	expect_eq "$(tagged vnic:vnic:vm1:)" 2 "vm1 NICs"
+}
+
+# The issue's reproducer: an alias that reads like our tag, written by
+# someone else, gets nothing deleted (neither end of a veth); other tools'
+# untagged links stay; a NIC of ours whose alias was removed (a creator
+# killed before tagging) is collected.
+case_gc_forged() {
+	ip link add fv0 type veth peer name fv0p &&
+	ip link set fv0 alias vnic:vnic:victim:0 &&
+	ip link add link lower0 name fm0 type macvlan &&
+	ip link set fm0 alias vnic:vnic:victim:1 &&
+	ip link add link lower0 name om0 type macvlan || return
+	add_mvt vm1 2 --name mv%d --naming explicit || return
+	ip link set mv0 alias "" || return
+	run 0 vc gc --dry-run || return
+	grep -Eq '^vm1 +1 +macvtap$' "$TMP/out" && ! grep -q victim "$TMP/out" ||
+		fail "dry run: $(cat "$TMP/out")" || return
+	run 0 vc gc || return
+	expect_eq "$(cat "$TMP/out")" "deleted 2 NICs" "gc output" || return
+	for l in fv0 fv0p fm0 om0 lower0 lower0p; do
+		ip link show "$l" >/dev/null 2>&1 || fail "$l deleted" || return
+	done
+	expect_eq "$(kind_count macvtap)" 0 "macvtaps left"
+}
+
 # An unknown lower device: non-zero exit, a message, nothing created.
 case_err_lower() {
 	run nz vc guest add vm1 --kind macvtap --lower nosuch0 --nics 4 || return
@@ -220,6 +254,9 @@ case_usage() {
 	guest show
 	guest frob
 	gc vm1
+	gc --keep bad/name
+	gc --keep vm:1
+	gc --keep a23456789012345678901234567890123456789012345678901234567890123456
 	EOF
 	run 2 vc || return
 	expect_eq "$(tagged vnic:)" 0 "tagged links" || return
@@ -323,7 +360,7 @@ case_help() {
 		fail "--version: $(cat "$TMP/out")"
 }
 
-CASES=(add_82 list_json show del gc err_lower err_rollback err_kernel usage
+CASES=(add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage
        append gap veth veth_peer_up tap netns features help)
 
 # ------------------------------------------------------------------- main
