@@ -231,8 +231,10 @@ static int create_collect(struct op *op)
 			continue;
 		}
 		/* Two random MACs met on one lower: draw another. */
-		if (r->err == -EADDRINUSE && !nic->mac_given &&
-		    !mark_mac(op->ctx->owner, MARK_NIC, nic->mac)) {
+		if (r->err == -EADDRINUSE &&
+		    !mark_mac(op->ctx->owner, MARK_NIC, nic->birth_mac)) {
+			if (!nic->mac_given)
+				memcpy(nic->mac, nic->birth_mac, 6);
 			unpick(op, nic);
 			op->pend[n++] = i;
 			continue;
@@ -316,7 +318,7 @@ static int mac_cb(const struct nlmsghdr *nlh, void *data)
 		struct vnic_nic *nic = NIC(m->op, m->op->todo[k]);
 
 		if (nic->created && !nic->ifindex && nic->home == m->home &&
-		    (!memcmp(nic->mac, la.mac, 6) || passthru_of(nic, &la)))
+		    (!memcmp(nic->birth_mac, la.mac, 6) || passthru_of(nic, &la)))
 			nic_learn(nic, &la);
 	}
 	return 0;

@@ -59,6 +59,25 @@ static void put_linkinfo(struct nlmsghdr *nlh, const struct vnic_nic *nic)
 	mnl_attr_nest_end(nlh, info);
 }
 
+/*
+ * A NIC is created with the MAC libvnic chose, which carries the owner's
+ * check (mark.c): so it is the owner's from the instant it exists.  A MAC
+ * the caller gave is set afterwards, with the tag, and the NIC is brought
+ * up only then (IPv6 and the lower's filter see the final MAC from the
+ * start).  tun/tap get theirs then too; a passthru macvlan takes its
+ * lower's MAC at creation, and a MAC given for it sets the lower's.
+ */
+static bool mac_after_create(const struct vnic_nic *nic)
+{
+	return nic->kind == VNIC_KIND_TAP ||
+	       (nic->mac_given && nic->kind != VNIC_KIND_TUN);
+}
+
+static bool up_after_create(const struct vnic_nic *nic)
+{
+	return kind_is_tun(nic->kind) || mac_after_create(nic);
+}
+
 struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 			     const char *name, bool echo)
 {
@@ -68,9 +87,9 @@ struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 	nlh = nl_batch_msg(b, RTM_NEWLINK, flags | (echo ? NLM_F_ECHO : 0));
 	if (!nlh)
 		return NULL;
-	put_ifinfo(nlh, 0, nic->up);
+	put_ifinfo(nlh, 0, nic->up && !up_after_create(nic));
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->mac);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->birth_mac);
 	/* The owner's mark, from the instant the link exists: the kernel
 	 * ignores IFLA_IFALIAS here, but rtnl_create_link() sets the group. */
 	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
@@ -84,17 +103,6 @@ struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 	return nlh;
 }
 
-/*
- * A passthru macvlan takes its lower's MAC at creation; a MAC the caller
- * asked for is set afterwards (which, in passthru, sets the lower's).
- */
-static bool mac_after_create(const struct vnic_nic *nic)
-{
-	return nic->kind == VNIC_KIND_TAP ||
-	       (nic->mode == MACVLAN_MODE_PASSTHRU && nic->mac_given &&
-		(nic->kind == VNIC_KIND_MACVLAN || nic->kind == VNIC_KIND_MACVTAP));
-}
-
 struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 			       const char *tag)
 {
@@ -103,7 +111,8 @@ struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 
 	if (!nlh)
 		return NULL;
-	put_ifinfo(nlh, nic->ifindex, tun && nic->up);
+	/* do_setlink() sets the address before it changes the flags. */
+	put_ifinfo(nlh, nic->ifindex, nic->up && up_after_create(nic));
 	mnl_attr_put_strz(nlh, IFLA_IFALIAS, tag);
 	/* TUNSETIFF cannot set a group: a tap gets it with its tag, and is
 	 * made persistent only afterwards (tap.c). */

@@ -24,6 +24,8 @@ struct vnic_nic {
 	uint32_t mode;			/* MACVLAN_MODE_* */
 	uint8_t mac[6];
 	bool mac_given;
+	uint8_t birth_mac[6];		/* created with: mac, or when the caller
+					 * gave mac, a marked one until step 4 */
 	uint32_t mtu;
 	bool up;
 	int netns_fd;			/* owned dup, -1: the context's */

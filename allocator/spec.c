@@ -210,6 +210,11 @@ static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
 	if (!err && o->kind != VNIC_KIND_TUN)
 		err = check_mac(c, o->mac, nic->mac, MARK_NIC);
 	nic->mac_given = o->mac != NULL;
+	/* Born with the owner's MAC check even when the caller chose (msg.c). */
+	if (!err && nic->mac_given)
+		err = mark_mac(c->ctx->owner, MARK_NIC, nic->birth_mac);
+	else
+		memcpy(nic->birth_mac, nic->mac, 6);
 	if (!err && (o->kind == VNIC_KIND_MACVTAP || o->kind == VNIC_KIND_MACVLAN))
 		err = check_lower(c, o, nic);
 	if (!err && o->kind == VNIC_KIND_VETH)

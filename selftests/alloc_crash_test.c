@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,25 +335,29 @@ FIXTURE_VARIANT(kill) {
 	enum vnic_naming naming;
 	bool destroy;		/* kill during destroy rather than anywhere */
 	unsigned int kills;
+	bool given_mac;		/* the caller chooses the MACs */
 };
 
-#define KV(k, n, d, c) { VNIC_KIND_##k, VNIC_NAMING_##n, d, c }
-FIXTURE_VARIANT_ADD(kill, macvtap_kernel)	KV(MACVTAP, KERNEL, false, 20);
-FIXTURE_VARIANT_ADD(kill, macvtap_cache)	KV(MACVTAP, CACHE, false, 20);
-FIXTURE_VARIANT_ADD(kill, macvtap_explicit)	KV(MACVTAP, EXPLICIT, false, 20);
-FIXTURE_VARIANT_ADD(kill, macvlan_kernel)	KV(MACVLAN, KERNEL, false, 20);
-FIXTURE_VARIANT_ADD(kill, macvlan_cache)	KV(MACVLAN, CACHE, false, 20);
-FIXTURE_VARIANT_ADD(kill, macvlan_explicit)	KV(MACVLAN, EXPLICIT, false, 20);
-FIXTURE_VARIANT_ADD(kill, veth_kernel)		KV(VETH, KERNEL, false, 20);
-FIXTURE_VARIANT_ADD(kill, veth_cache)		KV(VETH, CACHE, false, 20);
-FIXTURE_VARIANT_ADD(kill, veth_explicit)	KV(VETH, EXPLICIT, false, 20);
-FIXTURE_VARIANT_ADD(kill, tap_persist_kernel)	KV(TAP, KERNEL, false, 20);
-FIXTURE_VARIANT_ADD(kill, tap_persist_cache)	KV(TAP, CACHE, false, 20);
-FIXTURE_VARIANT_ADD(kill, tap_persist_explicit)	KV(TAP, EXPLICIT, false, 20);
-FIXTURE_VARIANT_ADD(kill, destroy_macvtap)	KV(MACVTAP, CACHE, true, 20);
-FIXTURE_VARIANT_ADD(kill, destroy_macvlan)	KV(MACVLAN, KERNEL, true, 20);
-FIXTURE_VARIANT_ADD(kill, destroy_veth)		KV(VETH, EXPLICIT, true, 20);
-FIXTURE_VARIANT_ADD(kill, destroy_tap_persist)	KV(TAP, CACHE, true, 20);
+#define KV(k, n, d, c) { VNIC_KIND_##k, VNIC_NAMING_##n, d, c, false }
+#define KVM(k, n, c) { VNIC_KIND_##k, VNIC_NAMING_##n, false, c, true }
+FIXTURE_VARIANT_ADD(kill, macvtap_kernel)	KV(MACVTAP, KERNEL, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvtap_cache)	KV(MACVTAP, CACHE, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvtap_explicit)	KV(MACVTAP, EXPLICIT, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvlan_kernel)	KV(MACVLAN, KERNEL, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvlan_cache)	KV(MACVLAN, CACHE, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvlan_explicit)	KV(MACVLAN, EXPLICIT, false, 15);
+FIXTURE_VARIANT_ADD(kill, veth_kernel)		KV(VETH, KERNEL, false, 15);
+FIXTURE_VARIANT_ADD(kill, veth_cache)		KV(VETH, CACHE, false, 15);
+FIXTURE_VARIANT_ADD(kill, veth_explicit)	KV(VETH, EXPLICIT, false, 15);
+FIXTURE_VARIANT_ADD(kill, tap_persist_kernel)	KV(TAP, KERNEL, false, 15);
+FIXTURE_VARIANT_ADD(kill, tap_persist_cache)	KV(TAP, CACHE, false, 15);
+FIXTURE_VARIANT_ADD(kill, tap_persist_explicit)	KV(TAP, EXPLICIT, false, 15);
+FIXTURE_VARIANT_ADD(kill, macvlan_given_mac)	KVM(MACVLAN, CACHE, 15);
+FIXTURE_VARIANT_ADD(kill, veth_given_mac)	KVM(VETH, EXPLICIT, 15);
+FIXTURE_VARIANT_ADD(kill, destroy_macvtap)	KV(MACVTAP, CACHE, true, 15);
+FIXTURE_VARIANT_ADD(kill, destroy_macvlan)	KV(MACVLAN, KERNEL, true, 15);
+FIXTURE_VARIANT_ADD(kill, destroy_veth)		KV(VETH, EXPLICIT, true, 15);
+FIXTURE_VARIANT_ADD(kill, destroy_tap_persist)	KV(TAP, CACHE, true, 15);
 
 /* "IFINDEX:NAME " of every link, in ifindex order. */
 static void snapshot(char *buf, size_t len)
@@ -394,6 +399,7 @@ static void add_kill_nic(struct vnic_guest *g, const FIXTURE_VARIANT(kill) *v,
 		[VNIC_KIND_VETH] = "kve%d", [VNIC_KIND_TAP] = "kta%d",
 	};
 	char name[32], peer[32];	/* "e999_99999_9": fits IFNAMSIZ */
+	char mac[18];
 	bool macv = v->kind == VNIC_KIND_MACVTAP || v->kind == VNIC_KIND_MACVLAN;
 	VNIC_OPTS(vnic_nic_opts, o, .kind = v->kind, .naming = v->naming,
 		  .name = tmpl[v->kind], .up = v->kind != VNIC_KIND_VETH);
@@ -411,6 +417,11 @@ static void add_kill_nic(struct vnic_guest *g, const FIXTURE_VARIANT(kill) *v,
 	}
 	if (v->kind == VNIC_KIND_TAP)
 		o.tap_flags = VNIC_TAP_PERSIST;
+	if (v->given_mac) {
+		snprintf(mac, sizeof(mac), "02:42:%02x:%02x:%02x:%02x", run & 0xff,
+			 (loop >> 8) & 0xff, loop & 0xff, i & 0xff);
+		o.mac = mac;
+	}
 	vnic_guest_add_nic(g, &o, NULL);
 }
 
@@ -453,14 +464,17 @@ kill_child(const FIXTURE_VARIANT(kill) *v, unsigned int run, int ready)
 	}
 }
 
+/* Finer than usleep()'s timer slack, and yielding: on a loaded machine the
+ * child may need this CPU. */
 static void spin_us(uint32_t us)
 {
 	struct timespec t0, t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do
+	do {
+		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
 /* Links now but not before the kills; how many carry our tag; how many

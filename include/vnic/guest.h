@@ -154,8 +154,13 @@ int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int idx,
 
 /*
  * Finding what a context (this one, or one that crashed) left behind: NICs
- * are tagged "vnic:OWNER:GUEST:INDEX" in their alias.  These see the
- * context's namespace only.
+ * are tagged "vnic:OWNER:GUEST:INDEX" in their alias, and carry the owner's
+ * link group (and, for a MAC libvnic chose, the owner's MAC check) from the
+ * request that creates them.  A link counts as the owner's only where two
+ * of these agree (tag and group; or, untagged, group and MAC check): an
+ * alias alone, which anyone can write, is never enough.  These see the
+ * context's namespace only.  See Documentation/allocator.rst, "Marks and
+ * the trust model".
  */
 
 /* Names of the guests with NICs tagged with the context's owner.  *names is
@@ -166,8 +171,12 @@ int vnic_guest_list(struct vnic_ctx *ctx, char ***names, unsigned int *count);
 int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		     struct vnic_guest **out);
 /*
- * Delete, in one request, every NIC tagged with the context's owner whose
- * guest is not in keep[0..nkeep-1].  *deleted (may be NULL) counts them.
+ * Delete, in one request, every NIC of the context's owner whose guest is
+ * not in keep[0..nkeep-1], and every one never tagged (its creator died
+ * before tagging it).  *deleted (may be NULL) counts them.  -EINVAL if a
+ * keep entry is not a valid guest name.  Not safe while a creator of the
+ * same owner is running in the same namespace: its NICs not yet tagged
+ * would be taken for orphans.
  */
 int vnic_collect_orphans(struct vnic_ctx *ctx, const char *const *keep,
 			 unsigned int nkeep, unsigned int *deleted);
