@@ -286,6 +286,10 @@ TEST_F(marks, dying_group_is_collected)
 	make_guest(_metadata, self->ctx, "g1", "d");
 	grp = group_of("dmvl");
 	ASSERT_EQ(0x80000000u, grp & 0x80000001u) TH_LOG("group %#x", grp);
+	/* Set at creation for every kind, the veth peer included. */
+	EXPECT_EQ(grp, group_of("dvth"));
+	EXPECT_EQ(grp, group_of("dpeer"));
+	EXPECT_EQ(grp, group_of("dmvt"));
 	ASSERT_EQ(0, set_group("dmvl", grp | 1));
 	ASSERT_EQ(0, set_group("dvth", grp | 1));
 	ASSERT_EQ(0, st_run_cmd("ip link set dvth alias ''"));
@@ -296,6 +300,38 @@ TEST_F(marks, dying_group_is_collected)
 	EXPECT_FALSE(exists("dvth"));
 	EXPECT_FALSE(exists("dpeer"));
 	EXPECT_TRUE(exists("dmvt"));
+}
+
+/*
+ * A caller's MAC is set with the tag (the NIC is born with a marked one):
+ * one that an up macvlan of the lower already has is refused there, and
+ * the rollback leaves nothing, up or not.
+ */
+TEST_F(marks, given_mac_in_use_refused)
+{
+	VNIC_OPTS(vnic_nic_opts, o, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "gm0", .mac = "02:42:00:00:00:05");
+	char *before, *after;
+	struct vnic_guest *g;
+	int up;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add link %s name taken0 address "
+				"02:42:00:00:00:05 type macvlan && ip link set taken0 up",
+				LOWER));
+	before = st_ip_link_snapshot();
+	for (up = 0; up <= 1; up++) {
+		o.up = up;
+		ASSERT_EQ(0, vnic_guest_new(self->ctx, "g1", &g));
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &o, NULL));
+		EXPECT_EQ(-EADDRINUSE, vnic_guest_create(g));
+		EXPECT_EQ((int)VNIC_STEP_CONFIGURE, (int)vnic_ctx_errstep(self->ctx))
+			TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+		vnic_guest_free(g);
+		after = st_ip_link_snapshot();
+		EXPECT_STREQ(before, after);
+		free(after);
+	}
+	free(before);
 }
 
 /* A keep list with a name no guest can have is refused, nothing deleted. */
