@@ -18,6 +18,10 @@
  * alias, an alias of the owner's format on a link of another group, a link
  * in the owner's group under another alias or with a MAC of its own, a veth
  * peer end) is not ours and is never touched.
+ *
+ * A live creator's NICs look untagged between creation and tagging: gc must
+ * not run beside a creator of the same owner in the same namespace
+ * (Documentation/allocator.rst says why no lock keeps them apart).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -89,8 +89,12 @@ void usage_gc(FILE *f)
 	fputs(
 "Usage: vnicctl [OPTIONS] gc [--keep GUEST]... [--dry-run]\n"
 "\n"
-"Deletes, in one request, every NIC tagged with the owner (-o) whose guest is\n"
-"not kept, and prints how many.  --dry-run lists the guests it would collect.\n", f);
+"Deletes, in one request, every NIC of the owner (-o) whose guest is not kept,\n"
+"and every one its creator never tagged, and prints how many.  A NIC is the\n"
+"owner's only where two marks agree (alias tag and link group; or, untagged,\n"
+"link group and MAC): an alias alone is never enough.  Do not run it while a\n"
+"creator of the same owner runs in the namespace.  --dry-run lists the guests\n"
+"it would collect.\n", f);
 }
 
 void usage_filter(FILE *f)
