@@ -252,14 +252,23 @@ static bool peer_taken(struct op *op, const struct vnic_nic *nic)
 	return taken;
 }
 
-/* The kernel refuses a macvlan above its lower's MTU with a bare EINVAL. */
+/* Some kernel refusals come as a bare errno: name the likely cause. */
 static const char *create_hint(const struct vnic_nic *nic, int err, char *buf,
 			       size_t len)
 {
+	bool macv = nic->lower[0] || nic->lower_ifindex;
+
 	buf[0] = '\0';
 	if (err == -EINVAL && nic->lower[0] && nic->mtu > nic->lower_mtu)
 		snprintf(buf, len, "MTU %u above the %u of lower device '%s'",
 			 nic->mtu, nic->lower_mtu, nic->lower);
+	else if (err == -EADDRINUSE && macv)
+		snprintf(buf, len, "its MAC is in use on the lower device");
+	else if (err == -ENODEV && macv && !nic->lower[0])
+		snprintf(buf, len, "no lower device of ifindex %d", nic->lower_ifindex);
+	/* __dev_alloc_name() cut a suffix to fit and hit an existing name. */
+	else if (err == -EEXIST && nic->naming == VNIC_NAMING_KERNEL)
+		snprintf(buf, len, "no free name of this template fits 15 characters");
 	return buf;
 }
 
