@@ -269,6 +269,8 @@ static const char *create_hint(const struct vnic_nic *nic, int err, char *buf,
 	/* __dev_alloc_name() cut a suffix to fit and hit an existing name. */
 	else if (err == -EEXIST && nic->naming == VNIC_NAMING_KERNEL)
 		snprintf(buf, len, "no free name of this template fits 15 characters");
+	else if (err == -ENOSPC && nic->naming == VNIC_NAMING_KERNEL)
+		snprintf(buf, len, "the kernel's \"%%d\" found no free suffix below 32768");
 	return buf;
 }
 
@@ -305,6 +307,11 @@ static int create_collect(struct op *op)
 			op->pend[n++] = i;
 			continue;
 		}
+		/* __dev_alloc_name() says its one-page bitmap of suffixes is
+		 * full with ENFILE, which reads as the system's file table:
+		 * the cache strategy's ENOSPC, as for every full template. */
+		if (r->err == -ENFILE && nic->naming == VNIC_NAMING_KERNEL)
+			r->err = -ENOSPC;
 		unpick(op, nic);
 		if (!err)
 			err = fail(op, r->err, VNIC_STEP_CREATE, i, r->extack,
