@@ -280,7 +280,7 @@ static int create_collect(struct op *op)
 {
 	unsigned int k, n = 0;
 	char hint[96];
-	int err = 0;
+	int err = 0, e;
 
 	for (k = 0; k < op->b.n; k++) {
 		unsigned int i = op->reqnic[k];
@@ -310,12 +310,12 @@ static int create_collect(struct op *op)
 		/* __dev_alloc_name() says its one-page bitmap of suffixes is
 		 * full with ENFILE, which reads as the system's file table:
 		 * the cache strategy's ENOSPC, as for every full template. */
-		if (r->err == -ENFILE && nic->naming == VNIC_NAMING_KERNEL)
-			r->err = -ENOSPC;
+		e = r->err == -ENFILE && nic->naming == VNIC_NAMING_KERNEL ?
+		    -ENOSPC : r->err;
 		unpick(op, nic);
 		if (!err)
-			err = fail(op, r->err, VNIC_STEP_CREATE, i, r->extack,
-				   create_hint(nic, r->err, hint, sizeof(hint)));
+			err = fail(op, e, VNIC_STEP_CREATE, i, r->extack,
+				   create_hint(nic, e, hint, sizeof(hint)));
 	}
 	op->npend = n;
 	return err;
