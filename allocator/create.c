@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <libmnl/libmnl.h>
+#include <net/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
@@ -73,8 +75,13 @@ static int lower_cb(const struct nlmsghdr *nlh, void *data)
 	struct vnic_nic *nic = data;
 	struct link_attrs la;
 
-	if (!link_parse(nlh, &la))
+	if (!link_parse(nlh, &la)) {
+		const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
 		nic->lower_ifindex = la.ifindex;
+		nic->lower_mtu = la.mtu;
+		nic->lower_ether = ifi->ifi_type == ARPHRD_ETHER;
+	}
 	return 0;
 }
 
@@ -98,8 +105,11 @@ static void copy_lower(struct op *op, unsigned int i)
 	unsigned int k;
 
 	for (k = 0; NIC(op, i)->lower[0] && k < op->b.n; k++)
-		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower))
+		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower)) {
 			NIC(op, i)->lower_ifindex = NIC(op, op->reqnic[k])->lower_ifindex;
+			NIC(op, i)->lower_mtu = NIC(op, op->reqnic[k])->lower_mtu;
+			NIC(op, i)->lower_ether = NIC(op, op->reqnic[k])->lower_ether;
+		}
 }
 
 static int resolve_lowers(struct op *op)
@@ -128,8 +138,17 @@ static int resolve_lowers(struct op *op)
 					    op->b.reqs[k].extack,
 					    "lower device '%s' not found", nic->lower);
 	}
-	for (k = 0; k < op->ntodo; k++)
-		copy_lower(op, op->todo[k]);
+	for (k = 0; k < op->ntodo; k++) {
+		i = op->todo[k];
+
+		copy_lower(op, i);
+		/* macvlan_common_newlink() answers a loopback, tun or other
+		 * non-Ethernet lower with a bare EINVAL: say it here. */
+		if (NIC(op, i)->lower[0] && !NIC(op, i)->lower_ether)
+			return vnic_set_err(op->ctx, -EINVAL, VNIC_STEP_VALIDATE,
+					    (int)i, NULL, "lower device '%s' is not an Ethernet device",
+					    NIC(op, i)->lower);
+	}
 	return 0;
 }
 
@@ -214,12 +233,55 @@ static int create_round(struct op *op)
 	return err;
 }
 
+/*
+ * A veth's EEXIST may be about its peer's name, which no retry under another
+ * NIC name cures (the cache strategy would try CREATE_ROUNDS names and blame
+ * someone else): ask the peer's namespace whether that name exists.
+ */
+static bool peer_taken(struct op *op, const struct vnic_nic *nic)
+{
+	struct nlmsghdr *nlh;
+	struct nl_batch b;
+	bool taken = false;
+
+	nl_batch_init(&b);
+	nlh = msg_getlink(&b, nic->peer_name);
+	if (nlh && !nl_batch_end(&b, nlh, NULL, NULL) &&
+	    !nl_batch_run(op->hs.h[nic->peer_home].s, &b))
+		taken = !b.reqs[0].err;
+	nl_batch_free(&b);
+	return taken;
+}
+
+/* Some kernel refusals come as a bare errno: name the likely cause. */
+static const char *create_hint(const struct vnic_nic *nic, int err, char *buf,
+			       size_t len)
+{
+	bool macv = nic->lower[0] || nic->lower_ifindex;
+
+	buf[0] = '\0';
+	if (err == -EINVAL && nic->lower[0] && nic->mtu > nic->lower_mtu)
+		snprintf(buf, len, "MTU %u above the %u of lower device '%s'",
+			 nic->mtu, nic->lower_mtu, nic->lower);
+	else if (err == -EADDRINUSE && macv)
+		snprintf(buf, len, "its MAC is in use on the lower device");
+	else if (err == -ENODEV && macv && !nic->lower[0])
+		snprintf(buf, len, "no lower device of ifindex %d", nic->lower_ifindex);
+	/* __dev_alloc_name() cut a suffix to fit and hit an existing name. */
+	else if (err == -EEXIST && nic->naming == VNIC_NAMING_KERNEL)
+		snprintf(buf, len, "no free name of this template fits 15 characters");
+	else if (err == -ENOSPC && nic->naming == VNIC_NAMING_KERNEL)
+		snprintf(buf, len, "the kernel's \"%%d\" found no free suffix below 32768");
+	return buf;
+}
+
 /* Sort the round's outcome: created, retry (EEXIST on a picked name), or
  * the call's failure. */
 static int create_collect(struct op *op)
 {
 	unsigned int k, n = 0;
-	int err = 0;
+	char hint[96];
+	int err = 0, e;
 
 	for (k = 0; k < op->b.n; k++) {
 		unsigned int i = op->reqnic[k];
@@ -239,15 +301,31 @@ static int create_collect(struct op *op)
 			op->pend[n++] = i;
 			continue;
 		}
+		if (r->err == -EEXIST && nic->kind == VNIC_KIND_VETH &&
+		    peer_taken(op, nic)) {
+			unpick(op, nic);
+			if (!err)
+				err = vnic_set_err(op->ctx, -EEXIST, VNIC_STEP_CREATE,
+						   (int)i, r->extack, "veth %s: peer name '%s' is taken",
+						   nic->name[0] ? nic->name : nic->tmpl,
+						   nic->peer_name);
+			continue;
+		}
 		if (r->err == -EEXIST && nic->naming == VNIC_NAMING_CACHE) {
 			nic->picked = false;	/* the name stays marked taken */
 			op->ctx->stats.name_retries++;
 			op->pend[n++] = i;
 			continue;
 		}
+		/* __dev_alloc_name() says its one-page bitmap of suffixes is
+		 * full with ENFILE, which reads as the system's file table:
+		 * the cache strategy's ENOSPC, as for every full template. */
+		e = r->err == -ENFILE && nic->naming == VNIC_NAMING_KERNEL ?
+		    -ENOSPC : r->err;
 		unpick(op, nic);
 		if (!err)
-			err = fail(op, r->err, VNIC_STEP_CREATE, i, r->extack, "");
+			err = fail(op, e, VNIC_STEP_CREATE, i, r->extack,
+				   create_hint(nic, e, hint, sizeof(hint)));
 	}
 	op->npend = n;
 	return err;

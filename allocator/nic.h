@@ -52,6 +52,8 @@ struct vnic_nic {
 	uint32_t suffix;
 	unsigned int home;		/* index in the call's homes */
 	unsigned int peer_home;		/* veth: where the peer lives */
+	uint32_t lower_mtu;		/* the lower's, learned at step 1 */
+	bool lower_ether;		/* the lower is an Ethernet device */
 };
 
 struct vnic_guest {

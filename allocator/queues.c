@@ -28,6 +28,7 @@
 #include "allocator/tap.h"
 
 #define PRIVATE_NODE "/dev/vnic-tap"
+#define MAX_QUEUES 256u		/* the kernel's MAX_TAP_QUEUES */
 
 struct mvt_open {
 	const struct vnic_nic *nic;
@@ -181,9 +182,22 @@ VNIC_EXPORT int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int id
 {
 	struct vnic_nic *nic;
 
-	if (!g || !fds || !n || idx >= g->n)
+	if (!g)
 		return -EINVAL;
 	vnic_clear_err(g->ctx);
+	/* Every refusal says why, like every other call on a context. */
+	if (idx >= g->n)
+		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "no nic %u: the guest has %u", idx, g->n);
+	if (!fds || !n)
+		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_VALIDATE, (int)idx,
+				    NULL, "asked for %u queue fds%s", n,
+				    fds ? "" : " into no array");
+	/* The kernel's MAX_TAP_QUEUES: the 257th open would be a bare EBUSY. */
+	if (n > MAX_QUEUES)
+		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_VALIDATE, (int)idx,
+				    NULL, "asked for %u queue fds, at most %u", n,
+				    MAX_QUEUES);
 	nic = &g->nics[idx];
 	if (!nic->created)
 		return vnic_set_err(g->ctx, -ENODEV, VNIC_STEP_OPEN, (int)idx, NULL,

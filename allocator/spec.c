@@ -62,17 +62,27 @@ static int check_name(const struct check *c, const struct vnic_nic_opts *o,
 static int open_ns(const struct check *c, int fd, pid_t pid, int *out,
 		   const char *what)
 {
-	if (fd > 0 && pid > 0)
-		return bad(c, -EINVAL, "%s: give a namespace fd or a pid, not both", what);
-	if (fd > 0)
-		*out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	else if (pid > 0)
-		*out = vnic_netns_open_pid(pid);
-	else
-		return 0;
-	if (*out < 0) {
-		int err = fd > 0 ? -errno : *out;
+	const char *why = NULL;
+	int err;
 
+	/* Only 0 means "none": a negative fd or pid is refused, not read as
+	 * the context's namespace (where the NIC would then silently go). */
+	if (pid < 0)
+		return bad(c, -EINVAL, "%s: pid %d is not a process id", what, (int)pid);
+	if (fd && pid)
+		return bad(c, -EINVAL, "%s: give a namespace fd or a pid, not both", what);
+	if (fd) {
+		err = vnic_netns_check(fd, &why);
+		if (err)
+			return bad(c, err, "%s: fd %d is %s", what, fd, why);
+		*out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	} else if (pid) {
+		*out = vnic_netns_open_pid(pid);
+	} else {
+		return 0;
+	}
+	if (*out < 0) {
+		err = fd ? -errno : *out;
 		*out = -1;
 		return bad(c, err, "%s: cannot open the target namespace", what);
 	}
@@ -177,14 +187,24 @@ static int check_unrelated(const struct check *c, const struct vnic_nic_opts *o)
 
 	if (!macv && (o->lower || o->lower_ifindex || o->mode))
 		return bad(c, -EINVAL, "%s takes no lower device or mode", vnic_kind_name(o->kind));
-	if (o->kind != VNIC_KIND_VETH && (o->peer_name || o->peer_netns_fd > 0 ||
-					  o->peer_netns_pid > 0 || o->peer_mac))
+	if (o->kind != VNIC_KIND_VETH && (o->peer_name || o->peer_netns_fd ||
+					  o->peer_netns_pid || o->peer_mac))
 		return bad(c, -EINVAL, "%s has no peer", vnic_kind_name(o->kind));
 	if (!kind_is_tun(o->kind) && (o->tap_flags || o->queues || o->owner_set))
 		return bad(c, -EINVAL, "%s takes no tap options", vnic_kind_name(o->kind));
 	if (o->kind == VNIC_KIND_TUN && o->mac)
 		return bad(c, -EINVAL, "a tun device has no MAC address");
 	return 0;
+}
+
+/* A veth whose two ends would need the same name in one namespace. */
+static bool same_name_same_ns(const struct vnic_nic *nic)
+{
+	if (nic->naming != VNIC_NAMING_EXPLICIT || strcmp(nic->tmpl, nic->peer_name))
+		return false;
+	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
+		return nic->netns_fd == nic->peer_netns_fd;
+	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
 }
 
 static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
@@ -223,6 +243,11 @@ static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
 		err = check_tap(c, o, nic);
 	if (!err)
 		err = open_ns(c, o->netns_fd, o->netns_pid, &nic->netns_fd, "namespace");
+	if (!err && o->kind == VNIC_KIND_VETH && same_name_same_ns(nic))
+		/* The kernel's answer would be a bare EEXIST about a name
+		 * that may well look free. */
+		err = bad(c, -EINVAL, "peer name '%s' is the NIC's own name, in the same namespace",
+			  nic->peer_name);
 	return err;
 }
 

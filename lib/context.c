@@ -59,7 +59,14 @@ static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
 	ctx->window = o->window;
 	ctx->fault_step = o->fault_step;
 	ctx->fault_nth = o->fault_nth;
-	if (o->netns_fd > 0) {
+	if (o->netns_fd) {
+		const char *why = NULL;
+		int err = vnic_netns_check(o->netns_fd, &why);
+
+		/* Negative is no default: refused like any non-namespace. */
+		if (err)
+			return vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
+					    "netns fd %d is %s", o->netns_fd, why);
 		ctx->netns_fd = fcntl(o->netns_fd, F_DUPFD_CLOEXEC, 3);
 		if (ctx->netns_fd < 0)
 			return vnic_set_err(ctx, -errno, VNIC_STEP_SOCKET, -1, NULL,

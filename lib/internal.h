@@ -78,6 +78,9 @@ int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg);
 int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg);
 /* Open /proc/PID/ns/net, O_CLOEXEC. */
 int vnic_netns_open_pid(pid_t pid);
+/* 0 if fd is an open network namespace fd; else -EBADF or -EINVAL and
+ * *why. */
+int vnic_netns_check(int fd, const char **why);
 /* Whether two namespace fds name the same namespace (1), or not (0). */
 int vnic_netns_same(int a, int b);
 /* Whether nsfd names the context's namespace. */

@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/nsfs.h>
 #include <unistd.h>
 
 #include "lib/internal.h"
@@ -61,6 +63,28 @@ int vnic_netns_open_pid(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A namespace fd as the caller gave it: only 0 means "none" (opts structs
+ * are zeroed), so a negative one is a bug in the caller, not a default; and
+ * an fd of another kind of file, or of another kind of namespace, would only
+ * fail later as setns()'s bare EINVAL.  Say which, before anything is done.
+ */
+int vnic_netns_check(int fd, const char **why)
+{
+	int type;
+
+	if (fd < 0)
+		return *why = "not a file descriptor (0 means none)", -EBADF;
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type < 0 && errno == EBADF)
+		return *why = "not an open file descriptor", -EBADF;
+	if (type < 0)
+		return *why = "not a namespace", -EINVAL;
+	if (type != CLONE_NEWNET)
+		return *why = "a namespace, but not a network namespace", -EINVAL;
+	return 0;
 }
 
 int vnic_netns_same(int a, int b)

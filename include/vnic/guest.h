@@ -84,7 +84,8 @@ struct vnic_nic_opts {
 	int up;				/* bring the NIC up */
 	/* Namespace the NIC is created in (fd, or pid whose namespace is
 	 * used); both 0: the context's.  The device is created there directly,
-	 * never moved. */
+	 * never moved.  A negative fd (-EBADF) or pid (-EINVAL), or an fd that
+	 * is no network namespace (-EINVAL), is refused. */
 	int netns_fd;
 	pid_t netns_pid;
 	/* veth: the peer.  peer_name is required and has no "%d". */
