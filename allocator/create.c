@@ -487,10 +487,16 @@ static int configure_home(struct op *op, unsigned int home)
 	if (err)
 		return vnic_set_err(op->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 				    "tagging");
-	for (k = 0; k < op->b.n; k++)
-		if (op->b.reqs[k].err)
-			return fail(op, op->b.reqs[k].err, VNIC_STEP_CONFIGURE,
-				    op->reqnic[k], op->b.reqs[k].extack, "");
+	for (k = 0; k < op->b.n; k++) {
+		struct nl_req *r = &op->b.reqs[k];
+		char hint[96];
+
+		/* A caller's MAC is set here, with the tag (see mark.c). */
+		if (r->err)
+			return fail(op, r->err, VNIC_STEP_CONFIGURE, op->reqnic[k],
+				    r->extack, create_hint(NIC(op, op->reqnic[k]),
+							   r->err, hint, sizeof(hint)));
+	}
 	return 0;
 }
 
