@@ -59,8 +59,9 @@ struct vnic_ctx_opts {
 	uint32_t quarantine_ms;
 	/* Receive buffer of the request socket; 0: 4 MiB. */
 	uint32_t rcvbuf;
-	/* Receive buffer of the link monitor socket; 0: 1 MiB.  Small values
-	 * make the monitor overflow, which forces a full resync: tests use it. */
+	/* Receive buffer of the link monitor socket; 0: 8 MiB (memory is
+	 * taken only by events waiting to be read).  Small values make the
+	 * monitor overflow, which forces a full resync: tests use it. */
 	uint32_t monitor_rcvbuf;
 	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
 	uint32_t window;
@@ -69,6 +70,11 @@ struct vnic_ctx_opts {
 	 * unit is the NIC index + 1. */
 	int fault_step;			/* enum vnic_step */
 	uint32_t fault_nth;
+	/* How long one vnic_guest_create() keeps choosing new names while
+	 * other processes take the ones it chose (EEXIST), counted from the
+	 * start of the call; at least 8 rounds are tried whatever the time.
+	 * 0: default 10000 ms. */
+	uint32_t name_timeout_ms;
 };
 
 int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out);
