@@ -268,8 +268,8 @@ static int create_links(struct op *op)
 					    NULL, "refreshing the link table");
 	}
 	snprintf(what, sizeof(what), "names kept being taken by someone else "
-		 "(%u rounds in %u ms)", rt.tries,
-		 op->ctx->name_timeout_ms);
+		 "(%u rounds, %llu ms)", rt.tries, (unsigned long long)
+		 (vnic_now_ms() + op->ctx->name_timeout_ms - rt.deadline));
 	return fail(op, -EEXIST, VNIC_STEP_NAME, op->pend[0], NULL, what);
 }
 
