@@ -344,8 +344,11 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			if ((nlh->nlmsg_flags & NLM_F_DUMP_INTR) && !intr) {
 				intr = true;
+				if (s->stats)
+					s->stats->dumps_interrupted++;
+			}
 			if (nlh->nlmsg_type == NLMSG_DONE)
 				return intr ? NL_DUMP_INTR : 0;
 			if (nlh->nlmsg_type == NLMSG_ERROR) {

@@ -127,6 +127,9 @@ struct vnic_ctx_stats {
 	uint64_t dumps;		/* RTM_GETLINK dumps */
 	uint64_t resyncs;	/* full name-cache rebuilds after the first */
 	uint64_t name_retries;	/* EEXIST retries of the cache strategy */
+	/* Dumps the kernel marked interrupted (the namespace changed while
+	 * they were read); each was completed, or retried, not failed. */
+	uint64_t dumps_interrupted;
 };
 int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st);
 
