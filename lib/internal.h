@@ -161,11 +161,12 @@ int mac_random(uint8_t mac[6]);
 /* Monotonic milliseconds. */
 uint64_t vnic_now_ms(void);
 
-/* retry.c: a retry against other processes, bounded by RETRY_MIN_TRIES
- * tries and then by a deadline (vnic_now_ms()). */
+/* retry.c: a retry against other processes; it stops once RETRY_MIN_TRIES
+ * tries in a row made no progress and the deadline (vnic_now_ms()) passed. */
 struct vnic_retry {
 	uint64_t deadline;
 	unsigned int tries;
+	unsigned int idle;	/* tries in a row without progress */
 };
 void vnic_retry_start(struct vnic_retry *r, uint64_t deadline);
 /* After a failed try: whether to try again.  A try that made no progress

@@ -2,9 +2,13 @@
 /*
  * Retrying against other processes (a name we chose taken meanwhile).
  * A count of tries alone gives up too early on a busy host, where each try
- * may lose again to a faster rival; a deadline alone may allow a single try
- * on a slow one.  So: at least RETRY_MIN_TRIES tries, then more until the
- * deadline.  A try that made no progress at all is followed by a random
+ * may lose again to a faster rival; a deadline alone gives up on a starved
+ * one, where a single try may take seconds (RTNL held by others, no CPU)
+ * while every try still gets somewhere.  So the retry stops only when both
+ * say so: RETRY_MIN_TRIES tries in a row made no progress, and the
+ * deadline has passed.  Progress is finite (a create has so many NICs), so
+ * past the deadline at most RETRY_MIN_TRIES tries follow each try that made
+ * progress.  A try that made no progress at all is followed by a random
  * pause of up to a few ms, so that processes retrying in lock step (each
  * choosing the same lowest free names) stop colliding.
  */
@@ -20,6 +24,7 @@ void vnic_retry_start(struct vnic_retry *r, uint64_t deadline)
 {
 	r->deadline = deadline;
 	r->tries = 0;
+	r->idle = 0;
 }
 
 static void pause_random(unsigned int tries)
@@ -39,7 +44,8 @@ static void pause_random(unsigned int tries)
 bool vnic_retry_again(struct vnic_retry *r, bool progress)
 {
 	r->tries++;
-	if (r->tries >= RETRY_MIN_TRIES && vnic_now_ms() >= r->deadline)
+	r->idle = progress ? 0 : r->idle + 1;
+	if (r->idle >= RETRY_MIN_TRIES && vnic_now_ms() >= r->deadline)
 		return false;
 	if (!progress)
 		pause_random(r->tries);

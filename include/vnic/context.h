@@ -72,8 +72,9 @@ struct vnic_ctx_opts {
 	uint32_t fault_nth;
 	/* How long one vnic_guest_create() keeps choosing new names while
 	 * other processes take the ones it chose (EEXIST), counted from the
-	 * start of the call; at least 8 rounds are tried whatever the time.
-	 * 0: default 10000 ms. */
+	 * start of the call.  It gives up only once this time has passed and
+	 * 8 rounds in a row created none of its NICs (so a starved but
+	 * progressing create goes on).  0: default 10000 ms. */
 	uint32_t name_timeout_ms;
 };
 
