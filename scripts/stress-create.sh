@@ -39,7 +39,7 @@ ip link set stl0 up
 ip link set stl0p up
 i=0
 while [ $i -lt "$BACKGROUND" ]; do
-	echo "link add link stl0 name bgmvt$i group 78 type macvtap"
+	echo "link add link stl0 name ${KIND}$i group 78 type macvtap"
 	i=$((i + 1))
 done | ip -batch - || exit 1
 
