@@ -6,8 +6,8 @@
  *  1. lower devices by name -> ifindex (one batch of RTM_GETLINK)
  *  2. names picked, every RTM_NEWLINK sent in one batch; cache-named NICs
  *     that hit EEXIST (someone else took the name meanwhile) get a new name
- *     in another round, until the context's name timeout (lib/retry.c);
- *     tun/tap by TUNSETIFF
+ *     in another round, until 8 rounds in a row create none and the
+ *     context's name timeout has passed (lib/retry.c); tun/tap by TUNSETIFF
  *  3. names and ifindexes learned: from the NLM_F_ECHO copy where the kernel
  *     sends one, else by name (one batch) or, for kernel-named NICs, by the
  *     MAC we chose (one dump)
@@ -243,8 +243,8 @@ static int create_collect(struct op *op)
 }
 
 /* Rounds until every NIC is created: each round learns the names others
- * took and refreshes the table from the monitor; bounded by the context's
- * name timeout (lib/retry.c). */
+ * took and refreshes the table from the monitor; bounded as lib/retry.c
+ * says (progress, then the context's name timeout). */
 static int create_links(struct op *op)
 {
 	struct vnic_retry rt;
