@@ -372,6 +372,15 @@ static void apply_link(struct linkcache *lc, const struct link_attrs *la)
 	insert_link(lc, la->ifindex, p, s);
 }
 
+/* Empty the ifindex map (memset of a map never allocated is UB even for 0
+ * bytes). */
+static void forget_all_links(struct linkcache *lc)
+{
+	if (lc->links)
+		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
+	lc->nlinks = 0;
+}
+
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct linkcache *lc = data;
@@ -382,8 +391,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
 				clear_used(lc->links[i].p, lc->links[i].suffix);
-		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
-		lc->nlinks = 0;
+		forget_all_links(lc);
 		return 0;
 	}
 	if (!link_parse(nlh, &la))
@@ -436,12 +444,12 @@ static void clear_all_used(struct linkcache *lc)
 		struct lc_prefix *p;
 
 		for (p = lc->buckets[i]; p; p = p->next) {
-			memset(p->used, 0, p->nwords * sizeof(*p->used));
+			if (p->used)
+				memset(p->used, 0, p->nwords * sizeof(*p->used));
 			p->hint = 0;
 		}
 	}
-	memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
-	lc->nlinks = 0;
+	forget_all_links(lc);
 }
 
 /* Throw away queued events: the dump that follows supersedes them. */
