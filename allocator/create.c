@@ -6,7 +6,8 @@
  *  1. lower devices by name -> ifindex (one batch of RTM_GETLINK)
  *  2. names picked, every RTM_NEWLINK sent in one batch; cache-named NICs
  *     that hit EEXIST (someone else took the name meanwhile) get a new name
- *     in another round, at most CREATE_ROUNDS of them; tun/tap by TUNSETIFF
+ *     in another round, until 8 rounds in a row create none and the
+ *     context's name timeout has passed (lib/retry.c); tun/tap by TUNSETIFF
  *  3. names and ifindexes learned: from the NLM_F_ECHO copy where the kernel
  *     sends one, else by name (one batch) or, for kernel-named NICs, by the
  *     MAC we chose (one dump)
@@ -29,8 +30,6 @@
 #include "allocator/tap.h"
 #include "lib/link.h"
 #include "lib/linkcache.h"
-
-#define CREATE_ROUNDS 16
 
 struct op {
 	struct vnic_guest *g;
@@ -331,28 +330,35 @@ static int create_collect(struct op *op)
 	return err;
 }
 
+/* Rounds until every NIC is created: each round learns the names others
+ * took and refreshes the table from the monitor; bounded as lib/retry.c
+ * says (progress, then the context's name timeout). */
 static int create_links(struct op *op)
 {
-	unsigned int round;
+	struct vnic_retry rt;
+	unsigned int before;
+	char what[96];
 	int err;
 
-	for (round = 0; op->npend && round < CREATE_ROUNDS; round++) {
-		if (round) {
-			err = homes_refresh(&op->hs);
-			if (err)
-				return vnic_set_err(op->ctx, err, VNIC_STEP_NAME, -1,
-						    NULL, "refreshing the link table");
-		}
+	vnic_retry_start(&rt, op->ctx->name_deadline);
+	for (;;) {
+		before = op->npend;
 		err = create_round(op);
 		if (!err)
 			err = create_collect(op);
-		if (err)
+		if (err || !op->npend)
 			return err;
+		if (!vnic_retry_again(&rt, op->npend < before))
+			break;
+		err = homes_refresh(&op->hs);
+		if (err)
+			return vnic_set_err(op->ctx, err, VNIC_STEP_NAME, -1,
+					    NULL, "refreshing the link table");
 	}
-	if (op->npend)
-		return fail(op, -EEXIST, VNIC_STEP_NAME, op->pend[0], NULL,
-			    "names kept being taken by someone else");
-	return 0;
+	snprintf(what, sizeof(what), "names kept being taken by someone else "
+		 "(%u rounds, %llu ms)", rt.tries, (unsigned long long)
+		 (vnic_now_ms() + op->ctx->name_timeout_ms - rt.deadline));
+	return fail(op, -EEXIST, VNIC_STEP_NAME, op->pend[0], NULL, what);
 }
 
 static int create_taps(struct op *op)
@@ -424,10 +430,12 @@ static int resolve_home(struct op *op, unsigned int home)
 	}
 	if (!err)
 		err = nl_batch_run(op->hs.h[home].s, &op->b);
+	/* The links looked for exist since before the dump began: an
+	 * interrupted dump still shows each of them. */
 	if (!err && need_dump)
 		err = nl_dump(op->hs.h[home].s, link_dump_request(req), mac_cb, &m,
 			      NULL, 0);
-	return err;
+	return err == NL_DUMP_INTR ? 0 : err;
 }
 
 static int resolve_links(struct op *op)
@@ -608,6 +616,7 @@ VNIC_EXPORT int vnic_guest_create(struct vnic_guest *g)
 	if (!g)
 		return -EINVAL;
 	vnic_clear_err(g->ctx);
+	g->ctx->name_deadline = vnic_now_ms() + g->ctx->name_timeout_ms;
 	err = op_init(&op, g);
 	if (!err && op.ntodo)
 		err = create_all(&op);

@@ -71,7 +71,8 @@ VNIC_EXPORT int vnic_guest_new(struct vnic_ctx *ctx, const char *name,
 				    name ? name : "(null)");
 	g = guest_alloc(ctx, name);
 	if (!g)
-		return -ENOMEM;
+		return vnic_err_fallback(ctx, -ENOMEM, VNIC_STEP_VALIDATE,
+					 "guest handle");
 	*out = g;
 	return 0;
 }
@@ -91,15 +92,17 @@ VNIC_EXPORT void vnic_guest_free(struct vnic_guest *g)
 VNIC_EXPORT int vnic_guest_destroy(struct vnic_guest *g)
 {
 	unsigned int *idx, i, n = 0;
+	struct vnic_ctx *ctx;
 	int err;
 
 	if (!g)
 		return -EINVAL;
-	vnic_clear_err(g->ctx);
+	ctx = g->ctx;
+	vnic_clear_err(ctx);
 	idx = calloc(g->n + 1, sizeof(*idx));
 	if (!idx) {
 		vnic_guest_free(g);
-		return -ENOMEM;
+		return vnic_err_fallback(ctx, -ENOMEM, VNIC_STEP_DELETE, "guest");
 	}
 	for (i = 0; i < g->n; i++)
 		if (g->nics[i].created)
@@ -107,7 +110,7 @@ VNIC_EXPORT int vnic_guest_destroy(struct vnic_guest *g)
 	err = nics_delete(g, idx, n);
 	free(idx);
 	vnic_guest_free(g);
-	return err;
+	return vnic_err_fallback(ctx, err, VNIC_STEP_DELETE, "deleting the guest's NICs");
 }
 
 VNIC_EXPORT const char *vnic_guest_name(const struct vnic_guest *g)

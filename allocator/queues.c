@@ -203,9 +203,11 @@ VNIC_EXPORT int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int id
 		return vnic_set_err(g->ctx, -ENODEV, VNIC_STEP_OPEN, (int)idx, NULL,
 				    "not created");
 	if (nic->kind == VNIC_KIND_MACVTAP)
-		return open_macvtap(g, idx, fds, n);
+		return vnic_err_fallback(g->ctx, open_macvtap(g, idx, fds, n),
+					 VNIC_STEP_OPEN, "macvtap queues");
 	if (kind_is_tun(nic->kind))
-		return take_tap(g, idx, fds, n);
+		return vnic_err_fallback(g->ctx, take_tap(g, idx, fds, n),
+					 VNIC_STEP_OPEN, "tap queues");
 	return vnic_set_err(g->ctx, -EOPNOTSUPP, VNIC_STEP_OPEN, (int)idx, NULL,
 			    "%s has no queue fds", vnic_kind_name(nic->kind));
 }

@@ -269,12 +269,12 @@ VNIC_EXPORT int vnic_guest_add_nic(struct vnic_guest *g,
 		return bad(&c, err, "vnic_nic_opts");
 	err = guest_push_nic(g, &nic);
 	if (err)
-		return err;
+		return vnic_err_fallback(g->ctx, err, VNIC_STEP_VALIDATE, "NIC slot");
 	err = check_nic(&c, &o, nic);
 	if (err) {
 		nic_release(nic);
 		g->n--;
-		return err;
+		return vnic_err_fallback(g->ctx, err, VNIC_STEP_VALIDATE, "NIC options");
 	}
 	if (idx)
 		*idx = g->n - 1;

@@ -169,15 +169,20 @@ static void name_peers(struct scan *sc)
 
 static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
 {
-	char req[1024];
+	char req[1024], extack[VNIC_EXTACK_MAX] = "";
 	int err;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->owner = ctx->owner;
 	err = vnic_fault(ctx, VNIC_STEP_DUMP, 0);
+	/* Interrupted after NL_DUMP_TRIES: every link that lived through the
+	 * last dump is in it; one born or gone meanwhile races the caller
+	 * whatever we do (Documentation/allocator.rst). */
 	if (!err)
-		err = nl_dump(&ctx->nl, link_dump_request(req), scan_cb, sc,
-			      ctx->err.extack, sizeof(ctx->err.extack));
+		err = nl_dump_settled(&ctx->nl, link_dump_request(req), scan_cb,
+				      sc, extack, sizeof(extack));
+	if (err == NL_DUMP_INTR)
+		err = 0;
 	if (!err)
 		err = sc->err;
 	if (!err)
@@ -186,7 +191,7 @@ static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
 	sc->all = NULL;
 	if (err) {
 		free(sc->t);
-		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
+		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, extack,
 				    "listing tagged links");
 	}
 	return 0;
@@ -236,8 +241,7 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	out = malloc((n + 1) * sizeof(*out) + bytes);
 	if (!out) {
 		free(sc.t);
-		return vnic_set_err(ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
-				    "listing guests");
+		return vnic_err_fallback(ctx, -ENOMEM, VNIC_STEP_DUMP, "guest list");
 	}
 	p = (char *)(out + n + 1);
 	for (i = 0, n = 0; i < sc.n; i++)
@@ -303,11 +307,8 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 				   "guest '%s' has no NICs of owner '%s'", name,
 				   ctx->owner);
 	if (err) {
-		if (!ctx->err.err)
-			vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
-				     "adopting guest '%s'", name);
 		vnic_guest_free(g);
-		return err;
+		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");
 	}
 	*out = g;
 	return 0;
@@ -366,9 +367,8 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	if (!g || !idx || err) {
 		free(idx);
 		vnic_guest_free(g);
-		err = err ? err : -ENOMEM;
-		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
-				    "collecting orphans");
+		return vnic_err_fallback(ctx, err ? err : -ENOMEM, VNIC_STEP_DUMP,
+					 "collecting orphans");
 	}
 	for (i = 0; i < g->n; i++)
 		idx[i] = i;
@@ -379,5 +379,5 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	vnic_guest_free(g);
 	if (!err && deleted)
 		*deleted = n;
-	return err;
+	return vnic_err_fallback(ctx, err, VNIC_STEP_DELETE, "deleting orphans");
 }

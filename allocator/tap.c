@@ -22,8 +22,6 @@
 #include "allocator/tap.h"
 #include "lib/linkcache.h"
 
-#define TAP_NAME_TRIES 16
-
 struct tap_args {
 	struct vnic_nic *nic;
 	struct vnic_ctx_stats *stats;
@@ -141,10 +139,12 @@ static int tap_create_cached(struct vnic_guest *g, struct homes *hs, unsigned in
 	struct vnic_nic *nic = &g->nics[i];
 	char prefix[IFNAMSIZ], name[IFNAMSIZ];
 	struct linkcache *lc;
-	int err, tries;
+	struct vnic_retry rt;
+	int err;
 
 	name_prefix(nic->tmpl, prefix);
-	for (tries = 0; tries < TAP_NAME_TRIES; tries++) {
+	vnic_retry_start(&rt, g->ctx->name_deadline);
+	do {
 		err = homes_linkcache(hs, nic->home, &lc);
 		if (!err)
 			err = linkcache_pick(lc, prefix, &nic->suffix);
@@ -156,7 +156,7 @@ static int tap_create_cached(struct vnic_guest *g, struct homes *hs, unsigned in
 			break;
 		g->ctx->stats.name_retries++;
 		homes_refresh(hs);
-	}
+	} while (vnic_retry_again(&rt, false));
 	if (err) {
 		if (err != -EBUSY)
 			linkcache_unpick(lc, prefix, nic->suffix);

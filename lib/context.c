@@ -13,7 +13,8 @@
 #define DEFAULT_OWNER		"vnic"
 #define DEFAULT_QUARANTINE_MS	10000
 #define DEFAULT_RCVBUF		(4u << 20)
-#define DEFAULT_MONITOR_RCVBUF	(1u << 20)
+#define DEFAULT_MONITOR_RCVBUF	(8u << 20)
+#define DEFAULT_NAME_TIMEOUT_MS	10000
 
 uint64_t vnic_now_ms(void)
 {
@@ -59,6 +60,8 @@ static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
 	ctx->window = o->window;
 	ctx->fault_step = o->fault_step;
 	ctx->fault_nth = o->fault_nth;
+	ctx->name_timeout_ms = o->name_timeout_ms ? o->name_timeout_ms :
+			       DEFAULT_NAME_TIMEOUT_MS;
 	if (o->netns_fd) {
 		const char *why = NULL;
 		int err = vnic_netns_check(o->netns_fd, &why);
@@ -136,7 +139,8 @@ VNIC_EXPORT int vnic_ctx_refresh(struct vnic_ctx *ctx)
 	if (!ctx)
 		return -EINVAL;
 	vnic_clear_err(ctx);
-	return linkcache_resync(ctx);
+	return vnic_err_fallback(ctx, linkcache_resync(ctx), VNIC_STEP_DUMP,
+				 "building the link table");
 }
 
 VNIC_EXPORT uint64_t vnic_ctx_features(const struct vnic_ctx *ctx)

@@ -87,6 +87,19 @@ int vnic_set_err(struct vnic_ctx *ctx, int err, enum vnic_step step, int nic,
 	return err;
 }
 
+/*
+ * The last line of a public call: a failure no path described (an
+ * allocation, the random source) still gets a message, so that a failed
+ * call never leaves vnic_ctx_errmsg() empty.
+ */
+int vnic_err_fallback(struct vnic_ctx *ctx, int err, enum vnic_step step,
+		      const char *what)
+{
+	if (err < 0 && ctx && !ctx->err.err)
+		vnic_set_err(ctx, err, step, -1, NULL, "%s", what);
+	return err;
+}
+
 int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit)
 {
 	if (ctx->fault_step && ctx->fault_step == (int)step &&

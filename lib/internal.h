@@ -51,6 +51,8 @@ struct vnic_ctx {
 	uint32_t rcvbuf, monitor_rcvbuf, window;
 	int fault_step;
 	uint32_t fault_nth;
+	uint32_t name_timeout_ms;
+	uint64_t name_deadline;	/* of the create in progress, vnic_now_ms() */
 	uint64_t features;
 	struct nl_sock nl;	/* requests */
 	struct linkcache *cache;	/* built on first use */
@@ -66,6 +68,9 @@ int vnic_set_errv(struct vnic_ctx *ctx, int err, enum vnic_step step, int nic,
 		  const char *extack, const char *fmt, va_list ap)
 	__attribute__((format(printf, 6, 0)));
 void vnic_clear_err(struct vnic_ctx *ctx);
+/* err, with a message "STEP: what: ERRNO" recorded if none was (err < 0). */
+int vnic_err_fallback(struct vnic_ctx *ctx, int err, enum vnic_step step,
+		      const char *what);
 /* Test hook: -EIO when ctx->fault_step/fault_nth name this unit. */
 int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit);
 
@@ -124,10 +129,19 @@ int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
  * ack (each with its own err), or a negative errno if the transport failed. */
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b);
 
-/* One dump request; cb sees every message until NLMSG_DONE.  Retries a dump
- * the kernel marked inconsistent (NLM_F_DUMP_INTR) a few times. */
+/* One dump request; cb sees every message until NLMSG_DONE.  Returns 0,
+ * NL_DUMP_INTR when the kernel marked the dump inconsistent (the table
+ * changed while it was read: entries that lived through it are all there,
+ * the others may be missing or stale), or a negative errno. */
+#define NL_DUMP_INTR	1
 int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
 	    char *extack, size_t extack_len);
+/* nl_dump() again while it is interrupted, at most NL_DUMP_TRIES times in
+ * all, cb(NULL) before each new try; the last NL_DUMP_INTR is returned as
+ * such, for callers that can live with it. */
+#define NL_DUMP_TRIES	8
+int nl_dump_settled(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
+		    void *data, char *extack, size_t extack_len);
 
 /* probe.c */
 uint64_t vnic_probe_features(struct vnic_ctx *ctx);
@@ -153,5 +167,17 @@ bool mac_has_mark(const uint8_t mac[6], uint16_t mark);
 
 /* Monotonic milliseconds. */
 uint64_t vnic_now_ms(void);
+
+/* retry.c: a retry against other processes; it stops once RETRY_MIN_TRIES
+ * tries in a row made no progress and the deadline (vnic_now_ms()) passed. */
+struct vnic_retry {
+	uint64_t deadline;
+	unsigned int tries;
+	unsigned int idle;	/* tries in a row without progress */
+};
+void vnic_retry_start(struct vnic_retry *r, uint64_t deadline);
+/* After a failed try: whether to try again.  A try that made no progress
+ * is followed by a short random pause, so that rivals fall out of step. */
+bool vnic_retry_again(struct vnic_retry *r, bool progress);
 
 #endif /* VNIC_INTERNAL_H */

@@ -24,6 +24,8 @@
 
 #define PREFIX_BUCKETS 1024
 #define LC_BUF_SIZE (32 * 1024)
+/* Dumps one rebuild makes when the monitor keeps overflowing. */
+#define LC_REBUILD_TRIES 4
 
 struct lc_prefix {
 	struct lc_prefix *next;
@@ -370,6 +372,15 @@ static void apply_link(struct linkcache *lc, const struct link_attrs *la)
 	insert_link(lc, la->ifindex, p, s);
 }
 
+/* Empty the ifindex map (memset of a map never allocated is UB even for 0
+ * bytes). */
+static void forget_all_links(struct linkcache *lc)
+{
+	if (lc->links)
+		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
+	lc->nlinks = 0;
+}
+
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct linkcache *lc = data;
@@ -380,8 +391,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
 				clear_used(lc->links[i].p, lc->links[i].suffix);
-		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
-		lc->nlinks = 0;
+		forget_all_links(lc);
 		return 0;
 	}
 	if (!link_parse(nlh, &la))
@@ -434,12 +444,12 @@ static void clear_all_used(struct linkcache *lc)
 		struct lc_prefix *p;
 
 		for (p = lc->buckets[i]; p; p = p->next) {
-			memset(p->used, 0, p->nwords * sizeof(*p->used));
+			if (p->used)
+				memset(p->used, 0, p->nwords * sizeof(*p->used));
 			p->hint = 0;
 		}
 	}
-	memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
-	lc->nlinks = 0;
+	forget_all_links(lc);
 }
 
 /* Throw away queued events: the dump that follows supersedes them. */
@@ -449,51 +459,17 @@ static void drain_monitor(struct linkcache *lc, char *buf, size_t len)
 		;
 }
 
-int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s)
+/* Apply every queued event.  0 once the queue is empty, -ENOBUFS if the
+ * socket overflowed (events were lost), or another -errno. */
+static int apply_events(struct linkcache *lc, char *buf, size_t len)
 {
-	char *buf = malloc(LC_BUF_SIZE);
-	int err;
-
-	if (!buf)
-		return -ENOMEM;
-	/* Subscribed before the dump: no event between the two is lost, and
-	 * replaying one the dump already shows is harmless. */
-	drain_monitor(lc, buf, LC_BUF_SIZE);
-	clear_all_used(lc);
-	err = nl_dump(s, link_dump_request(buf), dump_cb, lc, NULL, 0);
-	free(buf);
-	lc->built = !err;
-	return err;
-}
-
-int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
-{
-	char *buf;
-	int err = 0;
-
-	*resynced = 0;
-	if (!lc->built || !lc->mon) {
-		*resynced = lc->built;
-		return linkcache_rebuild(lc, s);
-	}
-	buf = malloc(LC_BUF_SIZE);
-	if (!buf)
-		return -ENOMEM;
 	for (;;) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = mnl_socket_recvfrom(lc->mon, buf, LC_BUF_SIZE);
+		ssize_t n = mnl_socket_recvfrom(lc->mon, buf, len);
 		int left;
 
-		if (n < 0 && errno == ENOBUFS) {
-			/* Events were lost: only a full dump is the truth. */
-			free(buf);
-			*resynced = 1;
-			return linkcache_rebuild(lc, s);
-		}
-		if (n < 0) {
-			err = errno == EAGAIN || errno == EINTR ? 0 : -errno;
-			break;
-		}
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		left = (int)n;
 		for (nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
@@ -503,7 +479,85 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 				apply_link(lc, &la);
 		}
 	}
+}
+
+/*
+ * One dump, made consistent.  In a busy namespace the kernel often marks a
+ * link dump interrupted (NLM_F_DUMP_INTR): links were added, removed or
+ * renamed while it was read, and those may be missing or stale in it; the
+ * links that lived through it are all there, as they were.  The monitor
+ * was subscribed before the dump began, so every such change is in its
+ * queue.  Each event carries the whole state of one link, keyed by its
+ * ifindex, and apply_link() is idempotent: replaying, in order, every event
+ * queued since the dump began leaves each link as its latest event says,
+ * which is the truth whatever the dump showed of it.  So an interrupted
+ * dump is completed, not thrown away, and a busy namespace costs no retry.
+ *
+ * Only a monitor that overflowed (ENOBUFS: events were lost) makes the dump
+ * start over, at most LC_REBUILD_TRIES times; after that the table is kept
+ * as it is.  It is a hint: a name it wrongly shows free costs an EEXIST
+ * retry in the creator, never a wrong result.  Without a monitor the dump
+ * is retried while interrupted (NL_DUMP_TRIES) and then kept, likewise.
+ */
+static int rebuild_once(struct linkcache *lc, struct nl_sock *s, char *buf)
+{
+	int err;
+
+	drain_monitor(lc, buf, LC_BUF_SIZE);
+	clear_all_used(lc);
+	if (!lc->mon) {
+		err = nl_dump_settled(s, link_dump_request(buf), dump_cb, lc,
+				      NULL, 0);
+		return err == NL_DUMP_INTR ? 0 : err;
+	}
+	err = nl_dump(s, link_dump_request(buf), dump_cb, lc, NULL, 0);
+	if (err < 0)
+		return err;
+	return apply_events(lc, buf, LC_BUF_SIZE);
+}
+
+int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s)
+{
+	char *buf = malloc(LC_BUF_SIZE);
+	unsigned int tries;
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	for (tries = 1;; tries++) {
+		err = rebuild_once(lc, s, buf);
+		if (err != -ENOBUFS)
+			break;
+		if (tries == LC_REBUILD_TRIES) {
+			err = 0;
+			break;
+		}
+	}
 	free(buf);
+	lc->built = !err;
+	return err;
+}
+
+int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
+{
+	char *buf;
+	int err;
+
+	*resynced = 0;
+	if (!lc->built || !lc->mon) {
+		*resynced = lc->built;
+		return linkcache_rebuild(lc, s);
+	}
+	buf = malloc(LC_BUF_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	err = apply_events(lc, buf, LC_BUF_SIZE);
+	free(buf);
+	if (err == -ENOBUFS) {
+		/* Events were lost: only a full dump is the truth. */
+		*resynced = 1;
+		return linkcache_rebuild(lc, s);
+	}
 	return err;
 }
 

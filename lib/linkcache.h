@@ -20,7 +20,8 @@ struct linkcache *linkcache_new(uint32_t quarantine_ms);
 void linkcache_free(struct linkcache *lc);
 /* Subscribe to link events in nsfd (-1: current); before the first build. */
 int linkcache_monitor(struct linkcache *lc, int nsfd, uint32_t rcvbuf);
-/* Rebuild from a dump through s. */
+/* Rebuild from a dump through s; an interrupted dump is completed from the
+ * monitor's queue (see linkcache.c). */
 int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s);
 /* Apply pending link events; rebuild on overflow (or always, unmonitored).
  * *resynced is set when a rebuild happened. */

@@ -30,7 +30,6 @@
 #define NL_REPLY_COST	8192
 #define NL_MSG_ROOM	8192
 #define NL_RECV_SIZE	(64 * 1024)
-#define NL_DUMP_RETRIES	8
 
 struct open_args {
 	struct mnl_socket *mnl;
@@ -329,6 +328,7 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 	if (s->stats) {
 		s->stats->sendmsg_calls++;
 		s->stats->requests++;
+		s->stats->dumps++;
 	}
 	if (mnl_socket_sendto(s->mnl, req, req->nlmsg_len) < 0)
 		return -errno;
@@ -344,41 +344,66 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			if ((nlh->nlmsg_flags & NLM_F_DUMP_INTR) && !intr) {
 				intr = true;
+				if (s->stats)
+					s->stats->dumps_interrupted++;
+			}
 			if (nlh->nlmsg_type == NLMSG_DONE)
-				return intr ? -EINTR : 0;
+				return intr ? NL_DUMP_INTR : 0;
 			if (nlh->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-				char *msg = parse_extack(nlh);
+				char *msg;
 
+				if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+					return -EBADMSG;
+				msg = parse_extack(nlh);
 				if (msg && extack)
 					snprintf(extack, extack_len, "%s", msg);
 				free(msg);
-				return e->error ? e->error : (intr ? -EINTR : 0);
+				if (e->error)
+					return e->error;
+				return intr ? NL_DUMP_INTR : 0;
 			}
 			cb(nlh, data);
 		}
 	}
 }
 
+/*
+ * The kernel marks a dump NLM_F_DUMP_INTR when the table changed while it
+ * was being read: every entry that lived through the whole dump is in it
+ * (link dumps walk the ifindex map in order), but entries added, removed or
+ * renamed meanwhile may be missing or stale.  What that costs depends on
+ * the caller, so the caller decides: NL_DUMP_INTR is not an error.
+ */
 int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
 	    char *extack, size_t extack_len)
 {
 	char *rbuf = malloc(NL_RECV_SIZE);
-	int err = -EINTR, tries;
+	int err;
 
 	if (!rbuf)
 		return -ENOMEM;
 	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
-	for (tries = 0; tries < NL_DUMP_RETRIES && err == -EINTR; tries++) {
+	err = dump_once(s, req, cb, data, rbuf, extack, extack_len);
+	free(rbuf);
+	return err;
+}
+
+int nl_dump_settled(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
+		    void *data, char *extack, size_t extack_len)
+{
+	unsigned int tries;
+	int err = 0;
+
+	for (tries = 0; tries < NL_DUMP_TRIES; tries++) {
 		/* cb(NULL) tells the consumer to forget a partial dump. */
 		if (tries)
 			cb(NULL, data);
-		if (s->stats)
-			s->stats->dumps++;
-		err = dump_once(s, req, cb, data, rbuf, extack, extack_len);
+		err = nl_dump(s, req, cb, data, extack, extack_len);
+		if (err != NL_DUMP_INTR)
+			break;
 	}
-	free(rbuf);
 	return err;
 }

@@ -31,7 +31,7 @@ static struct {
 	int grabs_left;		/* -1: every one */
 	int grabbed;
 	int newlinks;		/* RTM_NEWLINK requests seen */
-	char names[64][IFNAMSIZ];
+	char names[512][IFNAMSIZ];
 } hook;
 
 /* The name a new link is requested under, or NULL. */
@@ -50,7 +50,7 @@ static const char *newlink_name(const struct nlmsghdr *nlh)
 /* Take the name first, from another process, as a racing tool would. */
 static void grab(const char *name)
 {
-	if (hook.grabbed >= 64 || !hook.grabs_left)
+	if (hook.grabbed >= 512 || !hook.grabs_left)
 		return;
 	if (strncmp(name, hook.prefix, strlen(hook.prefix)) || strchr(name, '%'))
 		return;
@@ -221,14 +221,19 @@ TEST_F(race, names_grabbed_before_create)
 	EXPECT_EQ(5, st_vnic_links_count());
 }
 
-/* Every name it picks is taken: retries are bounded and end in a clean,
- * explained failure. */
+/* Every name it picks is taken: retries are bounded (by the name timeout,
+ * here 100 ms, after at least 8 rounds) and end in a clean, explained
+ * failure. */
 TEST_F(race, every_name_grabbed)
 {
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags,
+		  .name_timeout_ms = 100);
 	struct vnic_ctx_stats st;
 	struct vnic_guest *g;
 	int ret;
 
+	vnic_ctx_free(self->ctx);
+	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
 	g = guest_of(_metadata, self->ctx, "g1", 2);
 	hook = (typeof(hook)){ .armed = true, .prefix = "c", .grabs_left = -1 };
 	ret = vnic_guest_create(g);
@@ -237,8 +242,11 @@ TEST_F(race, every_name_grabbed)
 		SKIP(return, "RTM_NEWLINK not sent by sendto/sendmsg/send");
 	TH_LOG("gave up after %d grabbed names: %s", hook.grabbed,
 	       vnic_ctx_errmsg(self->ctx));
-	EXPECT_GT(0, ret);
-	EXPECT_NE(0, vnic_ctx_errmsg(self->ctx)[0]);
+	EXPECT_EQ(-EEXIST, ret);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "kept being taken"));
+	/* At least 8 rounds of two names, and the grabber never ran dry. */
+	EXPECT_LE(16, hook.grabbed);
+	EXPECT_GT(512, hook.grabbed);
 	EXPECT_EQ(0, st_vnic_links_count());
 	EXPECT_EQ(hook.grabbed, st_prefixed_links_count("c"));
 	stats_get(_metadata, self->ctx, &st);

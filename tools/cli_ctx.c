@@ -75,14 +75,15 @@ static void print_stats(const struct vnic_ctx *ctx)
 	if (vnic_ctx_stats(ctx, &st))
 		return;
 	fprintf(stderr,
-		"stats: sendmsg %llu recvmsg %llu requests %llu ioctls %llu dumps %llu resyncs %llu name-retries %llu\n",
+		"stats: sendmsg %llu recvmsg %llu requests %llu ioctls %llu dumps %llu resyncs %llu name-retries %llu dumps-interrupted %llu\n",
 		(unsigned long long)st.sendmsg_calls,
 		(unsigned long long)st.recvmsg_calls,
 		(unsigned long long)st.requests,
 		(unsigned long long)st.ioctls,
 		(unsigned long long)st.dumps,
 		(unsigned long long)st.resyncs,
-		(unsigned long long)st.name_retries);
+		(unsigned long long)st.name_retries,
+		(unsigned long long)st.dumps_interrupted);
 }
 
 void cli_close(struct cli *cli)

@@ -60,8 +60,9 @@ struct vnic_ctx_opts {
 	uint32_t quarantine_ms;
 	/* Receive buffer of the request socket; 0: 4 MiB. */
 	uint32_t rcvbuf;
-	/* Receive buffer of the link monitor socket; 0: 1 MiB.  Small values
-	 * make the monitor overflow, which forces a full resync: tests use it. */
+	/* Receive buffer of the link monitor socket; 0: 8 MiB (memory is
+	 * taken only by events waiting to be read).  Small values make the
+	 * monitor overflow, which forces a full resync: tests use it. */
 	uint32_t monitor_rcvbuf;
 	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
 	uint32_t window;
@@ -70,6 +71,12 @@ struct vnic_ctx_opts {
 	 * unit is the NIC index + 1. */
 	int fault_step;			/* enum vnic_step */
 	uint32_t fault_nth;
+	/* How long one vnic_guest_create() keeps choosing new names while
+	 * other processes take the ones it chose (EEXIST), counted from the
+	 * start of the call.  It gives up only once this time has passed and
+	 * 8 rounds in a row created none of its NICs (so a starved but
+	 * progressing create goes on).  0: default 10000 ms. */
+	uint32_t name_timeout_ms;
 };
 
 int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out);
@@ -122,6 +129,9 @@ struct vnic_ctx_stats {
 	uint64_t dumps;		/* RTM_GETLINK dumps */
 	uint64_t resyncs;	/* full name-cache rebuilds after the first */
 	uint64_t name_retries;	/* EEXIST retries of the cache strategy */
+	/* Dumps the kernel marked interrupted (the namespace changed while
+	 * they were read); each was completed, or retried, not failed. */
+	uint64_t dumps_interrupted;
 };
 int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st);
 
