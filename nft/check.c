@@ -37,6 +37,11 @@ static int damaged(struct vnic_nft *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	/* Deleting it would fail too: say who holds it first. */
+	if (n->tflags & NFT_TABLE_F_OWNER)
+		return vnic_set_err(n->ctx, -EPERM, VNIC_STEP_DUMP, -1, NULL,
+				    "table netdev %s is owned by another process, "
+				    "and is not libvnic's (%s)", n->table, what);
 	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
 			    "table netdev %s: %s: not made by libvnic, or damaged; "
 			    "nothing was changed; delete it (nft delete table netdev %s) "
@@ -134,6 +139,7 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 
 	if (!s)
 		return -ENOMEM;
+	n->tflags = ti->flags;
 	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);

@@ -174,6 +174,7 @@ struct vnic_nft {
 	 * there is something to commit). */
 	bool pending;
 	bool pfx_refused;		/* the kernel refused prefix chains: redo */
+	uint32_t tflags;		/* the table's flags, as last read */
 	bool stale;			/* reading back failed: read again */
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
 	void (*before_commit)(void *arg);

@@ -939,6 +939,12 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 		if (err == -EEXIST && n->pending) {
 			set_err(n, err, "table netdev %s was made by someone else "
 				"while this commit was built", n->table);
+		} else if (err == -EEXIST) {
+			/* A guest read back is known by name only, so a NIC it
+			 * has is not refused up front: its elements are. */
+			set_err(n, err, "commit to table netdev %s: an element of "
+				"this change exists already: a NIC of the policy "
+				"belongs to another installed guest", n->table);
 		} else if (err == -ERESTART || err == -EINTR) {
 			err = -EAGAIN;
 			set_err(n, err, "the ruleset of table %s changed while this "
