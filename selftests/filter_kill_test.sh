@@ -10,8 +10,12 @@
 # sync takes here), and the table must be exactly the state before or the
 # target, after which the next sync must reach the target.  Every fifth
 # round starts from no table at all (the table is made by the killed sync's
-# batch).  Cases: by name (every NIC hooked by name, in shards of 255) and
-# prefix (one chain per hook for "kv", Linux 6.17).
+# batch).  Every NIC is hooked by name (egress shards of 255 devices).
+# Hooks by prefix are not covered here: nft 1.0.6 (libnftnl 1.2) cannot
+# list a table that holds a prefix chain (it loops), and nft is the
+# independent checker.  The instants are drawn from 0 to 1.5 times a
+# sync's duration: most land before the commit, some after; how many of
+# each is logged.
 #
 # What is compared (normalise): `nft -j list table netdev vnic` without
 # handles, without the table's flags (owner belongs to the process that
@@ -115,7 +119,7 @@ kill_rounds() {
 			nft delete table netdev vnic || return
 			from=none
 		fi
-		delay=$((RANDOM % (dur + dur / 4 + 1)))
+		delay=$((RANDOM % (dur + dur / 2 + 1)))
 		"$VNICCTL" "$@" filter sync "$TMP/$to.json" >/dev/null 2>&1 &
 		pid=$!
 		sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
@@ -139,10 +143,6 @@ kill_rounds() {
 
 case_by_name() { kill_rounds; }
 
-# Where the kernel refuses prefix hooks, vnicctl hooks by name instead:
-# still a table made and changed in one batch per sync.
-case_prefix() { kill_rounds --hook-prefix kv; }
-
-CASES=(by_name prefix)
+CASES=(by_name)
 
 tap_main ip jq nft unshare -- "$@"
