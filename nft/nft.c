@@ -1119,7 +1119,7 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 	if (n->flags & VNIC_NFT_READ_ONLY)
 		return vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
 				    "table %s was opened read-only", n->table);
-	if (n->stale && (err = open_state(n)))
+	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
