@@ -13,9 +13,9 @@
 # batch).  Every NIC is hooked by name (egress shards of 255 devices).
 # Hooks by prefix are not covered here: nft 1.0.6 (libnftnl 1.2) cannot
 # list a table that holds a prefix chain (it loops), and nft is the
-# independent checker.  The instants are drawn from 0 to 1.5 times a
-# sync's duration: most land before the commit, some after; how many of
-# each is logged.
+# independent checker.  The instants are drawn from 0 to 1.5 times the
+# duration of the last whole sync (with its check): most land before the
+# commit, some after; how many of each is logged.
 #
 # What is compared (normalise): `nft -j list table netdev vnic` without
 # handles, without the table's flags (owner belongs to the process that
@@ -135,7 +135,11 @@ kill_rounds() {
 			fail "round $i ($from -> $to, killed after ${delay} ms):" \
 			     "the table is neither the old nor the new one" || return
 		fi
+		# The next round's instants spread over this sync's duration:
+		# it follows the machine's load.
+		t0=$(now_ms)
 		sync_to "$to" "$@" || { log "round $i ($from -> $to)"; return 1; }
+		dur=$(($(now_ms) - t0))
 		from=$to
 	done
 	log "$KILLS kills: $old left the old table, $new the new one"
