@@ -120,7 +120,8 @@ void shards_clear(struct vnic_nft *n);
 /* A hook by name prefix (prefix.c): base chains "pfxin_P" and "pfxeg_P". */
 struct hook_prefix {
 	char name[IFNAMSIZ];
-	bool installed;			/* its chains exist */
+	bool installed;			/* its chains exist, or are pending */
+	bool pending;			/* made by the next commit */
 };
 
 struct installed {
@@ -168,6 +169,12 @@ struct vnic_nft {
 	struct nftnl_set *adds[NSETS];
 	unsigned int nadds[NSETS];
 	bool has_state;			/* the state element exists */
+	/* The table does not exist yet: the next commit makes it, with its
+	 * sets, in the same batch as the change (nothing is written before
+	 * there is something to commit). */
+	bool pending;
+	bool pfx_refused;		/* the kernel refused prefix chains: redo */
+	uint32_t tflags;		/* the table's flags, as last read */
 	bool stale;			/* reading back failed: read again */
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
 	void (*before_commit)(void *arg);
@@ -181,6 +188,8 @@ void nbatch_free(struct nbatch *b);
 /* Start a message of type NFT_MSG_*; 64 KiB of room guaranteed. */
 struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
+/* src's messages after dst's. */
+int nbatch_append(struct nbatch *dst, const struct nbatch *src);
 /* Wrap in BEGIN (with the genid, unless NO_GENID) / END, send in one
  * sendmsg, collect errors. */
 #define NO_GENID UINT64_MAX
@@ -194,7 +203,7 @@ int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
 struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n);
 
 /* layout.c: the table, its sets and base-chain rules. */
-int layout_table(struct vnic_nft *n, struct nbatch *b);
+int layout_table(struct vnic_nft *n, struct nbatch *b, bool create);
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b);
 /* Note devices to add to (del = false) or remove from a base chain. */
 int layout_chain_devs(struct vnic_nft *n, enum nchain c, const char **devs,
@@ -221,9 +230,12 @@ int layout_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 int prefix_ask(struct vnic_nft *n, const char *const *prefixes);
 /* A chain name read back: note an installed prefix chain or shared chain. */
 void prefix_seen(struct vnic_nft *n, const char *chain);
-/* The chains of asked prefixes that are missing; *count: how many. */
+/* Asked prefixes whose chains are missing become pending (the next
+ * commit makes them) where they can be made, else are forgotten. */
+void prefix_plan(struct vnic_nft *n, bool can);
+/* The chains of pending prefixes; *count: how many. */
 int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count);
-/* After their commit: made, or refused (asked ones are forgotten). */
+/* After their commit: made, or refused (pending ones are forgotten). */
 void prefix_done(struct vnic_nft *n, bool made);
 /* The NIC's name starts with an installed prefix: it needs no own hook. */
 bool prefix_covers(const struct vnic_nft *n, const char *ifname);

@@ -133,7 +133,9 @@ static int put_obj(struct nbatch *b, uint16_t type, uint16_t flags,
 		(void (*)(struct nlmsghdr *, const void *))nftnl_##kind##_nlmsg_build_payload, \
 		(void (*)(void *))nftnl_##kind##_free)
 
-int layout_table(struct vnic_nft *n, struct nbatch *b)
+/* create: a new table (NLM_F_EXCL: one made meanwhile by someone else is
+ * not taken over); else a claim of the existing one. */
+int layout_table(struct vnic_nft *n, struct nbatch *b, bool create)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
 	uint32_t flags = 0;
@@ -152,7 +154,8 @@ int layout_table(struct vnic_nft *n, struct nbatch *b)
 	udlen = udata_comment("managed by libvnic", ud, sizeof(ud));
 	if (udlen)
 		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, ud, (uint32_t)udlen);
-	return PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, t, table);
+	return PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE | (create ? NLM_F_EXCL : 0),
+		   t, table);
 }
 
 /* A guest has at least one NIC: the guests set has room for the state
@@ -900,10 +903,8 @@ int layout_skeleton(struct vnic_nft *n, struct nbatch *b)
 	unsigned int s;
 	int err = 0;
 
-	for (s = 0; s < S__MAX && !err; s++) {
-		n->size[s] = layout_set_size(n, s);
+	for (s = 0; s < S__MAX && !err; s++)
 		err = layout_set(n, b, s, n->size[s]);
-	}
 	return err;
 }
 

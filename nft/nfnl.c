@@ -109,6 +109,22 @@ void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh)
 	b->cur = NULL;
 }
 
+int nbatch_append(struct nbatch *dst, const struct nbatch *src)
+{
+	size_t len = src->msgs ? src->len - NB_ROOM / 64 : 0;
+
+	if (!len)
+		return 0;
+	if (!dst->len)
+		dst->len = NB_ROOM / 64;
+	if (reserve(dst, len))
+		return -ENOMEM;
+	memcpy(dst->buf + dst->len, src->buf + NB_ROOM / 64, len);
+	dst->len += len;
+	dst->msgs += src->msgs;
+	return 0;
+}
+
 static ssize_t recv_one(struct vnic_nft *n, char *buf, int flags)
 {
 	ssize_t r;

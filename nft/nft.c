@@ -157,20 +157,30 @@ uint64_t state_mix(const char *name, uint64_t digest)
 
 /* --- reading back after a restart -------------------------------------- */
 
+/* Every element but the state's is a guest's "NAME DIGEST": another one
+ * means the table is not (only) ours (check.c). */
 static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
 {
 	struct vnic_nft *n = data;
 	const uint8_t *ud;
-	uint32_t len = 0;
-	char name[POLICY_GUEST_MAX + 1];
-	unsigned long long d;
+	uint32_t len = 0, klen = 0, key = 0;
+	const void *k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	char name[POLICY_GUEST_MAX + 1] = "";
+	unsigned long long d = 0;
 	struct installed *in;
+	bool parsed;
+	int err;
 
+	if (k && klen == sizeof(key))
+		memcpy(&key, k, sizeof(key));
 	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
-	if (!ud || len < 3 || ud[0] != 0 || ud[1] > len - 2 ||
-	    sscanf((const char *)ud + 2, "%64s %llx", name, &d) != 2 ||
-	    !strcmp(name, "libvnic-state"))
-		return 0;
+	parsed = ud && len >= 3 && ud[0] == 0 && ud[1] <= len - 2 &&
+		 memchr(ud + 2, 0, ud[1]) &&
+		 sscanf((const char *)ud + 2, "%64s %llx", name, &d) == 2 &&
+		 strcmp(name, "libvnic-state");
+	err = check_guest_elem(n, key, name, parsed);
+	if (err || key == STATE_KEY)
+		return err;
 	in = inst_find(n, name) ? inst_find(n, name) : inst_new(n, name);
 	if (!in)
 		return -ENOMEM;
@@ -178,10 +188,21 @@ static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
 	return 0;
 }
 
-static int read_guests(struct vnic_nft *n)
+/* The guests, and the digest and count the state element must have. */
+static int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count)
 {
+	unsigned int i;
+	int err;
+
 	inst_clear(n);
-	return read_elems(n, S_GUESTS, guests_elem_cb, n);
+	*digest = 0;
+	*count = 0;
+	err = read_elems(n, S_GUESTS, guests_elem_cb, n);
+	for (i = 0; !err && i < n->ninst; i++) {
+		*digest ^= state_mix(n->inst[i].name, n->inst[i].digest);
+		++*count;
+	}
+	return err;
 }
 
 /* --- open ---------------------------------------------------------------- */
@@ -249,109 +270,125 @@ static int commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 	return err;
 }
 
-/* A new table with its sets, or an existing one claimed (owner flag). */
-static int open_table(struct vnic_nft *n, const struct table_info *ti)
+/*
+ * An existing table claimed (owner flag), once it was checked: nothing is
+ * written to a table that is not ours.  The kernel lets a process claim a
+ * table that persists and has no owner; one made without those flags
+ * (VNIC_NFT_NO_OWNER) cannot be claimed.
+ */
+static int claim_table(struct vnic_nft *n, const struct table_info *ti)
 {
 	struct nbatch b;
 	int err;
 
-	/* No generation check: creating or claiming does not depend on what
-	 * else the ruleset holds (and a busy host would keep it failing). */
+	/* No generation check: claiming does not depend on what else the
+	 * ruleset holds (and a busy host would keep it failing). */
 	nbatch_init(&b);
-	err = layout_table(n, &b);
-	if (!err && !ti->ours)
-		err = layout_skeleton(n, &b);
+	err = layout_table(n, &b, false);
 	if (!err)
 		err = commit(n, &b, NO_GENID, NULL);
 	nbatch_free(&b);
 	if (err == -EPERM || err == -EBUSY)
 		return set_err(n, err, "table netdev %s is owned by another process",
 			       n->table);
+	if (err == -EOPNOTSUPP)
+		return set_err(n, err, "table netdev %s cannot be claimed: it was "
+			       "made without the owner and persist flags (flags "
+			       "0x%x); open it without claiming (VNIC_NFT_NO_OWNER, "
+			       "vnicctl --no-owner)", n->table, ti->flags);
 	if (err)
-		return set_err(n, err, "creating or claiming table netdev %s", n->table);
+		return set_err(n, err, "claiming table netdev %s", n->table);
 	return 0;
 }
 
-/* Whether opening must write: to create the table, or to claim it. */
-static bool open_writes(const struct vnic_nft *n, const struct table_info *ti)
+/* Whether opening must write: to claim the table. */
+static bool open_claims(const struct vnic_nft *n, const struct table_info *ti)
 {
-	if (n->flags & VNIC_NFT_READ_ONLY)
-		return false;
-	return !ti->ours || !(n->flags & VNIC_NFT_NO_OWNER);
+	return ti->exists && !(n->flags & (VNIC_NFT_READ_ONLY | VNIC_NFT_NO_OWNER));
 }
 
-/*
- * The asked prefixes' chains, once per table.  A kernel that refuses them
- * (EINVAL: no NFTA_DEVICE_PREFIX) leaves every NIC hooked by name.
- */
-static int open_prefixes(struct vnic_nft *n)
+/* No table: no guests, and the sizes a new table gets.  A writing handle
+ * makes the table with its first commit. */
+static void open_empty(struct vnic_nft *n)
+{
+	unsigned int s;
+
+	for (s = 0; s < S__MAX; s++)
+		n->size[s] = layout_set_size(n, (enum nset)s);
+	memset(n->swmasks, 0, sizeof(n->swmasks));
+	memset(n->nelem, 0, sizeof(n->nelem));
+	memset(n->pend, 0, sizeof(n->pend));
+	inst_clear(n);
+	shards_clear(n);
+	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
+	n->pfx_shared = false;
+	n->table_digest = 0;
+	n->has_state = false;
+	n->pending = !(n->flags & VNIC_NFT_READ_ONLY);
+}
+
+/* The table as the kernel has it, checked (check.c) and read. */
+static int read_all(struct vnic_nft *n, struct table_info *ti)
 {
 	unsigned int count = 0;
-	struct nbatch b;
-	int err;
+	uint64_t digest = 0;
+	int err = read_table(n, ti);
 
-	if (!(n->features & VNIC_NFT_FEAT_PREFIX_HOOK) ||
-	    (n->flags & VNIC_NFT_READ_ONLY)) {
-		prefix_done(n, false);
-		return 0;
-	}
-	nbatch_init(&b);
-	err = prefix_build(n, &b, &count);
-	if (!err && count)
-		err = commit(n, &b, NO_GENID, NULL);
-	nbatch_free(&b);
-	if (err == -EINVAL || err == -EOPNOTSUPP) {
-		n->features &= ~VNIC_NFT_FEAT_PREFIX_HOOK;
-		n->ctx->err.extack[0] = '\0';
-		prefix_done(n, false);
-		return 0;
-	}
-	if (err)
-		return set_err(n, err, "hook prefix chains in table netdev %s",
-			       n->table);
-	prefix_done(n, count > 0);
-	return 0;
-}
-
-static int open_state(struct vnic_nft *n)
-{
-	struct table_info ti;
-	int err = read_table(n, &ti);
-
-	if (!err && open_writes(n, &ti))
-		err = open_table(n, &ti);
-	if (!err && !ti.ours && (n->flags & VNIC_NFT_READ_ONLY)) {
-		/* Nothing to read: no guests, the sizes a new table gets. */
-		unsigned int s;
-
-		for (s = 0; s < S__MAX; s++)
-			n->size[s] = layout_set_size(n, (enum nset)s);
-		inst_clear(n);
-		n->table_digest = 0;
-		n->has_state = false;
-		n->stale = false;
-		return 0;
-	}
-	if (!err)
-		err = read_state(n, &ti);
+	if (err || !ti->exists)
+		return err;
+	err = read_state(n, ti);
 	if (!err) {
-		n->table_digest = ti.has_digest ? ti.digest : 0;
-		n->has_state = ti.has_digest;
+		n->table_digest = ti->has_digest ? ti->digest : 0;
+		n->has_state = ti->has_digest;
 		/* Unknown counts (a table without them): from nothing; a
 		 * set that is fuller than that refuses with ENFILE. */
 		memset(n->nelem, 0, sizeof(n->nelem));
 		memset(n->pend, 0, sizeof(n->pend));
-		if (ti.has_counts)
-			memcpy(n->nelem, ti.nelem, sizeof(ti.nelem));
+		if (ti->has_counts)
+			memcpy(n->nelem, ti->nelem, sizeof(ti->nelem));
 	}
 	if (!err)
 		err = read_sizes(n);
 	if (!err)
 		err = read_chains(n);
 	if (!err)
-		err = open_prefixes(n);
+		err = check_chains(n);
 	if (!err)
-		err = read_guests(n);
+		err = read_guests(n, &digest, &count);
+	if (!err)
+		err = check_state(n, ti, digest, count);
+	return err;
+}
+
+/*
+ * Read (and check) the table, then claim it.  Opening writes nothing else:
+ * a missing table, and the chains of asked hook prefixes, are made by the
+ * first commit, in its batch, so a command that fails leaves the ruleset
+ * as it was.  A claim that is not the only commit since the read (someone
+ * changed the table meanwhile) makes it read again.
+ */
+static int open_state(struct vnic_nft *n)
+{
+	struct table_info ti;
+	uint32_t g0 = 0, g1 = 0;
+	int err = nfnl_genid(n, &g0);
+
+	n->pending = false;
+	if (!err)
+		err = read_all(n, &ti);
+	if (!err && open_claims(n, &ti)) {
+		err = claim_table(n, &ti);
+		if (!err)
+			err = nfnl_genid(n, &g1);
+		if (!err && g1 - g0 > 1)
+			err = read_all(n, &ti);
+	}
+	if (!err && !ti.exists)
+		open_empty(n);
+	if (!err)
+		prefix_plan(n, (n->features & VNIC_NFT_FEAT_PREFIX_HOOK) &&
+			       !(n->flags & VNIC_NFT_READ_ONLY));
 	n->stale = err != 0;
 	if (err && !n->ctx->err.err)
 		set_err(n, err, "reading table netdev %s", n->table);
@@ -772,6 +809,20 @@ static int change_begin(struct vnic_nft *n, struct change *ch,
  * the change was built on and the change the one after it, so a change by
  * anyone else in between still fails the change.
  */
+/* The size set s needs after the change being built: its size doubled
+ * until the elements fit (0: unsized). */
+static uint32_t fit_size(const struct vnic_nft *n, enum nset s)
+{
+	/* A mask's set holds at most every NIC: drops has them all. */
+	unsigned int c = s < S__MAX ? s : S_CTR;
+	int64_t need = (int64_t)n->nelem[c] + n->pend[c] + (s == S_GUESTS);
+	uint64_t sz = n->size[s];
+
+	while (sz && need > 0 && sz < (uint64_t)need)
+		sz *= 2;
+	return sz > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)sz;
+}
+
 static int grow_sets(struct change *ch, uint64_t *genid)
 {
 	struct vnic_nft *n = ch->n;
@@ -782,17 +833,9 @@ static int grow_sets(struct change *ch, uint64_t *genid)
 
 	nbatch_init(&b);
 	for (s = 0; s < NSETS && !err; s++) {
-		/* A mask's set holds at most every NIC: drops has them all. */
-		unsigned int c = s < S__MAX ? s : S_CTR;
-		int64_t need = (int64_t)n->nelem[c] + n->pend[c] + (s == S_GUESTS);
-		uint64_t sz = n->size[s];
-
-		size[s] = n->size[s];
-		if (!sz || need <= (int64_t)sz)
+		size[s] = fit_size(n, (enum nset)s);
+		if (size[s] == n->size[s])
 			continue;
-		while (sz < (uint64_t)need)
-			sz *= 2;
-		size[s] = sz > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)sz;
 		err = layout_set(n, &b, (enum nset)s, size[s]);
 		k++;
 	}
@@ -821,29 +864,88 @@ static void counts_done(struct vnic_nft *n, bool committed)
 	}
 }
 
-/* Commit: the guest changes, the hooks, the new state element, all in one
- * batch (after the sets grew if they must).  On failure the kernel kept the
- * old state: so does the handle, by reading it back. */
+/*
+ * A table that does not exist yet is made in the change's batch: the table
+ * and its sets, sized for what the change adds, go before the change's
+ * messages.  NLM_F_EXCL and the generation make a table someone else made
+ * meanwhile fail the commit rather than be taken over.
+ */
+static int prepend_table(struct change *ch)
+{
+	struct vnic_nft *n = ch->n;
+	struct nbatch head;
+	unsigned int s;
+	int err;
+
+	for (s = 0; s < S__MAX; s++)
+		n->size[s] = fit_size(n, (enum nset)s);
+	nbatch_init(&head);
+	err = layout_table(n, &head, true);
+	if (!err)
+		err = layout_skeleton(n, &head);
+	if (!err)
+		err = nbatch_append(&head, &ch->b);
+	if (!err) {
+		nbatch_free(&ch->b);
+		ch->b = head;
+	} else {
+		nbatch_free(&head);
+	}
+	return err;
+}
+
+/* The chains of the asked prefixes, after the change's messages (their
+ * rules jump to the switch chains the change may make). */
+static int append_prefixes(struct change *ch, unsigned int *count)
+{
+	return prefix_build(ch->n, &ch->b, count);
+}
+
+/* Commit: the table if it is new, the guest changes, the hooks, the prefix
+ * chains, the new state element, all in one batch (after the sets of an
+ * existing table grew if they must).  On failure the kernel kept the old
+ * state: so does the handle, by reading it back. */
 static int change_end(struct change *ch, int err, uint64_t genid)
 {
 	struct vnic_nft *n = ch->n;
 	bool wrote = ch->b.msgs;
+	unsigned int npfx = 0;
 
 	if (!err && wrote) {
 		err = guest_adds_flush(n, &ch->b);
 		if (!err)
 			err = layout_flush_devs(n, &ch->b);
+		if (!err)
+			err = append_prefixes(ch, &npfx);
 		if (!err && n->has_state)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
 			err = state_elem(n, &ch->b, ch->digest, true);
-		if (!err)
+		if (!err && n->pending)
+			err = prepend_table(ch);
+		else if (!err)
 			err = grow_sets(ch, &genid);
 		if (!err && n->before_commit)
 			n->before_commit(n->before_commit_arg);
 		if (!err)
 			err = commit(n, &ch->b, genid, ch->res);
-		if (err == -ERESTART || err == -EINTR) {
+		if (npfx && (err == -EINVAL || err == -EOPNOTSUPP)) {
+			/* No NFTA_DEVICE_PREFIX here: the caller builds the
+			 * change again with every NIC hooked by name. */
+			n->features &= ~VNIC_NFT_FEAT_PREFIX_HOOK;
+			n->pfx_refused = true;
+			n->ctx->err.extack[0] = '\0';
+		}
+		if (err == -EEXIST && n->pending) {
+			set_err(n, err, "table netdev %s was made by someone else "
+				"while this commit was built", n->table);
+		} else if (err == -EEXIST) {
+			/* A guest read back is known by name only, so a NIC it
+			 * has is not refused up front: its elements are. */
+			set_err(n, err, "commit to table netdev %s: an element of "
+				"this change exists already: a NIC of the policy "
+				"belongs to another installed guest", n->table);
+		} else if (err == -ERESTART || err == -EINTR) {
 			err = -EAGAIN;
 			set_err(n, err, "the ruleset of table %s changed while this "
 				"commit was built", n->table);
@@ -862,6 +964,10 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 	if (err) {
 		open_state(n);	/* the kernel's state is the truth */
 		return err;
+	}
+	if (wrote) {
+		prefix_done(n, true);
+		n->pending = false;
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
@@ -949,7 +1055,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err && (n->flags & VNIC_NFT_READ_ONLY))
 		err = vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
 				   "table %s was opened read-only", n->table);
-	if (!err && n->stale)
+	/* A table missing at open may have been made since: read it. */
+	if (!err && (n->stale || n->pending))
 		err = open_state(n);
 	if (!err)
 		err = check_claims(n, p);
@@ -962,8 +1069,19 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	return err;
 }
 
-VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
-			       struct vnic_nft_result *res)
+/* A change whose prefix chains the kernel refused is built again without
+ * them (once: the feature is off by then). */
+static bool redo(struct vnic_nft *n, int err)
+{
+	if (!err || !n || !n->pfx_refused)
+		return false;
+	n->pfx_refused = false;
+	vnic_clear_err(n->ctx);
+	return true;
+}
+
+static int apply_once(struct vnic_nft *n, const struct vnic_policy *p,
+		      struct vnic_nft_result *res)
 {
 	struct resolved r;
 	struct change ch;
@@ -979,8 +1097,16 @@ VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 	return err;
 }
 
-VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
-				unsigned int count, struct vnic_nft_result *res)
+VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+			       struct vnic_nft_result *res)
+{
+	int err = apply_once(n, p, res);
+
+	return redo(n, err) ? apply_once(n, p, res) : err;
+}
+
+static int remove_once(struct vnic_nft *n, const char *const *guests,
+		       unsigned int count, struct vnic_nft_result *res)
 {
 	struct change ch;
 	uint32_t genid = 0;
@@ -993,7 +1119,7 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	if (n->flags & VNIC_NFT_READ_ONLY)
 		return vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
 				    "table %s was opened read-only", n->table);
-	if (n->stale && (err = open_state(n)))
+	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
@@ -1016,8 +1142,16 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	return change_end(&ch, err, genid);
 }
 
-VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
-			      struct vnic_nft_result *res)
+VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
+				unsigned int count, struct vnic_nft_result *res)
+{
+	int err = remove_once(n, guests, count, res);
+
+	return redo(n, err) ? remove_once(n, guests, count, res) : err;
+}
+
+static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
+		     struct vnic_nft_result *res)
 {
 	struct table_info ti;
 	struct resolved r;
@@ -1058,6 +1192,14 @@ VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 out:
 	resolved_free(&r);
 	return err;
+}
+
+VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+			      struct vnic_nft_result *res)
+{
+	int err = sync_once(n, p, res);
+
+	return redo(n, err) ? sync_once(n, p, res) : err;
 }
 
 VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)

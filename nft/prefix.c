@@ -129,6 +129,17 @@ static int prefix_chains(struct vnic_nft *n, struct nbatch *b, const char *p)
 	return err;
 }
 
+void prefix_plan(struct vnic_nft *n, bool can)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->npfx; i++)
+		if (!n->pfx[i].installed)
+			n->pfx[i].installed = n->pfx[i].pending = can;
+	if (!can)
+		prefix_done(n, false);
+}
+
 int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count)
 {
 	unsigned int i;
@@ -136,7 +147,7 @@ int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count)
 
 	*count = 0;
 	for (i = 0; i < n->npfx && !err; i++) {
-		if (n->pfx[i].installed)
+		if (!n->pfx[i].pending)
 			continue;
 		if (!*count && !n->pfx_shared)
 			err = layout_pfx_shared(n, b);
@@ -152,8 +163,9 @@ void prefix_done(struct vnic_nft *n, bool made)
 	unsigned int i, k = 0;
 
 	for (i = 0; i < n->npfx; i++) {
-		if (made)
-			n->pfx[i].installed = true;
+		if (n->pfx[i].pending)
+			n->pfx[i].installed = made;
+		n->pfx[i].pending = false;
 		if (n->pfx[i].installed)
 			n->pfx[k++] = n->pfx[i];
 	}

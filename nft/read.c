@@ -25,8 +25,13 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 	if (!t)
 		return -ENOMEM;
 	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		const void *ud;
+		uint32_t len = 0;
+
 		ti->exists = true;
 		ti->flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+		ti->comment_ours = check_table_comment(ud, len);
 	}
 	nftnl_table_free(t);
 	return 0;
@@ -60,7 +65,9 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 	const uint32_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
 	unsigned long long d;
 
-	if (key && klen == 4 && *key == STATE_KEY && ud && len > 2 && ud[0] == 0 &&
+	if (!key || klen != 4 || *key != STATE_KEY)
+		return 0;
+	if (ud && len > 2 && ud[0] == 0 &&
 	    ud[1] <= len - 2 && memchr(ud + 2, 0, ud[1]) &&
 	    sscanf((const char *)ud + 2, "libvnic-state %llx", &d) == 1) {
 		ti->digest = d;
@@ -68,51 +75,8 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 		ti->has_counts = !parse_counts(strstr((const char *)ud + 2, " n="),
 					       ti->nelem);
 	}
+	ti->state_bad = !ti->has_digest;
 	return 0;
-}
-
-static int set_cb(const struct nlmsghdr *nlh, void *data)
-{
-	*(bool *)data = true;
-	return 0;
-}
-
-static int has_set(struct vnic_nft *n, enum nset set, bool *has)
-{
-	char buf[512] = { 0 };
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nlmsghdr *req;
-	int err;
-
-	if (!s)
-		return -ENOMEM;
-	req = nfnl_req(buf, NFT_MSG_GETSET, 0, n);
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[set].name);
-	nftnl_set_nlmsg_build_payload(req, s);
-	nftnl_set_free(s);
-	*has = false;
-	err = nfnl_get(n, req, set_cb, has);
-	return err == -ENOENT ? 0 : err;
-}
-
-/* Whether the table has libvnic's sets (made in one batch): the switches
- * set says so.  A table with the l2_allowed set but no no_promisc set has
- * an earlier libvnic's layout (a set per switch), whose rules look up sets
- * this one no longer fills: refused rather than half-used. */
-static int read_ours(struct vnic_nft *n, struct table_info *ti)
-{
-	bool old = false;
-	int err = has_set(n, S_PROMISC, &ti->ours);
-
-	if (!err && !ti->ours)
-		err = has_set(n, S_L2OK, &old);
-	if (!err && old)
-		err = vnic_set_err(n->ctx, -EPROTO, VNIC_STEP_DUMP, -1, NULL,
-				   "table netdev %s has the layout of an older libvnic; "
-				   "delete it (nft delete table netdev %s) to start "
-				   "afresh", n->table, n->table);
-	return err;
 }
 
 int read_table(struct vnic_nft *n, struct table_info *ti)
@@ -132,7 +96,7 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	err = nfnl_get(n, req, table_cb, ti);
 	if (err == -ENOENT)
 		return 0;
-	return err ? err : read_ours(n, ti);
+	return err || !ti->exists ? err : check_sets(n, ti);
 }
 
 static int size_cb(const struct nlmsghdr *nlh, void *data)
@@ -279,7 +243,7 @@ int read_chains(struct vnic_nft *n)
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
 	for (i = 0; i < n->npfx; i++)
-		n->pfx[i].installed = false;
+		n->pfx[i].installed = n->pfx[i].pending = false;
 	n->pfx_shared = false;
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
@@ -346,6 +310,7 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 	int err;
 
 	ti->has_digest = false;
+	ti->state_bad = false;
 	if (!s || !e) {
 		nftnl_set_free(s);
 		nftnl_set_elem_free(e);

@@ -14,6 +14,8 @@ struct table_info {
 	uint64_t digest;
 	bool has_counts;		/* the state element's n= */
 	uint32_t nelem[STATE_COUNTS];
+	bool comment_ours;		/* the table says "managed by libvnic" */
+	bool state_bad;			/* a key-0 element we cannot read */
 };
 
 int read_table(struct vnic_nft *n, struct table_info *ti);
@@ -29,5 +31,19 @@ int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
 int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		 uint64_t *bytes);
+
+/* check.c: a table named like ours, checked (-EUCLEAN: made by hand or
+ * damaged, with a message saying what and how to recover). */
+bool check_table_comment(const uint8_t *ud, uint32_t len);
+/* Every set of the layout, of its type; sets ti->ours. */
+int check_sets(struct vnic_nft *n, struct table_info *ti);
+/* The chains the sets and prefix chains read imply. */
+int check_chains(struct vnic_nft *n);
+/* An element of the guests set; parsed: its comment read as NAME DIGEST. */
+int check_guest_elem(struct vnic_nft *n, uint32_t key, const char *name,
+		     bool parsed);
+/* The state element against the guests read (XOR of their parts). */
+int check_state(struct vnic_nft *n, const struct table_info *ti,
+		uint64_t digest, unsigned int nguests);
 
 #endif /* VNIC_NFT_READ_H */

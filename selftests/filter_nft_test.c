@@ -867,20 +867,39 @@ static void expect_counts_match(struct __test_metadata *_metadata, json_t *root)
 }
 
 /*
- * Sets sized for one NIC: the first apply grows them in a commit of its
- * own, every element lands, packets are filtered; a new handle reads the
- * counts back and changes a guest without growing again.
+ * Sets sized for one NIC: opening writes nothing; the first apply makes the
+ * table with sets that fit it, in its one batch; a second apply that
+ * outgrows them grows them in a commit of its own, every element lands,
+ * packets are filtered; a new handle reads the counts back and changes a
+ * guest without growing again.
  */
 TEST_F(nft, sets_grow_past_capacity)
 {
+	static const char *const o4[] = { PKT_OTHER_IP4 };
 	VNIC_OPTS(vnic_nft_opts, o, .capacity = 1);
+	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
+		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
+		  .n_ipv4 = 1);
 	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_policy *one;
 	json_t *root;
 
 	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_SET_SIZE))
 		SKIP(return, "kernel cannot raise a set's size (Linux 6.5)");
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(NULL, vnic_set(root, SET_MAC)) TH_LOG("open made the table");
+	json_decref(root);
+
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &one));
+	ASSERT_EQ(0, vnic_policy_add_guest(one, PKT_GUEST2, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(one, PKT_GUEST2, &other));
+	EXPECT_EQ(0, vnic_nft_apply(self->n, one, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_policy_free(one);
+	EXPECT_EQ(1u, res.batches) TH_LOG("the table, its sets and the guest");
 	root = ruleset_json();
 	ASSERT_NE(NULL, root);
 	EXPECT_EQ(1u, set_size(root, SET_MAC));

@@ -441,8 +441,156 @@ case_help() {
 	grep -q 'filter sync FILE' "$TMP/out" || fail "--help lacks filter"
 }
 
+# Failed commands leave the ruleset as it was, to the byte, and make no
+# table: an unknown guest, a missing NIC, a NIC of another guest, a bad
+# file; on an empty ruleset and next to installed guests.
+case_failures_leave_nothing() {
+	local pass args
+	write_policy "$TMP/p.json" || return
+	jq '.guests[1].nics[0].ifname = "nosuch0"' "$TMP/p.json" >"$TMP/nodev.json"
+	jq '{guests: [{name: "vm9", nics: [.guests[1].nics[0]]}]}' \
+		"$TMP/p.json" >"$TMP/taken.json"
+	echo '{"guests": [' >"$TMP/broken.json"
+	for pass in empty installed; do
+		if [ "$pass" = installed ]; then
+			run 0 vc filter apply "$TMP/p.json" || return
+		fi
+		nft -j list ruleset >"$TMP/before"
+		while IFS='|' read -r rc args; do
+			# shellcheck disable=SC2086
+			run "$rc" vc $args || { log "$pass: $args"; return 1; }
+			grep -q '^vnicctl: ' "$TMP/err" || fail "$args: no message" || return
+			nft -j list ruleset | cmp -s - "$TMP/before" ||
+				fail "$pass: '$args' changed the ruleset:" \
+				     "$(nft list ruleset | head -5)" || return
+		done <<-EOF
+		1|filter remove nosuchguest
+		1|--no-owner filter remove nosuchguest
+		1|filter remove vm1 nosuchguest
+		1|filter apply $TMP/nodev.json
+		1|filter sync $TMP/nodev.json
+		1|--no-owner filter apply $TMP/nodev.json
+		1|--hook-prefix vm filter apply $TMP/nodev.json
+		1|--hook-prefix vm filter remove nosuchguest
+		2|filter apply $TMP/broken.json
+		2|filter sync $TMP/broken.json
+		1|filter show nosuchguest
+		EOF
+		if [ "$pass" = installed ]; then
+			# vm2's NIC claimed by a new guest while vm2 stays.
+			run 1 vc filter apply "$TMP/taken.json" || return
+			grep -Eq 'belongs to (another )?installed guest' "$TMP/err" ||
+				fail "taken: $(cat "$TMP/err")" || return
+			nft -j list ruleset | cmp -s - "$TMP/before" ||
+				fail "a conflicting apply changed the ruleset" || return
+		fi
+	done
+}
+
+# damage_RECIPE: a table "vnic" made by hand or damaged, and what the
+# message must say.  The good table comes from the policy applied.
+damage_empty() { nft add table netdev vnic; WANT='no comment "managed by libvnic"'; }
+damage_comment_only() {
+	nft add table netdev vnic '{ comment "managed by libvnic"; }'
+	WANT="none of libvnic's sets"
+}
+# The layout as render writes it (no guests), with set $1's type changed.
+hand_layout() {
+	echo '{"guests": []}' >"$TMP/none.json"
+	vc filter render "$TMP/none.json" >"$TMP/none.nft" || return
+	grep -q 'set ip4s' "$TMP/none.nft" || fail "render: no set ip4s" || return
+	nft -f "$TMP/none.nft"
+}
+damage_wrong_type() {
+	echo '{"guests": []}' >"$TMP/none.json"
+	vc filter render "$TMP/none.json" |
+		sed 's/type iface_index \. ipv4_addr/type iface_index . ipv6_addr/' >"$TMP/none.nft"
+	nft -f "$TMP/none.nft" || return
+	WANT='set ip4s has key type'
+}
+damage_missing_set() {
+	hand_layout && nft delete set netdev vnic ip6s || return
+	WANT='set ip6s is missing'
+}
+damage_foreign_guest() {
+	run 0 vc filter apply "$TMP/p.json" &&
+	nft add element netdev vnic guests '{ 4660 }' || return
+	WANT='set guests: element 0x1234 has no "NAME DIGEST" comment'
+}
+damage_forged_guest() {
+	run 0 vc filter apply "$TMP/p.json" &&
+	nft add element netdev vnic guests '{ 4660 comment "vm7 0000000000000001" }' || return
+	WANT='element 0x1234 names guest vm7'
+}
+damage_missing_chain() {
+	run 0 vc filter apply "$TMP/p.json" || return
+	local c
+	for c in $(nft -j list chains netdev | jq -r '.nftables[].chain? // empty |
+			select(.table == "vnic" and .hook == "egress") | .name'); do
+		nft flush chain netdev vnic "$c" || return
+	done
+	nft flush chain netdev vnic sw_eg_7f && nft delete chain netdev vnic sw_eg_7f ||
+		return
+	WANT='chain sw_eg_7f of set sw_7f is missing'
+}
+damage_state_garbled() {
+	run 0 vc filter apply "$TMP/p.json" &&
+	nft delete element netdev vnic guests '{ 0 }' &&
+	nft add element netdev vnic guests '{ 0 comment "garbage" }' || return
+	WANT='the state element (key 0) has no'
+}
+damage_state_missing() {
+	run 0 vc filter apply "$TMP/p.json" &&
+	nft delete element netdev vnic guests '{ 0 }' || return
+	WANT='2 guests but no state element'
+}
+damage_state_digest() {
+	run 0 vc filter apply "$TMP/p.json" || return
+	local c
+	c=$(nft -j list set netdev vnic guests | jq -r '.nftables[].set? // empty |
+		.elem[] | select(.elem.val == 0) | .elem.comment') || return
+	nft delete element netdev vnic guests '{ 0 }' &&
+	nft add element netdev vnic guests "{ 0 comment \"$(echo "$c" |
+		sed 's/state [0-9a-f]*/state 00000000000000ff/')\" }" || return
+	WANT="the state element's digest 00000000000000ff is not the guests'"
+}
+
+# A table named vnic that libvnic did not make, or that was damaged: every
+# filter command refuses it (exit 1) with what is wrong and how to start
+# afresh, and changes nothing; after the delete it says, apply works.
+case_damaged_table_refused() {
+	local d args WANT
+	write_policy "$TMP/p.json" || return
+	for d in empty comment_only wrong_type missing_set foreign_guest \
+		 forged_guest missing_chain state_garbled state_missing \
+		 state_digest; do
+		nft delete table netdev vnic 2>/dev/null
+		WANT=
+		"damage_$d" || { fail "damage $d could not be made"; return 1; }
+		nft -j list ruleset >"$TMP/before"
+		while IFS= read -r args; do
+			# shellcheck disable=SC2086
+			run 1 vc $args || { log "damage $d"; return 1; }
+			grep -qF -- "$WANT" "$TMP/err" &&
+			grep -qF 'delete it (nft delete table netdev vnic)' "$TMP/err" ||
+				fail "$d: '$args': message: $(cat "$TMP/err")" || return
+			nft -j list ruleset | cmp -s - "$TMP/before" ||
+				fail "$d: '$args' changed the ruleset" || return
+		done <<-EOF
+		filter show
+		filter apply $TMP/p.json
+		filter sync $TMP/p.json
+		--no-owner filter sync $TMP/p.json
+		filter remove vm1
+		EOF
+		nft delete table netdev vnic || return
+		run 0 vc filter sync "$TMP/p.json" || { log "after $d"; return 1; }
+	done
+}
+
 CASES=(apply show counter remove sync_same sync_changed bad_json render
-       readonly netns owner held usage help)
+       readonly netns owner held usage help failures_leave_nothing
+       damaged_table_refused)
 
 # ------------------------------------------------------------------- main
 

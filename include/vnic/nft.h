@@ -79,8 +79,12 @@ enum vnic_nft_feature {
 	VNIC_NFT_FEAT_SET_SIZE	= 1u << 6,	/* set sizes raised in place (6.5) */
 };
 
-/* Open the table: create it if missing, claim it (owner flag) unless
- * VNIC_NFT_NO_OWNER, and read what it holds. */
+/* Open the table: check and read what it holds, and claim it (owner flag)
+ * unless VNIC_NFT_NO_OWNER; nothing else is written.  A missing table is
+ * made by the first commit that writes, in its batch.  A table named like
+ * ours that libvnic did not make or that was damaged is refused with
+ * -EUCLEAN (-EPERM if a live process owns it) and a message saying what is
+ * wrong; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP). */
 int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		  struct vnic_nft **out);
 /* Close the socket.  The table stays if it persists (or was not owned). */

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A table named like libvnic's, checked before anything is written to it
+ * or believed from it.  libvnic makes its table, its sets and its first
+ * change in one batch, so a table of its own always has the comment
+ * "managed by libvnic" and every set of the layout, of the layout's types;
+ * its guests set holds the state element and one "NAME DIGEST" element per
+ * guest, and the state's digest is the XOR of the guests' parts.  A table
+ * where one of these does not hold was made by hand or damaged: it is
+ * refused with -EUCLEAN and a message that says what is wrong and how to
+ * start afresh, and nothing is written (not even the claim).
+ *
+ * Not checked (the next sync or a repair is the place for them): the rules
+ * of the chains, the elements of the NIC-keyed sets, and base chains that
+ * were deleted whole (libvnic deletes empty ones itself, so their absence
+ * does not tell).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+
+#include "nft/read.h"
+
+#define TABLE_COMMENT "managed by libvnic"
+
+__attribute__((format(printf, 2, 3)))
+static int damaged(struct vnic_nft *n, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	/* Deleting it would fail too: say who holds it first. */
+	if (n->tflags & NFT_TABLE_F_OWNER)
+		return vnic_set_err(n->ctx, -EPERM, VNIC_STEP_DUMP, -1, NULL,
+				    "table netdev %s is owned by another process, "
+				    "and is not libvnic's (%s)", n->table, what);
+	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
+			    "table netdev %s: %s: not made by libvnic, or damaged; "
+			    "nothing was changed; delete it (nft delete table netdev %s) "
+			    "and apply the policy again", n->table, what, n->table);
+}
+
+bool check_table_comment(const uint8_t *ud, uint32_t len)
+{
+	/* nft(8)'s comment TLV: type 0, length with the NUL, the string. */
+	return ud && len >= 2 + sizeof(TABLE_COMMENT) && ud[0] == 0 &&
+	       ud[1] == sizeof(TABLE_COMMENT) &&
+	       !memcmp(ud + 2, TABLE_COMMENT, sizeof(TABLE_COMMENT));
+}
+
+/* --- sets ----------------------------------------------------------------- */
+
+struct set_read {
+	struct vnic_nft *n;
+	bool seen[S__MAX];
+	unsigned int count;		/* sets of any name */
+	int err;
+};
+
+static const char *type_str(uint32_t t, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%x", t);
+	return buf;
+}
+
+/* Set s as the kernel reports it, against its description. */
+static int check_one(struct vnic_nft *n, struct nftnl_set *s,
+		     const char *name, const struct nset_desc *d)
+{
+	uint32_t kt = nftnl_set_get_u32(s, NFTNL_SET_KEY_TYPE);
+	uint32_t kl = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
+	uint32_t fl = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
+	char a[16], b[16];
+
+	if (kt != d->key_type || kl != d->key_len)
+		return damaged(n, "set %s has key type %s of %u bytes, expected %s "
+			       "of %u (%s)", name, type_str(kt, a, sizeof(a)), kl,
+			       type_str(d->key_type, b, sizeof(b)), d->key_len,
+			       d->render_type);
+	if (fl != d->flags)
+		return damaged(n, "set %s has flags 0x%x, expected 0x%x", name,
+			       fl, d->flags);
+	if ((d->flags & NFT_SET_MAP) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
+		return damaged(n, "map %s does not map to %s", name, d->render_type);
+	if ((d->flags & NFT_SET_OBJECT) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != NFT_OBJECT_COUNTER)
+		return damaged(n, "map %s does not map to counters", name);
+	return 0;
+}
+
+static int set_check_cb(const struct nlmsghdr *nlh, void *data)
+{
+	static const struct nset_desc mask = { NULL, DT_IFINDEX, 4, 0, 0,
+					       "iface_index", 1 };
+	struct set_read *sr = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	const char *name;
+	unsigned int i;
+
+	if (!s)
+		return -ENOMEM;
+	if (nftnl_set_nlmsg_parse(nlh, s) < 0 ||
+	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
+		goto out;
+	sr->count++;
+	for (i = 0; i < S__MAX; i++)
+		if (!strcmp(name, nset_descs[i].name))
+			break;
+	if (i < S__MAX) {
+		sr->seen[i] = true;
+		if (!sr->err)
+			sr->err = check_one(sr->n, s, name, &nset_descs[i]);
+	} else if (swmask_parse(name) && !sr->err) {
+		sr->err = check_one(sr->n, s, name, &mask);
+	}
+	/* Other sets are someone's additions: harmless to libvnic. */
+out:
+	nftnl_set_free(s);
+	return 0;
+}
+
+int check_sets(struct vnic_nft *n, struct table_info *ti)
+{
+	struct set_read sr = { .n = n };
+	char buf[512] = { 0 };
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *req;
+	unsigned int i;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	n->tflags = ti->flags;
+	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	nftnl_set_nlmsg_build_payload(req, s);
+	nftnl_set_free(s);
+	err = nfnl_get(n, req, set_check_cb, &sr);
+	if (err)
+		return err;
+	/* An earlier libvnic had a set per switch and no no_promisc. */
+	if (!sr.seen[S_PROMISC] && sr.seen[S_L2OK])
+		return vnic_set_err(n->ctx, -EPROTO, VNIC_STEP_DUMP, -1, NULL,
+				    "table netdev %s has the layout of an older libvnic; "
+				    "delete it (nft delete table netdev %s) to start "
+				    "afresh", n->table, n->table);
+	if (!ti->comment_ours)
+		return damaged(n, "no comment \"%s\"", TABLE_COMMENT);
+	if (!sr.count)
+		return damaged(n, "none of libvnic's sets");
+	if (sr.err)
+		return sr.err;
+	for (i = 0; i < S__MAX; i++)
+		if (!sr.seen[i])
+			return damaged(n, "set %s is missing", nset_descs[i].name);
+	ti->ours = true;
+	return 0;
+}
+
+/* --- chains --------------------------------------------------------------- */
+
+struct chain_names {
+	struct devlist names;
+	int err;
+};
+
+static int name_cb(const struct nlattr *a, void *data)
+{
+	struct chain_names *cn = data;
+
+	if (mnl_attr_get_type(a) == NFTA_CHAIN_NAME && !cn->err &&
+	    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+		cn->err = devlist_add(&cn->names, mnl_attr_get_str(a));
+	return MNL_CB_OK;
+}
+
+static int chain_name_cb(const struct nlmsghdr *nlh, void *data)
+{
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), name_cb, data);
+	return 0;
+}
+
+/* What the chains must be given the sets and prefixes read: each switch
+ * mask's set has its two chains, each prefix its two base chains and the
+ * shared chains (made in one batch with them). */
+static int chains_agree(struct vnic_nft *n, const struct devlist *names)
+{
+	static const char *const shared[] = { PFX_FROM_IN, PFX_FROM_EG, PFX_TO };
+	char name[32];
+	unsigned int m, c, i;
+	bool any_pfx = false;
+
+	for (m = 1; m <= SW_FROM; m++) {
+		if (!swmask_ready(n, m))
+			continue;
+		for (c = 0; c < C__MAX; c++) {
+			swchain_name((enum nchain)c, m, name, sizeof(name));
+			if (!devlist_has(names, name))
+				return damaged(n, "chain %s of set sw_%02x is missing",
+					       name, m);
+		}
+	}
+	for (i = 0; i < n->npfx; i++) {
+		if (!n->pfx[i].installed)
+			continue;
+		any_pfx = true;
+		snprintf(name, sizeof(name), "%s%s", PFX_CHAIN_EG, n->pfx[i].name);
+		if (!devlist_has(names, name))
+			return damaged(n, "chain %s of prefix %s is missing", name,
+				       n->pfx[i].name);
+	}
+	for (i = 0; any_pfx && i < ARRAY_SIZE(shared); i++)
+		if (!devlist_has(names, shared[i]))
+			return damaged(n, "chain %s of the prefix chains is missing",
+				       shared[i]);
+	return 0;
+}
+
+/* After read_sizes() and read_chains(): the chains those imply exist. */
+int check_chains(struct vnic_nft *n)
+{
+	struct chain_names cn = { 0 };
+	char buf[512] = { 0 };
+	struct nftnl_chain *ch = nftnl_chain_alloc();
+	struct nlmsghdr *req;
+	int err;
+
+	if (!ch)
+		return -ENOMEM;
+	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
+	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
+	nftnl_chain_nlmsg_build_payload(req, ch);
+	nftnl_chain_free(ch);
+	err = nfnl_get(n, req, chain_name_cb, &cn);
+	if (!err)
+		err = cn.err;
+	if (!err)
+		err = chains_agree(n, &cn.names);
+	devlist_clear(&cn.names);
+	return err;
+}
+
+/* --- the guests set ------------------------------------------------------- */
+
+int check_guest_elem(struct vnic_nft *n, uint32_t key, const char *name,
+		     bool parsed)
+{
+	if (key == STATE_KEY)
+		return 0;	/* the state element: read_state() judges it */
+	if (!parsed)
+		return damaged(n, "set guests: element 0x%x has no \"NAME DIGEST\" "
+			       "comment", key);
+	if (key != guest_key(name))
+		return damaged(n, "set guests: element 0x%x names guest %s, whose "
+			       "key is 0x%x", key, name, guest_key(name));
+	return 0;
+}
+
+/* After read_state() and read_guests(): the state element agrees with the
+ * guests (its digest is the XOR of their parts).  Its counts are not
+ * checked: a table of an earlier libvnic had none, and counted from zero. */
+int check_state(struct vnic_nft *n, const struct table_info *ti,
+		uint64_t digest, unsigned int nguests)
+{
+	if (ti->state_bad)
+		return damaged(n, "set guests: the state element (key 0) has no "
+			       "\"libvnic-state DIGEST n=COUNTS\" comment");
+	if (!ti->has_digest && nguests)
+		return damaged(n, "set guests: %u guest%s but no state element (key 0)",
+			       nguests, nguests == 1 ? "" : "s");
+	if (ti->has_digest && ti->digest != digest)
+		return damaged(n, "set guests: the state element's digest %016llx "
+			       "is not the guests' %016llx",
+			       (unsigned long long)ti->digest,
+			       (unsigned long long)digest);
+	return 0;
+}
