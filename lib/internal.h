@@ -126,6 +126,10 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b);
 int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
 	    char *extack, size_t extack_len);
 
+/* extack.c: the kernel's message in an NLMSG_ERROR (malloc'd), or NULL
+ * when it has none or the message is malformed. */
+char *parse_extack(const struct nlmsghdr *nlh);
+
 /* probe.c */
 uint64_t vnic_probe_features(struct vnic_ctx *ctx);
 

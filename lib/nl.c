@@ -187,29 +187,6 @@ static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
 	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
 }
 
-/* The kernel's extended-ack text; NLM_F_CAPPED tells whether our request
- * was echoed back in front of the TLVs. */
-static char *parse_extack(const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	size_t off = sizeof(*e);
-
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NULL;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
-	if (off > mnl_nlmsg_get_payload_len(nlh))
-		return NULL;
-	mnl_attr_for_each(attr, nlh, off) {
-		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
-		    mnl_attr_get_payload_len(attr) > 0)
-			return strndup(mnl_attr_get_str(attr),
-				       mnl_attr_get_payload_len(attr));
-	}
-	return NULL;
-}
-
 /* Handle one reply; returns 1 if it was the ack of a pending request. */
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 			unsigned int hi, const struct nlmsghdr *nlh)
