@@ -27,9 +27,12 @@ char *parse_extack(const struct nlmsghdr *nlh)
 			return NULL;
 		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
 	}
+	off = MNL_ALIGN(off);
 	if (off > plen)
 		return NULL;
-	mnl_attr_for_each(attr, nlh, off) {
+	/* Up to nlmsg_len exactly, not its aligned end (mnl_attr_for_each). */
+	mnl_attr_for_each_payload((const struct nlattr *)((const char *)e + off),
+				  plen - off) {
 		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
 		    mnl_attr_get_payload_len(attr) > 0)
 			return strndup(mnl_attr_get_str(attr),

@@ -130,7 +130,7 @@ static int collect_errors(struct vnic_nft *n, char *buf)
 		const struct nlmsghdr *nlh;
 		int left = (int)r;
 
-		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 			char *msg;
@@ -214,7 +214,7 @@ static ssize_t replay_recv(struct nfnl_replay *r, char *buf, uint32_t seq)
 
 	if (!left)
 		return -ENODATA;
-	while (mnl_nlmsg_ok(nlh, l)) {
+	while (nl_msg_ok(nlh, l)) {
 		uint16_t type = nlh->nlmsg_type;
 
 		nlh = mnl_nlmsg_next(nlh, &l);
@@ -226,7 +226,7 @@ static ssize_t replay_recv(struct nfnl_replay *r, char *buf, uint32_t seq)
 		n = window;
 	memcpy(buf, base, n);
 	r->off += n;
-	for (nlh = (void *)buf, l = (int)n; mnl_nlmsg_ok(nlh, l);
+	for (nlh = (void *)buf, l = (int)n; nl_msg_ok(nlh, l);
 	     nlh = mnl_nlmsg_next(nlh, &l))
 		((struct nlmsghdr *)nlh)->nlmsg_seq = seq;
 	return (ssize_t)n;
@@ -274,6 +274,19 @@ static int get_reply(struct vnic_nft *n, const struct nlmsghdr *req,
 	return cb(nlh, data);
 }
 
+/* The ack's errno: 0 or -1..-4095, as the kernel sends (ERR_PTR range). */
+static int ack_error(struct vnic_nft *n, const struct nlmsghdr *req,
+		     const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+		return malformed(n, req, "short error message");
+	if (e->error > 0 || e->error < -4095)
+		return malformed(n, req, "error code out of range");
+	return e->error;
+}
+
 int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	     int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
@@ -301,18 +314,14 @@ int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 			break;
 		}
 		left = (int)len;
-		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
 			if (nlh->nlmsg_type == NLMSG_DONE) {
 				done = true;
 			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
-				err = mnl_nlmsg_get_payload_len(nlh) <
-					sizeof(struct nlmsgerr) ?
-					malformed(n, req, "short error message") :
-					((const struct nlmsgerr *)
-					 mnl_nlmsg_get_payload(nlh))->error;
+				err = ack_error(n, req, nlh);
 				done = true;
 			} else if (!err) {
 				err = get_reply(n, req, nlh, r, cb, data);
