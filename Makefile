@@ -146,6 +146,14 @@ $(O)/fuzz-run/fuzz_%: fuzz/fuzz_%.c fuzz/run.c fuzz/fuzz.h $(LIB_OBJS) $(CLI_SRC
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< fuzz/run.c \
 		$(FUZZ_EXTRA_fuzz_$*) $(LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
+$(O)/fuzz-run/seeds: fuzz/seeds.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -o $@ $< $(LIB_OBJS) $(MNL_LIBS) -lpthread
+
+# Regenerate fuzz/corpus from the kernel's replies (root, private netns).
+fuzz-seeds: $(O)/fuzz-run/seeds $(O)/vnicctl
+	unshare -n scripts/fuzz-seeds.sh $(O)
+
 fuzz: $(FUZZ_BINS)
 	scripts/fuzz.sh $(FUZZ_O) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
 
@@ -172,7 +180,7 @@ clean:
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install clean distclean fuzz fuzz-regress
+.PHONY: all lib tests check demo bench hdrcheck install clean distclean fuzz fuzz-regress fuzz-seeds
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

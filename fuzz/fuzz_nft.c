@@ -7,6 +7,7 @@
  * NLMSG_ERROR.  Everything that reaches libnftnl has passed nft/check.c;
  * every failure must carry a message.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +32,13 @@ static void guests(struct vnic_nft *n)
 	if (vnic_nft_guests(n, &names, &count))
 		return;
 	for (i = 0; i < count; i++) {
+		int err;
+
 		fuzz_touch(names[i], strlen(names[i]) + 1);
-		vnic_nft_counter(n, names[i], &pkts, &bytes);
+		err = vnic_nft_counter(n, names[i], &pkts, &bytes);
+		if (getenv("FUZZ_VERBOSE"))
+			fprintf(stderr, "guest %s: counter %s\n", names[i],
+				err ? vnic_ctx_errmsg(ctx) : "read");
 	}
 	free(names);	/* one block */
 }
@@ -44,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vnic_nft *n;
 	int err = nft_open_replay(ctx, &o, &r, &n);
 
+	if (getenv("FUZZ_VERBOSE"))
+		fprintf(stderr, "open: %s\n", err ? vnic_ctx_errmsg(ctx) : "ok");
 	if (err) {
 		/* Every error says what went wrong. */
 		if (!vnic_ctx_errmsg(ctx) || !*vnic_ctx_errmsg(ctx))
