@@ -361,23 +361,6 @@ static int check_one(const struct nlattr *a, const struct apol *pol,
 	return 0;
 }
 
-/* The expression's name against the one its policy allows. */
-static int check_name(const uint8_t *p, size_t len, const struct anest *t,
-		      const struct why *w)
-{
-	const struct nlattr *a;
-	size_t off;
-
-	for (off = 0; off + NLA_HDRLEN <= len; off += MNL_ALIGN(a->nla_len)) {
-		a = (const struct nlattr *)(p + off);
-		if ((a->nla_type & NLA_TYPE_MASK) == NFTA_EXPR_NAME &&
-		    strcmp(mnl_attr_get_str(a), t->only_name))
-			return refuse(w, "%s '%.16s': only %s is expected", t->what,
-				      mnl_attr_get_str(a), t->only_name);
-	}
-	return 0;
-}
-
 static int check_stream(const uint8_t *p, size_t len, const struct anest *t,
 			int depth, const struct why *w)
 {
@@ -406,12 +389,16 @@ static int check_stream(const uint8_t *p, size_t len, const struct anest *t,
 				return err;
 			seen |= 1ull << type;
 		}
+		if (t->only_name && type == NFTA_EXPR_NAME &&
+		    strcmp(mnl_attr_get_str(a), t->only_name))
+			return refuse(w, "%s '%s': only %s is expected", t->what,
+				      mnl_attr_get_str(a), t->only_name);
 		off += MNL_ALIGN(a->nla_len);
 	}
 	for (type = 0; type <= t->max; type++)
 		if (t->pol[type].required && !(seen & (1ull << type)))
 			return refuse(w, "%s: attribute %u is missing", t->what, type);
-	return t->only_name ? check_name(p, len, t, w) : 0;
+	return 0;
 }
 
 int nreply_check(const struct nreply *r, const struct nlmsghdr *nlh,

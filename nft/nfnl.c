@@ -253,16 +253,15 @@ static ssize_t get_recv(struct vnic_nft *n, char *buf, uint32_t seq)
 }
 
 /* A reply libnftnl must not see: said once, with what is wrong. */
-static int malformed(struct vnic_nft *n, const struct nlmsghdr *req,
-		     const char *why)
+static int malformed(struct vnic_nft *n, const char *why)
 {
 	return vnic_set_err(n->ctx, -EBADMSG, VNIC_STEP_DUMP, -1, NULL,
-			    "table netdev %s: malformed reply to request 0x%x: %s",
-			    n->table, req->nlmsg_type, why);
+			    "table netdev %s: refused a malformed reply from the kernel: %s",
+			    n->table, why);
 }
 
-static int get_reply(struct vnic_nft *n, const struct nlmsghdr *req,
-		     const struct nlmsghdr *nlh, const struct nreply *r,
+static int get_reply(struct vnic_nft *n, const struct nlmsghdr *nlh,
+		     const struct nreply *r,
 		     int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
 	char why[160];
@@ -270,20 +269,19 @@ static int get_reply(struct vnic_nft *n, const struct nlmsghdr *req,
 	if (!cb)
 		return 0;
 	if (nreply_check(r, nlh, why, sizeof(why)))
-		return malformed(n, req, why);
+		return malformed(n, why);
 	return cb(nlh, data);
 }
 
 /* The ack's errno: 0 or -1..-4095, as the kernel sends (ERR_PTR range). */
-static int ack_error(struct vnic_nft *n, const struct nlmsghdr *req,
-		     const struct nlmsghdr *nlh)
+static int ack_error(struct vnic_nft *n, const struct nlmsghdr *nlh)
 {
 	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
-		return malformed(n, req, "short error message");
+		return malformed(n, "a short error message");
 	if (e->error > 0 || e->error < -4095)
-		return malformed(n, req, "error code out of range");
+		return malformed(n, "an error code out of range");
 	return e->error;
 }
 
@@ -321,11 +319,21 @@ int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 			if (nlh->nlmsg_type == NLMSG_DONE) {
 				done = true;
 			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
-				err = ack_error(n, req, nlh);
+				/* The ack of a GET does not undo what its
+				 * replies' callbacks failed with. */
+				int e = ack_error(n, nlh);
+
+				err = err ? err : e;
 				done = true;
 			} else if (!err) {
-				err = get_reply(n, req, nlh, r, cb, data);
+				err = get_reply(n, nlh, r, cb, data);
 			}
+		}
+		/* The kernel sends whole messages: bytes left over are a
+		 * message whose length runs past the datagram. */
+		if (left > 0 && !done) {
+			err = err ? err : malformed(n, "a message overruns its datagram");
+			done = true;
 		}
 	}
 	free(buf);
