@@ -140,7 +140,10 @@ $(FUZZ_O)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJS) $(CLI_SRCS) $(CLI_H
 	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $(MNL_CFLAGS) $(JANSSON_CFLAGS) \
 		-o $@ $< $(FUZZ_EXTRA_fuzz_$*) $(FUZZ_LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
-# The same targets without libFuzzer: each corpus file once.
+# The same targets without libFuzzer: each corpus file once
+# (selftests/fuzz_corpus_test.sh).
+tests: $(FUZZ_RUNS)
+
 $(O)/fuzz-run/fuzz_%: fuzz/fuzz_%.c fuzz/run.c fuzz/fuzz.h $(LIB_OBJS) $(CLI_SRCS) $(CLI_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< fuzz/run.c \
