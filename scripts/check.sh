@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole suite: install what is missing, build with -Werror, fuzz each
-# parser of outside bytes for a bounded time, run every selftest (each case in its own network namespace) under prove.  Run as root.
+# parser of outside bytes for a bounded time, run every selftest (each case
+# in its own network namespace) under prove.  Run as root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
