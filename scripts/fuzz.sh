@@ -15,13 +15,15 @@ summary="" failed=0
 for t in "$@"; do
 	name=${t#fuzz_}
 	mkdir -p "$dir/corpus/$name"
+	seeds=fuzz/corpus/$name
+	[ -d "$seeds" ] || seeds=
 	log="$dir/$t.log"
 	# -close_fd_mask=3: the targets' own output (the policy parser's
 	# messages) is dropped; libFuzzer's and the sanitizers' reports stay.
 	"$dir/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 -close_fd_mask=3 \
 		-artifact_prefix="$dir/crash/$t-" \
-		"$dir/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1
+		"$dir/corpus/$name" $seeds >"$log" 2>&1
 	rc=$?
 	last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
