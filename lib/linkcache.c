@@ -495,7 +495,7 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 			break;
 		}
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			struct link_attrs la;
 

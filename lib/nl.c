@@ -239,7 +239,7 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 		if (n < 0)
 			return (int)n;
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left))
 			pending -= handle_reply(b, base, lo, hi, nlh);
 	}
@@ -317,7 +317,7 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		if (n < 0)
 			return (int)n;
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
