@@ -369,8 +369,11 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 
 	ti->has_digest = false;
 	if (!s || !e) {
-		nftnl_set_free(s);
-		nftnl_set_elem_free(e);
+		/* libnftnl's free functions do not take NULL. */
+		if (s)
+			nftnl_set_free(s);
+		if (e)
+			nftnl_set_elem_free(e);
 		return -ENOMEM;
 	}
 	req = nfnl_req(buf, NFT_MSG_GETSETELEM, 0, n);
