@@ -4,7 +4,7 @@
  * input (struct nfnl_replay): each request it sends (table, sets, the state
  * element, chains, the guests set's elements, then each guest's counter)
  * takes the next reply of the input, the messages up to an NLMSG_DONE or
- * NLMSG_ERROR.  Everything that reaches libnftnl has passed nft/check.c;
+ * NLMSG_ERROR.  Everything that reaches libnftnl has passed nft/attrs.c;
  * every failure must carry a message.
  */
 #include <stdio.h>

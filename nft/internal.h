@@ -190,13 +190,13 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 /* The ruleset generation. */
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
 /* A GET request (dump or not); cb sees each reply, once it passed the
- * policy of r (check.c).  A reply that does not gets -EBADMSG, with the
+ * policy of r (attrs.c).  A reply that does not gets -EBADMSG, with the
  * reason in the context's error. */
 struct nreply;
 int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	     int (*cb)(const struct nlmsghdr *, void *), void *data);
 
-/* check.c: what the reply to a GET must look like before libnftnl may
+/* attrs.c: what the reply to a GET must look like before libnftnl may
  * parse it, by message type. */
 struct anest;
 struct nreply {
