@@ -6,6 +6,8 @@
 #   make demo       the 82-NIC macvtap guest against its anchors (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make hdrcheck   every public header compiles on its own
+#   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
+#   make fuzz-regress  each target once over its committed corpus (any cc)
 #   WERROR=1        add -Werror (CI does)
 
 VERSION_MAJOR := 0
@@ -114,6 +116,56 @@ hdrcheck:
 		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
 
+# Fuzzing (Documentation/testing.rst, "Fuzzing"): one target per parser of
+# bytes libvnic does not control, fuzz/fuzz_NAME.c, with its seeds in
+# fuzz/corpus/NAME/.  The library is built again with clang, libFuzzer's
+# coverage, ASan and UBSan under $(O)/fuzz/, apart from the normal build.
+# A target may list more sources in FUZZ_EXTRA_fuzz_NAME.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_O := $(O)/fuzz
+FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_O)/%)
+FUZZ_RUNS := $(FUZZ_SRCS:fuzz/%.c=$(O)/fuzz-run/%)
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/obj/%.o)
+FUZZ_EXTRA_fuzz_policy := $(filter-out tools/vnicctl.c,$(CLI_SRCS))
+
+$(FUZZ_O)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(MNL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_O)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJS) $(CLI_SRCS) $(CLI_HDRS)
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $(MNL_CFLAGS) $(JANSSON_CFLAGS) \
+		-o $@ $< $(FUZZ_EXTRA_fuzz_$*) $(FUZZ_LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+# The same targets without libFuzzer: each corpus file once
+# (selftests/fuzz_corpus_test.sh).
+tests: $(FUZZ_RUNS)
+
+$(O)/fuzz-run/fuzz_%: fuzz/fuzz_%.c fuzz/run.c fuzz/fuzz.h $(LIB_OBJS) $(CLI_SRCS) $(CLI_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< fuzz/run.c \
+		$(FUZZ_EXTRA_fuzz_$*) $(LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+$(O)/fuzz-run/seeds: fuzz/seeds.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -o $@ $< $(LIB_OBJS) $(MNL_LIBS) -lpthread
+
+# Regenerate fuzz/corpus from the kernel's replies (root, private netns).
+fuzz-seeds: $(O)/fuzz-run/seeds $(O)/vnicctl
+	unshare -n scripts/fuzz-seeds.sh $(O)
+
+fuzz: $(FUZZ_BINS)
+	scripts/fuzz.sh $(FUZZ_O) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
+
+fuzz-regress: $(FUZZ_RUNS)
+	@for t in $(FUZZ_RUNS); do \
+		n=$$(basename $$t); n=$${n#fuzz_}; \
+		$$t fuzz/corpus/$$n/* || exit 1; \
+	done
+
 install: lib $(O)/vnicctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/vnic $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/vnic/
@@ -126,12 +178,12 @@ install: lib $(O)/vnicctl
 	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/ 2>/dev/null || true
 
 clean:
-	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench
+	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench $(O)/fuzz $(O)/fuzz-run
 
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install clean distclean
+.PHONY: all lib tests check demo bench hdrcheck install clean distclean fuzz fuzz-regress fuzz-seeds
 .DELETE_ON_ERROR:
 
--include $(LIB_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The last error of a context, and errno/step texts. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +33,7 @@ VNIC_EXPORT const char *vnic_strerror(int err)
 	const char *s;
 
 	if (err < 0)
-		err = -err;
+		err = err == INT_MIN ? INT_MAX : -err;
 	s = strerrordesc_np(err);
 	return s ? s : "Unknown error";
 }

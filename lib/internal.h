@@ -143,6 +143,18 @@ int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
 int nl_dump_settled(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		    void *data, char *extack, size_t extack_len);
 
+/* mnl_nlmsg_ok() casts nlmsg_len to int: a length of 2 GiB or more passes
+ * and the walk jumps out of the buffer.  This one does not. */
+static inline bool nl_msg_ok(const struct nlmsghdr *nlh, int len)
+{
+	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       nlh->nlmsg_len <= (unsigned int)len;
+}
+
+/* extack.c: the kernel's message in an NLMSG_ERROR (malloc'd), or NULL
+ * when it has none or the message is malformed. */
+char *parse_extack(const struct nlmsghdr *nlh);
+
 /* probe.c */
 uint64_t vnic_probe_features(struct vnic_ctx *ctx);
 

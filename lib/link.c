@@ -45,46 +45,50 @@ static void parse_linkinfo(const struct nlattr *info, struct link_attrs *la)
 
 int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
 {
+	const size_t hdr = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct ifinfomsg));
 	const struct ifinfomsg *ifi;
-	const struct nlattr *a;
+	const struct nlattr *attr;
 
 	memset(la, 0, sizeof(*la));
 	if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
-	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+	    nlh->nlmsg_len < hdr)
 		return -EBADMSG;
 	ifi = mnl_nlmsg_get_payload(nlh);
 	la->type = nlh->nlmsg_type;
 	la->ifindex = ifi->ifi_index;
 	la->flags = ifi->ifi_flags;
-	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
-		switch (mnl_attr_get_type(a)) {
+	/* Up to nlmsg_len exactly: mnl_attr_for_each() would walk on to the
+	 * aligned end, past the last byte of an unaligned message. */
+	mnl_attr_for_each_payload((const struct nlattr *)((const char *)nlh + hdr),
+				  nlh->nlmsg_len - hdr) {
+		switch (mnl_attr_get_type(attr)) {
 		case IFLA_IFNAME:
-			la->name = attr_str(a);
+			la->name = attr_str(attr);
 			break;
 		case IFLA_IFALIAS:
-			la->alias = attr_str(a);
+			la->alias = attr_str(attr);
 			break;
 		case IFLA_ADDRESS:
-			if (mnl_attr_get_payload_len(a) == 6)
-				la->mac = mnl_attr_get_payload(a);
+			if (mnl_attr_get_payload_len(attr) == 6)
+				la->mac = mnl_attr_get_payload(attr);
 			break;
 		case IFLA_LINK:
-			if (mnl_attr_get_payload_len(a) >= 4)
-				la->link = (int)mnl_attr_get_u32(a);
+			if (mnl_attr_get_payload_len(attr) >= 4)
+				la->link = (int)mnl_attr_get_u32(attr);
 			break;
 		case IFLA_LINK_NETNSID:
 			la->link_netnsid = true;
 			break;
 		case IFLA_MTU:
-			if (mnl_attr_get_payload_len(a) >= 4)
-				la->mtu = mnl_attr_get_u32(a);
+			if (mnl_attr_get_payload_len(attr) >= 4)
+				la->mtu = mnl_attr_get_u32(attr);
 			break;
 		case IFLA_GROUP:
-			if (mnl_attr_get_payload_len(a) >= 4)
-				la->group = mnl_attr_get_u32(a);
+			if (mnl_attr_get_payload_len(attr) >= 4)
+				la->group = mnl_attr_get_u32(attr);
 			break;
 		case IFLA_LINKINFO:
-			parse_linkinfo(a, la);
+			parse_linkinfo(attr, la);
 			break;
 		}
 	}

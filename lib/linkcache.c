@@ -471,7 +471,7 @@ static int apply_events(struct linkcache *lc, char *buf, size_t len)
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			struct link_attrs la;
 

@@ -186,29 +186,6 @@ static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
 	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
 }
 
-/* The kernel's extended-ack text; NLM_F_CAPPED tells whether our request
- * was echoed back in front of the TLVs. */
-static char *parse_extack(const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	size_t off = sizeof(*e);
-
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NULL;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
-	if (off > mnl_nlmsg_get_payload_len(nlh))
-		return NULL;
-	mnl_attr_for_each(attr, nlh, off) {
-		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
-		    mnl_attr_get_payload_len(attr) > 0)
-			return strndup(mnl_attr_get_str(attr),
-				       mnl_attr_get_payload_len(attr));
-	}
-	return NULL;
-}
-
 /* Handle one reply; returns 1 if it was the ack of a pending request. */
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 			unsigned int hi, const struct nlmsghdr *nlh)
@@ -261,7 +238,7 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 		if (n < 0)
 			return (int)n;
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left))
 			pending -= handle_reply(b, base, lo, hi, nlh);
 	}
@@ -340,7 +317,7 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		if (n < 0)
 			return (int)n;
 		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;

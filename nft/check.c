@@ -144,7 +144,7 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	err = nfnl_get(n, req, set_check_cb, &sr);
+	err = nfnl_get(n, req, &nr_set, set_check_cb, &sr);
 	if (err)
 		return err;
 	/* An earlier libvnic had a set per switch and no no_promisc. */
@@ -240,7 +240,7 @@ int check_chains(struct vnic_nft *n)
 	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, ch);
 	nftnl_chain_free(ch);
-	err = nfnl_get(n, req, chain_name_cb, &cn);
+	err = nfnl_get(n, req, &nr_chain, chain_name_cb, &cn);
 	if (!err)
 		err = cn.err;
 	if (!err)

@@ -179,6 +179,7 @@ struct vnic_nft {
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
+	struct nfnl_replay *replay;	/* fuzzing and seeds, or NULL */
 };
 
 /* nfnl.c */
@@ -197,9 +198,40 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  unsigned int *sent);
 /* The ruleset generation. */
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
-/* A GET request (dump or not); cb sees each reply.  */
-int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
+/* A GET request (dump or not); cb sees each reply, once it passed the
+ * policy of r (attrs.c).  A reply that does not gets -EBADMSG, with the
+ * reason in the context's error. */
+struct nreply;
+int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	     int (*cb)(const struct nlmsghdr *, void *), void *data);
+
+/* attrs.c: what the reply to a GET must look like before libnftnl may
+ * parse it, by message type. */
+struct anest;
+struct nreply {
+	uint16_t msg;			/* NFT_MSG_NEW* */
+	const struct anest *pol;
+};
+extern const struct nreply nr_table, nr_chain, nr_set, nr_elems, nr_obj, nr_gen;
+/* 0, or -EBADMSG with the reason in why. */
+int nreply_check(const struct nreply *r, const struct nlmsghdr *nlh,
+		 char *why, size_t why_len);
+
+/* A stand-in for the kernel (fuzzing, seeds): while n->replay is set,
+ * nfnl_get() sends nothing and takes each request's reply from buf: the
+ * messages up to and with the first NLMSG_DONE or NLMSG_ERROR, their seq
+ * made the request's.  With record set instead, the requests go to the
+ * kernel and what it answers is appended to rec (malloc'd). */
+struct nfnl_replay {
+	const uint8_t *buf;
+	size_t len, off;
+	bool record;
+	uint8_t *rec;
+	size_t rec_len;
+};
+/* nft.c: vnic_nft_open() with a replay (opts whole, already checked). */
+int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		    struct nfnl_replay *replay, struct vnic_nft **out);
 struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n);
 
 /* layout.c: the table, its sets and base-chain rules. */

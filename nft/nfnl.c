@@ -146,22 +146,20 @@ static int collect_errors(struct vnic_nft *n, char *buf)
 		const struct nlmsghdr *nlh;
 		int left = (int)r;
 
-		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-			const struct nlattr *a;
-			size_t off = sizeof(*e);
+			char *msg;
 
-			if (nlh->nlmsg_type != NLMSG_ERROR || !e->error || first)
+			if (nlh->nlmsg_type != NLMSG_ERROR || first ||
+			    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e) || !e->error)
 				continue;
 			first = e->error;
-			if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-				continue;
-			mnl_attr_for_each(a, nlh, off)
-				if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG)
-					snprintf(n->ctx->err.extack,
-						 sizeof(n->ctx->err.extack), "%s",
-						 mnl_attr_get_str(a));
+			msg = parse_extack(nlh);
+			if (msg)
+				snprintf(n->ctx->err.extack,
+					 sizeof(n->ctx->err.extack), "%s", msg);
+			free(msg);
 		}
 	}
 	if (r < 0 && r != -EAGAIN && !first)
@@ -220,7 +218,90 @@ struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_
 	return nftnl_nlmsg_build_hdr(buf, type, NFPROTO_NETDEV, flags, ++n->seq);
 }
 
-int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
+/* The next reply of a replay: messages up to and with the first DONE or
+ * ERROR (or the end), each given the request's seq. */
+static ssize_t replay_recv(struct nfnl_replay *r, char *buf, uint32_t seq)
+{
+	const uint8_t *base = r->buf + r->off;
+	const struct nlmsghdr *nlh = (const void *)base;
+	size_t left = r->len - r->off, n;
+	int l = left > RECV_SIZE ? RECV_SIZE : (int)left;
+	size_t window = (size_t)l;
+
+	if (!left)
+		return -ENODATA;
+	while (nl_msg_ok(nlh, l)) {
+		uint16_t type = nlh->nlmsg_type;
+
+		nlh = mnl_nlmsg_next(nlh, &l);
+		if (type == NLMSG_DONE || type == NLMSG_ERROR)
+			break;
+	}
+	n = (size_t)((const uint8_t *)nlh - base);
+	if (!n || n > window)	/* no whole message, or the last unpadded */
+		n = window;
+	memcpy(buf, base, n);
+	r->off += n;
+	for (nlh = (void *)buf, l = (int)n; nl_msg_ok(nlh, l);
+	     nlh = mnl_nlmsg_next(nlh, &l))
+		((struct nlmsghdr *)nlh)->nlmsg_seq = seq;
+	return (ssize_t)n;
+}
+
+static ssize_t get_recv(struct vnic_nft *n, char *buf, uint32_t seq)
+{
+	struct nfnl_replay *r = n->replay;
+	ssize_t len;
+	uint8_t *p;
+
+	if (r && !r->record)
+		return replay_recv(r, buf, seq);
+	len = recv_one(n, buf, 0);
+	if (!r || len <= 0)
+		return len;
+	p = realloc(r->rec, r->rec_len + (size_t)len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p + r->rec_len, buf, (size_t)len);
+	r->rec = p;
+	r->rec_len += (size_t)len;
+	return len;
+}
+
+/* A reply libnftnl must not see: said once, with what is wrong. */
+static int malformed(struct vnic_nft *n, const char *why)
+{
+	return vnic_set_err(n->ctx, -EBADMSG, VNIC_STEP_DUMP, -1, NULL,
+			    "table netdev %s: refused a malformed reply from the kernel: %s",
+			    n->table, why);
+}
+
+static int get_reply(struct vnic_nft *n, const struct nlmsghdr *nlh,
+		     const struct nreply *r,
+		     int (*cb)(const struct nlmsghdr *, void *), void *data)
+{
+	char why[160];
+
+	if (!cb)
+		return 0;
+	if (nreply_check(r, nlh, why, sizeof(why)))
+		return malformed(n, why);
+	return cb(nlh, data);
+}
+
+/* The ack's errno: 0 or -1..-4095, as the kernel sends (ERR_PTR range). */
+static int ack_error(struct vnic_nft *n, const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+		return malformed(n, "a short error message");
+	if (e->error > 0 || e->error < -4095)
+		return malformed(n, "an error code out of range");
+	return e->error;
+}
+
+int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	     int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
 	char *buf = malloc(RECV_SIZE);
@@ -232,33 +313,43 @@ int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req,
 	req->nlmsg_flags |= NLM_F_ACK;
 	n->ctx->stats.sendmsg_calls++;
 	n->ctx->stats.requests++;
-	if (mnl_socket_sendto(n->nl, req, req->nlmsg_len) < 0) {
+	if ((!n->replay || n->replay->record) &&
+	    mnl_socket_sendto(n->nl, req, req->nlmsg_len) < 0) {
 		free(buf);
 		return -errno;
 	}
 	while (!done) {
 		const struct nlmsghdr *nlh;
-		ssize_t r = recv_one(n, buf, 0);
+		ssize_t len = get_recv(n, buf, req->nlmsg_seq);
 		int left;
 
-		if (r < 0) {
-			err = (int)r;
+		if (len < 0) {
+			err = (int)len;
 			break;
 		}
-		left = (int)r;
-		for (nlh = (void *)buf; mnl_nlmsg_ok(nlh, left);
+		left = (int)len;
+		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
 			if (nlh->nlmsg_type == NLMSG_DONE) {
 				done = true;
 			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
-				err = ((const struct nlmsgerr *)
-				       mnl_nlmsg_get_payload(nlh))->error;
+				/* The ack of a GET does not undo what its
+				 * replies' callbacks failed with. */
+				int e = ack_error(n, nlh);
+
+				err = err ? err : e;
 				done = true;
-			} else if (cb && !err) {
-				err = cb(nlh, data);
+			} else if (!err) {
+				err = get_reply(n, nlh, r, cb, data);
 			}
+		}
+		/* The kernel sends whole messages: bytes left over are a
+		 * message whose length runs past the datagram. */
+		if (left > 0 && !done) {
+			err = err ? err : malformed(n, "a message overruns its datagram");
+			done = true;
 		}
 	}
 	free(buf);
@@ -281,5 +372,5 @@ int nfnl_genid(struct vnic_nft *n, uint32_t *genid)
 	struct nlmsghdr *req = nfnl_req(buf, NFT_MSG_GETGEN, 0, n);
 
 	*genid = 0;
-	return nfnl_get(n, req, genid_cb, genid);
+	return nfnl_get(n, req, &nr_gen, genid_cb, genid);
 }

@@ -162,8 +162,8 @@ uint64_t state_mix(const char *name, uint64_t digest)
 static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
 {
 	struct vnic_nft *n = data;
-	const uint8_t *ud;
-	uint32_t len = 0, klen = 0, key = 0;
+	const char *c = elem_comment(e);
+	uint32_t klen = 0, key = 0;
 	const void *k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
 	char name[POLICY_GUEST_MAX + 1] = "";
 	unsigned long long d = 0;
@@ -173,10 +173,7 @@ static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
 
 	if (k && klen == sizeof(key))
 		memcpy(&key, k, sizeof(key));
-	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
-	parsed = ud && len >= 3 && ud[0] == 0 && ud[1] <= len - 2 &&
-		 memchr(ud + 2, 0, ud[1]) &&
-		 sscanf((const char *)ud + 2, "%64s %llx", name, &d) == 2 &&
+	parsed = c && sscanf(c, "%64s %llx", name, &d) == 2 &&
 		 strcmp(name, "libvnic-state");
 	err = check_guest_elem(n, key, name, parsed);
 	if (err || key == STATE_KEY)
@@ -395,11 +392,48 @@ static int open_state(struct vnic_nft *n)
 	return err;
 }
 
+/* The handle; replay (fuzzing, seeds) stands in for the kernel or records. */
+static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		    struct nfnl_replay *replay, struct vnic_nft **out)
+{
+	const struct vnic_nft_opts o = *opts;
+	struct vnic_nft *n;
+	int err;
+
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->ctx = ctx;
+	n->replay = replay;
+	n->flags = o.flags;
+	n->features = probe();
+	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
+	n->before_commit = o.before_commit;
+	n->ifsock = -1;
+	n->before_commit_arg = o.before_commit_arg;
+	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
+	err = prefix_ask(n, o.hook_prefixes);
+	if (err) {
+		free(n);
+		return err;
+	}
+	err = replay && !replay->record ? 0 : nfnl_open(n);
+	if (err)
+		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
+	if (!err)
+		err = open_state(n);
+	if (err) {
+		vnic_nft_close(n);
+		return err;
+	}
+	*out = n;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 			      struct vnic_nft **out)
 {
 	struct vnic_nft_opts o;
-	struct vnic_nft *n;
 	int err;
 
 	if (!ctx || !out)
@@ -416,33 +450,14 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "capacity %u is over %u NICs", o.capacity,
 				    NFT_MAX_CAPACITY);
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	n->ctx = ctx;
-	n->flags = o.flags;
-	n->features = probe();
-	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
-	n->before_commit = o.before_commit;
-	n->ifsock = -1;
-	n->before_commit_arg = o.before_commit_arg;
-	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
-	err = prefix_ask(n, o.hook_prefixes);
-	if (err) {
-		free(n);
-		return err;
-	}
-	err = nfnl_open(n);
-	if (err)
-		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
-	if (!err)
-		err = open_state(n);
-	if (err) {
-		vnic_nft_close(n);
-		return err;
-	}
-	*out = n;
-	return 0;
+	return nft_open(ctx, &o, NULL, out);
+}
+
+int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		    struct nfnl_replay *replay, struct vnic_nft **out)
+{
+	vnic_clear_err(ctx);
+	return nft_open(ctx, opts, replay, out);
 }
 
 VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)

@@ -57,23 +57,44 @@ static int parse_counts(const char *s, uint32_t *nelem)
 	return 0;
 }
 
+/*
+ * The comment in an element's userdata, as nft(8) and udata_comment() write
+ * it: TLVs of a type byte and a length byte; the comment's type is 0 and it
+ * ends with its NUL.  Anyone may write an element (nft add element ...
+ * comment), so it is believed only when it is whole and NUL-ended.
+ */
+const char *elem_comment(const struct nftnl_set_elem *e)
+{
+	uint32_t len = 0;
+	const uint8_t *ud = nftnl_set_elem_get((struct nftnl_set_elem *)e,
+					       NFTNL_SET_ELEM_USERDATA, &len);
+	uint32_t off, l;
+
+	for (off = 0; ud && off + 2 <= len; off += 2 + l) {
+		l = ud[off + 1];
+		if (off + 2 + l > len)
+			return NULL;
+		if (ud[off] == 0)	/* NFTNL_UDATA_SET_ELEM_COMMENT */
+			return l && !ud[off + 2 + l - 1] ?
+				(const char *)ud + off + 2 : NULL;
+	}
+	return NULL;
+}
+
 static int state_cb(struct nftnl_set_elem *e, void *data)
 {
 	struct table_info *ti = data;
-	uint32_t len = 0, klen = 0;
-	const uint8_t *ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	uint32_t klen = 0;
 	const uint32_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	const char *c = elem_comment(e);
 	unsigned long long d;
 
 	if (!key || klen != 4 || *key != STATE_KEY)
 		return 0;
-	if (ud && len > 2 && ud[0] == 0 &&
-	    ud[1] <= len - 2 && memchr(ud + 2, 0, ud[1]) &&
-	    sscanf((const char *)ud + 2, "libvnic-state %llx", &d) == 1) {
+	if (c && sscanf(c, "libvnic-state %llx", &d) == 1) {
 		ti->digest = d;
 		ti->has_digest = true;
-		ti->has_counts = !parse_counts(strstr((const char *)ud + 2, " n="),
-					       ti->nelem);
+		ti->has_counts = !parse_counts(strstr(c, " n="), ti->nelem);
 	}
 	ti->state_bad = !ti->has_digest;
 	return 0;
@@ -93,7 +114,7 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, n->table);
 	nftnl_table_nlmsg_build_payload(req, t);
 	nftnl_table_free(t);
-	err = nfnl_get(n, req, table_cb, ti);
+	err = nfnl_get(n, req, &nr_table, table_cb, ti);
 	if (err == -ENOENT)
 		return 0;
 	return err || !ti->exists ? err : check_sets(n, ti);
@@ -141,7 +162,7 @@ int read_sizes(struct vnic_nft *n)
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	return nfnl_get(n, req, size_cb, n);
+	return nfnl_get(n, req, &nr_set, size_cb, n);
 }
 
 struct chain_read {
@@ -249,7 +270,7 @@ int read_chains(struct vnic_nft *n)
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
 	nftnl_chain_free(c);
-	err = nfnl_get(n, req, chain_cb, &cr);
+	err = nfnl_get(n, req, &nr_chain, chain_cb, &cr);
 	return err ? err : cr.err;
 }
 
@@ -295,7 +316,7 @@ int read_elems(struct vnic_nft *n, enum nset set,
 	nftnl_set_set_str(s, NFTNL_SET_NAME, set_name(set, name, sizeof(name)));
 	nftnl_set_elems_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	return nfnl_get(n, req, elem_cb, &er);
+	return nfnl_get(n, req, &nr_elems, elem_cb, &er);
 }
 
 /* One element by key: a GETSETELEM without NLM_F_DUMP. */
@@ -312,8 +333,11 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 	ti->has_digest = false;
 	ti->state_bad = false;
 	if (!s || !e) {
-		nftnl_set_free(s);
-		nftnl_set_elem_free(e);
+		/* libnftnl's free functions do not take NULL. */
+		if (s)
+			nftnl_set_free(s);
+		if (e)
+			nftnl_set_elem_free(e);
 		return -ENOMEM;
 	}
 	req = nfnl_req(buf, NFT_MSG_GETSETELEM, 0, n);
@@ -323,7 +347,7 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 	nftnl_set_elem_add(s, e);
 	nftnl_set_elems_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	err = nfnl_get(n, req, elem_cb, &er);
+	err = nfnl_get(n, req, &nr_elems, elem_cb, &er);
 	return err == -ENOENT ? 0 : err;
 }
 
@@ -365,7 +389,7 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
 	nftnl_obj_nlmsg_build_payload(req, o);
 	nftnl_obj_free(o);
-	err = nfnl_get(n, req, obj_cb, &cr);
+	err = nfnl_get(n, req, &nr_obj, obj_cb, &cr);
 	if (!err && !cr.found)
 		err = -ENOENT;
 	if (!err) {

@@ -29,6 +29,8 @@ int read_chains(struct vnic_nft *n);
 /* Every element of a set, one call of fn each. */
 int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
+/* An element's comment, NUL-ended, or NULL. */
+const char *elem_comment(const struct nftnl_set_elem *e);
 int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		 uint64_t *bytes);
 

@@ -10,6 +10,8 @@ linux-source-6.12 xz-utils iproute2 perl jq python3"
 PKGS="$PKGS nftables iptables ebtables arptables containernetworking-plugins"
 # Later layers (nft and bpf backends).
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
+# libFuzzer (make fuzz).
+PKGS="$PKGS libclang-rt-14-dev"
 
 missing=""
 for p in $PKGS; do
