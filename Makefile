@@ -6,6 +6,8 @@
 #   make demo       the 82-NIC macvtap guest against its anchors (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make hdrcheck   every public header compiles on its own
+#   make sanitize   everything again with ASan + UBSan, under $(O)/san
+#   make sanitize-check   the suite run against that build (0 reports)
 #   WERROR=1        add -Werror (CI does)
 
 VERSION_MAJOR := 0
@@ -72,9 +74,19 @@ $(STLIB): $(LIB_OBJS)
 	objcopy --localize-hidden $(O)/libvnic-all.o
 	ar rcs $@ $(O)/libvnic-all.o
 
-$(O)/libvnic.pc: libvnic.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# The pkg-config file names where the files go, so it depends on PREFIX,
+# LIBDIR and INCDIR, which a timestamp cannot see: it is made every time and
+# replaced only when its text changes.  `make install` writes its own copy
+# from the variables of that command, whatever the tree was built with.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	     -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' libvnic.pc.in
+
+$(O)/libvnic.pc: libvnic.pc.in FORCE
+	@mkdir -p $(@D)
+	@$(PC_SED) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+FORCE:
 
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
@@ -114,16 +126,17 @@ hdrcheck:
 		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
 
-install: lib $(O)/vnicctl
+install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/vnic $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/vnic/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libvnic.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libvnic.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(O)/libvnic.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
-	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/ 2>/dev/null || true
+	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench
@@ -131,7 +144,32 @@ clean:
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install clean distclean
+.PHONY: all lib tests check demo bench hdrcheck install clean distclean FORCE
+
+# ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
+# the normal build is never touched.  Any report ends the process with an
+# error (halt_on_error / -fno-sanitize-recover), so a test that triggers one
+# fails; leaks are reported at exit (detect_leaks).  -O1 makes gcc guess
+# snprintf truncations the -O2 build (which checks warnings) does not: the
+# truncations are deliberate, hence -Wno-format-truncation.
+SAN_O := $(O)/san
+SAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -Wno-format-truncation
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=99 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=exitcode=99 \
+	VNICCTL=$(CURDIR)/$(SAN_O)/vnicctl BENCH=$(CURDIR)/$(SAN_O)/vnic-bench
+# SAN_TESTS=...: the test programs and scripts to run (default: all).
+SAN_TESTS ?= $(TEST_BINS:$(O)/%=$(SAN_O)/%) $(wildcard selftests/*_test.sh)
+
+sanitize:
+	$(MAKE) O=$(SAN_O) CFLAGS='$(SAN_CFLAGS)' WERROR= \
+		$(SAN_O)/vnicctl $(SAN_O)/vnic-bench tests
+
+sanitize-check: sanitize
+	$(SAN_ENV) prove -f $(SAN_TESTS)
+
+.PHONY: sanitize sanitize-check
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJS:.o=.d)
