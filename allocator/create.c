@@ -66,14 +66,16 @@ static int batch_add(struct op *op, struct nlmsghdr *nlh, unsigned int i,
 
 /* 1. ---------------------------------------------------------------- */
 
-/* The reply to a lower's RTM_GETLINK: its ifindex. */
+/* The reply to a lower's RTM_GETLINK: its ifindex and MTU. */
 static int lower_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct vnic_nic *nic = data;
 	struct link_attrs la;
 
-	if (!link_parse(nlh, &la))
+	if (!link_parse(nlh, &la)) {
 		nic->lower_ifindex = la.ifindex;
+		nic->lower_mtu = la.mtu;
+	}
 	return 0;
 }
 
@@ -97,8 +99,25 @@ static void copy_lower(struct op *op, unsigned int i)
 	unsigned int k;
 
 	for (k = 0; NIC(op, i)->lower[0] && k < op->b.n; k++)
-		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower))
+		if (!strcmp(NIC(op, op->reqnic[k])->lower, NIC(op, i)->lower)) {
 			NIC(op, i)->lower_ifindex = NIC(op, op->reqnic[k])->lower_ifindex;
+			NIC(op, i)->lower_mtu = NIC(op, op->reqnic[k])->lower_mtu;
+		}
+}
+
+/*
+ * The kernel refuses a macvlan MTU above its lower's with a bare EINVAL
+ * and no extack: say which limit it was.
+ */
+static int check_lower_mtu(struct op *op, unsigned int i)
+{
+	struct vnic_nic *nic = NIC(op, i);
+
+	if (!nic->mtu || !nic->lower_mtu || nic->mtu <= nic->lower_mtu)
+		return 0;
+	return vnic_set_err(op->ctx, -EINVAL, VNIC_STEP_VALIDATE, (int)i, NULL,
+			    "MTU %u is above lower device '%s' MTU %u",
+			    nic->mtu, nic->lower, nic->lower_mtu);
 }
 
 static int resolve_lowers(struct op *op)
@@ -127,9 +146,11 @@ static int resolve_lowers(struct op *op)
 					    op->b.reqs[k].extack,
 					    "lower device '%s' not found", nic->lower);
 	}
-	for (k = 0; k < op->ntodo; k++)
+	for (k = 0; k < op->ntodo && !err; k++) {
 		copy_lower(op, op->todo[k]);
-	return 0;
+		err = check_lower_mtu(op, op->todo[k]);
+	}
+	return err;
 }
 
 /* 2. ---------------------------------------------------------------- */

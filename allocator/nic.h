@@ -21,6 +21,7 @@ struct vnic_nic {
 	char tmpl[IFNAMSIZ];		/* exact name or "prefix%d" */
 	char lower[IFNAMSIZ];		/* by name; or ... */
 	int lower_ifindex;		/* ... resolved at create */
+	uint32_t lower_mtu;		/* learnt with it, 0: unknown */
 	uint32_t mode;			/* MACVLAN_MODE_* */
 	uint8_t mac[6];
 	bool mac_given;

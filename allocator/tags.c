@@ -148,6 +148,8 @@ static void name_peers(struct scan *sc)
 {
 	unsigned int i;
 
+	if (!sc->nall)	/* sc->all is NULL: nothing to sort or name */
+		return;
 	qsort(sc->all, sc->nall, sizeof(*sc->all), cmp_named);
 	for (i = 0; i < sc->n; i++) {
 		struct named key = { .ifindex = sc->t[i].peer }, *p;
@@ -210,7 +212,8 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	err = scan_links(ctx, &sc);
 	if (err)
 		return err;
-	qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	if (sc.n)	/* sc.t is NULL when nothing is tagged */
+		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
 	for (i = 0; i < sc.n; i++)
 		if (!i || strcmp(sc.t[i].guest, sc.t[i - 1].guest)) {
 			n++;
@@ -275,7 +278,8 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		vnic_guest_free(g);
 		return err;
 	}
-	qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	if (sc.n)	/* sc.t is NULL when nothing is tagged */
+		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
 	for (i = 0; i < sc.n && !err; i++)
 		if (!strcmp(sc.t[i].guest, name))
 			err = adopt_nic(g, &sc.t[i]);

@@ -380,7 +380,8 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
 				clear_used(lc->links[i].p, lc->links[i].suffix);
-		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
+		if (lc->links)	/* NULL before the first link */
+			memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
 		lc->nlinks = 0;
 		return 0;
 	}
@@ -438,7 +439,8 @@ static void clear_all_used(struct linkcache *lc)
 			p->hint = 0;
 		}
 	}
-	memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
+	if (lc->links)	/* NULL before the first link */
+		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
 	lc->nlinks = 0;
 }
 
