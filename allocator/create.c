@@ -478,8 +478,9 @@ static int op_init(struct op *op, struct vnic_guest *g)
 	nl_batch_init(&op->b);
 	op->todo = calloc(g->n + 1, sizeof(*op->todo));
 	op->pend = calloc(g->n + 1, sizeof(*op->pend));
-	/* Lower lookups, creates, resolves and tags: one request per NIC. */
-	op->reqnic = calloc(g->n + 1, sizeof(*op->reqnic));
+	/* Lower lookups, creates, resolves: one request per NIC; tags: two
+	 * for a veth whose peer is brought up (its configure, the peer's up). */
+	op->reqnic = calloc(2 * g->n + 1, sizeof(*op->reqnic));
 	if (!op->todo || !op->pend || !op->reqnic)
 		return -ENOMEM;
 	for (i = 0; i < g->n; i++) {
