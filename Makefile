@@ -106,10 +106,11 @@ $(HARNESS):
 		'linux-source-6.12/tools/testing/selftests/kselftest_harness.h'
 	@touch $@
 
-$(O)/selftests/%: selftests/%.c $(TEST_HELPERS) selftests/*.h $(STLIB) $(HARNESS)
+$(O)/selftests/%: selftests/%.c $(TEST_HELPERS) $(TEST_EXTRA) selftests/*.h $(STLIB) $(HARNESS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-missing-prototypes -I$(HARNESS_DIR) $(JANSSON_CFLAGS) \
-		-o $@ $< $(TEST_HELPERS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+		-o $@ $< $(TEST_HELPERS) $(TEST_EXTRA) $(TEST_LDFLAGS) $(STLIB) $(MNL_LIBS) \
+		$(JANSSON_LIBS) -lpthread
 
 check: all
 	prove -f $(TEST_BINS) $(wildcard selftests/*_test.sh)
@@ -159,11 +160,18 @@ SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=exitcode=99 \
 	VNICCTL=$(CURDIR)/$(SAN_O)/vnicctl BENCH=$(CURDIR)/$(SAN_O)/vnic-bench
-# SAN_TESTS=...: the test programs and scripts to run (default: all).
-SAN_TESTS ?= $(TEST_BINS:$(O)/%=$(SAN_O)/%) $(wildcard selftests/*_test.sh)
+# SAN_TESTS=...: the test programs and scripts to run (default: all but
+# the valgrind one, which cannot run sanitized binaries, and the install
+# one, which installs the plain build).
+SAN_SKIP := selftests/vnicctl_valgrind_test.sh selftests/install_test.sh
+SAN_TESTS ?= $(TEST_BINS:$(O)/%=$(SAN_O)/%) \
+	$(filter-out $(SAN_SKIP),$(wildcard selftests/*_test.sh))
 
+# The harness ends each test process with _exit(), skipping LSan's check
+# at exit: the tests get an _exit() that runs it first.
 sanitize:
 	$(MAKE) O=$(SAN_O) CFLAGS='$(SAN_CFLAGS)' WERROR= \
+		TEST_EXTRA=selftests/san/exit_leakcheck.c TEST_LDFLAGS=-Wl,--wrap=_exit \
 		$(SAN_O)/vnicctl $(SAN_O)/vnic-bench tests
 
 sanitize-check: sanitize

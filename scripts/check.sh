@@ -6,4 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 make -s -j"$(nproc)" WERROR=1 all hdrcheck
+# The suite built with ASan + UBSan first (any report fails it), so that
+# the last line stays the main suite's summary; a failure stops CI here.
+make -s -j"$(nproc)" sanitize
+make -s sanitize-check
 exec make -s check

@@ -269,12 +269,12 @@ static struct vnic_guest *fill_p13(struct __test_metadata *_metadata,
 static void exhaust(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
 		    enum vnic_naming naming)
 {
-	struct vnic_guest *g;
+	struct vnic_guest *g, *all;
 	char *before, *after;
 	int ret;
 
-	g = fill_p13(_metadata, ctx, "gall", naming, P13_NAMES);
-	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	all = fill_p13(_metadata, ctx, "gall", naming, P13_NAMES);
+	ASSERT_EQ(0, vnic_guest_create(all)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	ASSERT_EQ(P13_NAMES, st_prefixed_links_count(P13));
 
 	before = st_ip_link_snapshot();
@@ -296,6 +296,7 @@ static void exhaust(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
 	after = st_ip_link_snapshot();
 	EXPECT_STREQ(before, after);
 	EXPECT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, vnic_guest_destroy(all));
 	free(before);
 	free(after);
 }
