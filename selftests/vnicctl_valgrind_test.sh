@@ -68,9 +68,9 @@ write_policy() {
 }
 
 make_nics() {
-	vg 0 guest add vm1 --kind macvtap --lower lower0 --nics 2 \
+	{ vc guest add vm1 --kind macvtap --lower lower0 --nics 2 \
 		--name vm1m%d --naming explicit &&
-	vg 0 guest add vm2 --kind veth --name vm2h0 --peer-name vm2p0
+	  vc guest add vm2 --kind veth --name vm2h0 --peer-name vm2p0; } >/dev/null
 }
 
 # ------------------------------------------------------------------ cases
@@ -98,23 +98,18 @@ case_wrapper_catches() {
 	if memcheck 0 "$TMP/bad" x 2>/dev/null; then
 		fail "an invalid read was not reported"; return 1
 	fi
-	grep -q 'Invalid read' "$TMP/vg.log" || fail "no invalid read in the log" || return
-	memcheck 0 true
+	grep -q 'Invalid read' "$TMP/vg.log" || fail "no invalid read in the log"
 }
 
+# (Each run costs valgrind's start, about half a second of CPU: the cases
+# run each code path once, and make with plain vnicctl what they only need.)
 case_help_version() {
-	local t
-	for t in "" guest add gc filter; do
-		# shellcheck disable=SC2086
-		vg 0 help $t || return
-	done
-	vg 0 version && vg 0 --version && vg 0 -h && vg 0 guest help &&
-	vg 0 guest add --help && vg 0 gc --help && vg 0 filter help || return
-	vg 2 && vg 2 frobnicate && vg 2 --bogus && vg 2 version extra
+	vg 0 help && vg 0 help add && vg 0 help filter && vg 0 version || return
+	vg 2 && vg 2 frobnicate && vg 2 --bogus
 }
 
 case_features() {
-	vg 0 features && vg 0 -j features && vg 0 -p features
+	vg 0 features && vg 0 -p features
 }
 
 # add (each kind), list, show, append, del, in text and JSON, with -s.
@@ -127,12 +122,11 @@ case_guest() {
 	vg 0 -s guest add vm4 --kind macvlan --lower lower0 --naming kernel || return
 	vg 0 guest add vm5 --kind tun --name tn%d --naming cache || return
 	vg 0 guest add vm1 --append --kind macvtap --lower lower0 || return
-	vg 0 guest list && vg 0 -j guest list && vg 0 guest ls || return
-	grep -q vm5 "$TMP/out" || fail "guest ls: $(cat "$TMP/out")" || return
+	vg 0 -j guest list && vg 0 guest list || return
+	grep -q vm5 "$TMP/out" || fail "guest list: $(cat "$TMP/out")" || return
 	vg 0 guest show vm1 && vg 0 -p guest show vm3 || return
 	vg 0 guest del vm1 vm2 && vg 0 guest delete vm3 || return
 	vg 0 -n /proc/self/ns/net guest list || return
-	vg 0 guest || return
 	expect_eq "$(ip -j link | jq '[.[] | select(.ifalias? // "" | startswith("vnic:"))] | length')" \
 		2 "NICs left (vm4, vm5)"
 }
@@ -141,8 +135,6 @@ case_guest() {
 case_guest_errors() {
 	vg 2 guest add vm1 --kind macvtap --lower lower0 --mtu 0 || return
 	vg 2 guest add vm1 --kind ether || return
-	vg 2 guest add vm1 --kind macvtap || return
-	vg 2 guest add vm1 --kind macvtap --lower lower0 --nics 2 --mac 02:00:00:00:00:01 || return
 	vg 2 guest add vm1 --kind macvtap --lower lower0 --mtu 1501 || return
 	vg 1 guest add vm1 --kind macvtap --lower nosuch0 ||
 		vg 2 guest add vm1 --kind macvtap --lower nosuch0 || return
@@ -150,23 +142,23 @@ case_guest_errors() {
 	vg 1 guest add vm1 --kind tap --nics 2 --mtu 65535 || return
 	ip link add taken0 type veth peer name taken0p || return
 	vg 1 guest add vm1 --kind macvlan --lower lower0 --name taken0 --naming explicit || return
-	vg 0 guest add vm1 --kind macvlan --lower lower0 || return
+	vc guest add vm1 --kind macvlan --lower lower0 >/dev/null || return
 	vg 1 guest add vm1 --kind macvlan --lower lower0 || return
 	vg 2 -o 'bad:owner' guest list || return
 	vg 1 guest show nosuch || vg 2 guest show nosuch || return
-	vg 2 guest show && vg 2 guest frob || return
 	vg 1 -n /nonexistent guest list
 }
 
 case_gc() {
-	vg 0 guest add vm1 --kind macvlan --lower lower0 --nics 2 &&
-	vg 0 guest add vm2 --kind veth --peer-name q%d &&
-	vg 0 -o other guest add vm3 --kind tap || return
-	vg 0 gc --dry-run && vg 0 -j gc --dry-run || return
+	{ vc guest add vm1 --kind macvlan --lower lower0 --nics 2 &&
+	  vc guest add vm2 --kind veth --peer-name q%d &&
+	  vc -o other guest add vm3 --kind tap; } >/dev/null || return
+	vg 0 -j gc --dry-run || return
 	vg 0 gc --keep vm1 || return
-	vg 0 -j gc || return
+	vg 0 gc || return
 	vg 2 gc vm1 || return
-	vg 0 -o other gc
+	expect_eq "$(ip -j link | jq '[.[] | select(.ifalias? // "" | startswith("vnic:"))] | length')" \
+		1 "NICs left (other's vm3)"
 }
 
 # Every filter command, its JSON output, and its failures.
@@ -176,7 +168,7 @@ case_filter() {
 	vg 0 filter render "$TMP/p.json" || return
 	grep -q 'table netdev vnic' "$TMP/out" || fail "render: $(head -3 "$TMP/out")" || return
 	vg 0 filter apply "$TMP/p.json" || return
-	vg 0 filter show && vg 0 -j filter show vm1 && vg 0 filter list || return
+	vg 0 filter show && vg 0 -j filter show vm1 || return
 	vg 0 -j filter sync "$TMP/p.json" || return
 	jq '.guests[0].nics[0].ipv4 += ["192.0.2.99"]' "$TMP/p.json" >"$TMP/p2.json" &&
 	vg 0 filter sync - <"$TMP/p2.json" || return
@@ -190,7 +182,7 @@ case_filter() {
 	echo '{"guests": [' >"$TMP/trunc.json" || return
 	vg 2 filter sync "$TMP/trunc.json" || return
 	vg 2 filter render "$TMP/nosuch.json" || vg 1 filter render "$TMP/nosuch.json" || return
-	vg 2 filter apply && vg 2 filter frob || return
+	vg 2 filter apply || return
 	vg 1 filter remove nosuchguest || vg 0 filter remove nosuchguest
 }
 
