@@ -9,5 +9,5 @@ make -s -j"$(nproc)" WERROR=1 all hdrcheck
 # The suite built with ASan + UBSan first (any report fails it), so that
 # the last line stays the main suite's summary; a failure stops CI here.
 make -s -j"$(nproc)" sanitize
-make -s sanitize-check
+make -s sanitize-check SAN_TESTS='$(SAN_CI)'
 exec make -s check
