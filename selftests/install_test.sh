@@ -54,7 +54,7 @@ EOF
 # library directory first; the installed files must be where the variables
 # say and the .pc must name them.
 install_and_run() {
-	local libdir=$1 d=$TMP/root flags loaded
+	local libdir=$1 d=$TMP/root flags loaded deps
 	shift
 	run 0 mk install DESTDIR="$d" "$@" || return
 	[ -e "$d$libdir/libvnic.so.0" ] || fail "no $d$libdir/libvnic.so.0" || return
@@ -69,8 +69,10 @@ install_and_run() {
 	prog_src > "$TMP/prog.c"
 	# shellcheck disable=SC2086
 	run 0 cc -o "$TMP/prog" "$TMP/prog.c" $flags || return
-	LD_LIBRARY_PATH=$d$libdir ldd "$TMP/prog" | grep -q "libvnic.so.0 => $d$libdir/libvnic.so.0" ||
-		{ fail "ldd does not resolve the installed library:"; LD_LIBRARY_PATH=$d$libdir ldd "$TMP/prog" >&2; return 1; }
+	# Not ldd | grep -q: grep's early exit would fail ldd (pipefail).
+	deps=$(LD_LIBRARY_PATH=$d$libdir ldd "$TMP/prog") || fail "ldd" || return
+	grep -q "libvnic.so.0 => $d$libdir/libvnic.so.0" <<<"$deps" ||
+		{ fail "ldd does not resolve the installed library:"; echo "$deps" >&2; return 1; }
 	run 0 env LD_LIBRARY_PATH="$d$libdir" "$TMP/prog" || return
 	loaded=$(cat "$TMP/out")
 	expect_eq "$(readlink -f "$loaded")" "$(readlink -f "$d$libdir/libvnic.so.0")" \
