@@ -25,14 +25,17 @@ link_state() {
 # OPTION; "vnicctl ARGS OPTION VALUE" must exit 2, name the option and
 # RANGE, and change no link.
 bad() {
-	local opt=$1 range=$2 before v
+	local opt=$1 range=$2 before v n=0
 	shift 2
 	before=$(link_state)
 	while IFS= read -r v; do
-		run 2 vc "$@" "$opt" "$v" || return
+		run 2 vc "$@" "$opt" "$v" </dev/null || return
 		grep -q -- "$opt: '$v' is not a number in $range" "$TMP/err" ||
 			{ fail "$opt '$v': unclear message: $(cat "$TMP/err")"; return 1; }
+		n=$((n + 1))
 	done
+	[ "$n" -gt 0 ] || fail "no value tried for $opt" || return
+	log "$opt: $n bad values refused"
 	expect_eq "$(link_state)" "$before" "links after bad $opt values"
 }
 
