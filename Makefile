@@ -87,6 +87,7 @@ $(O)/libvnic.pc: libvnic.pc.in FORCE
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
 FORCE:
+.PHONY: FORCE
 
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
@@ -145,7 +146,7 @@ clean:
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install clean distclean FORCE
+.PHONY: all lib tests check demo bench hdrcheck install clean distclean
 
 # ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
 # the normal build is never touched.  Any report ends the process with an
