@@ -8,6 +8,8 @@
 #   make hdrcheck   every public header compiles on its own
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
 #   make fuzz-regress  each target once over its committed corpus (any cc)
+#   make sanitize   everything again with ASan + UBSan, under $(O)/san
+#   make sanitize-check   the suite run against that build (0 reports)
 #   WERROR=1        add -Werror (CI does)
 
 VERSION_MAJOR := 0
@@ -74,9 +76,20 @@ $(STLIB): $(LIB_OBJS)
 	objcopy --localize-hidden $(O)/libvnic-all.o
 	ar rcs $@ $(O)/libvnic-all.o
 
-$(O)/libvnic.pc: libvnic.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# The pkg-config file names where the files go, so it depends on PREFIX,
+# LIBDIR and INCDIR, which a timestamp cannot see: it is made every time and
+# replaced only when its text changes.  `make install` writes its own copy
+# from the variables of that command, whatever the tree was built with.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	     -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' libvnic.pc.in
+
+$(O)/libvnic.pc: libvnic.pc.in FORCE
+	@mkdir -p $(@D)
+	@$(PC_SED) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+FORCE:
+.PHONY: FORCE
 
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
@@ -96,10 +109,11 @@ $(HARNESS):
 		'linux-source-6.12/tools/testing/selftests/kselftest_harness.h'
 	@touch $@
 
-$(O)/selftests/%: selftests/%.c $(TEST_HELPERS) selftests/*.h $(STLIB) $(HARNESS)
+$(O)/selftests/%: selftests/%.c $(TEST_HELPERS) $(TEST_EXTRA) selftests/*.h $(STLIB) $(HARNESS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-missing-prototypes -I$(HARNESS_DIR) $(JANSSON_CFLAGS) \
-		-o $@ $< $(TEST_HELPERS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+		-o $@ $< $(TEST_HELPERS) $(TEST_EXTRA) $(TEST_LDFLAGS) $(STLIB) $(MNL_LIBS) \
+		$(JANSSON_LIBS) -lpthread
 
 check: all
 	prove -f $(TEST_BINS) $(wildcard selftests/*_test.sh)
@@ -166,16 +180,17 @@ fuzz-regress: $(FUZZ_RUNS)
 		$$t fuzz/corpus/$$n/* || exit 1; \
 	done
 
-install: lib $(O)/vnicctl
+install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/vnic $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/vnic/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libvnic.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libvnic.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(O)/libvnic.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
-	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/ 2>/dev/null || true
+	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench $(O)/fuzz $(O)/fuzz-run
@@ -184,6 +199,46 @@ distclean:
 	rm -rf $(O)
 
 .PHONY: all lib tests check demo bench hdrcheck install clean distclean fuzz fuzz-regress fuzz-seeds
+
+# ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
+# the normal build is never touched.  Any report ends the process with an
+# error (halt_on_error / -fno-sanitize-recover), so a test that triggers one
+# fails; leaks are reported at exit (detect_leaks).  -O1 makes gcc guess
+# snprintf truncations the -O2 build (which checks warnings) does not: the
+# truncations are deliberate, hence -Wno-format-truncation.
+SAN_O := $(O)/san
+SAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -Wno-format-truncation
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=99 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=exitcode=99 \
+	VNICCTL=$(CURDIR)/$(SAN_O)/vnicctl BENCH=$(CURDIR)/$(SAN_O)/vnic-bench
+# SAN_TESTS=...: the test programs and scripts to run (default: all but
+# the valgrind one, which cannot run sanitized binaries, and the install
+# one, which installs the plain build).
+SAN_SKIP := selftests/vnicctl_valgrind_test.sh selftests/install_test.sh
+SAN_TESTS ?= $(TEST_BINS:$(O)/%=$(SAN_O)/%) \
+	$(filter-out $(SAN_SKIP),$(wildcard selftests/*_test.sh))
+# What CI runs sanitized (SAN_TESTS='$$(SAN_CI)'), named so that a new
+# stress test does not slip in and double its cost: every path of the
+# library and of vnicctl; not the bench's timing scripts.
+SAN_CI := $(addprefix $(SAN_O)/selftests/,alloc_guest_test alloc_input_test \
+	alloc_kinds_test alloc_naming_test alloc_netns_test alloc_queues_test \
+	alloc_race_test filter_nft_test filter_prefix_test filter_shard_test) \
+	$(addprefix selftests/,vnicctl_test.sh vnicctl_filter_test.sh \
+	vnicctl_input_test.sh)
+
+# The harness ends each test process with _exit(), skipping LSan's check
+# at exit: the tests get an _exit() that runs it first.
+sanitize:
+	$(MAKE) O=$(SAN_O) CFLAGS='$(SAN_CFLAGS)' WERROR= \
+		TEST_EXTRA=selftests/san/exit_leakcheck.c TEST_LDFLAGS=-Wl,--wrap=_exit \
+		$(SAN_O)/vnicctl $(SAN_O)/vnic-bench tests
+
+sanitize-check: sanitize
+	$(SAN_ENV) prove -f $(SAN_TESTS)
+
+.PHONY: sanitize sanitize-check
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

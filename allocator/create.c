@@ -68,7 +68,7 @@ static int batch_add(struct op *op, struct nlmsghdr *nlh, unsigned int i,
 
 /* 1. ---------------------------------------------------------------- */
 
-/* The reply to a lower's RTM_GETLINK: its ifindex. */
+/* The reply to a lower's RTM_GETLINK: its ifindex and MTU. */
 static int lower_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct vnic_nic *nic = data;
@@ -111,6 +111,21 @@ static void copy_lower(struct op *op, unsigned int i)
 		}
 }
 
+/*
+ * The kernel refuses a macvlan MTU above its lower's with a bare EINVAL
+ * and no extack: say which limit it was.
+ */
+static int check_lower_mtu(struct op *op, unsigned int i)
+{
+	struct vnic_nic *nic = NIC(op, i);
+
+	if (!nic->mtu || !nic->lower_mtu || nic->mtu <= nic->lower_mtu)
+		return 0;
+	return vnic_set_err(op->ctx, -EINVAL, VNIC_STEP_VALIDATE, (int)i, NULL,
+			    "MTU %u above the %u of lower device '%s'",
+			    nic->mtu, nic->lower_mtu, nic->lower);
+}
+
 static int resolve_lowers(struct op *op)
 {
 	unsigned int k, i;
@@ -147,6 +162,9 @@ static int resolve_lowers(struct op *op)
 			return vnic_set_err(op->ctx, -EINVAL, VNIC_STEP_VALIDATE,
 					    (int)i, NULL, "lower device '%s' is not an Ethernet device",
 					    NIC(op, i)->lower);
+		err = check_lower_mtu(op, i);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -259,10 +277,7 @@ static const char *create_hint(const struct vnic_nic *nic, int err, char *buf,
 	bool macv = nic->lower[0] || nic->lower_ifindex;
 
 	buf[0] = '\0';
-	if (err == -EINVAL && nic->lower[0] && nic->mtu > nic->lower_mtu)
-		snprintf(buf, len, "MTU %u above the %u of lower device '%s'",
-			 nic->mtu, nic->lower_mtu, nic->lower);
-	else if (err == -EADDRINUSE && macv)
+	if (err == -EADDRINUSE && macv)
 		snprintf(buf, len, "its MAC is in use on the lower device");
 	else if (err == -ENODEV && macv && !nic->lower[0])
 		snprintf(buf, len, "no lower device of ifindex %d", nic->lower_ifindex);
@@ -559,8 +574,9 @@ static int op_init(struct op *op, struct vnic_guest *g)
 	nl_batch_init(&op->b);
 	op->todo = calloc(g->n + 1, sizeof(*op->todo));
 	op->pend = calloc(g->n + 1, sizeof(*op->pend));
-	/* Lower lookups, creates, resolves and tags: one request per NIC. */
-	op->reqnic = calloc(g->n + 1, sizeof(*op->reqnic));
+	/* Lower lookups, creates, resolves: one request per NIC; tags: two
+	 * for a veth whose peer is brought up (its configure, the peer's up). */
+	op->reqnic = calloc(2 * g->n + 1, sizeof(*op->reqnic));
 	if (!op->todo || !op->pend || !op->reqnic)
 		return -ENOMEM;
 	for (i = 0; i < g->n; i++) {

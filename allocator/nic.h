@@ -21,6 +21,8 @@ struct vnic_nic {
 	char tmpl[IFNAMSIZ];		/* exact name or "prefix%d" */
 	char lower[IFNAMSIZ];		/* by name; or ... */
 	int lower_ifindex;		/* ... resolved at create */
+	uint32_t lower_mtu;		/* learnt with it, 0: unknown */
+	bool lower_ether;		/* the lower is an Ethernet device */
 	uint32_t mode;			/* MACVLAN_MODE_* */
 	uint8_t mac[6];
 	bool mac_given;
@@ -52,8 +54,6 @@ struct vnic_nic {
 	uint32_t suffix;
 	unsigned int home;		/* index in the call's homes */
 	unsigned int peer_home;		/* veth: where the peer lives */
-	uint32_t lower_mtu;		/* the lower's, learned at step 1 */
-	bool lower_ether;		/* the lower is an Ethernet device */
 };
 
 struct vnic_guest {

@@ -153,7 +153,7 @@ static void name_peers(struct scan *sc)
 {
 	unsigned int i;
 
-	if (!sc->nall)
+	if (!sc->nall)	/* sc->all is NULL: nothing to sort or name */
 		return;
 	qsort(sc->all, sc->nall, sizeof(*sc->all), cmp_named);
 	for (i = 0; i < sc->n; i++) {
@@ -229,7 +229,7 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	err = scan_links(ctx, &sc);
 	if (err)
 		return err;
-	if (sc.n)
+	if (sc.n)	/* sc.t is NULL when nothing is tagged */
 		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
 	/* Untagged NICs (guest "") belong to no guest. */
 	for (i = 0; i < sc.n; i++)
@@ -296,7 +296,7 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		vnic_guest_free(g);
 		return err;
 	}
-	if (sc.n)
+	if (sc.n)	/* sc.t is NULL when nothing is tagged */
 		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
 	for (i = 0; i < sc.n && !err; i++)
 		if (!strcmp(sc.t[i].guest, name))

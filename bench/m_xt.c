@@ -515,6 +515,7 @@ static int xt_list(enum xt_variant v, enum xt_fam f, unsigned int *rules,
 	const char *argv[5] = { paths[v][f][2], NULL, NULL, NULL, NULL };
 	char tmpl[] = "/tmp/vnic-bench-xtsave.XXXXXX", *buf = NULL;
 	size_t len = 0;
+	ssize_t n;
 	FILE *fp;
 	int fd, ret;
 
@@ -531,8 +532,11 @@ static int xt_list(enum xt_variant v, enum xt_fam f, unsigned int *rules,
 	if (fp) {
 		rewind(fp);
 		/* Read it all: a save of 100,000s of rules is MBs. */
-		if (getdelim(&buf, &len, 0, fp) < 0 && !feof(fp))
+		n = getdelim(&buf, &len, 0, fp);
+		if (n < 0 && !feof(fp))
 			ret = -EIO;
+		else if (n < 0 && buf)	/* empty save: buf allocated, unended */
+			buf[0] = '\0';
 		fclose(fp);
 	} else {
 		close(fd);

@@ -103,7 +103,8 @@ struct pguest *pguest_dup(const struct pguest *g)
 		pguest_free(c);
 		return NULL;
 	}
-	memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
+	if (g->nr)	/* g->rules may be NULL then, which memcpy must not get */
+		memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
 	for (i = 0; i < g->nn; i++) {
 		struct pnic *d = &c->nics[i];
 
@@ -115,8 +116,10 @@ struct pguest *pguest_dup(const struct pguest *g)
 			pguest_free(c);
 			return NULL;
 		}
-		memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
-		memcpy(d->v6, g->nics[i].v6, d->n6 * sizeof(*d->v6));
+		if (d->n4)
+			memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
+		if (d->n6)
+			memcpy(d->v6, g->nics[i].v6, d->n6 * sizeof(*d->v6));
 	}
 	return c;
 }

@@ -10,4 +10,8 @@ make -s -j"$(nproc)" WERROR=1 all hdrcheck
 # Each fuzz target for FUZZ_SECONDS (30), before the suite: prove's summary
 # stays the last line.
 make -s -j"$(nproc)" WERROR=1 fuzz
+# The suite built with ASan + UBSan first (any report fails it), so that
+# the last line stays the main suite's summary; a failure stops CI here.
+make -s -j"$(nproc)" sanitize
+make -s sanitize-check SAN_TESTS='$(SAN_CI)'
 exec make -s check

@@ -8,6 +8,8 @@ PKGS="make gcc libc6-dev pkg-config libmnl-dev libjansson-dev \
 linux-source-6.12 xz-utils iproute2 perl jq python3"
 # Anchors and independent checkers used by the tests and the bench.
 PKGS="$PKGS nftables iptables ebtables arptables containernetworking-plugins"
+# Memory checking of vnicctl (selftests/vnicctl_valgrind_test.sh).
+PKGS="$PKGS valgrind"
 # Later layers (nft and bpf backends).
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 # libFuzzer (make fuzz).

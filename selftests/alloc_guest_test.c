@@ -450,10 +450,13 @@ static void expect_clean_failure(struct __test_metadata *_metadata,
 }
 
 /* Every position k of the guest in turn holds a macvlan whose MTU exceeds
- * its lower's: the kernel refuses it (macvlan_common_newlink). */
+ * its lower's: the kernel refuses it (macvlan_common_newlink).  The lower
+ * given by ifindex, so that the library, which checks the MTU of a lower it
+ * looks up by name, lets the kernel be the one to refuse. */
 TEST_F(faults, kernel_rejects_nic_k)
 {
-	VNIC_OPTS(vnic_nic_opts, bad, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+	VNIC_OPTS(vnic_nic_opts, bad, .kind = VNIC_KIND_MACVLAN,
+		  .lower_ifindex = (int)if_nametoindex(LOWER),
 		  .mtu = 9000, .name = "bad%d", .naming = variant->naming);
 	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags);
 	struct vnic_nic_opts nics[NFAULT];

@@ -145,6 +145,32 @@ BAD_NIC(mtu_67, -EINVAL, MVT, .mtu = 67)
 GOOD_NIC(mtu_68, MVT, .mtu = 68)
 BAD_NIC(mtu_70000, -EINVAL, MVT, .mtu = 70000)
 BAD_NIC(tap_mtu_70000, -EINVAL, .kind = VNIC_KIND_TAP, .mtu = 70000)
+GOOD_NIC(mtu_equal_to_lower, MVT, .mtu = 1500)
+
+/*
+ * Above the lower's MTU (1500): the kernel says only EINVAL; the library
+ * names the limit, before anything is created.
+ */
+TEST_F(input, mtu_above_lower_named)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, MVT, .mtu = 1501);
+	char *before = st_ip_link_snapshot(), *after;
+	struct vnic_guest *g;
+
+	ASSERT_NE(NULL, before);
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gbad", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	EXPECT_EQ(-EINVAL, vnic_guest_create(g));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx),
+			       "MTU 1501 above the 1500 of lower device '" LOWER "'"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ((int)VNIC_STEP_VALIDATE, (int)vnic_ctx_errstep(self->ctx));
+	after = st_ip_link_snapshot();
+	EXPECT_STREQ(before, after);
+	vnic_guest_free(g);
+	free(before);
+	free(after);
+}
 
 /* Kind-specific. */
 BAD_NIC(kind_zero, -EINVAL, .kind = 0, .lower = LOWER)
@@ -243,12 +269,12 @@ static struct vnic_guest *fill_p13(struct __test_metadata *_metadata,
 static void exhaust(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
 		    enum vnic_naming naming)
 {
-	struct vnic_guest *g;
+	struct vnic_guest *g, *all;
 	char *before, *after;
 	int ret;
 
-	g = fill_p13(_metadata, ctx, "gall", naming, P13_NAMES);
-	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	all = fill_p13(_metadata, ctx, "gall", naming, P13_NAMES);
+	ASSERT_EQ(0, vnic_guest_create(all)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	ASSERT_EQ(P13_NAMES, st_prefixed_links_count(P13));
 
 	before = st_ip_link_snapshot();
@@ -270,6 +296,7 @@ static void exhaust(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
 	after = st_ip_link_snapshot();
 	EXPECT_STREQ(before, after);
 	EXPECT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, vnic_guest_destroy(all));
 	free(before);
 	free(after);
 }

@@ -240,7 +240,8 @@ TEST_F(naming, quarantine_expires)
 			VNIC_NAMING_CACHE, 4);
 	elapsed = st_now_ms() - freed;
 	if (elapsed >= QMS)
-		SKIP(return, "machine too slow: %lld ms >= quarantine", elapsed);
+		SKIP({ vnic_guest_free(g2); vnic_ctx_free(ctx); return; },
+		     "machine too slow: %lld ms >= quarantine", elapsed);
 	expect_suffixes(_metadata, g2, "q", q4_7, 4);
 
 	/* Past the quarantine q0..q3 are the lowest free again. */
@@ -287,12 +288,17 @@ TEST_F(naming, outside_free_quarantined_then_reused)
 	g2 = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, "q%d",
 			VNIC_NAMING_CACHE, 1);
 	if (st_now_ms() - freed >= QMS)
-		SKIP(return, "machine too slow for a %d ms quarantine", QMS);
+		SKIP({ vnic_guest_free(g1); vnic_guest_free(g2);
+		       vnic_ctx_free(ctx); return; },
+		     "machine too slow for a %d ms quarantine", QMS);
 	expect_suffixes(_metadata, g2, "q", four, 1);
 	usleep((QMS + 100) * 1000);
 	g3 = guest_make(_metadata, ctx, "g3", VNIC_KIND_MACVLAN, "q%d",
 			VNIC_NAMING_CACHE, 1);
 	expect_suffixes(_metadata, g3, "q", zero, 1);
+	vnic_guest_free(g1);
+	vnic_guest_free(g2);
+	vnic_guest_free(g3);
 	vnic_ctx_free(ctx);
 }
 
@@ -311,6 +317,7 @@ TEST_F(naming, cache_fills_holes)
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "q%d",
 		       VNIC_NAMING_CACHE, 3);
 	expect_suffixes(_metadata, g, "q", want, 3);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -334,6 +341,7 @@ TEST_F(naming, cache_ignores_lookalikes)
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "n%d",
 		       VNIC_NAMING_CACHE, 3);
 	expect_suffixes(_metadata, g, "n", want, 3);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -357,6 +365,7 @@ TEST_F(naming, cache_respects_altnames)
 		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
 		EXPECT_STRNE("n0", info.name);
 	}
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -374,6 +383,7 @@ TEST_F(naming, kernel_fills_holes_echo)
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "k%d",
 		       VNIC_NAMING_KERNEL, 2);
 	expect_suffixes(_metadata, g, "k", want, 2);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -389,6 +399,7 @@ TEST_F(naming, kernel_fills_holes_noecho)
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "k%d",
 		       VNIC_NAMING_KERNEL, 2);
 	expect_suffixes(_metadata, g, "k", want, 2);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -415,6 +426,7 @@ TEST_F(naming, monitor_sees_outside_creates)
 	stats_get(_metadata, ctx, &st);
 	EXPECT_EQ(0ULL, st.name_retries);
 	EXPECT_EQ(0ULL, st.resyncs);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -439,6 +451,7 @@ TEST_F(naming, no_monitor_dumps_before_use)
 	expect_suffixes(_metadata, g, "c", want, 3);
 	EXPECT_LT(before.dumps, after.dumps);
 	EXPECT_EQ(0ULL, after.name_retries);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 
@@ -477,6 +490,7 @@ TEST_F(naming, monitor_overflow_resyncs)
 	EXPECT_LT(0ULL, st.resyncs);
 	TH_LOG("resyncs %llu, retries %llu", (unsigned long long)st.resyncs,
 	       (unsigned long long)st.name_retries);
+	vnic_guest_free(g);
 	vnic_ctx_free(ctx);
 }
 

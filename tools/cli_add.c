@@ -173,7 +173,8 @@ static int parse_value(struct add_args *a, int c, const char *arg)
 	case O_NICS:
 		return cli_parse_u32(CMD, "--nics", arg, 1, MAX_NICS, &a->nics);
 	case O_MTU:
-		return cli_parse_u32(CMD, "--mtu", arg, 0, UINT32_MAX, &a->mtu);
+		/* The library's range; 0 is not "the default": omit --mtu. */
+		return cli_parse_u32(CMD, "--mtu", arg, 68, 65535, &a->mtu);
 	case O_QUEUES:
 		return cli_parse_u32(CMD, "--queues", arg, 1, 256, &a->queues);
 	case O_USER:

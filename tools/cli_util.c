@@ -39,15 +39,21 @@ int cli_bad_opt(const char *cmd, char **argv, int c)
 	return cli_usage_err(cmd, "unknown option '%s'", arg);
 }
 
+/*
+ * A decimal number in min..max.  Digits only: strtoull() alone would take
+ * leading blanks, a sign ("-1" wraps to a huge value) and, in base 0, read
+ * "010" as eight; out of range includes what overflows.
+ */
 int cli_parse_u32(const char *cmd, const char *opt, const char *arg,
 		  uint32_t min, uint32_t max, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
+	unsigned long long v = 0;
+	size_t n = strspn(arg, "0123456789");
 
 	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
+	if (n && !arg[n])
+		v = strtoull(arg, NULL, 10);
+	if (!n || arg[n] || errno || v < min || v > max)
 		return cli_usage_err(cmd, "%s: '%s' is not a number in %u..%u",
 				     opt, arg, min, max);
 	*out = v;
