@@ -26,6 +26,7 @@ case_corpus_link() { corpus link; }
 case_corpus_extack() { corpus extack; }
 case_corpus_nft() { corpus nft; }
 case_corpus_policy() { corpus policy; }
+case_corpus_tag() { corpus tag; }
 
 # replay FILE: the read-back of fuzz/corpus/nft/FILE, what it said on stderr.
 replay() {
@@ -73,7 +74,7 @@ case_comment_without_nul_ignored() {
 	! grep -q 'guest vm2' "$TMP/err" || fail "vm2 read from a broken comment"
 }
 
-CASES=(corpus_link corpus_extack corpus_nft corpus_policy
+CASES=(corpus_link corpus_extack corpus_nft corpus_policy corpus_tag
        real_table_reads_both_guests elem_type_past_elem_max
        set_concat_of_20_fields table_name_without_nul chain_u32_of_2_bytes
        elem_expression_not_counter ack_error_int_min nlmsg_len_2g
