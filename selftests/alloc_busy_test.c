@@ -79,14 +79,6 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return n;
 }
 
-static void stats_get(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
-		      struct vnic_ctx_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->sz = sizeof(*st);
-	ASSERT_EQ(0, vnic_ctx_stats(ctx, st));
-}
-
 FIXTURE(dump) {
 	struct vnic_ctx *ctx;
 };
@@ -148,7 +140,7 @@ TEST_F(dump, interrupted_dumps_never_fail)
 		seen |= 1u << n;
 	}
 	EXPECT_EQ(0xeu, seen);
-	stats_get(_metadata, self->ctx, &st);
+	ST_STATS(self->ctx, &st);
 	EXPECT_EQ(0ULL, st.name_retries);
 	EXPECT_LE(1ULL, st.dumps_interrupted);
 	if (variant->flags & VNIC_CTX_NO_MONITOR)	/* retried, then kept */

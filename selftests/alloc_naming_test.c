@@ -86,14 +86,6 @@ static void expect_suffixes(struct __test_metadata *_metadata,
 	}
 }
 
-static void stats_get(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
-		      struct vnic_ctx_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->sz = sizeof(*st);
-	ASSERT_EQ(0, vnic_ctx_stats(ctx, st));
-}
-
 /* --- the 82-NIC guest, under every naming path --- */
 
 FIXTURE(big) {
@@ -175,12 +167,12 @@ TEST_F(big, guest_82_macvtaps)
 	for (i = 0; i < 82; i++) {
 		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
 	}
-	stats_get(_metadata, self->ctx, &before);
+	ST_STATS(self->ctx, &before);
 	t0 = st_now_ms();
 	ret = vnic_guest_create(g);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	TH_LOG("82 macvtaps created in %lld ms", st_now_ms() - t0);
-	stats_get(_metadata, self->ctx, &after);
+	ST_STATS(self->ctx, &after);
 	/* macvtap creation is netlink only, and pipelined: far fewer
 	 * sendmsg() calls than NICs (design.md, "The problem"). */
 	EXPECT_EQ(before.ioctls, after.ioctls);
@@ -423,7 +415,7 @@ TEST_F(naming, monitor_sees_outside_creates)
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "c%d",
 		       VNIC_NAMING_CACHE, 3);
 	expect_suffixes(_metadata, g, "c", want, 3);
-	stats_get(_metadata, ctx, &st);
+	ST_STATS(ctx, &st);
 	EXPECT_EQ(0ULL, st.name_retries);
 	EXPECT_EQ(0ULL, st.resyncs);
 	vnic_guest_free(g);
@@ -444,10 +436,10 @@ TEST_F(naming, no_monitor_dumps_before_use)
 	ASSERT_EQ(0, st_run_cmd("for i in 0 1 2 3 4 5 6 7 8 9; do "
 			     "echo link add link %s name c$i type macvlan; "
 			     "done | ip -batch -", LOWER));
-	stats_get(_metadata, ctx, &before);
+	ST_STATS(ctx, &before);
 	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "c%d",
 		       VNIC_NAMING_CACHE, 3);
-	stats_get(_metadata, ctx, &after);
+	ST_STATS(ctx, &after);
 	expect_suffixes(_metadata, g, "c", want, 3);
 	EXPECT_LT(before.dumps, after.dumps);
 	EXPECT_EQ(0ULL, after.name_retries);
@@ -486,7 +478,7 @@ TEST_F(naming, monitor_overflow_resyncs)
 		ASSERT_TRUE(ret) TH_LOG("%s", info.name);
 		EXPECT_EQ(300 + i, n) TH_LOG("%s", info.name);
 	}
-	stats_get(_metadata, ctx, &st);
+	ST_STATS(ctx, &st);
 	EXPECT_LT(0ULL, st.resyncs);
 	TH_LOG("resyncs %llu, retries %llu", (unsigned long long)st.resyncs,
 	       (unsigned long long)st.name_retries);

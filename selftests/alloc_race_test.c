@@ -152,14 +152,6 @@ static struct vnic_guest *guest_of(struct __test_metadata *_metadata,
 	return g;
 }
 
-static void stats_get(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
-		      struct vnic_ctx_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->sz = sizeof(*st);
-	ASSERT_EQ(0, vnic_ctx_stats(ctx, st));
-}
-
 /* Every NIC of g is in ip under its reported name, with its own tag. */
 static void expect_tagged(struct __test_metadata *_metadata,
 			  struct vnic_guest *g, json_t *links)
@@ -202,7 +194,7 @@ TEST_F(race, names_grabbed_before_create)
 	ASSERT_EQ(2, hook.grabbed);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 
-	stats_get(_metadata, self->ctx, &st);
+	ST_STATS(self->ctx, &st);
 	EXPECT_LE(1ULL, st.name_retries);
 	links = st_ip_links(-1);
 	ASSERT_NE(NULL, links);
@@ -249,7 +241,7 @@ TEST_F(race, every_name_grabbed)
 	EXPECT_GT(512, hook.grabbed);
 	EXPECT_EQ(0, st_vnic_links_count());
 	EXPECT_EQ(hook.grabbed, st_prefixed_links_count("c"));
-	stats_get(_metadata, self->ctx, &st);
+	ST_STATS(self->ctx, &st);
 	EXPECT_LE(1ULL, st.name_retries);
 	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
@@ -298,7 +290,7 @@ TEST_F(race, concurrent_outside_process)
 		expect_tagged(_metadata, g[k], links);
 	EXPECT_EQ(30, st_ip_links_count(links, "vnic:" OWNER ":"));
 	json_decref(links);
-	stats_get(_metadata, self->ctx, &st);
+	ST_STATS(self->ctx, &st);
 	TH_LOG("name retries: %llu, resyncs: %llu",
 	       (unsigned long long)st.name_retries,
 	       (unsigned long long)st.resyncs);

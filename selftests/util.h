@@ -152,4 +152,11 @@ int st_nic_check(const struct vnic_nic_info *info, const struct ip_link *l,
 /* Milliseconds of CLOCK_MONOTONIC. */
 long long st_now_ms(void);
 
+/* The context's counters into *st, in a test case (asserts the call). */
+#define ST_STATS(ctx, st) do {						\
+		memset((st), 0, sizeof(*(st)));				\
+		(st)->sz = sizeof(*(st));				\
+		ASSERT_EQ(0, vnic_ctx_stats((ctx), (st)));		\
+	} while (0)
+
 #endif /* VNIC_SELFTESTS_UTIL_H */
