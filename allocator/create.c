@@ -515,7 +515,7 @@ static int configure_home(struct op *op, unsigned int home)
 		struct nl_req *r = &op->b.reqs[k];
 		char hint[96];
 
-		/* A caller's MAC is set here, with the tag (see mark.c). */
+		/* A caller's MAC is set here, with the tag (see msg.c). */
 		if (r->err)
 			return fail(op, r->err, VNIC_STEP_CONFIGURE, op->reqnic[k],
 				    r->extack, create_hint(NIC(op, op->reqnic[k]),
