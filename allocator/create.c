@@ -252,8 +252,9 @@ static int create_round(struct op *op)
 
 /*
  * A veth's EEXIST may be about its peer's name, which no retry under another
- * NIC name cures (the cache strategy would try CREATE_ROUNDS names and blame
- * someone else): ask the peer's namespace whether that name exists.
+ * NIC name cures (the cache strategy would retry new names until its name
+ * timeout and blame someone else): ask the peer's namespace whether that
+ * name exists.
  */
 static bool peer_taken(struct op *op, const struct vnic_nic *nic)
 {
@@ -514,7 +515,7 @@ static int configure_home(struct op *op, unsigned int home)
 		struct nl_req *r = &op->b.reqs[k];
 		char hint[96];
 
-		/* A caller's MAC is set here, with the tag (see mark.c). */
+		/* A caller's MAC is set here, with the tag (see msg.c). */
 		if (r->err)
 			return fail(op, r->err, VNIC_STEP_CONFIGURE, op->reqnic[k],
 				    r->extack, create_hint(NIC(op, op->reqnic[k]),

@@ -357,8 +357,13 @@ static void apply_link(struct linkcache *lc, const struct link_attrs *la)
 		     !split_name(la->name, prefix, &s);
 
 	if (l) {
-		if (named && s == l->suffix && !strcmp(prefix, l->p->prefix))
-			return;	/* same name: a state change */
+		if (named && s == l->suffix && !strcmp(prefix, l->p->prefix)) {
+			/* Same name: a state change.  The bit is set again: a
+			 * replayed delete of an older link of this name (one
+			 * the dump still showed) may have cleared it. */
+			set_used(l->p, s);
+			return;
+		}
 		if (la->type == RTM_NEWLINK && !la->name)
 			return;	/* says nothing about the name */
 		forget_link(lc, l);	/* deleted, or renamed */
