@@ -359,6 +359,39 @@ static int read_all(struct vnic_nft *n, struct table_info *ti)
 }
 
 /*
+ * The table is read in several requests, so a commit by anyone else
+ * between two of them makes the pieces disagree (a state digest that is
+ * not the guests', a chain not there yet): check.c would call that damage.
+ * Read again while the generation moves, a bounded number of times; the
+ * error of a torn read is dropped, not the caller's earlier one.  *gen:
+ * the generation before the read, then the one it saw.
+ */
+#define READ_TRIES 5
+
+static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
+{
+	const struct vnic_err saved = n->ctx->err;
+	unsigned int i;
+	uint32_t g;
+	int err, gerr;
+
+	/* A replay (fuzzing, seeds) has no other writer, and its recorded
+	 * replies follow the requests of one read. */
+	if (n->replay)
+		return read_all(n, ti);
+	for (i = 1;; i++) {
+		err = read_all(n, ti);
+		gerr = nfnl_genid(n, &g);
+		if (gerr)
+			return err ? err : gerr;
+		if (g == *gen || i == READ_TRIES)
+			return err;
+		*gen = g;
+		n->ctx->err = saved;
+	}
+}
+
+/*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
  * a missing table, and the chains of asked hook prefixes, are made by the
  * first commit, in its batch, so a command that fails leaves the ruleset
@@ -373,7 +406,7 @@ static int open_state(struct vnic_nft *n)
 
 	n->pending = false;
 	if (!err)
-		err = read_all(n, &ti);
+		err = read_stable(n, &ti, &g0);
 	if (!err && open_claims(n, &ti)) {
 		err = claim_table(n, &ti);
 		if (!err)
