@@ -1150,7 +1150,10 @@ VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 {
 	int err = apply_once(n, p, res);
 
-	return redo(n, err) ? apply_once(n, p, res) : err;
+	if (redo(n, err))
+		err = apply_once(n, p, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "applying the policy") : err;
 }
 
 static int remove_once(struct vnic_nft *n, const char *const *guests,
@@ -1195,7 +1198,10 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 {
 	int err = remove_once(n, guests, count, res);
 
-	return redo(n, err) ? remove_once(n, guests, count, res) : err;
+	if (redo(n, err))
+		err = remove_once(n, guests, count, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "removing guests") : err;
 }
 
 static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
@@ -1247,7 +1253,10 @@ VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 {
 	int err = sync_once(n, p, res);
 
-	return redo(n, err) ? sync_once(n, p, res) : err;
+	if (redo(n, err))
+		err = sync_once(n, p, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "syncing the policy") : err;
 }
 
 VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
