@@ -483,7 +483,8 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "capacity %u is over %u NICs", o.capacity,
 				    NFT_MAX_CAPACITY);
-	return nft_open(ctx, &o, NULL, out);
+	return vnic_err_fallback(ctx, nft_open(ctx, &o, NULL, out),
+				 VNIC_STEP_SOCKET, "the nftables handle");
 }
 
 int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
