@@ -359,6 +359,39 @@ static int read_all(struct vnic_nft *n, struct table_info *ti)
 }
 
 /*
+ * The table is read in several requests, so a commit by anyone else
+ * between two of them makes the pieces disagree (a state digest that is
+ * not the guests', a chain not there yet): check.c would call that damage.
+ * Read again while the generation moves, a bounded number of times; the
+ * error of a torn read is dropped, not the caller's earlier one.  *gen:
+ * the generation before the read, then the one it saw.
+ */
+#define READ_TRIES 5
+
+static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
+{
+	const struct vnic_err saved = n->ctx->err;
+	unsigned int i;
+	uint32_t g;
+	int err, gerr;
+
+	/* A replay (fuzzing, seeds) has no other writer, and its recorded
+	 * replies follow the requests of one read. */
+	if (n->replay)
+		return read_all(n, ti);
+	for (i = 1;; i++) {
+		err = read_all(n, ti);
+		gerr = nfnl_genid(n, &g);
+		if (gerr)
+			return err ? err : gerr;
+		if (g == *gen || i == READ_TRIES)
+			return err;
+		*gen = g;
+		n->ctx->err = saved;
+	}
+}
+
+/*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
  * a missing table, and the chains of asked hook prefixes, are made by the
  * first commit, in its batch, so a command that fails leaves the ruleset
@@ -373,7 +406,7 @@ static int open_state(struct vnic_nft *n)
 
 	n->pending = false;
 	if (!err)
-		err = read_all(n, &ti);
+		err = read_stable(n, &ti, &g0);
 	if (!err && open_claims(n, &ti)) {
 		err = claim_table(n, &ti);
 		if (!err)
@@ -450,7 +483,8 @@ VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "capacity %u is over %u NICs", o.capacity,
 				    NFT_MAX_CAPACITY);
-	return nft_open(ctx, &o, NULL, out);
+	return vnic_err_fallback(ctx, nft_open(ctx, &o, NULL, out),
+				 VNIC_STEP_SOCKET, "the nftables handle");
 }
 
 int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
@@ -1117,7 +1151,10 @@ VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 {
 	int err = apply_once(n, p, res);
 
-	return redo(n, err) ? apply_once(n, p, res) : err;
+	if (redo(n, err))
+		err = apply_once(n, p, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "applying the policy") : err;
 }
 
 static int remove_once(struct vnic_nft *n, const char *const *guests,
@@ -1162,7 +1199,10 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 {
 	int err = remove_once(n, guests, count, res);
 
-	return redo(n, err) ? remove_once(n, guests, count, res) : err;
+	if (redo(n, err))
+		err = remove_once(n, guests, count, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "removing guests") : err;
 }
 
 static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
@@ -1214,7 +1254,10 @@ VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 {
 	int err = sync_once(n, p, res);
 
-	return redo(n, err) ? sync_once(n, p, res) : err;
+	if (redo(n, err))
+		err = sync_once(n, p, res);
+	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+				     "syncing the policy") : err;
 }
 
 VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
