@@ -66,11 +66,6 @@ struct vnic_ctx_opts {
 	uint32_t monitor_rcvbuf;
 	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
 	uint32_t window;
-	/* Fault injection, for tests: make the fault_nth (1-based) unit of work
-	 * at step fault_step fail with -EIO (0: off).  For per-NIC steps the
-	 * unit is the NIC index + 1. */
-	int fault_step;			/* enum vnic_step */
-	uint32_t fault_nth;
 	/* How long one vnic_guest_create() keeps choosing new names while
 	 * other processes take the ones it chose (EEXIST), counted from the
 	 * start of the call.  It gives up only once this time has passed and

@@ -35,11 +35,6 @@ struct vnic_nft_opts {
 	size_t sz;
 	const char *table;		/* default "vnic" */
 	uint32_t flags;			/* enum vnic_nft_flags */
-	/* For tests and tracing: called after a change has read the ruleset
-	 * generation and built its batch, right before sending it.  A ruleset
-	 * change made here makes the commit fail with -EAGAIN. */
-	void (*before_commit)(void *arg);
-	void *before_commit_arg;
 	/*
 	 * NULL-terminated name prefixes ("mvt", "vnet") to hook by prefix
 	 * (NFTA_DEVICE_PREFIX, Linux 6.17): one chain per prefix and hook
