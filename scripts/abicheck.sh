@@ -86,6 +86,7 @@ done
 
 if [ $update = 1 ]; then
 	abidw --headers-dir include/vnic --suppressions "$SUPPR" --drop-private-types \
+		--type-id-style hash \
 		--no-corpus-path --no-comp-dir-path "$SO" > "$BASE"
 	echo "abicheck: wrote $BASE; review its diff and commit it with the change"
 	exit $fail
