@@ -1903,4 +1903,40 @@ TEST_F(nft, result_sz_older_and_newer)
 	EXPECT_TRUE(untouched(b.guard, sizeof(b.guard)));
 }
 
+/*
+ * A policy made without a context is the model alone, for checking a
+ * policy anywhere (vnicctl before it opens anything): no fd is opened,
+ * its checks are the same, and vnic_policy_errmsg() says why one failed.
+ */
+TEST(policy_without_context)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "mvt0",
+		  .kind = VNIC_KIND_MACVTAP, .mac = "01:00:5e:00:00:01");
+	struct vnic_policy *p;
+	int fds;
+
+	ST_SETUP_NETNS();
+	fds = st_count_fds();
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	EXPECT_EQ(fds, st_count_fds());
+	EXPECT_STREQ("", vnic_policy_errmsg(p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "vm1", NULL));
+	EXPECT_EQ(-EEXIST, vnic_policy_add_guest(p, "vm1", NULL));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "already in the policy"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_EQ(-EINVAL, vnic_policy_check(p)) TH_LOG("a guest without NICs");
+	EXPECT_EQ(-EINVAL, vnic_policy_add_nic(p, "vm1", &nic));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "01:00:5e:00:00:01"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	nic.mac = "02:00:00:00:00:01";
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "vm1", &nic))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_STREQ("", vnic_policy_errmsg(p));
+	EXPECT_EQ(0, vnic_policy_check(p));
+	EXPECT_EQ(1u, vnic_policy_guest_count(p));
+	EXPECT_EQ(fds, st_count_fds());
+	vnic_policy_free(p);
+	EXPECT_STREQ("", vnic_policy_errmsg(NULL));
+}
+
 TEST_HARNESS_MAIN

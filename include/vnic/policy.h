@@ -85,8 +85,10 @@ struct vnic_rule {
 	enum vnic_rule_action action;
 };
 
-/* An empty policy; errors go to ctx.  Returns 0 with *out set, -EINVAL or
- * -ENOMEM. */
+/* An empty policy; errors go to ctx.  ctx may be NULL: the policy is then
+ * for checking only (it cannot be applied without a context's nft handle
+ * anyway), and vnic_policy_errmsg() says why a call failed.  Returns 0 with
+ * *out set, -EINVAL (NULL out) or -ENOMEM. */
 int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out);
 /* Free p (NULL: nothing). */
 void vnic_policy_free(struct vnic_policy *p);
@@ -118,6 +120,10 @@ int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 /* Cross-guest checks done before any commit: every guest has a NIC.
  * Returns 0 or -EINVAL (with the guest named in the context's error). */
 int vnic_policy_check(const struct vnic_policy *p);
+
+/* Why the last call on p failed: vnic_ctx_errmsg() of its context, or of
+ * its own error record when made without one.  Never NULL ("" for NULL p). */
+const char *vnic_policy_errmsg(const struct vnic_policy *p);
 
 /* Guests in p, 0 for NULL; the name of the i-th (in the order added), NULL
  * out of range, valid as long as p. */
