@@ -6,6 +6,7 @@
 #   make demo       the 82-NIC macvtap guest against its anchors (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make hdrcheck   every public header compiles on its own
+#   make abicheck   exports, version script, headers and the ABI baseline agree
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
 #   make fuzz-regress  each target once over its committed corpus (any cc)
 #   make sanitize   everything again with ASan + UBSan, under $(O)/san
@@ -129,6 +130,17 @@ hdrcheck:
 		echo "#include <$${h#include/}>" | $(CC) -std=gnu11 -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only - || exit 1; \
 		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
+
+# The ABI (Documentation/abi.rst): version script, exports and public
+# headers agree, and libabigail finds no change from abi/libvnic.abi.
+# abi-update rewrites that baseline, for a deliberate change only.
+abicheck: lib
+	scripts/abicheck.sh $(O)
+
+abi-update: lib
+	scripts/abicheck.sh --update $(O)
+
+.PHONY: abicheck abi-update
 
 # Fuzzing (Documentation/testing.rst, "Fuzzing"): one target per parser of
 # bytes libvnic does not control, fuzz/fuzz_NAME.c, with its seeds in

@@ -128,10 +128,14 @@ VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx
 {
 	struct vnic_nic_info out;
 	const struct vnic_nic *nic;
-	size_t sz;
+	int err;
 
-	if (!g || !info || idx >= g->n || info->sz < sizeof(size_t))
+	if (!g || !info || idx >= g->n)
 		return -EINVAL;
+	err = vnic_out_check(g->ctx, info, VNIC_SZ_0_1(vnic_nic_info, tag_index),
+			     "vnic_nic_info");
+	if (err)
+		return err;
 	nic = &g->nics[idx];
 	memset(&out, 0, sizeof(out));
 	out.kind = nic->kind;
@@ -141,8 +145,7 @@ VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx
 	memcpy(out.mac, nic->mac, sizeof(out.mac));
 	snprintf(out.name, sizeof(out.name), "%s", nic->created ? nic->name : "");
 	snprintf(out.peer_name, sizeof(out.peer_name), "%s", nic->peer_name);
-	sz = info->sz < sizeof(out) ? info->sz : sizeof(out);
-	memcpy(info, &out, sz);
-	info->sz = sz;
+	out.sz = sizeof(out);
+	vnic_out_copy(info, &out, sizeof(out));
 	return 0;
 }

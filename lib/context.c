@@ -9,6 +9,7 @@
 
 #include "lib/internal.h"
 #include "lib/linkcache.h"
+#include "lib/testing.h"
 
 #define DEFAULT_OWNER		"vnic"
 #define DEFAULT_QUARANTINE_MS	10000
@@ -49,17 +50,12 @@ static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "owner '%s' must be 1..32 of [A-Za-z0-9_.-]",
 				    owner);
-	if (o->fault_step < 0 || o->fault_step >= VNIC_STEP__MAX)
-		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
-				    "fault_step %d out of range", o->fault_step);
 	strcpy(ctx->owner, owner);
 	ctx->flags = o->flags;
 	ctx->quarantine_ms = o->quarantine_ms ? o->quarantine_ms : DEFAULT_QUARANTINE_MS;
 	ctx->rcvbuf = o->rcvbuf ? o->rcvbuf : DEFAULT_RCVBUF;
 	ctx->monitor_rcvbuf = o->monitor_rcvbuf ? o->monitor_rcvbuf : DEFAULT_MONITOR_RCVBUF;
 	ctx->window = o->window;
-	ctx->fault_step = o->fault_step;
-	ctx->fault_nth = o->fault_nth;
 	ctx->name_timeout_ms = o->name_timeout_ms ? o->name_timeout_ms :
 			       DEFAULT_NAME_TIMEOUT_MS;
 	if (o->netns_fd) {
@@ -101,7 +97,9 @@ static int ctx_init(struct vnic_ctx *ctx, const struct vnic_ctx_opts *opts)
 	return 0;
 }
 
-VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out)
+/* The fault is armed before the first socket opens (lib/testing.h). */
+static int ctx_new(const struct vnic_ctx_opts *opts, int fault_step,
+		   uint32_t fault_nth, struct vnic_ctx **out)
 {
 	struct vnic_ctx *ctx;
 	int err;
@@ -112,6 +110,8 @@ VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx *
 	if (!ctx)
 		return -ENOMEM;
 	ctx->netns_fd = -1;
+	ctx->fault_step = fault_step;
+	ctx->fault_nth = fault_nth;
 	ctx->stats.sz = sizeof(ctx->stats);
 	vnic_clear_err(ctx);
 	err = ctx_init(ctx, opts);
@@ -121,6 +121,19 @@ VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx *
 	}
 	*out = ctx;
 	return 0;
+}
+
+VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out)
+{
+	return ctx_new(opts, 0, 0, out);
+}
+
+VNIC_EXPORT int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
+				    uint32_t fault_nth, struct vnic_ctx **out)
+{
+	if (fault_step < 0 || fault_step >= VNIC_STEP__MAX)
+		return -EINVAL;
+	return ctx_new(opts, fault_step, fault_nth, out);
 }
 
 VNIC_EXPORT void vnic_ctx_free(struct vnic_ctx *ctx)
@@ -150,12 +163,16 @@ VNIC_EXPORT uint64_t vnic_ctx_features(const struct vnic_ctx *ctx)
 
 VNIC_EXPORT int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st)
 {
-	size_t sz;
+	int err;
 
-	if (!ctx || !st || st->sz < sizeof(size_t))
+	if (!ctx || !st)
 		return -EINVAL;
-	sz = st->sz < sizeof(ctx->stats) ? st->sz : sizeof(ctx->stats);
-	memcpy(st, &ctx->stats, sz);
-	st->sz = sz;
-	return 0;
+	/* The context's error slot changes on any call, even a query: the
+	 * context itself is allocated mutable, so the cast is sound. */
+	err = vnic_out_check((struct vnic_ctx *)ctx, st,
+			     VNIC_SZ_0_1(vnic_ctx_stats, dumps_interrupted),
+			     "vnic_ctx_stats");
+	if (!err)
+		vnic_out_copy(st, &ctx->stats, sizeof(ctx->stats));
+	return err;
 }

@@ -20,6 +20,18 @@
  * first) and rejects a larger struct whose unknown tail is not zero. */
 int vnic_opts_copy(void *dst, size_t dst_sz, const void *src);
 
+struct vnic_ctx;
+/* A struct the library fills: -EINVAL, with a message in ctx, when its sz
+ * is below min_sz (VNIC_SZ_0_1()); then vnic_out_copy() writes our src
+ * into it, min(its sz, src_sz) bytes, and sets its sz to that count. */
+int vnic_out_check(struct vnic_ctx *ctx, const void *dst, size_t min_sz,
+		   const char *what);
+void vnic_out_copy(void *dst, const void *src, size_t src_sz);
+/* The size of struct TYPE in libvnic 0.1, whose last field was LAST: the
+ * smallest a caller may pass.  Fields appended later do not change it. */
+#define VNIC_SZ_0_1(TYPE, LAST) \
+	(offsetof(struct TYPE, LAST) + sizeof(((struct TYPE *)0)->LAST))
+
 #define VNIC_ERRMSG_MAX 512
 #define VNIC_EXTACK_MAX 256
 
@@ -71,7 +83,8 @@ void vnic_clear_err(struct vnic_ctx *ctx);
 /* err, with a message "STEP: what: ERRNO" recorded if none was (err < 0). */
 int vnic_err_fallback(struct vnic_ctx *ctx, int err, enum vnic_step step,
 		      const char *what);
-/* Test hook: -EIO when ctx->fault_step/fault_nth name this unit. */
+/* Test hook (vnic_ctx_new_faulty()): -EIO when ctx->fault_step/fault_nth
+ * name this unit. */
 int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit);
 
 /* netns.c: run fn(arg) in a short-lived thread that has joined the network

@@ -22,6 +22,7 @@
 #include <linux/rtnetlink.h>
 
 #include "lib/link.h"
+#include "lib/testing.h"
 #include "nft/read.h"
 
 /* --- the installed guests ---------------------------------------------- */
@@ -259,7 +260,7 @@ static int commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 	unsigned int sent = 0;
 	int err = nbatch_commit(n, b, genid, &sent);
 
-	if (res) {
+	if (res) {	/* the change's own (result_out()), never the caller's */
 		res->messages += sent;
 		res->batches += sent ? 1 : 0;
 		res->writes = res->writes || sent;
@@ -441,9 +442,7 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	n->flags = o.flags;
 	n->features = probe();
 	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
-	n->before_commit = o.before_commit;
 	n->ifsock = -1;
-	n->before_commit_arg = o.before_commit_arg;
 	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
 	err = prefix_ask(n, o.hook_prefixes);
 	if (err) {
@@ -492,6 +491,16 @@ int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 {
 	vnic_clear_err(ctx);
 	return nft_open(ctx, opts, replay, out);
+}
+
+VNIC_EXPORT int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
+					   void *arg)
+{
+	if (!n)
+		return -EINVAL;
+	n->before_commit = fn;
+	n->before_commit_arg = arg;
+	return 0;
 }
 
 VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
@@ -826,17 +835,33 @@ static unsigned int keep_of(struct vnic_nft *n, const struct installed *in,
 	return keep;
 }
 
-/* Every field the caller's struct has, zeroed: nothing stale is left from
- * an earlier call. */
+/*
+ * A change counts into a whole struct of ours (res NULL: the caller wants
+ * none, and no generation is read for it); the caller's gets the fields it
+ * knows, on success only (result_out()).
+ */
 static void result_reset(struct vnic_nft_result *res)
 {
-	size_t sz;
-
 	if (!res)
 		return;
-	sz = res->sz;
-	memset(res, 0, sz < sizeof(*res) ? sz : sizeof(*res));
-	res->sz = sz;
+	memset(res, 0, sizeof(*res));
+	res->sz = sizeof(*res);
+}
+
+static int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
+{
+	if (!n)
+		return -EINVAL;
+	return res ? vnic_out_check(n->ctx, res, VNIC_SZ_0_1(vnic_nft_result, writes),
+				    "vnic_nft_result") : 0;
+}
+
+static int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
+		      int err)
+{
+	if (!err && res)
+		vnic_out_copy(res, r, sizeof(*r));
+	return err;
 }
 
 static int change_begin(struct vnic_nft *n, struct change *ch,
@@ -1020,7 +1045,7 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
-	if (ch->res && ch->res->sz >= sizeof(*ch->res))
+	if (ch->res)
 		nfnl_genid(n, &ch->res->genid);
 	return 0;
 }
@@ -1098,7 +1123,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	if (!n || !p || (res && res->sz < sizeof(size_t)))
+	if (!n || !p)
 		return -EINVAL;
 	err = vnic_policy_check(p);
 	if (!err && (n->flags & VNIC_NFT_READ_ONLY))
@@ -1149,12 +1174,18 @@ static int apply_once(struct vnic_nft *n, const struct vnic_policy *p,
 VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 			       struct vnic_nft_result *res)
 {
-	int err = apply_once(n, p, res);
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
 
+	if (err)
+		return err;
+	err = apply_once(n, p, rp);
 	if (redo(n, err))
-		err = apply_once(n, p, res);
-	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
-				     "applying the policy") : err;
+		err = apply_once(n, p, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"applying the policy");
+	return result_out(res, rp, err);
 }
 
 static int remove_once(struct vnic_nft *n, const char *const *guests,
@@ -1165,7 +1196,7 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 	unsigned int i;
 	int err = 0;
 
-	if (!n || (count && !guests) || (res && res->sz < sizeof(size_t)))
+	if (!n || (count && !guests))
 		return -EINVAL;
 	vnic_clear_err(n->ctx);
 	if (n->flags & VNIC_NFT_READ_ONLY)
@@ -1197,12 +1228,18 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 				unsigned int count, struct vnic_nft_result *res)
 {
-	int err = remove_once(n, guests, count, res);
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
 
+	if (err)
+		return err;
+	err = remove_once(n, guests, count, rp);
 	if (redo(n, err))
-		err = remove_once(n, guests, count, res);
-	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
-				     "removing guests") : err;
+		err = remove_once(n, guests, count, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"removing guests");
+	return result_out(res, rp, err);
 }
 
 static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
@@ -1224,8 +1261,7 @@ static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
 		result_reset(res);
 		if (res) {
 			res->guests_unchanged = p->n;
-			if (res->sz >= sizeof(*res))
-				res->genid = genid;
+			res->genid = genid;
 		}
 		goto out;
 	}
@@ -1252,12 +1288,18 @@ out:
 VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 			      struct vnic_nft_result *res)
 {
-	int err = sync_once(n, p, res);
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
 
+	if (err)
+		return err;
+	err = sync_once(n, p, rp);
 	if (redo(n, err))
-		err = sync_once(n, p, res);
-	return n ? vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
-				     "syncing the policy") : err;
+		err = sync_once(n, p, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"syncing the policy");
+	return result_out(res, rp, err);
 }
 
 VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)

@@ -46,7 +46,11 @@ struct pguest {
 };
 
 struct vnic_policy {
+	/* Where errors go: the caller's context, or own_err's. */
 	struct vnic_ctx *ctx;
+	/* Made without a context (validation only): a bare context of its
+	 * own, no socket, used for its error record alone. */
+	struct vnic_ctx *own_err;
 	struct pguest **g;		/* stable addresses: the maps borrow names */
 	unsigned int n, cap;
 	struct strmap guests;		/* name -> index in g */

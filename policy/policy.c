@@ -57,12 +57,23 @@ VNIC_EXPORT int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out)
 {
 	struct vnic_policy *p;
 
-	if (!ctx || !out)
+	if (!out)
 		return -EINVAL;
-	vnic_clear_err(ctx);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	/* The model needs no kernel: without a context, errors go to a bare
+	 * one that opens nothing, so that a file can be checked anywhere. */
+	if (!ctx) {
+		p->own_err = calloc(1, sizeof(*p->own_err));
+		if (!p->own_err) {
+			free(p);
+			return -ENOMEM;
+		}
+		p->own_err->netns_fd = -1;
+		ctx = p->own_err;
+	}
+	vnic_clear_err(ctx);
 	p->ctx = ctx;
 	strmap_init(&p->guests);
 	strmap_init(&p->ifnames);
@@ -136,6 +147,7 @@ VNIC_EXPORT void vnic_policy_free(struct vnic_policy *p)
 		free(p->keys[i]);
 	free(p->g);
 	free(p->keys);
+	free(p->own_err);	/* a bare context: no socket to close */
 	strmap_free(&p->guests);
 	strmap_free(&p->ifnames);
 	free(p);
@@ -480,6 +492,11 @@ VNIC_EXPORT int vnic_policy_check(const struct vnic_policy *p)
 VNIC_EXPORT unsigned int vnic_policy_guest_count(const struct vnic_policy *p)
 {
 	return p ? p->n : 0;
+}
+
+VNIC_EXPORT const char *vnic_policy_errmsg(const struct vnic_policy *p)
+{
+	return p ? vnic_ctx_errmsg(p->ctx) : "";
 }
 
 VNIC_EXPORT const char *vnic_policy_guest_name(const struct vnic_policy *p,

@@ -7,6 +7,9 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 make -s -j"$(nproc)" WERROR=1 all hdrcheck
+# The ABI: exports, version script and headers agree; no change from the
+# baseline abi/libvnic.abi (Documentation/abi.rst).
+make -s abicheck
 # Each fuzz target for FUZZ_SECONDS (30), before the suite: prove's summary
 # stays the last line.
 make -s -j"$(nproc)" WERROR=1 fuzz

@@ -14,6 +14,8 @@ PKGS="$PKGS valgrind"
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 # libFuzzer (make fuzz).
 PKGS="$PKGS libclang-rt-14-dev"
+# The ABI baseline: abidw, abidiff (make abicheck).
+PKGS="$PKGS abigail-tools"
 
 missing=""
 for p in $PKGS; do

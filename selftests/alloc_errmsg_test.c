@@ -25,6 +25,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
+#include "lib/testing.h"
 
 #define OWNER	"em"
 #define NICS	4	/* of the guest below */
@@ -172,8 +173,7 @@ FIXTURE_TEARDOWN(faults)
 static int run_faulty(struct __test_metadata *_metadata, uint32_t flags,
 		      int step, uint32_t nth)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = flags,
-		  .fault_step = step, .fault_nth = nth);
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = flags);
 	struct vnic_guest *g = NULL, *a = NULL;
 	struct vnic_ctx *ctx;
 	unsigned int count, deleted;
@@ -181,7 +181,7 @@ static int run_faulty(struct __test_metadata *_metadata, uint32_t flags,
 	char **names;
 
 	/* A context that cannot be made is not returned: nothing to ask. */
-	if (vnic_ctx_new(&o, &ctx))
+	if (vnic_ctx_new_faulty(&o, step, nth, &ctx))
 		return 1;
 	CHECKED(ctx, vnic_ctx_refresh(ctx));
 	if (CHECKED(ctx, guest_build(ctx, &g)) == 0 &&

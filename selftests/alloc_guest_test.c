@@ -17,6 +17,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
+#include "lib/testing.h"
 
 #define MAXN	8
 
@@ -581,8 +582,7 @@ static void fault_one(struct __test_metadata *_metadata,
 		      const FIXTURE_VARIANT(faults) *variant,
 		      enum vnic_step step, unsigned int nth, bool *fired)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
-		  .fault_step = step, .fault_nth = nth);
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags);
 	struct vnic_nic_opts nics[NFAULT];
 	char *before, *after;
 	struct vnic_guest *g;
@@ -593,7 +593,7 @@ static void fault_one(struct __test_metadata *_metadata,
 	fds = st_count_fds();
 	before = st_ip_link_snapshot();
 	ASSERT_NE(NULL, before);
-	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	ASSERT_EQ(0, vnic_ctx_new_faulty(&o, step, nth, &ctx));
 	fault_nics(self, variant, nics);
 	ASSERT_EQ(0, vnic_guest_new(ctx, "gf", &g));
 	for (i = 0; i < NFAULT; i++) {
@@ -663,12 +663,11 @@ TEST_F(faults, fault_beyond_last_nic)
 /* The context's own sockets fail to open: no context, no fd left. */
 TEST_F(faults, fault_socket)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
-		  .fault_step = VNIC_STEP_SOCKET, .fault_nth = 1);
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags);
 	struct vnic_ctx *ctx = (void *)1;
 	int fds = st_count_fds();
 
-	EXPECT_EQ(-EIO, vnic_ctx_new(&o, &ctx));
+	EXPECT_EQ(-EIO, vnic_ctx_new_faulty(&o, VNIC_STEP_SOCKET, 1, &ctx));
 	EXPECT_EQ((void *)1, ctx);
 	EXPECT_EQ(fds, st_count_fds());
 }
@@ -676,8 +675,7 @@ TEST_F(faults, fault_socket)
 /* The table dump fails: the cache cannot name, nothing is created. */
 TEST_F(faults, fault_dump)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
-		  .fault_step = VNIC_STEP_DUMP, .fault_nth = 1);
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags);
 	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
 		  .name = "dm%d", .naming = VNIC_NAMING_CACHE);
 	struct vnic_guest *g;
@@ -685,7 +683,7 @@ TEST_F(faults, fault_dump)
 	int fds = st_count_fds();
 
 	/* A context may dump while it is made; then that is what fails. */
-	if (vnic_ctx_new(&o, &ctx) == -EIO) {
+	if (vnic_ctx_new_faulty(&o, VNIC_STEP_DUMP, 1, &ctx) == -EIO) {
 		EXPECT_EQ(fds, st_count_fds());
 		return;
 	}
@@ -702,15 +700,14 @@ TEST_F(faults, fault_dump)
  * delete is still tagged, so a later collect finds it. */
 TEST_F(faults, fault_delete)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
-		  .fault_step = VNIC_STEP_DELETE, .fault_nth = 2);
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags);
 	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
 		  .name = "de%d");
 	struct vnic_ctx *ctx, *ctx2;
 	struct vnic_guest *g;
 	unsigned int i, deleted = 0;
 
-	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	ASSERT_EQ(0, vnic_ctx_new_faulty(&o, VNIC_STEP_DELETE, 2, &ctx));
 	ASSERT_EQ(0, vnic_guest_new(ctx, "gdel", &g));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
@@ -722,7 +719,6 @@ TEST_F(faults, fault_delete)
 	EXPECT_LE(1, st_vnic_links_count());
 
 	ctx2 = NULL;
-	o.fault_step = 0;
 	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx2));
 	ASSERT_EQ(0, vnic_collect_orphans(ctx2, NULL, 0, &deleted));
 	EXPECT_LE(1u, deleted);

@@ -5,6 +5,8 @@
  * tested too, so that a library rejecting everything does not pass.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
+#include "lib/testing.h"
 
 FIXTURE(input) {
 	struct vnic_ctx *ctx;
@@ -411,10 +414,12 @@ TEST_F(input, owner_32_chars)
 
 TEST_F(input, ctx_fault_step_out_of_range)
 {
-	VNIC_OPTS(vnic_ctx_opts, o, .fault_step = VNIC_STEP__MAX);
+	VNIC_OPTS(vnic_ctx_opts, o);
 	struct vnic_ctx *ctx = (void *)1;
 
-	EXPECT_EQ(-EINVAL, vnic_ctx_new(&o, &ctx));
+	EXPECT_EQ(-EINVAL, vnic_ctx_new_faulty(&o, VNIC_STEP__MAX, 1, &ctx));
+	EXPECT_EQ((void *)1, ctx);
+	EXPECT_EQ(-EINVAL, vnic_ctx_new_faulty(&o, -1, 1, &ctx));
 	EXPECT_EQ((void *)1, ctx);
 }
 
@@ -486,6 +491,102 @@ TEST_F(input, ctx_opts_larger_nonzero_tail_e2big)
 	next.added = 1;
 	EXPECT_EQ(-E2BIG, vnic_ctx_new(&next.o, &ctx));
 	EXPECT_EQ((void *)1, ctx);
+}
+
+/* --- structs the library fills carry sz too (lib/opts.c) --- */
+
+#define GUARD 0xa5
+
+/* Whether p[0..n-1] are all GUARD: bytes the library must not write. */
+static bool untouched(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		if (*c++ != GUARD)
+			return false;
+	return true;
+}
+
+/* Sizes spelled here, apart from the library's VNIC_SZ_0_1(). */
+#define STATS_0_1 (offsetof(struct vnic_ctx_stats, dumps_interrupted) + \
+		   sizeof(uint64_t))
+#define INFO_0_1 (offsetof(struct vnic_nic_info, tag_index) + \
+		  sizeof(unsigned int))
+
+/* Below the 0.1 struct: -EINVAL with a message, not a byte written; at
+ * it (the oldest caller): exactly its bytes; larger (a newer caller): ours,
+ * its tail untouched, and sz says how much was written. */
+TEST_F(input, out_struct_sz_stats)
+{
+	struct {
+		struct vnic_ctx_stats st;
+		unsigned char guard[32];
+	} b;
+
+	memset(&b, GUARD, sizeof(b));
+	b.st.sz = STATS_0_1 - 1;
+	EXPECT_EQ(-EINVAL, vnic_ctx_stats(self->ctx, &b.st));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_ctx_stats"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(STATS_0_1 - 1, b.st.sz);
+	EXPECT_TRUE(untouched((char *)&b + sizeof(size_t),
+			      sizeof(b) - sizeof(size_t)));
+
+	memset(&b, GUARD, sizeof(b));
+	b.st.sz = STATS_0_1;
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &b.st));
+	EXPECT_EQ(STATS_0_1, b.st.sz);
+	EXPECT_LE(1u, b.st.sendmsg_calls) TH_LOG("the probes sent requests");
+	EXPECT_TRUE(untouched((char *)&b + STATS_0_1, sizeof(b) - STATS_0_1));
+
+	memset(&b, 0, sizeof(b));
+	b.st.sz = sizeof(b);
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &b.st));
+	EXPECT_EQ(sizeof(struct vnic_ctx_stats), b.st.sz);
+	EXPECT_LE(1u, b.st.sendmsg_calls);
+	memset(&b.guard, GUARD, sizeof(b.guard));
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &b.st));
+	EXPECT_TRUE(untouched(b.guard, sizeof(b.guard)));
+}
+
+TEST_F(input, out_struct_sz_nic_info)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, MVT, .name = "osz0");
+	struct {
+		struct vnic_nic_info info;
+		unsigned char guard[32];
+	} b;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gosz", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+	memset(&b, GUARD, sizeof(b));
+	b.info.sz = sizeof(size_t);
+	EXPECT_EQ(-EINVAL, vnic_guest_nic_info(g, 0, &b.info));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_nic_info"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_TRUE(untouched((char *)&b + sizeof(size_t),
+			      sizeof(b) - sizeof(size_t)));
+
+	memset(&b, GUARD, sizeof(b));
+	b.info.sz = INFO_0_1;
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 0, &b.info));
+	EXPECT_EQ(INFO_0_1, b.info.sz);
+	EXPECT_STREQ("osz0", b.info.name);
+	EXPECT_TRUE(untouched((char *)&b + INFO_0_1, sizeof(b) - INFO_0_1));
+
+	memset(&b, 0, sizeof(b));
+	memset(&b.guard, GUARD, sizeof(b.guard));
+	b.info.sz = sizeof(b);
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 0, &b.info));
+	EXPECT_EQ(sizeof(struct vnic_nic_info), b.info.sz);
+	EXPECT_STREQ("osz0", b.info.name);
+	EXPECT_NE(0, b.info.ifindex);
+	EXPECT_TRUE(untouched(b.guard, sizeof(b.guard)));
+	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
 TEST_HARNESS_MAIN

@@ -21,6 +21,8 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
+#include "lib/testing.h"
 #include "pkt.h"
 
 static const char *kind_str(enum vnic_kind k)
@@ -1559,8 +1562,7 @@ static void intrude(void *arg)
 TEST_F(nft, concurrent_change_at_commit_is_eagain)
 {
 	struct intruder in = { 0 };
-	VNIC_OPTS(vnic_nft_opts, o, .before_commit = intrude,
-		  .before_commit_arg = &in);
+	VNIC_OPTS(vnic_nft_opts, o);
 	const char *const rm[] = { PKT_GUEST2 };
 	struct vnic_nft_result res;
 	char *before, *after;
@@ -1571,6 +1573,7 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 				&self->q));
 	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_nft_set_before_commit(self->n, intrude, &in));
 	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_GENID))
 		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
@@ -1838,5 +1841,102 @@ static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
 		run_bad(_metadata, self, PKT_BAD_##id);			\
 	}
 PKT_BADS(BAD_TEST)
+
+/* Whether p[0..n-1] are all 0xa5: bytes the library must not write. */
+static bool untouched(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		if (*c++ != 0xa5)
+			return false;
+	return true;
+}
+
+/*
+ * struct vnic_nft_result carries sz: below its 0.1 size the call is refused
+ * before anything is written (no table appears); at it, exactly its bytes
+ * are written; a larger one (a newer caller, zero tail) gets ours, with sz
+ * saying how many, and its tail untouched.
+ */
+TEST_F(nft, result_sz_older_and_newer)
+{
+	const size_t min = offsetof(struct vnic_nft_result, writes) + sizeof(int);
+	struct {
+		struct vnic_nft_result r;
+		unsigned char guard[32];
+	} b;
+	char *t;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+
+	memset(&b, 0xa5, sizeof(b));
+	b.r.sz = min - 1;
+	EXPECT_EQ(-EINVAL, vnic_nft_apply(self->n, self->p, &b.r));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vnic_nft_result"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_TRUE(untouched((char *)&b + sizeof(size_t),
+			      sizeof(b) - sizeof(size_t)));
+	t = table_text();
+	EXPECT_EQ(NULL, t) TH_LOG("a refused apply made the table:\n%s", t);
+	free(t);
+
+	memset(&b, 0xa5, sizeof(b));
+	b.r.sz = min;
+	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &b.r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(min, b.r.sz);
+	EXPECT_EQ(2u, b.r.guests_added);
+	EXPECT_NE(0, b.r.writes);
+	EXPECT_TRUE(untouched((char *)&b + min, sizeof(b) - min));
+
+	memset(&b, 0, sizeof(b));
+	memset(&b.guard, 0xa5, sizeof(b.guard));
+	b.r.sz = sizeof(b);
+	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &b.r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(sizeof(struct vnic_nft_result), b.r.sz);
+	EXPECT_EQ(2u, b.r.guests_unchanged);
+	EXPECT_EQ(0, b.r.writes);
+	EXPECT_TRUE(untouched(b.guard, sizeof(b.guard)));
+}
+
+/*
+ * A policy made without a context is the model alone, for checking a
+ * policy anywhere (vnicctl before it opens anything): no fd is opened,
+ * its checks are the same, and vnic_policy_errmsg() says why one failed.
+ */
+TEST(policy_without_context)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "mvt0",
+		  .kind = VNIC_KIND_MACVTAP, .mac = "01:00:5e:00:00:01");
+	struct vnic_policy *p;
+	int fds;
+
+	ST_SETUP_NETNS();
+	fds = st_count_fds();
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	EXPECT_EQ(fds, st_count_fds());
+	EXPECT_STREQ("", vnic_policy_errmsg(p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "vm1", NULL));
+	EXPECT_EQ(-EEXIST, vnic_policy_add_guest(p, "vm1", NULL));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "already in the policy"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_EQ(-EINVAL, vnic_policy_check(p)) TH_LOG("a guest without NICs");
+	EXPECT_EQ(-EINVAL, vnic_policy_add_nic(p, "vm1", &nic));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "01:00:5e:00:00:01"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	nic.mac = "02:00:00:00:00:01";
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "vm1", &nic))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_STREQ("", vnic_policy_errmsg(p));
+	EXPECT_EQ(0, vnic_policy_check(p));
+	EXPECT_EQ(1u, vnic_policy_guest_count(p));
+	EXPECT_EQ(fds, st_count_fds());
+	vnic_policy_free(p);
+	EXPECT_STREQ("", vnic_policy_errmsg(NULL));
+}
 
 TEST_HARNESS_MAIN

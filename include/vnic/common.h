@@ -2,12 +2,20 @@
 /*
  * libvnic: conventions shared by every public header.
  *
- * Every function returns 0 or a negative errno.  Out-parameters are written
- * only on success.  Options structs start with a size_t 'sz' member that the
- * caller sets to sizeof() of the struct it was compiled against, so that
- * fields can be appended without breaking the ABI: the library reads only the
- * fields the caller knows, and rejects with -E2BIG a struct larger than its
- * own whose unknown tail is not all zeroes.  Use VNIC_OPTS() to declare one.
+ * Every function that returns int returns 0 or a negative errno, and then
+ * the context's vnic_ctx_errmsg() says why (except where no context exists,
+ * as a failed vnic_ctx_new()).  -EINVAL always covers a NULL handle or
+ * out-pointer.  Out-parameters are written only on success.
+ *
+ * Structs start with a size_t 'sz' member that the caller sets to sizeof()
+ * of the struct it was compiled against, so that fields can be appended
+ * without breaking the ABI.  Options the caller passes in: the library reads
+ * only the fields the caller knows, and rejects with -E2BIG a struct larger
+ * than its own whose unknown tail is not all zeroes.  Structs the library
+ * fills (vnic_ctx_stats, vnic_nic_info, vnic_nft_result): it writes
+ * min(sz, its own size) bytes and sets sz to that count; a sz below the
+ * struct's size in libvnic 0.1 is -EINVAL.  Use VNIC_OPTS() to declare one.
+ * Documentation/abi.rst says what is ABI.
  */
 #ifndef VNIC_COMMON_H
 #define VNIC_COMMON_H

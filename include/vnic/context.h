@@ -66,11 +66,6 @@ struct vnic_ctx_opts {
 	uint32_t monitor_rcvbuf;
 	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
 	uint32_t window;
-	/* Fault injection, for tests: make the fault_nth (1-based) unit of work
-	 * at step fault_step fail with -EIO (0: off).  For per-NIC steps the
-	 * unit is the NIC index + 1. */
-	int fault_step;			/* enum vnic_step */
-	uint32_t fault_nth;
 	/* How long one vnic_guest_create() keeps choosing new names while
 	 * other processes take the ones it chose (EEXIST), counted from the
 	 * start of the call.  It gives up only once this time has passed and
@@ -79,7 +74,16 @@ struct vnic_ctx_opts {
 	uint32_t name_timeout_ms;
 };
 
+/*
+ * A context (opts may be NULL: every default).  Returns 0 with *out set, or
+ * a negative errno with nothing made (no context, so no message): -EINVAL
+ * (an invalid owner, a netns_fd that is no network namespace), -EBADF (a
+ * negative netns_fd), -E2BIG (see common.h), -ENOMEM, or the errno of
+ * opening or configuring the netlink socket (e.g. -EPERM).
+ */
 int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx **out);
+/* Close the sockets and free ctx (NULL: nothing).  Guests, policies and nft
+ * handles made from it must not be used afterwards. */
 void vnic_ctx_free(struct vnic_ctx *ctx);
 
 /*
@@ -88,6 +92,7 @@ void vnic_ctx_free(struct vnic_ctx *ctx);
  * strategy builds the table on first use and keeps it current through an
  * RTNLGRP_LINK subscription.
  */
+/* Returns 0, or the dump's negative errno (-EINVAL: NULL ctx). */
 int vnic_ctx_refresh(struct vnic_ctx *ctx);
 
 /* Features probed once when the context is made. */
@@ -102,6 +107,7 @@ enum vnic_feature {
 	VNIC_FEAT_TUN		= 1ull << 7,	/* /dev/net/tun opens */
 };
 
+/* The VNIC_FEAT_* bits the kernel has; 0 for a NULL ctx. */
 uint64_t vnic_ctx_features(const struct vnic_ctx *ctx);
 /* Short name of one feature bit, e.g. "newlink-echo"; NULL if unknown. */
 const char *vnic_feature_name(uint64_t feature);
@@ -110,13 +116,15 @@ const char *vnic_feature_name(uint64_t feature);
  * The last failure of an operation on this context: a text that carries the
  * failing step, the NIC and the kernel's extended-ack message where there was
  * one, e.g. "create nic 17 (mvt17): Invalid argument: Invalid MTU".  The
- * strings stay valid until the next operation on the context.
+ * strings stay valid until the next operation on the context.  Never NULL:
+ * "" when nothing failed (or ctx is NULL).
  */
 const char *vnic_ctx_errmsg(const struct vnic_ctx *ctx);
-/* The kernel's extended-ack text alone, "" if it sent none. */
+/* The kernel's extended-ack text alone, "" if it sent none; never NULL. */
 const char *vnic_ctx_extack(const struct vnic_ctx *ctx);
+/* The step the last failure happened at; VNIC_STEP_NONE if none. */
 enum vnic_step vnic_ctx_errstep(const struct vnic_ctx *ctx);
-/* Index of the NIC the last failure is about, or -1. */
+/* Index of the NIC the last failure is about, or -1 (none, or no NIC). */
 int vnic_ctx_errnic(const struct vnic_ctx *ctx);
 
 /* Counters, for the bench's claims (sendmsg calls per guest, no ioctl). */
@@ -133,10 +141,13 @@ struct vnic_ctx_stats {
 	 * they were read); each was completed, or retried, not failed. */
 	uint64_t dumps_interrupted;
 };
+/* Returns 0 with *st filled (the bytes its sz covers, sz set to the count
+ * written; common.h), or -EINVAL: NULL, or st->sz below the 0.1 struct. */
 int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st);
 
 /* Text for a negative (or positive) errno; never NULL.  Thread-safe. */
 const char *vnic_strerror(int err);
+/* "create" for VNIC_STEP_CREATE...; "unknown" out of range; thread-safe. */
 const char *vnic_step_name(enum vnic_step step);
 
 #ifdef __cplusplus

@@ -102,28 +102,43 @@ struct vnic_nic_opts {
 	int owner_set;			/* apply owner_uid/owner_gid */
 };
 
-/* A new, empty guest.  name: 1..64 of [A-Za-z0-9_.-]. */
+/* A new, empty guest.  name: 1..64 of [A-Za-z0-9_.-].  Returns 0 with *out
+ * set, -EINVAL (an invalid name) or -ENOMEM. */
 int vnic_guest_new(struct vnic_ctx *ctx, const char *name,
 		   struct vnic_guest **out);
 /* Append a NIC; the options are checked and copied.  *idx (may be NULL) is
- * the NIC's index in the guest. */
+ * the NIC's index in the guest.  Returns 0, or a negative errno with nothing
+ * added: -EINVAL (invalid options, a lower device or namespace that does not
+ * exist...), -EEXIST (an explicit name another NIC of the guest has),
+ * -EOPNOTSUPP (a kind this kernel lacks), -E2BIG (common.h), -ENOMEM. */
 int vnic_guest_add_nic(struct vnic_guest *g, const struct vnic_nic_opts *nic,
 		       unsigned int *idx);
 /*
  * Create every NIC not created yet, in one pipelined request.  On failure
  * every NIC this call created is deleted again, its fds closed, and the
- * context's error says which NIC failed, at which step, and why.
+ * context's error says which NIC failed, at which step, and why.  Returns 0
+ * or the failure's negative errno: the
+ * kernel's (-EEXIST: a name taken by someone else, -EADDRINUSE: a MAC the
+ * lower device already has, -ENODEV: the lower device went away, -EINVAL:
+ * refused attributes, -EPERM...), -ENOSPC (every name of a template is
+ * taken), -EEXIST after names kept being taken for name_timeout_ms, or
+ * -ENOMEM.
  */
 int vnic_guest_create(struct vnic_guest *g);
 /* Delete the guest's NICs in one request (those already gone are fine),
- * close its fds and free g.  g is freed even when an error is returned. */
+ * close its fds and free g.  g is freed even when an error is returned.
+ * Returns 0, -EINVAL (NULL g), or the first deletion's negative errno (the
+ * NICs it could not delete stay, tagged: vnic_collect_orphans() finds
+ * them). */
 int vnic_guest_destroy(struct vnic_guest *g);
 /* Free the handle only; the NICs stay.  Except: a tap/tun without
  * VNIC_TAP_PERSIST lives only as long as its fds, and the fds not handed
  * over by vnic_guest_nic_open_queues() are closed here. */
 void vnic_guest_free(struct vnic_guest *g);
 
+/* The guest's name (NULL for a NULL g); valid as long as g. */
 const char *vnic_guest_name(const struct vnic_guest *g);
+/* NICs added (created or not); 0 for a NULL g. */
 unsigned int vnic_guest_nic_count(const struct vnic_guest *g);
 
 /* What one NIC became.  Valid once created (or adopted). */
@@ -140,6 +155,9 @@ struct vnic_nic_info {
 	 * tags, gaps included, and NICs added later get max + 1. */
 	unsigned int tag_index;
 };
+/* Returns 0 with *info filled (the bytes its sz covers, sz set to the count
+ * written; common.h), or -EINVAL: NULL, idx out of range, or info->sz below
+ * the 0.1 struct.  A NIC not created yet has created = 0 and name "". */
 int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx,
 			struct vnic_nic_info *info);
 
@@ -148,7 +166,9 @@ int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx,
  * macvtap: opens /dev/tapIFINDEX 'n' times (multi-queue when n > 1).
  * tap/tun: hands over the fds opened at creation ('n' must not exceed the
  * queues asked for); later calls return -ENOENT.  Returns 0 with fds[0..n-1]
- * filled, or a negative errno with nothing left open.
+ * filled, or a negative errno with nothing left open: -EINVAL (idx, n),
+ * -ENODEV (a NIC not created, or gone), -EOPNOTSUPP (a kind without queue
+ * fds: macvlan, veth), -ENOENT (fds already handed over), or open()'s.
  */
 int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int idx,
 			       int *fds, unsigned int n);
@@ -165,25 +185,29 @@ int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int idx,
  */
 
 /* Names of the guests with NICs tagged with the context's owner.  *names is
- * one malloc'd block (free() it) of *count NUL-terminated strings. */
+ * one malloc'd block (free() it) of *count NUL-terminated strings.  Returns
+ * 0 (none: *count 0), or the dump's negative errno, or -ENOMEM. */
 int vnic_guest_list(struct vnic_ctx *ctx, char ***names, unsigned int *count);
-/* A handle on an existing guest's NICs, found by their tags; -ENOENT if it
- * has none.  Destroy or free it like a created one. */
+/* A handle on an existing guest's NICs, found by their tags.  Destroy or
+ * free it like a created one.  Returns 0 with *out set, -ENOENT if the
+ * guest has no NIC, -EINVAL (an invalid name), the dump's errno, -ENOMEM. */
 int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		     struct vnic_guest **out);
 /*
  * Delete, in one request, every NIC of the context's owner whose guest is
  * not in keep[0..nkeep-1], and every one never tagged (its creator died
  * before tagging it).  *deleted (may be NULL) counts them.  -EINVAL if a
- * keep entry is not a valid guest name.  Not safe while a creator of the
+ * keep entry is not a valid guest name; otherwise 0, or the dump's or the
+ * first deletion's negative errno.  Not safe while a creator of the
  * same owner is running in the same namespace: its NICs not yet tagged
  * would be taken for orphans.
  */
 int vnic_collect_orphans(struct vnic_ctx *ctx, const char *const *keep,
 			 unsigned int nkeep, unsigned int *deleted);
 
+/* VNIC_KIND_MACVTAP -> "macvtap"; NULL if unknown.  Thread-safe. */
 const char *vnic_kind_name(enum vnic_kind kind);
-/* "macvtap" -> VNIC_KIND_MACVTAP; 0 if unknown. */
+/* "macvtap" -> VNIC_KIND_MACVTAP; 0 if unknown.  Thread-safe. */
 enum vnic_kind vnic_kind_from_name(const char *name);
 
 #ifdef __cplusplus

@@ -35,11 +35,6 @@ struct vnic_nft_opts {
 	size_t sz;
 	const char *table;		/* default "vnic" */
 	uint32_t flags;			/* enum vnic_nft_flags */
-	/* For tests and tracing: called after a change has read the ruleset
-	 * generation and built its batch, right before sending it.  A ruleset
-	 * change made here makes the commit fail with -EAGAIN. */
-	void (*before_commit)(void *arg);
-	void *before_commit_arg;
 	/*
 	 * NULL-terminated name prefixes ("mvt", "vnet") to hook by prefix
 	 * (NFTA_DEVICE_PREFIX, Linux 6.17): one chain per prefix and hook
@@ -84,14 +79,19 @@ enum vnic_nft_feature {
  * made by the first commit that writes, in its batch.  A table named like
  * ours that libvnic did not make or that was damaged is refused with
  * -EUCLEAN (-EPERM if a live process owns it) and a message saying what is
- * wrong; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP). */
+ * wrong; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP).
+ * Returns 0 with *out set, or a negative errno with nothing written: those,
+ * -EINVAL (an invalid table name, prefix or capacity), -E2BIG (common.h),
+ * -ENOMEM, or the kernel's (e.g. -EPERM without CAP_NET_ADMIN). */
 int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		  struct vnic_nft **out);
 /* Close the socket.  The table stays if it persists (or was not owned). */
 void vnic_nft_close(struct vnic_nft *n);
+/* The VNIC_NFT_FEAT_* bits; 0 for a NULL n. */
 uint32_t vnic_nft_features(const struct vnic_nft *n);
 
-/* What a commit did. */
+/* What a commit did: written on success only, the bytes its sz covers (sz
+ * set to the count written; common.h).  Pass NULL when not wanted. */
 struct vnic_nft_result {
 	size_t sz;
 	uint32_t guests_added, guests_changed, guests_removed, guests_unchanged;
@@ -101,10 +101,19 @@ struct vnic_nft_result {
 	int writes;			/* 0: nothing was written */
 };
 
-/* Install or replace the guests of p (others stay), one atomic batch. */
+/*
+ * Install or replace the guests of p (others stay), one atomic batch.
+ * apply, remove and sync return 0, or a negative errno with the installed
+ * state as it was: -EINVAL (NULL, res->sz below the 0.1 struct, a policy
+ * that fails vnic_policy_check()), -EROFS (opened VNIC_NFT_READ_ONLY),
+ * -EEXIST (a NIC of p belongs to an installed guest p does not replace),
+ * -ENODEV (a NIC of p does not exist), -EAGAIN (someone else changed the
+ * ruleset meanwhile: build the change again), -ENOMEM, or the kernel's.
+ */
 int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct vnic_nft_result *res);
-/* Remove guests, one atomic batch; unknown names are -ENOENT, nothing done. */
+/* Remove guests, one atomic batch; unknown names are -ENOENT, nothing
+ * done. */
 int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 		    unsigned int count, struct vnic_nft_result *res);
 /* Make the installed state equal p: read once, commit only the difference
@@ -112,13 +121,17 @@ int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 		  struct vnic_nft_result *res);
 
-/* Installed guests (malloc'd block like vnic_guest_list()). */
+/* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
+ * -EINVAL or -ENOMEM. */
 int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count);
-/* A guest's drop counter. */
+/* A guest's drop counter.  Returns 0 with both set, -EINVAL, or the read's
+ * negative errno (-ENOENT: no such guest installed). */
 int vnic_nft_counter(struct vnic_nft *n, const char *guest, uint64_t *packets,
 		     uint64_t *bytes);
 /* The ruleset for p as nft(8) text (malloc'd): what apply would install on
- * an empty table, loadable with nft -f. */
+ * an empty table, loadable with nft -f.  Returns 0 with *text set, -EINVAL
+ * (NULL, a policy that fails vnic_policy_check()), -ENODEV (a NIC of p does
+ * not exist) or -ENOMEM. */
 int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p, char **text);
 
 #ifdef __cplusplus

@@ -85,31 +85,54 @@ struct vnic_rule {
 	enum vnic_rule_action action;
 };
 
+/* An empty policy; errors go to ctx.  ctx may be NULL: the policy is then
+ * for checking only (it cannot be applied without a context's nft handle
+ * anyway), and vnic_policy_errmsg() says why a call failed.  Returns 0 with
+ * *out set, -EINVAL (NULL out) or -ENOMEM. */
 int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out);
+/* Free p (NULL: nothing). */
 void vnic_policy_free(struct vnic_policy *p);
 
-/* A guest (name as in guest.h); opts may be NULL.  -EEXIST if present. */
+/* A guest (name as in guest.h); opts may be NULL.  Returns 0, -EEXIST if
+ * present, -EINVAL (an invalid name or switches), -E2BIG (common.h) or
+ * -ENOMEM; nothing is added on failure. */
 int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 			  const struct vnic_guest_policy *opts);
-/* A NIC of a guest added before.  -EEXIST if another NIC of any guest in
- * the policy has the same ifname. */
+/* A NIC of a guest added before.  Returns 0, or with nothing added: -EEXIST
+ * if another NIC of any guest in the policy has the same ifname (or an
+ * address is given twice), -ENOENT (no such guest), -EINVAL (an invalid
+ * name, MAC, address or switch), -E2BIG (over 64 addresses per family, or
+ * common.h), -EOPNOTSUPP (a kind that cannot be filtered), -ENOMEM. */
 int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 			const struct vnic_nic_policy *nic);
 /* Every created NIC of an allocator guest, with its name, kind and MAC, and
- * no addresses (switches that need addresses then drop all but DHCP/DAD). */
+ * no addresses (switches that need addresses then drop all but DHCP/DAD).
+ * Returns 0, or as vnic_policy_add_nic() (-EINVAL also for a NIC of g not
+ * created); nothing is added on failure. */
 int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
 			    const struct vnic_guest *g);
+/* Append a rule to a guest added before.  Returns 0, -ENOENT (no such
+ * guest), -EINVAL (an invalid protocol, port range, CIDR or action), -E2BIG
+ * (common.h) or -ENOMEM. */
 int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 			 const struct vnic_rule *rule);
 
-/* Cross-guest checks done before any commit: every guest has a NIC. */
+/* Cross-guest checks done before any commit: every guest has a NIC.
+ * Returns 0 or -EINVAL (with the guest named in the context's error). */
 int vnic_policy_check(const struct vnic_policy *p);
 
+/* Why the last call on p failed: vnic_ctx_errmsg() of its context, or of
+ * its own error record when made without one.  Never NULL ("" for NULL p). */
+const char *vnic_policy_errmsg(const struct vnic_policy *p);
+
+/* Guests in p, 0 for NULL; the name of the i-th (in the order added), NULL
+ * out of range, valid as long as p. */
 unsigned int vnic_policy_guest_count(const struct vnic_policy *p);
 const char *vnic_policy_guest_name(const struct vnic_policy *p, unsigned int i);
 
 /* "mac-spoof" -> VNIC_SW_MAC_SPOOF ("clean" -> VNIC_SW_CLEAN), 0 if
- * unknown; and back (one bit). */
+ * unknown; and back (one bit; NULL if not exactly one known bit).
+ * Thread-safe. */
 uint32_t vnic_switch_from_name(const char *name);
 const char *vnic_switch_name(uint32_t sw);
 
