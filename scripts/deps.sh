@@ -14,6 +14,8 @@ PKGS="$PKGS valgrind"
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 # libFuzzer (make fuzz).
 PKGS="$PKGS libclang-rt-14-dev"
+# make doccheck: docutils for the rst, groff for the man pages.
+PKGS="$PKGS python3-docutils groff-base"
 
 missing=""
 for p in $PKGS; do
