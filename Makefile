@@ -53,9 +53,7 @@ HARNESS := $(HARNESS_DIR)/kselftest_harness.h
 KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
-BENCH_HDRS := $(wildcard bench/*.h)
 CLI_SRCS := $(sort $(wildcard tools/*.c))
-CLI_HDRS := $(wildcard tools/*.h)
 PUBLIC_HDRS := $(sort $(wildcard include/vnic/*.h))
 MAN_PAGES := $(sort $(wildcard Documentation/man/*.8))
 
@@ -175,7 +173,7 @@ $(FUZZ_O)/obj/%.o: %.c
 	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(MNL_CFLAGS) $(JANSSON_CFLAGS) \
 		-MMD -MP -c $< -o $@
 
-# Objects of a target with its extra sources, under OBJ_DIR.
+# fuzz_objs NAME,DIR: the objects of target NAME and its extra sources in DIR.
 fuzz_objs = $(patsubst %.c,$(2)/%.o,fuzz/fuzz_$(1).c $(FUZZ_EXTRA_fuzz_$(1)))
 
 .SECONDEXPANSION:
