@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # libvnic: plain make.  Everything is built under $(O) (default build/).
 #
-#   make            library (shared + static), vnicctl, vnic-bench, selftests
-#   make check      run the selftests (root; each case in its own netns)
+#   make            library (shared + static), libvnic.pc, vnicctl
+#   make tests      the selftests and the fuzz regression programs (these
+#                   need the kernel source: the kselftest harness)
+#   make bench      vnic-bench
+#   make check      build all that, run the selftests (root; own netns each)
 #   make demo       the 82-NIC macvtap guest against its anchors (root)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=; make uninstall, same vars
+#   make doccheck   docutils and groff over the docs, warnings are errors
 #   make hdrcheck   every public header compiles on its own
 #   make abicheck   exports, version script, headers and the ABI baseline agree
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
@@ -50,14 +54,15 @@ HARNESS := $(HARNESS_DIR)/kselftest_harness.h
 KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
-BENCH_HDRS := $(wildcard bench/*.h)
 CLI_SRCS := $(sort $(wildcard tools/*.c))
-CLI_HDRS := $(wildcard tools/*.h)
 PUBLIC_HDRS := $(sort $(wildcard include/vnic/*.h))
+MAN_PAGES := $(sort $(wildcard Documentation/man/*.8))
 
-all: lib $(O)/vnicctl $(O)/vnic-bench tests
+# The default goal needs no kernel source: only the tests do.
+all: lib $(O)/vnicctl
 lib: $(SHLIB) $(STLIB) $(O)/libvnic.pc
 tests: $(TEST_BINS)
+bench: $(O)/vnic-bench
 
 $(O)/%.o: %.c
 	@mkdir -p $(@D)
@@ -92,14 +97,28 @@ $(O)/libvnic.pc: libvnic.pc.in FORCE
 FORCE:
 .PHONY: FORCE
 
-# Tools link the static library so they run from the build tree.
-$(O)/vnicctl: $(CLI_SRCS) $(CLI_HDRS) $(STLIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(JANSSON_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -o $@ $(CLI_SRCS) $(STLIB) \
-		$(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+# Programs: one object per source with its dependency file (-MMD -MP), so
+# that a change recompiles only what includes it.  These pattern rules have
+# shorter stems than the library's $(O)/%.o, so make picks them for their
+# directories: no -fPIC or hidden visibility outside the library.
+PROG_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/%.o)
 
-$(O)/vnic-bench: $(BENCH_SRCS) $(BENCH_HDRS) $(STLIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -o $@ $(BENCH_SRCS) $(STLIB) \
-		$(MNL_LIBS) -lpthread -lm
+$(O)/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -c $< -o $@
+
+$(O)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -c $< -o $@
+
+# Tools link the static library so they run from the build tree.
+$(O)/vnicctl: $(CLI_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+$(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) -lpthread -lm
 
 # kselftest_harness.h comes from Debian's linux-source-6.12, never from git.
 $(HARNESS):
@@ -110,20 +129,23 @@ $(HARNESS):
 		'linux-source-6.12/tools/testing/selftests/kselftest_harness.h'
 	@touch $@
 
-$(O)/selftests/%: selftests/%.c $(TEST_HELPERS) $(TEST_EXTRA) selftests/*.h $(STLIB) $(HARNESS)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-missing-prototypes -I$(HARNESS_DIR) $(JANSSON_CFLAGS) \
-		-o $@ $< $(TEST_HELPERS) $(TEST_EXTRA) $(TEST_LDFLAGS) $(STLIB) $(MNL_LIBS) \
-		$(JANSSON_LIBS) -lpthread
+# Each test, the helpers (util.c, pkt.c: compiled once, linked into every
+# test) and TEST_EXTRA are objects; only they wait for the harness.
+TEST_HELPER_OBJS := $(TEST_HELPERS:%.c=$(O)/%.o) $(TEST_EXTRA:%.c=$(O)/%.o)
 
-check: all
+$(O)/selftests/%.o: selftests/%.c | $(HARNESS)
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -Wno-missing-prototypes -I$(HARNESS_DIR) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(TEST_BINS): $(O)/selftests/%: $(O)/selftests/%.o $(TEST_HELPER_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(TEST_LDFLAGS) $(STLIB) \
+		$(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+check: all tests bench
 	prove -f $(TEST_BINS) $(wildcard selftests/*_test.sh)
 
-demo: all
+demo: all bench
 	unshare -n $(O)/vnic-bench guest --nics 82 --kind macvtap --runs 5
-
-bench: all
-	$(O)/vnic-bench guest --nics 82 --runs 5
 
 hdrcheck:
 	@for h in $(PUBLIC_HDRS); do \
@@ -160,24 +182,36 @@ FUZZ_EXTRA_fuzz_policy := $(filter-out tools/vnicctl.c,$(CLI_SRCS))
 
 $(FUZZ_O)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(MNL_CFLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(MNL_CFLAGS) $(JANSSON_CFLAGS) \
+		-MMD -MP -c $< -o $@
 
-$(FUZZ_O)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJS) $(CLI_SRCS) $(CLI_HDRS)
-	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $(MNL_CFLAGS) $(JANSSON_CFLAGS) \
-		-o $@ $< $(FUZZ_EXTRA_fuzz_$*) $(FUZZ_LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+# fuzz_objs NAME,DIR: the objects of target NAME and its extra sources in DIR.
+fuzz_objs = $(patsubst %.c,$(2)/%.o,fuzz/fuzz_$(1).c $(FUZZ_EXTRA_fuzz_$(1)))
+
+.SECONDEXPANSION:
+$(FUZZ_BINS): $(FUZZ_O)/fuzz_%: $$(call fuzz_objs,$$*,$(FUZZ_O)/obj) $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $(call fuzz_objs,$*,$(FUZZ_O)/obj) \
+		$(FUZZ_LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 # The same targets without libFuzzer: each corpus file once
 # (selftests/fuzz_corpus_test.sh).
 tests: $(FUZZ_RUNS)
 
-$(O)/fuzz-run/fuzz_%: fuzz/fuzz_%.c fuzz/run.c fuzz/fuzz.h $(LIB_OBJS) $(CLI_SRCS) $(CLI_HDRS)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< fuzz/run.c \
-		$(FUZZ_EXTRA_fuzz_$*) $(LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+# Their objects under $(O)/fuzz-run/obj (tools/ sources again there: the
+# same flags, but kept apart from vnicctl's).  They link the library's
+# objects, not the archive, whose internal names are local.
+RUN_O := $(O)/fuzz-run/obj
 
-$(O)/fuzz-run/seeds: fuzz/seeds.c $(LIB_OBJS)
+$(RUN_O)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(MNL_CFLAGS) -o $@ $< $(LIB_OBJS) $(MNL_LIBS) -lpthread
+	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(FUZZ_RUNS): $(O)/fuzz-run/fuzz_%: $$(call fuzz_objs,$$*,$(RUN_O)) $(RUN_O)/fuzz/run.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(call fuzz_objs,$*,$(RUN_O)) $(RUN_O)/fuzz/run.o \
+		$(LIB_OBJS) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+$(O)/fuzz-run/seeds: $(RUN_O)/fuzz/seeds.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MNL_LIBS) -lpthread
 
 # Regenerate fuzz/corpus from the kernel's replies (root, private netns).
 fuzz-seeds: $(O)/fuzz-run/seeds $(O)/vnicctl
@@ -202,15 +236,43 @@ install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
-	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+
+# Exactly the files install writes, with the same variables; of the
+# directories only $(INCDIR)/vnic is ours (the others may hold other
+# packages' files).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/vnic/,$(notdir $(PUBLIC_HDRS)))
+	[ ! -d $(DESTDIR)$(INCDIR)/vnic ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(INCDIR)/vnic
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libvnic.so.$(VERSION) $(SONAME) libvnic.so libvnic.a \
+		pkgconfig/libvnic.pc)
+	rm -f $(DESTDIR)$(BINDIR)/vnicctl
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
+
+# The docs as their tools read them, any warning an error: reStructuredText
+# through docutils (python3-docutils), man pages through groff, whose
+# warnings do not change its exit status, hence the test of its stderr.
+DOCUTILS ?= python3 -m docutils
+RST_DOCS := $(sort $(wildcard Documentation/*.rst)) README
+
+doccheck:
+	@for f in $(RST_DOCS); do \
+		$(DOCUTILS) --halt=warning --report=warning $$f /dev/null || exit 1; \
+	done
+	@for f in $(MAN_PAGES); do \
+		w=$$(groff -ww -man -z $$f 2>&1) && [ -z "$$w" ] || \
+			{ echo "$$f: $$w" >&2; exit 1; }; \
+	done; echo "docs: no warnings"
 
 clean:
-	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/selftests $(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench $(O)/fuzz $(O)/fuzz-run
+	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/tools $(O)/bench $(O)/selftests \
+		$(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench $(O)/fuzz $(O)/fuzz-run
 
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install clean distclean fuzz fuzz-regress fuzz-seeds
+.PHONY: all lib tests check demo bench hdrcheck install uninstall doccheck clean distclean \
+	fuzz fuzz-regress fuzz-seeds
 
 # ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
 # the normal build is never touched.  Any report ends the process with an
@@ -253,4 +315,4 @@ sanitize-check: sanitize
 .PHONY: sanitize sanitize-check
 .DELETE_ON_ERROR:
 
--include $(LIB_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
+-include $(wildcard $(O)/*/*.d $(O)/*/*/*.d $(O)/fuzz/obj/*/*.d $(O)/fuzz-run/obj/*/*.d)

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The whole suite: install what is missing, build with -Werror, fuzz each
-# parser of outside bytes for a bounded time, run every selftest (each case
-# in its own network namespace) under prove.  Run as root.
+# The whole suite: install what is missing, build everything with -Werror,
+# check the docs (docutils, groff), fuzz each parser of outside bytes for a
+# bounded time, run every selftest (each case in its own network namespace)
+# under prove.  Run as root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-make -s -j"$(nproc)" WERROR=1 all hdrcheck
+make -s -j"$(nproc)" WERROR=1 all tests bench hdrcheck doccheck
 # The ABI: exports, version script and headers agree; no change from the
 # baseline abi/libvnic.abi (Documentation/abi.rst).
 make -s abicheck

@@ -16,6 +16,8 @@ PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 PKGS="$PKGS libclang-rt-14-dev"
 # The ABI baseline: abidw, abidiff (make abicheck).
 PKGS="$PKGS abigail-tools"
+# make doccheck: docutils for the rst, groff for the man pages.
+PKGS="$PKGS python3-docutils groff-base"
 
 missing=""
 for p in $PKGS; do

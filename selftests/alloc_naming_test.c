@@ -174,7 +174,8 @@ TEST_F(big, guest_82_macvtaps)
 	TH_LOG("82 macvtaps created in %lld ms", st_now_ms() - t0);
 	ST_STATS(self->ctx, &after);
 	/* macvtap creation is netlink only, and pipelined: far fewer
-	 * sendmsg() calls than NICs (design.md, "The problem"). */
+	 * sendmsg() calls than NICs (Documentation/allocator.rst, "What
+	 * one create does"). */
 	EXPECT_EQ(before.ioctls, after.ioctls);
 	EXPECT_LT(after.sendmsg_calls - before.sendmsg_calls, 41ULL)
 		TH_LOG("%llu sendmsg calls for 82 NICs",

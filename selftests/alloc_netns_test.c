@@ -181,12 +181,13 @@ TEST_F(netns, veth_both_in_target)
 }
 
 /*
- * design.md: some kernels check a new name against the caller's namespace
- * even when IFLA_NET_NS_FD names another.  This kernel (checked on 6.18,
- * and with plain `ip link add ... netns`) checks it in the target only: a
- * peer named like our "lower0p" is created there, and ours is untouched.
- * Should a kernel answer -EEXIST here, the library is to cope (design.md),
- * so the create must succeed either way.
+ * Documentation/allocator.rst, "Device kinds": some kernels check a new
+ * name against the caller's namespace even when IFLA_NET_NS_FD names
+ * another.  This kernel (checked on 6.18, and with plain `ip link add ...
+ * netns`) checks it in the target only: a peer named like our "lower0p" is
+ * created there, and ours is untouched.  Should a kernel answer -EEXIST
+ * here, the library is to cope (same place), so the create must succeed
+ * either way.
  */
 TEST_F(netns, peer_named_like_local_device)
 {

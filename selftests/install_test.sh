@@ -7,6 +7,7 @@
 # `pkg-config --cflags --libs libvnic` pointed at that DESTDIR, and run it
 # against the installed shared library (it opens a context in its own
 # network namespace and names the file libvnic was loaded from).
+# make uninstall with the same variables leaves no file there.
 #
 #   selftests/install_test.sh [CASE...]   (root; VNIC_BUILD= the build dir)
 
@@ -107,6 +108,32 @@ case_second_prefix() {
 	install_and_run /srv/x/lib PREFIX=/srv/x
 }
 
+# uninstall_leaves_nothing [MAKE-VARS...]: uninstall with the variables of
+# the install; no file or symlink may be left under the DESTDIR.
+uninstall_leaves_nothing() {
+	local d=$TMP/root left
+	run 0 mk uninstall DESTDIR="$d" "$@" || return
+	left=$(find "$d" ! -type d) || fail "find $d" || return
+	[ -z "$left" ] || { fail "uninstall left files:"; echo "$left" >&2; return 1; }
+}
+
+# make uninstall with the install's variables removes every file it wrote
+# (headers, both libraries and their links, the .pc, vnicctl, man page).
+case_uninstall_prefix_usr() {
+	install_and_run /usr/lib PREFIX=/usr || return
+	uninstall_leaves_nothing PREFIX=/usr
+}
+
+case_uninstall_libdir_incdir() {
+	local vars=(PREFIX=/opt/vn LIBDIR=/opt/vn/lib64 INCDIR=/opt/vn/inc
+		BINDIR=/opt/vn/sbin MANDIR=/opt/vn/man)
+	install_and_run /opt/vn/lib64 "${vars[@]}" || return
+	[ -x "$TMP/root/opt/vn/sbin/vnicctl" ] || fail "no vnicctl in BINDIR" || return
+	[ -r "$TMP/root/opt/vn/man/man8/vnicctl.8" ] || fail "no man page in MANDIR" || return
+	uninstall_leaves_nothing "${vars[@]}" || return
+	[ ! -e "$TMP/root/opt/vn/inc/vnic" ] || fail "uninstall left INCDIR/vnic"
+}
+
 # A man page that cannot be installed fails make install (no error hidden).
 case_man_error_fails() {
 	mkdir -p "$TMP/root/usr/share/man/man8/vnicctl.8" || return
@@ -114,7 +141,8 @@ case_man_error_fails() {
 	grep -q 'vnicctl.8' "$TMP/err" || fail "the error does not name the man page"
 }
 
-CASES=(prefix_usr libdir_incdir second_prefix man_error_fails)
+CASES=(prefix_usr libdir_incdir second_prefix man_error_fails
+	uninstall_prefix_usr uninstall_libdir_incdir)
 
 setup_case() { ip link set lo up; }
 

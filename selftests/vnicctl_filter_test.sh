@@ -336,6 +336,90 @@ case_readonly() {
 	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after render"
 }
 
+# A runtime that links libvnic and holds the table: vm2's filters applied
+# with a claiming handle (MAC in argv[1]); prints "ready", keeps the handle
+# until its stdin ends.
+holder_src() {
+	cat <<'EOF'
+#include <stdio.h>
+#include <vnic/vnic.h>
+
+int main(int argc, char **argv)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vm2h0", .kind = VNIC_KIND_VETH);
+	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_policy *p;
+	struct vnic_ctx *ctx;
+	struct vnic_nft *n;
+
+	if (argc != 2 || vnic_ctx_new(NULL, &ctx))
+		return 2;
+	nic.mac = argv[1];
+	if (vnic_policy_new(ctx, &p) || vnic_policy_add_guest(p, "vm2", NULL) ||
+	    vnic_policy_add_nic(p, "vm2", &nic) || vnic_nft_open(ctx, NULL, &n) ||
+	    vnic_nft_apply(n, p, &res)) {
+		fprintf(stderr, "holder: %s\n", vnic_ctx_errmsg(ctx));
+		return 1;
+	}
+	if (!(vnic_nft_features(n) & VNIC_NFT_FEAT_OWNER))
+		return 3;
+	printf("ready\n");
+	fflush(stdout);
+	while (getchar() != EOF)
+		;
+	/* Everything freed: a sanitized build checks for leaks at exit. */
+	vnic_nft_close(n);
+	vnic_policy_free(p);
+	vnic_ctx_free(ctx);
+	return 0;
+}
+EOF
+}
+
+# Next to a running program that owns the table, show and render work
+# (they read without claiming) and change nothing; apply fails with EPERM.
+case_owned_show() {
+	local lib san= hpid ready= rc=0
+	lib=$(dirname "$VNICCTL")/libvnic.a
+	# A sanitized build's archive needs the sanitizers' runtimes.  Not
+	# grep -q: its early exit would fail nm (pipefail).
+	nm "$lib" 2>/dev/null | grep __asan_init >/dev/null &&
+		san="-fsanitize=address,undefined"
+	holder_src >"$TMP/holder.c"
+	# shellcheck disable=SC2046,SC2086
+	run 0 cc $san -I"$here/../include" -o "$TMP/holder" "$TMP/holder.c" "$lib" \
+		$(pkg-config --libs libnftnl libmnl) -lpthread || return
+	write_policy "$TMP/p.json" || return
+	mkfifo "$TMP/hin" || return
+	"$TMP/holder" "$(mac_of vm2p0)" <"$TMP/hin" >"$TMP/hout" 2>&1 &
+	hpid=$!
+	exec 4>"$TMP/hin"
+	for _ in $(seq 50); do
+		ready=$(cat "$TMP/hout")
+		[ -n "$ready" ] && break
+		sleep 0.1
+	done
+	[ "$ready" = ready ] || { fail "holder: ${ready:-no answer}"; rc=1; }
+	[ "$rc" = 0 ] && { nft -j list ruleset | jq -e '[.nftables[] | .table? // empty |
+		select(.name == "vnic") | [.flags] | flatten | any(. == "owner")] == [true]' \
+		>/dev/null ||
+		{ fail "the holder does not own the table"; rc=1; }; }
+	[ "$rc" = 0 ] && { ruleset_norm >"$TMP/before" || rc=1; }
+	[ "$rc" = 0 ] && { run 0 vc -j filter show || rc=1; }
+	[ "$rc" = 0 ] && { jqo '[.[].guest] == ["vm2"]' || rc=1; }
+	[ "$rc" = 0 ] && { run 0 vc filter render "$TMP/p.json" || rc=1; }
+	[ "$rc" = 0 ] && { grep -q 'table netdev vnic' "$TMP/out" ||
+		{ fail "render printed no table"; rc=1; }; }
+	[ "$rc" = 0 ] && { run 1 vc filter apply "$TMP/p.json" || rc=1; }
+	[ "$rc" = 0 ] && { grep -q '^vnicctl: .*not permitted' "$TMP/err" ||
+		{ fail "apply: message: $(cat "$TMP/err")"; rc=1; }; }
+	[ "$rc" = 0 ] && { ruleset_norm | cmp -s - "$TMP/before" ||
+		{ fail "the owned table changed"; rc=1; }; }
+	exec 4>&-
+	wait "$hpid" || { fail "holder: exit status $?"; rc=1; }
+	return $rc
+}
+
 # -n: the filters go to another namespace's table.
 case_netns() {
 	local pid rc=0 ns
@@ -589,7 +673,8 @@ case_damaged_table_refused() {
 }
 
 CASES=(apply show counter remove sync_same sync_changed bad_json render
-       readonly netns owner held usage help failures_leave_nothing
+       readonly owned_show netns owner held usage help
+       failures_leave_nothing
        damaged_table_refused)
 
 # ------------------------------------------------------------------- main
