@@ -112,6 +112,7 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
 		goto out;
 	sr->count++;
+	read_set_size(sr->n, s, name);
 	for (i = 0; i < S__MAX; i++)
 		if (!strcmp(name, nset_descs[i].name))
 			break;
@@ -140,6 +141,7 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 	if (!s)
 		return -ENOMEM;
 	n->tflags = ti->flags;
+	read_sizes_reset(n);
 	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);
@@ -168,31 +170,10 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 
 /* --- chains --------------------------------------------------------------- */
 
-struct chain_names {
-	struct devlist names;
-	int err;
-};
-
-static int name_cb(const struct nlattr *a, void *data)
-{
-	struct chain_names *cn = data;
-
-	if (mnl_attr_get_type(a) == NFTA_CHAIN_NAME && !cn->err &&
-	    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
-		cn->err = devlist_add(&cn->names, mnl_attr_get_str(a));
-	return MNL_CB_OK;
-}
-
-static int chain_name_cb(const struct nlmsghdr *nlh, void *data)
-{
-	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), name_cb, data);
-	return 0;
-}
-
 /* What the chains must be given the sets and prefixes read: each switch
  * mask's set has its two chains, each prefix its two base chains and the
  * shared chains (made in one batch with them). */
-static int chains_agree(struct vnic_nft *n, const struct devlist *names)
+int check_chains(struct vnic_nft *n, const struct devlist *names)
 {
 	static const char *const shared[] = { PFX_FROM_IN, PFX_FROM_EG, PFX_TO };
 	char name[32];
@@ -223,30 +204,6 @@ static int chains_agree(struct vnic_nft *n, const struct devlist *names)
 			return damaged(n, "chain %s of the prefix chains is missing",
 				       shared[i]);
 	return 0;
-}
-
-/* After read_sizes() and read_chains(): the chains those imply exist. */
-int check_chains(struct vnic_nft *n)
-{
-	struct chain_names cn = { 0 };
-	char buf[512] = { 0 };
-	struct nftnl_chain *ch = nftnl_chain_alloc();
-	struct nlmsghdr *req;
-	int err;
-
-	if (!ch)
-		return -ENOMEM;
-	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_nlmsg_build_payload(req, ch);
-	nftnl_chain_free(ch);
-	err = nfnl_get(n, req, &nr_chain, chain_name_cb, &cn);
-	if (!err)
-		err = cn.err;
-	if (!err)
-		err = chains_agree(n, &cn.names);
-	devlist_clear(&cn.names);
-	return err;
 }
 
 /* --- the guests set ------------------------------------------------------- */

@@ -329,6 +329,7 @@ static void open_empty(struct vnic_nft *n)
 /* The table as the kernel has it, checked (check.c) and read. */
 static int read_all(struct vnic_nft *n, struct table_info *ti)
 {
+	struct devlist names = { 0 };
 	unsigned int count = 0;
 	uint64_t digest = 0;
 	int err = read_table(n, ti);
@@ -347,11 +348,10 @@ static int read_all(struct vnic_nft *n, struct table_info *ti)
 			memcpy(n->nelem, ti->nelem, sizeof(ti->nelem));
 	}
 	if (!err)
-		err = read_sizes(n);
+		err = read_chains(n, &names);
 	if (!err)
-		err = read_chains(n);
-	if (!err)
-		err = check_chains(n);
+		err = check_chains(n, &names);
+	devlist_clear(&names);
 	if (!err)
 		err = read_guests(n, &digest, &count);
 	if (!err)

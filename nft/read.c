@@ -120,53 +120,34 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	return err || !ti->exists ? err : check_sets(n, ti);
 }
 
-static int size_cb(const struct nlmsghdr *nlh, void *data)
+/* A set's size from its description, and the masks whose sets exist (a
+ * mask's set, chains and rules are made in one batch).  Fed by the one set
+ * dump check_sets() makes; read_sizes_reset() first. */
+void read_sizes_reset(struct vnic_nft *n)
 {
-	struct vnic_nft *n = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	const char *name;
-	unsigned int i;
-
-	if (!s)
-		return -ENOMEM;
-	if (nftnl_set_nlmsg_parse(nlh, s) == 0 &&
-	    (name = nftnl_set_get_str(s, NFTNL_SET_NAME))) {
-		uint32_t mask = swmask_parse(name), size;
-
-		size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
-			nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
-		/* A mask's set, chains and rules are made in one batch. */
-		if (mask) {
-			swmask_mark(n, mask);
-			n->size[S_MASK(mask)] = size;
-		}
-		for (i = 0; i < S__MAX; i++)
-			if (!strcmp(name, nset_descs[i].name))
-				n->size[i] = size;
-	}
-	nftnl_set_free(s);
-	return 0;
-}
-
-int read_sizes(struct vnic_nft *n)
-{
-	char buf[512] = { 0 };
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nlmsghdr *req;
-
-	if (!s)
-		return -ENOMEM;
 	memset(n->size, 0, sizeof(n->size));
 	memset(n->swmasks, 0, sizeof(n->swmasks));
-	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_nlmsg_build_payload(req, s);
-	nftnl_set_free(s);
-	return nfnl_get(n, req, &nr_set, size_cb, n);
+}
+
+void read_set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name)
+{
+	uint32_t mask = swmask_parse(name), size;
+	unsigned int i;
+
+	size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
+		nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+	if (mask) {
+		swmask_mark(n, mask);
+		n->size[S_MASK(mask)] = size;
+	}
+	for (i = 0; i < S__MAX; i++)
+		if (!strcmp(name, nset_descs[i].name))
+			n->size[i] = size;
 }
 
 struct chain_read {
 	struct vnic_nft *n;
+	struct devlist *names;		/* every chain's name, for check_chains() */
 	int err;
 };
 
@@ -221,6 +202,8 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	name = chain_name(nlh);
 	if (name)
 		prefix_seen(cr->n, name);
+	if (name && !cr->err)
+		cr->err = devlist_add(cr->names, name);
 	if (nftnl_chain_nlmsg_parse(nlh, c) < 0)
 		goto out;
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
@@ -249,11 +232,11 @@ out:
 	return 0;
 }
 
-int read_chains(struct vnic_nft *n)
+int read_chains(struct vnic_nft *n, struct devlist *names)
 {
 	char buf[512] = { 0 };
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	struct chain_read cr = { n, 0 };
+	struct chain_read cr = { n, names, 0 };
 	struct nlmsghdr *req;
 	unsigned int i;
 	int err;

@@ -21,11 +21,12 @@ struct table_info {
 int read_table(struct vnic_nft *n, struct table_info *ti);
 /* The state element: ti->has_digest and ti->digest. */
 int read_state(struct vnic_nft *n, struct table_info *ti);
-/* Every set's size (n->size). */
-int read_sizes(struct vnic_nft *n);
-/* Which base chains exist, and their devices (devs[C__MAX]). */
-/* Which base chains (shards) exist, and their devices. */
-int read_chains(struct vnic_nft *n);
+/* Every set's size (n->size) and the masks in use, one set at a time. */
+void read_sizes_reset(struct vnic_nft *n);
+void read_set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name);
+/* Which base chains (shards) exist, and their devices; every chain's name
+ * into names. */
+int read_chains(struct vnic_nft *n, struct devlist *names);
 /* Every element of a set, one call of fn each. */
 int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
@@ -39,8 +40,8 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 bool check_table_comment(const uint8_t *ud, uint32_t len);
 /* Every set of the layout, of its type; sets ti->ours. */
 int check_sets(struct vnic_nft *n, struct table_info *ti);
-/* The chains the sets and prefix chains read imply. */
-int check_chains(struct vnic_nft *n);
+/* The chains the sets and prefix chains read imply, among names. */
+int check_chains(struct vnic_nft *n, const struct devlist *names);
 /* An element of the guests set; parsed: its comment read as NAME DIGEST. */
 int check_guest_elem(struct vnic_nft *n, uint32_t key, const char *name,
 		     bool parsed);
