@@ -180,6 +180,15 @@ struct vnic_nft {
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
 	struct nfnl_replay *replay;	/* fuzzing and seeds, or NULL */
+	/* The table is as libvnic's last commit left it at generation
+	 * clean_gen (diff.c): a sync may then skip reading it back. */
+	bool clean;
+	uint32_t clean_gen;
+	uint32_t state_gen;		/* g= the next state element says */
+	/* Open found the table damaged (check.c's message): only a sync,
+	 * which reads it whole, may write to it. */
+	bool damaged;
+	char damage[256];
 };
 
 /* nfnl.c */
@@ -213,6 +222,8 @@ struct nreply {
 	const struct anest *pol;
 };
 extern const struct nreply nr_table, nr_chain, nr_set, nr_elems, nr_obj, nr_gen;
+/* Well-formed attributes only: read by name, checked before parsing. */
+extern const struct nreply nr_set_any, nr_chain_any, nr_rule_any, nr_obj_any;
 /* 0, or -EBADMSG with the reason in why. */
 int nreply_check(const struct nreply *r, const struct nlmsghdr *nlh,
 		 char *why, size_t why_len);
@@ -337,5 +348,17 @@ uint64_t guest_digest(const struct pguest *g, const int *ifi);
 
 /* One guest's part of the state digest (the digest XORs them). */
 uint64_t state_mix(const char *name, uint64_t digest);
+
+/* diff.c: sync (commit) or diff (report only) the table to p. */
+struct vnic_nft_diff;
+int diff_sync(struct vnic_nft *n, const struct vnic_policy *p,
+	      const struct resolved *r, bool commit,
+	      int (*fn)(const struct vnic_nft_diff *d, void *arg), void *arg,
+	      struct vnic_nft_result *res);
+
+/* ruletag.c: the tag of every rule libvnic writes (its userdata). */
+struct nftnl_rule;
+void rule_tag(struct nftnl_rule *r);
+bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag);
 
 #endif /* VNIC_NFT_INTERNAL_H */

@@ -393,6 +393,35 @@ static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
 }
 
 /*
+ * A table of libvnic's (its comment says so) that check.c finds damaged is
+ * opened all the same, knowing nothing installed: a sync reads it whole and
+ * repairs it (diff.c); apply and remove refuse it, saying what is wrong.
+ */
+static int open_damaged(struct vnic_nft *n)
+{
+	snprintf(n->damage, sizeof(n->damage), "%.255s", n->ctx->err.msg);
+	vnic_clear_err(n->ctx);
+	inst_clear(n);
+	shards_clear(n);
+	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
+	memset(n->nelem, 0, sizeof(n->nelem));
+	n->table_digest = 0;
+	n->has_state = false;
+	n->damaged = true;
+	return 0;
+}
+
+static int refuse_damaged(struct vnic_nft *n)
+{
+	if (!n->damaged)
+		return 0;
+	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
+			    "%s; a sync repairs it (vnic_nft_sync(), vnicctl filter "
+			    "sync)", n->damage);
+}
+
+/*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
  * a missing table, and the chains of asked hook prefixes, are made by the
  * first commit, in its batch, so a command that fails leaves the ruleset
@@ -406,14 +435,25 @@ static int open_state(struct vnic_nft *n)
 	int err = nfnl_genid(n, &g0);
 
 	n->pending = false;
+	n->damaged = n->clean = false;
 	if (!err)
 		err = read_stable(n, &ti, &g0);
-	if (!err && open_claims(n, &ti)) {
+	if (err == -EUCLEAN && ti.comment_ours)
+		err = open_damaged(n);
+	/* libvnic's last commit wrote its generation into the state. */
+	n->clean = !err && !n->damaged && ti.exists && ti.has_digest &&
+		   ti.state_gen && ti.state_gen == g0;
+	n->clean_gen = g0;
+	/* A damaged table is claimed once a sync repaired it. */
+	if (!err && open_claims(n, &ti) && !n->damaged) {
 		err = claim_table(n, &ti);
 		if (!err)
 			err = nfnl_genid(n, &g1);
-		if (!err && g1 - g0 > 1)
+		if (!err && g1 - g0 > 1 && !n->damaged)
 			err = read_all(n, &ti);
+		/* The claim is a commit: the only one since, or not clean. */
+		n->clean = n->clean && g1 == g0 + 1;
+		n->clean_gen = g1;
 	}
 	if (!err && !ti.exists)
 		open_empty(n);
@@ -1045,6 +1085,8 @@ static int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
+	/* Its state element records no generation (n->state_gen 0). */
+	n->clean = n->clean && !wrote;
 	if (ch->res)
 		nfnl_genid(n, &ch->res->genid);
 	return 0;
@@ -1133,6 +1175,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err && (n->stale || n->pending))
 		err = open_state(n);
 	if (!err)
+		err = refuse_damaged(n);
+	if (!err)
 		err = check_claims(n, p);
 	if (!err)
 		err = resolve_policy(n, p, r);
@@ -1204,6 +1248,8 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 				    "table %s was opened read-only", n->table);
 	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
+	if ((err = refuse_damaged(n)))
+		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
 			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
@@ -1242,22 +1288,61 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	return result_out(res, rp, err);
 }
 
+/* After diff.c committed p exactly: the handle knows p's guests. */
+static int adopt(struct vnic_nft *n, const struct vnic_policy *p,
+		 const struct resolved *r)
+{
+	unsigned int i;
+	int err = 0;
+
+	inst_clear(n);
+	for (i = 0; i < p->n && !err; i++) {
+		const int *ifi = &r->ifi[r->off[i]];
+		struct installed *in = inst_new(n, p->g[i]->name);
+
+		if (!in)
+			return -ENOMEM;
+		in->digest = guest_digest(p->g[i], ifi);
+		in->g = pguest_dup(p->g[i]);
+		in->ifindex = calloc(p->g[i]->nn + 1, sizeof(*in->ifindex));
+		if (!in->g || !in->ifindex)
+			return -ENOMEM;
+		memcpy(in->ifindex, ifi, p->g[i]->nn * sizeof(*ifi));
+		err = inst_claim(n, (uint32_t)(in - n->inst));
+	}
+	return err;
+}
+
+/*
+ * Nothing is read back only when the kernel proves the table is as
+ * libvnic's last commit left it: the generation is still the one that
+ * commit made (no transaction of anyone's since, see filters.rst) and the
+ * policy is what that commit installed.  Otherwise diff.c reads the table
+ * once and commits the difference, repairs included.
+ */
 static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
+		     vnic_nft_diff_fn fn, void *arg, bool commit,
 		     struct vnic_nft_result *res)
 {
-	struct table_info ti;
 	struct resolved r;
-	struct change ch;
-	uint32_t genid = 0, gi;
-	unsigned int i;
-	int err = prepare(n, p, res, &r, &genid);
+	uint32_t genid = 0;
+	int err;
 
+	memset(&r, 0, sizeof(r));
+	if (!n || !p)
+		return -EINVAL;
+	err = vnic_policy_check(p);
+	if (!err && commit && (n->flags & VNIC_NFT_READ_ONLY))
+		err = vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
+				   "table %s was opened read-only", n->table);
 	if (!err)
-		err = read_state(n, &ti);
+		err = resolve_policy(n, p, &r);
+	if (!err)
+		err = nfnl_genid(n, &genid);
 	if (err)
 		goto out;
-	/* One read, and nothing to write when the digests agree. */
-	if (ti.has_digest && ti.digest == policy_digest(p, &r)) {
+	if (n->clean && genid == n->clean_gen && n->has_state &&
+	    n->table_digest == policy_digest(p, &r)) {
 		result_reset(res);
 		if (res) {
 			res->guests_unchanged = p->n;
@@ -1265,27 +1350,50 @@ static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
 		}
 		goto out;
 	}
-	if (!ti.has_digest || ti.digest != n->table_digest)
-		err = open_state(n);	/* changed behind our back */
-	change_begin(n, &ch, res);
-	for (i = 0; !err && i < n->ninst; i++) {
-		struct installed *in = &n->inst[i];
-
-		if (!in->name[0] || !policy_find(p, in->name, &gi))
-			continue;
-		err = drop_guest(&ch, in, 0);
-		if (!err && res)
-			res->guests_removed++;
-	}
-	if (!err)
-		err = apply_guests(&ch, p, &r, res);
-	err = change_end(&ch, err, genid);
+	n->change_nics = r.off[p->n];
+	err = diff_sync(n, p, &r, commit, fn, arg, res);
+	if (!err && commit)
+		err = adopt(n, p, &r);
+	else if (!commit)
+		n->stale = true;
 out:
 	resolved_free(&r);
 	return err;
 }
 
+static int sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
+		     vnic_nft_diff_fn fn, void *arg, bool commit,
+		     struct vnic_nft_result *res, const char *what)
+{
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
+
+	if (err)
+		return err;
+	vnic_clear_err(n->ctx);
+	err = sync_once(n, p, fn, arg, commit, rp);
+	if (redo(n, err))
+		err = sync_once(n, p, fn, arg, commit, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP, what);
+	return result_out(res, rp, err);
+}
+
 VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+			      struct vnic_nft_result *res)
+{
+	return sync_diff(n, p, NULL, NULL, true, res, "syncing the policy");
+}
+
+VNIC_EXPORT int vnic_nft_sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
+				   vnic_nft_diff_fn fn, void *arg,
+				   struct vnic_nft_result *res)
+{
+	return sync_diff(n, p, fn, arg, true, res, "syncing the policy");
+}
+
+VNIC_EXPORT int vnic_nft_diff(struct vnic_nft *n, const struct vnic_policy *p,
+			      vnic_nft_diff_fn fn, void *arg,
 			      struct vnic_nft_result *res)
 {
 	struct vnic_nft_result r, *rp = res ? &r : NULL;
@@ -1293,12 +1401,13 @@ VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 
 	if (err)
 		return err;
-	err = sync_once(n, p, rp);
-	if (redo(n, err))
-		err = sync_once(n, p, rp);
+	vnic_clear_err(n->ctx);
+	/* Without a policy: the table against its own state (filter show). */
+	err = p ? sync_once(n, p, fn, arg, false, rp) :
+		  diff_sync(n, NULL, NULL, false, fn, arg, rp);
 	if (err)
 		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
-					"syncing the policy");
+					"comparing the table");
 	return result_out(res, rp, err);
 }
 
@@ -1310,6 +1419,9 @@ VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int 
 
 	if (!n || !names || !count)
 		return -EINVAL;
+	/* A damaged table's guests are not known: say what is wrong. */
+	if (refuse_damaged(n))
+		return -EUCLEAN;
 	for (i = 0; i < n->ninst; i++)
 		if (n->inst[i].name[0])
 			bytes += strlen(n->inst[i].name) + 1, k++;

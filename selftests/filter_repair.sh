@@ -71,18 +71,20 @@ first_rule() {
 }
 
 # CHAIN hooked to every device it has but DEV: nft 1.0.6 cannot remove a
-# device from a chain, so the chain is made again without it, in one
-# transaction (a runtime's firewall reload does the same).
+# device from a chain, so the chain is made again without it, with its
+# rules (a firewall script that rebuilds it does the same).  The commands
+# name the chain, not the table: nft would update the table's flags (it
+# has libvnic's owner flag) and be refused.
 unhook() {
-	local chain=$1 dev=$2
+	local chain=$1 dev=$2 body
+	body=$(nft list chain netdev vnic "$chain" | sed -n '3,/^\t}/p' | sed '$d')
 	{
 		echo "delete chain netdev vnic $chain"
-		nft list table netdev vnic |
-			sed -n "/^\tchain $chain {/,/^\t}/p" |
-			sed -e "s/\b$dev, //; s/, $dev\b//" |
-			sed -e '1s/^/table netdev vnic {\n/' -e '$s/$/\n}/'
+		echo "$body" | head -1 | sed -e "s/\b$dev, //; s/, $dev\b//" \
+			-e "s/^\t*/add chain netdev vnic $chain { /" -e 's/$/ }/'
+		echo "$body" | tail -n +2 | sed "s/^\t*/add rule netdev vnic $chain /"
 	} >"$TMP/unhook.nft"
-	nft -f "$TMP/unhook.nft" || return
+	nft -f "$TMP/unhook.nft" || { cat "$TMP/unhook.nft" >&2; return 1; }
 	nft list chain netdev vnic "$chain" | grep -q "\b$dev\b" &&
 		fail "$dev is still hooked"
 	return 0

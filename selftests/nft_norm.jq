@@ -5,12 +5,15 @@
 # process that made the table), counters zeroed, the elements of every set
 # sorted; tables, sets, maps, counters and chains sorted (they list in the
 # order they were made); rules keep their order within their chain (it is
-# what they mean), grouped by chain.
+# what they mean), grouped by chain.  The generation libvnic's state
+# element records (" g=N") is history too, like handles.
 #
 #   nft -j list table netdev vnic | jq -S -f selftests/nft_norm.jq
 
 def norm: walk(if type == "object" then
 		 del(.handle) |
+		 (if (.comment? | type) == "string"
+		  then .comment |= sub(" g=[0-9]+"; " g=G") else . end) |
 		 (if has("packets") and has("bytes")
 		  then .packets = 0 | .bytes = 0 else . end)
 	       else . end);

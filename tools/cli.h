@@ -78,6 +78,17 @@ int cli_policy_load(const char *file, json_t **root);
 int cli_policy_build(struct cli *cli, const char *file, json_t *root,
 		     struct vnic_policy **out);
 
+/* cli_diff.c: filter diff, and the differences sync and show report */
+struct vnic_nft;
+struct vnic_nft_diff;
+void cli_diff_phrase(const struct vnic_nft_diff *d, bool done, char *buf,
+		     size_t len);
+int cli_filter_diff(struct cli *cli, struct vnic_nft *n,
+		    const struct vnic_policy *p);
+int cli_filter_sync(struct vnic_nft *n, const struct vnic_policy *p,
+		    struct vnic_nft_result *res, char *repaired);
+int cli_filter_damage(struct cli *cli, struct vnic_nft *n);
+
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);
 int cmd_guest(struct cli *cli, int argc, char **argv);
