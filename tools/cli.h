@@ -73,10 +73,10 @@ void cli_guest_table(const struct vnic_guest *g, unsigned int from);
 int cli_guest_print(struct cli *cli, const struct vnic_guest *g,
 		    unsigned int from);
 
-/* cli_policy.c: the filter policy file */
-int cli_policy_load(const char *file, json_t **root);
-int cli_policy_build(struct cli *cli, const char *file, json_t *root,
-		     struct vnic_policy **out);
+/* cli_policy.c: the filter policy file ("-": stdin) read and checked by
+ * the library's policy model; no context needed.  Returns 0 with *out set,
+ * or an exit status after printing the problem. */
+int cli_policy_load(const char *file, struct vnic_policy **out);
 
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);

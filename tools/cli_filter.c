@@ -104,7 +104,6 @@ static int print_result(struct cli *cli, const struct vnic_nft_result *r)
 /* What apply, sync and render start from: a policy file read, checked and
  * built, and the table opened.  ret < 0: ready; else the exit status. */
 struct file_job {
-	json_t *root;
 	struct vnic_policy *p;
 	struct vnic_nft *n;
 };
@@ -118,11 +117,9 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 	ret = operands(cmd, "policy file", argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
-	ret = cli_policy_load(argv[1], &job->root);
+	ret = cli_policy_load(argv[1], &job->p);
 	if (!ret)
 		ret = cli_open(cli);
-	if (!ret)
-		ret = cli_policy_build(cli, argv[1], job->root, &job->p);
 	if (!ret)
 		ret = nft_open(cli, write, &job->n);
 	return ret ? ret : -1;
@@ -133,7 +130,6 @@ static void file_job_close(struct file_job *job)
 	if (job->n)
 		vnic_nft_close(job->n);
 	vnic_policy_free(job->p);
-	json_decref(job->root);
 }
 
 enum commit { C_APPLY, C_SYNC };
