@@ -78,6 +78,14 @@ int cli_guest_print(struct cli *cli, const struct vnic_guest *g,
  * or an exit status after printing the problem. */
 int cli_policy_load(const char *file, struct vnic_policy **out);
 
+/* cli_filter.c: a filter command's operands (-1: go on, else the exit
+ * status); the table opened for writing (claimed unless --no-owner)
+ * or read-only; a commit's result printed.  Both return an exit status. */
+int cli_filter_operands(const char *cmd, const char *what, int argc,
+			char **argv, int min, int max);
+int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out);
+int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r);
+
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);
 int cmd_guest(struct cli *cli, int argc, char **argv);
@@ -85,6 +93,7 @@ int cmd_guest_add(struct cli *cli, int argc, char **argv);
 int cmd_gc(struct cli *cli, int argc, char **argv);
 int cmd_features(struct cli *cli, int argc, char **argv);
 int cmd_filter(struct cli *cli, int argc, char **argv);
+int cmd_filter_hold(struct cli *cli, int argc, char **argv);
 
 void usage_main(FILE *f);
 void usage_guest(FILE *f);
