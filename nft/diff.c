@@ -852,7 +852,7 @@ static int hooks(struct dctx *dc)
 				in = devlist_has(&n->shards[c][k].devs, dev);
 			if (in)
 				continue;
-			err = layout_chain_devs(n, (enum nchain)c, &dev, 1, false);
+			err = shard_note_devs(n, (enum nchain)c, &dev, 1, false);
 			if (!err && !strmap_get(&dc->p->ifnames, dev, &gi) &&
 			    status(dc, dc->p->g[gi]->name) == G_SAME)
 				err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 0,
@@ -867,14 +867,14 @@ static int hooks(struct dctx *dc)
 				const char *dev = d->names[i];
 
 				if (d->live[i] && !devlist_has(&want[c], dev))
-					err = layout_chain_devs(n, (enum nchain)c,
+					err = shard_note_devs(n, (enum nchain)c,
 								&dev, 1, true);
 			}
 		}
 	}
 	for (c = 0; c < C__MAX; c++)
 		devlist_clear(&want[c]);
-	return err ? err : layout_flush_devs(n, dc->b);
+	return err ? err : shards_flush(n, dc->b);
 }
 
 /* --- the state element --------------------------------------------------- */
@@ -1282,7 +1282,7 @@ out:
 				     "commit to table netdev %s", n->table);
 		}
 	}
-	layout_drop_devs(n);
+	shards_drop(n);
 	if (!err && res) {
 		count_guests(&dc);
 		res->messages = commit ? sent : b.msgs;

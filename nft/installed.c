@@ -1,413 +1,240 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The installed table read back once, whatever is in it: the table, then
- * one dump each of its sets, chains, rules and objects, then one dump per
- * set of libvnic's of its elements.  The number of requests depends on the
- * layout (the sets libvnic has), never on the number of guests or NICs, and
- * nothing is looked up per NIC.
- *
- * Everything is kept by name (state.h).  An object whose name is not of
- * libvnic's layout is only named: diff.c removes it.  One of libvnic's is
- * checked against the reply policies (attrs.c) before libnftnl parses it;
- * a set of ours whose elements cannot be read (an element with an
- * expression libvnic does not parse) is marked unreadable: the sync flushes
- * and fills it again.
- *
- * The pieces come from several requests: a commit by anyone in between
- * would make them disagree, so the read is made again while the ruleset's
- * generation moves (a bounded number of times).
+ * What the handle knows is installed: the guests it installed (with their
+ * policy and ifindexes) or read back after a restart (by name and digest),
+ * which guest each NIC belongs to, and the public readers of that state:
+ * the guests and their drop counters.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <endian.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <libnftnl/chain.h>
-#include <libnftnl/object.h>
-#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
-#include <libnftnl/table.h>
 
 #include "nft/read.h"
-#include "nft/state.h"
 
-#define READ_TRIES 5
-
-struct rd {
-	struct vnic_nft *n;
-	struct tstate *t;
-	struct st_set *set;		/* of the element dump */
-	int err;
-};
-
-/* The attributes of a message, by type (up to max). */
-struct attrs {
-	const struct nlattr *a[32];
-};
-
-static int attr_cb(const struct nlattr *a, void *data)
+void inst_clear(struct vnic_nft *n)
 {
-	struct attrs *at = data;
-	uint16_t type = mnl_attr_get_type(a);
+	unsigned int i;
 
-	if (type < ARRAY_SIZE(at->a))
-		at->a[type] = a;
-	return MNL_CB_OK;
-}
-
-static void attrs_of(const struct nlmsghdr *nlh, struct attrs *at)
-{
-	memset(at, 0, sizeof(*at));
-	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, at);
-}
-
-static const char *a_str(const struct attrs *at, unsigned int type)
-{
-	const struct nlattr *a = at->a[type];
-
-	return a && !mnl_attr_validate(a, MNL_TYPE_NUL_STRING) ?
-		mnl_attr_get_str(a) : NULL;
-}
-
-static bool a_u32(const struct attrs *at, unsigned int type, uint32_t *v)
-{
-	const struct nlattr *a = at->a[type];
-
-	if (!a || mnl_attr_validate(a, MNL_TYPE_U32))
-		return false;
-	*v = ntohl(mnl_attr_get_u32(a));
-	return true;
-}
-
-static struct nlmsghdr *dump_req(char *buf, struct vnic_nft *n, uint16_t type,
-				 uint16_t flags)
-{
-	struct nlmsghdr *req = nfnl_req(buf, type, flags, n);
-
-	mnl_attr_put_strz(req, NFTA_TABLE_NAME, n->table);	/* attr 1 of each */
-	return req;
-}
-
-/* --- the table ---------------------------------------------------------- */
-
-static int table_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rd *rd = data;
-	struct nftnl_table *t = nftnl_table_alloc();
-
-	if (!t)
-		return -ENOMEM;
-	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
-		const void *ud;
-		uint32_t len = 0;
-
-		rd->t->exists = true;
-		rd->t->tflags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
-		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
-		rd->t->comment_ours = check_table_comment(ud, len);
+	for (i = 0; i < n->ninst; i++) {
+		pguest_free(n->inst[i].g);
+		free(n->inst[i].ifindex);
 	}
-	nftnl_table_free(t);
-	return 0;
+	free(n->inst);
+	n->inst = NULL;
+	n->ninst = n->capinst = 0;
+	strmap_free(&n->inst_map);
+	strmap_free(&n->nic_owner);
+	for (i = 0; i < n->nnic_keys; i++)
+		free(n->nic_keys[i]);
+	free(n->nic_keys);
+	n->nic_keys = NULL;
+	n->nnic_keys = n->capnic_keys = 0;
 }
 
-/* --- sets ------------------------------------------------------------------ */
-
-static const struct nset_desc mask_desc = { NULL, DT_IFINDEX, 4, 0, 0, "", 1 };
-
-static bool shape_ok(struct nftnl_set *s, const struct nset_desc *d)
+/* The guest at index i claims its NICs (nic_owner). */
+int inst_claim(struct vnic_nft *n, uint32_t i)
 {
-	if (nftnl_set_get_u32(s, NFTNL_SET_KEY_TYPE) != d->key_type ||
-	    nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN) != d->key_len ||
-	    nftnl_set_get_u32(s, NFTNL_SET_FLAGS) != d->flags)
-		return false;
-	if ((d->flags & NFT_SET_MAP) &&
-	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
-		return false;
-	if ((d->flags & NFT_SET_OBJECT) &&
-	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != NFT_OBJECT_COUNTER)
-		return false;
-	/* An expression on the set makes every element count or limit. */
-	return !nftnl_set_is_set(s, NFTNL_SET_EXPR) &&
-	       !nftnl_set_is_set(s, NFTNL_SET_EXPRESSIONS);
-}
+	const struct pguest *g = n->inst[i].g;
+	unsigned int k;
+	char *key;
 
-static int set_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rd *rd = data;
-	struct attrs at;
-	const char *name;
-	struct st_set *st;
-	struct nftnl_set *s;
-	char why[160];
-	int idx;
+	for (k = 0; k < g->nn; k++) {
+		if (!strmap_set(&n->nic_owner, g->nics[k].ifname, i))
+			continue;
+		if (n->nnic_keys == n->capnic_keys) {
+			unsigned int cap = n->capnic_keys ? n->capnic_keys * 2 : 64;
+			char **v = realloc(n->nic_keys, cap * sizeof(*v));
 
-	attrs_of(nlh, &at);
-	name = a_str(&at, NFTA_SET_NAME);
-	if (!name)
-		return 0;
-	st = ntab_add(&rd->t->sets, name, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	idx = st_set_index(name);
-	st->ours = idx >= 0;
-	if (!st->ours || nreply_check(&nr_set, nlh, why, sizeof(why)))
-		return 0;
-	s = nftnl_set_alloc();
-	if (!s)
-		return -ENOMEM;
-	if (nftnl_set_nlmsg_parse(nlh, s) == 0) {
-		st->shape_ok = shape_ok(s, idx < S__MAX ? &nset_descs[idx] : &mask_desc);
-		st->size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
-			   nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
-	}
-	nftnl_set_free(s);
-	return 0;
-}
-
-/* --- chains, rules, objects ------------------------------------------------ */
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int chain_devs(struct st_chain *c, const struct nlmsghdr *nlh)
-{
-	struct nftnl_chain *ch = nftnl_chain_alloc();
-	const char *const *devs, *dev;
-	char why[160];
-	unsigned int k = 0, i;
-
-	if (!ch)
-		return -ENOMEM;
-	/* libnftnl 1.2 cannot parse a prefix hook: such a chain has none. */
-	if (nreply_check(&nr_chain, nlh, why, sizeof(why)) ||
-	    nftnl_chain_nlmsg_parse(nlh, ch) < 0)
-		goto out;
-	/* libnftnl 1.2 gives a chain of one device both ways. */
-	devs = nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES) ?
-	       nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES) : NULL;
-	dev = !devs && nftnl_chain_is_set(ch, NFTNL_CHAIN_DEV) ?
-	      nftnl_chain_get_str(ch, NFTNL_CHAIN_DEV) : NULL;
-	while (devs && devs[k])
-		k++;
-	c->devs = calloc(k + 2, sizeof(*c->devs));
-	if (!c->devs) {
-		nftnl_chain_free(ch);
-		return -ENOMEM;
-	}
-	if (dev)
-		c->devs[c->ndevs++] = strdup(dev);
-	for (i = 0; i < k; i++)
-		c->devs[c->ndevs++] = strdup(devs[i]);
-	for (i = 0; i < c->ndevs; i++)
-		if (!c->devs[i]) {
-			nftnl_chain_free(ch);
-			return -ENOMEM;
+			if (!v)
+				return -ENOMEM;
+			n->nic_keys = v;
+			n->capnic_keys = cap;
 		}
-	qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
-out:
-	nftnl_chain_free(ch);
-	return 0;
-}
-
-static int chain_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rd *rd = data;
-	struct attrs at;
-	const char *name;
-	struct st_chain *c;
-
-	attrs_of(nlh, &at);
-	name = a_str(&at, NFTA_CHAIN_NAME);
-	if (!name)
-		return 0;
-	c = ntab_add(&rd->t->chains, name, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->base = at.a[NFTA_CHAIN_HOOK] != NULL;
-	return c->base ? chain_devs(c, nlh) : 0;
-}
-
-static int rule_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rd *rd = data;
-	const struct nlattr *ud, *h;
-	struct attrs at;
-	const char *chain;
-	struct st_chain *c;
-	uint64_t handle = 0;
-
-	attrs_of(nlh, &at);
-	chain = a_str(&at, NFTA_RULE_CHAIN);
-	h = at.a[NFTA_RULE_HANDLE];
-	if (!chain || !h || mnl_attr_validate(h, MNL_TYPE_U64))
-		return 0;
-	handle = be64toh(mnl_attr_get_u64(h));
-	c = ntab_add(&rd->t->chains, chain, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	ud = at.a[NFTA_RULE_USERDATA];
-	return st_rule_add(c, handle, ud ? mnl_attr_get_payload(ud) : NULL,
-			   ud ? mnl_attr_get_payload_len(ud) : 0, NULL);
-}
-
-static int obj_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct rd *rd = data;
-	struct attrs at;
-	const char *name;
-	struct st_obj *o;
-	uint32_t type = 0;
-
-	attrs_of(nlh, &at);
-	name = a_str(&at, NFTA_OBJ_NAME);
-	if (!name || !a_u32(&at, NFTA_OBJ_TYPE, &type))
-		return 0;
-	o = ntab_add(&rd->t->objs, name, sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	o->type = type;
-	return 0;
-}
-
-/* --- elements -------------------------------------------------------------- */
-
-static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
-{
-	const char *c = elem_comment(e);
-	char name[POLICY_GUEST_MAX + 1];
-	unsigned long long d;
-
-	if (key == STATE_KEY) {
-		struct tstate *t = rd->t;
-
-		t->has_state = true;
-		t->state_ok = !state_comment_parse(c, &t->state_digest, &t->state_gen);
-		free(t->state_comment);
-		t->state_comment = c ? strdup(c) : NULL;
-		return 0;
+		key = strdup(g->nics[k].ifname);
+		if (!key)
+			return -ENOMEM;
+		n->nic_keys[n->nnic_keys++] = key;
+		if (strmap_add(&n->nic_owner, key, i))
+			return -ENOMEM;
 	}
-	/* A guest's element: its name and digest, if its key is its name's. */
-	if (c && sscanf(c, "%64s %llx", name, &d) == 2 &&
-	    strcmp(name, "libvnic-state") && guest_key(name) == key)
-		return st_guest_add(rd->t, name, d);
 	return 0;
 }
 
-static int elem_cb(const struct nlmsghdr *nlh, void *data)
+/* The installed guest (known in full) that has NIC ifname, or NULL. */
+const struct installed *nic_owner(const struct vnic_nft *n,
+					 const char *ifname)
 {
-	struct rd *rd = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
+	const struct installed *in;
+	uint32_t i;
+	unsigned int k;
+
+	if (strmap_get(&n->nic_owner, ifname, &i))
+		return NULL;
+	in = &n->inst[i];
+	for (k = 0; in->name[0] && in->g && k < in->g->nn; k++)
+		if (!strcmp(in->g->nics[k].ifname, ifname))
+			return in;
+	return NULL;
+}
+
+struct installed *inst_find(struct vnic_nft *n, const char *name)
+{
+	uint32_t i;
+
+	if (strmap_get(&n->inst_map, name, &i) || !n->inst[i].name[0])
+		return NULL;
+	return &n->inst[i];
+}
+
+/* The map borrows inst[].name: the array only grows by realloc, so the
+ * map is rebuilt then. */
+static int inst_rehash(struct vnic_nft *n)
+{
+	unsigned int i;
 	int err = 0;
 
-	if (!s)
-		return -ENOMEM;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
-		goto out;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it)) {
-		uint32_t klen = 0, k = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		char *val;
-
-		if (!key || !klen)
-			continue;
-		if (klen >= 4)
-			memcpy(&k, key, 4);
-		if (rd->set == ntab_get(&rd->t->sets, nset_descs[S_GUESTS].name)) {
-			err = guests_elem(rd, e, k);
-			if (err || (klen == 4 && k == STATE_KEY))
-				continue;
-		}
-		val = st_elem_val(e);
-		err = val ? st_elem_add(rd->set, key, klen, val, NULL) : -ENOMEM;
-		free(val);
-	}
-	nftnl_set_elems_iter_destroy(it);
-out:
-	nftnl_set_free(s);
+	strmap_free(&n->inst_map);
+	for (i = 0; i < n->ninst && !err; i++)
+		if (n->inst[i].name[0])
+			err = strmap_add(&n->inst_map, n->inst[i].name, i);
 	return err;
 }
 
-static int read_set_elems(struct rd *rd, struct st_set *st)
+struct installed *inst_new(struct vnic_nft *n, const char *name)
 {
-	const struct vnic_err saved = rd->n->ctx->err;
-	char buf[512] = { 0 };
-	struct nlmsghdr *req;
-	int err;
+	struct installed *in;
 
-	rd->set = st;
-	req = nfnl_req(buf, NFT_MSG_GETSETELEM, NLM_F_DUMP, rd->n);
-	mnl_attr_put_strz(req, NFTA_SET_ELEM_LIST_TABLE, rd->n->table);
-	mnl_attr_put_strz(req, NFTA_SET_ELEM_LIST_SET, st->name);
-	err = nfnl_get(rd->n, req, &nr_elems, elem_cb, rd);
-	st->readable = !err;
-	if (err == -EBADMSG || err == -ENOENT) {
-		/* Unparsable elements (or the set went): flushed and filled. */
-		rd->n->ctx->err = saved;
-		return 0;
+	if (n->ninst == n->capinst) {
+		unsigned int cap = n->capinst ? n->capinst * 2 : 64;
+
+		in = realloc(n->inst, cap * sizeof(*in));
+		if (!in)
+			return NULL;
+		n->inst = in;
+		n->capinst = cap;
+		if (inst_rehash(n))
+			return NULL;
 	}
-	return err;
+	in = &n->inst[n->ninst];
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", name);
+	if (strmap_add(&n->inst_map, in->name, n->ninst))
+		return NULL;
+	n->ninst++;
+	return in;
 }
 
-/* --- the whole --------------------------------------------------------- */
-
-static int read_once(struct vnic_nft *n, struct tstate *t)
+void inst_forget(struct vnic_nft *n, struct installed *in)
 {
-	struct rd rd = { .n = n, .t = t };
-	char buf[512] = { 0 };
-	struct nlmsghdr *req;
-	unsigned int i;
+	pguest_free(in->g);
+	free(in->ifindex);
+	in->g = NULL;
+	in->ifindex = NULL;
+	in->name[0] = '\0';	/* a hole; the map entry no longer matches */
+}
+
+/* Order-independent digest of the whole state: XOR of these. */
+uint64_t state_mix(const char *name, uint64_t digest)
+{
+	return vnic_hash64(&digest, sizeof(digest),
+			   vnic_hash64(name, strlen(name), VNIC_HASH_INIT));
+}
+
+/* --- reading back after a restart -------------------------------------- */
+
+/* Every element but the state's is a guest's "NAME DIGEST": another one
+ * means the table is not (only) ours (check.c). */
+static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct vnic_nft *n = data;
+	const char *c = elem_comment(e);
+	uint32_t klen = 0, key = 0;
+	const void *k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	char name[POLICY_GUEST_MAX + 1] = "";
+	unsigned long long d = 0;
+	struct installed *in;
+	bool parsed;
 	int err;
 
-	tstate_free(t);
-	req = nfnl_req(buf, NFT_MSG_GETTABLE, 0, n);
-	mnl_attr_put_strz(req, NFTA_TABLE_NAME, n->table);
-	err = nfnl_get(n, req, &nr_table, table_cb, &rd);
-	if (err == -ENOENT)
-		return 0;
-	if (err || !t->exists)
+	if (k && klen == sizeof(key))
+		memcpy(&key, k, sizeof(key));
+	parsed = c && sscanf(c, "%64s %llx", name, &d) == 2 &&
+		 strcmp(name, "libvnic-state");
+	err = check_guest_elem(n, key, name, parsed);
+	if (err || key == STATE_KEY)
 		return err;
-	err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETSET, NLM_F_DUMP),
-		       &nr_set_any, set_cb, &rd);
-	if (!err)
-		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETCHAIN, NLM_F_DUMP),
-			       &nr_chain_any, chain_cb, &rd);
-	if (!err)
-		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
-			       &nr_rule_any, rule_cb, &rd);
-	if (!err)
-		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETOBJ, NLM_F_DUMP),
-			       &nr_obj_any, obj_cb, &rd);
-	for (i = 0; !err && i < t->sets.n; i++) {
-		struct st_set *st = t->sets.v[i];
+	in = inst_find(n, name) ? inst_find(n, name) : inst_new(n, name);
+	if (!in)
+		return -ENOMEM;
+	in->digest = d;
+	return 0;
+}
 
-		if (st->ours && st->shape_ok)
-			err = read_set_elems(&rd, st);
+/* The guests, and the digest and count the state element must have. */
+int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count)
+{
+	unsigned int i;
+	int err;
+
+	inst_clear(n);
+	*digest = 0;
+	*count = 0;
+	err = read_elems(n, S_GUESTS, guests_elem_cb, n);
+	for (i = 0; !err && i < n->ninst; i++) {
+		*digest ^= state_mix(n->inst[i].name, n->inst[i].digest);
+		++*count;
 	}
 	return err;
 }
 
-int installed_read(struct vnic_nft *n, struct tstate *t)
+VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
 {
-	uint32_t g0 = 0, g1 = 0;
-	unsigned int i;
-	int err = nfnl_genid(n, &g0);
+	unsigned int i, k = 0;
+	size_t bytes = 0;
+	char **out, *s;
 
-	for (i = 1; !err; i++) {
-		err = read_once(n, t);
-		if (!err)
-			err = nfnl_genid(n, &g1);
-		if (err || g1 == g0 || i == READ_TRIES)
-			break;
-		g0 = g1;
+	if (!n || !names || !count)
+		return -EINVAL;
+	/* A damaged table's guests are not known: say what is wrong. */
+	if (refuse_damaged(n))
+		return -EUCLEAN;
+	for (i = 0; i < n->ninst; i++)
+		if (n->inst[i].name[0])
+			bytes += strlen(n->inst[i].name) + 1, k++;
+	out = malloc((k + 1) * sizeof(*out) + bytes);
+	if (!out)
+		return -ENOMEM;
+	s = (char *)(out + k + 1);
+	for (i = 0, k = 0; i < n->ninst; i++) {
+		if (!n->inst[i].name[0])
+			continue;
+		out[k++] = strcpy(s, n->inst[i].name);
+		s += strlen(s) + 1;
 	}
-	t->genid = g1;
-	return err;
+	out[k] = NULL;
+	*names = out;
+	*count = k;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_nft_counter(struct vnic_nft *n, const char *guest,
+				 uint64_t *packets, uint64_t *bytes)
+{
+	char ctr[80], chain[80];
+	uint64_t p, b;
+	int err;
+
+	if (!n || !guest || !packets || !bytes)
+		return -EINVAL;
+	vnic_clear_err(n->ctx);
+	guest_names(guest, ctr, chain, sizeof(ctr));
+	err = read_counter(n, ctr, &p, &b);
+	if (err)
+		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "counter of guest %s", guest);
+	*packets = p;
+	*bytes = b;
+	return 0;
 }

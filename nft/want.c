@@ -48,7 +48,7 @@ static void shadow_free(struct vnic_nft *s)
 {
 	shards_clear(s);
 	guest_adds_drop(s);
-	layout_drop_devs(s);
+	shards_drop(s);
 	devlist_clear(&s->customs);
 	devlist_clear(&s->tochains);
 	free(s);
@@ -84,7 +84,7 @@ static int build(struct vnic_nft *s, const struct vnic_policy *p,
 	if (!err)
 		err = guest_adds_flush(s, b);
 	if (!err)
-		err = layout_flush_devs(s, b);
+		err = shards_flush(s, b);
 	if (!err)
 		err = prefix_build(s, b, &k);
 	fit_sizes(s);
