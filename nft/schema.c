@@ -10,6 +10,7 @@
  *   eg  egress of macvtaps and macvlans           from the guest, key oif
  *   to  egress of veth host ends and taps         to the guest,   key oif
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,16 +156,22 @@ void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len)
 	snprintf(buf, len, "sw_%s_%02x", nchain_names[c], mask & SW_FROM);
 }
 
-/* "sw_7f" -> 0x7f; 0 for another name. */
+/* "sw_37f" -> 0x37f; 0 for another name, or one set_name() would not
+ * give (the digits as "sw_%02x" writes them). */
 uint32_t swmask_parse(const char *set)
 {
+	char canon[16];
 	unsigned long v;
 	char *end;
 
-	if (strncmp(set, "sw_", 3) || strlen(set) != 5)
+	if (strncmp(set, "sw_", 3) || strlen(set) < 5 || strlen(set) > 6 ||
+	    !isxdigit((unsigned char)set[3]))
 		return 0;
 	v = strtoul(set + 3, &end, 16);
-	return *end || (v & ~(unsigned long)SW_FROM) ? 0 : (uint32_t)v;
+	if (*end || !v || (v & ~(unsigned long)SW_FROM))
+		return 0;
+	snprintf(canon, sizeof(canon), "sw_%02lx", v);
+	return strcmp(canon, set) ? 0 : (uint32_t)v;
 }
 
 bool swmask_ready(const struct vnic_nft *n, uint32_t mask)

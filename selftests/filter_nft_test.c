@@ -701,10 +701,10 @@ static unsigned int mentions(json_t *root, const char *dev)
 #define SET_MAC	"macs"		/* iif . MAC */
 #define SET_IP4	"ip4s"		/* iif . IPv4 */
 #define SET_IP6	"ip6s"		/* iif . IPv6 */
-#define SET_SW	"sw_7f"		/* NICs with every from-guest switch */
-#define SET_SW_NOMAC "sw_7e"	/* the same but mac-spoof */
-#define SW_CLEAN_IN	"sw_in_7f"	/* every from-guest switch, ingress */
-#define SW_NOMAC_IN	"sw_in_7e"	/* the same but mac-spoof */
+#define SET_SW	"sw_37f"		/* NICs with every from-guest switch */
+#define SET_SW_NOMAC "sw_37e"	/* the same but mac-spoof */
+#define SW_CLEAN_IN	"sw_in_37f"	/* every from-guest switch, ingress */
+#define SW_NOMAC_IN	"sw_in_37e"	/* the same but mac-spoof */
 
 /* Rules of the table's chain that mention s (all of them if s is NULL). */
 static unsigned int chain_rules_with(json_t *root, const char *chain, const char *s)
@@ -1157,7 +1157,7 @@ TEST_F(nft, owner_flag_survives_flush_and_delete)
 	TH_LOG("nft flush table: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 	ret = st_run_cmd_err(err, sizeof(err),
-			     "nft delete element netdev vnic sw_7f '{ %s }'",
+			     "nft delete element netdev vnic sw_37f '{ %s }'",
 			     self->t.nic);
 	TH_LOG("nft delete element: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);

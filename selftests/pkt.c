@@ -1100,7 +1100,8 @@ int pkt_bad_add(const struct pkt_topo *t, struct vnic_policy *p,
 	case PKT_BAD_nic_kind_zero:	nic.kind = 0; break;
 	case PKT_BAD_nic_kind_out_of_range: nic.kind = VNIC_KIND__MAX + 3; break;
 	case PKT_BAD_switches_unknown_bit:
-		nic.switches = VNIC_SW_CLEAN | 0x100;
+		/* The bit past the last switch. */
+		nic.switches = VNIC_SW_CLEAN | ((uint32_t)VNIC_SW_CLEAN + 1);
 		nic.switches_set = 1;
 		break;
 	case PKT_BAD_guest_switches_unknown_bit:

@@ -632,9 +632,9 @@ damage_missing_chain() {
 			select(.table == "vnic" and .hook == "egress") | .name'); do
 		nft flush chain netdev vnic "$c" || return
 	done
-	nft flush chain netdev vnic sw_eg_7f && nft delete chain netdev vnic sw_eg_7f ||
+	nft flush chain netdev vnic sw_eg_37f && nft delete chain netdev vnic sw_eg_37f ||
 		return
-	WANT='chain sw_eg_7f of set sw_7f is missing'
+	WANT='chain sw_eg_37f of set sw_37f is missing'
 }
 damage_state_garbled() {
 	run 0 vc filter apply "$TMP/p.json" &&
