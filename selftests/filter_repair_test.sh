@@ -105,8 +105,13 @@ case_element_deleted() {
 case_element_added() {
 	repaired "nft add element netdev vnic ip4s '{ nv3 . 192.0.2.99 }'"
 }
+# The egress chain of the switches every guest of A has.
+sw_eg() {
+	nft -j list chains netdev | jq -r '[.nftables[] | .chain? // empty |
+		select(.table == "vnic" and (.name | startswith("sw_eg_")))][0].name'
+}
 case_rule_deleted() {
-	repaired 'nft delete rule netdev vnic sw_eg_7f handle $(first_rule sw_eg_7f)'
+	repaired 'c=$(sw_eg) && nft delete rule netdev vnic $c handle $(first_rule $c)'
 }
 case_rule_added() { repaired 'nft insert rule netdev vnic eg0 accept'; }
 case_chain_deleted() { repaired 'nft delete chain netdev vnic eg0'; }
