@@ -77,9 +77,11 @@ enum vnic_nft_feature {
 /* Open the table: check and read what it holds, and claim it (owner flag)
  * unless VNIC_NFT_NO_OWNER; nothing else is written.  A missing table is
  * made by the first commit that writes, in its batch.  A table named like
- * ours that libvnic did not make or that was damaged is refused with
- * -EUCLEAN (-EPERM if a live process owns it) and a message saying what is
- * wrong; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP).
+ * ours that libvnic did not make is refused with -EUCLEAN (-EPERM if a live
+ * process owns it) and a message saying what is wrong; one of libvnic's
+ * that was damaged opens unclaimed, and apply, remove and vnic_nft_guests()
+ * refuse it with -EUCLEAN and that message until vnic_nft_sync() repairs
+ * it; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP).
  * Returns 0 with *out set, or a negative errno with nothing written: those,
  * -EINVAL (an invalid table name, prefix or capacity), -E2BIG (common.h),
  * -ENOMEM, or the kernel's (e.g. -EPERM without CAP_NET_ADMIN). */
@@ -181,7 +183,7 @@ int vnic_nft_sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
 		       vnic_nft_diff_fn fn, void *arg, struct vnic_nft_result *res);
 
 /* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
- * -EINVAL or -ENOMEM. */
+ * -EINVAL, -ENOMEM, or -EUCLEAN on a damaged table (vnic_nft_open()). */
 int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count);
 /* A guest's drop counter.  Returns 0 with both set, -EINVAL, or the read's
  * negative errno (-ENOENT: no such guest installed). */
