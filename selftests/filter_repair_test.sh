@@ -154,18 +154,45 @@ case_restart_a_b_a() {
 	same_as_clean "$TMP/A.json"
 }
 
-# Unchanged and untouched: nothing is read back beyond the state, nothing
-# written.
+# sendmsg() calls of a vnicctl -s run, from its stats line.
+sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
+
+# Unchanged and untouched: nothing is read back (the generation proves the
+# table untouched), nothing written.  After a commit elsewhere in the
+# namespace the generation proves nothing: the table is read back, and
+# still nothing written.
 case_unchanged_writes_nothing() {
+	local quiet busy
 	run 0 vc filter sync "$TMP/A.json" || return
-	run 0 vc -j filter sync "$TMP/A.json" || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
 	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
-		fail "second sync: $(cat "$TMP/out")"
+		fail "second sync: $(cat "$TMP/out")" || return
+	quiet=$(sends)
+	nft add table inet elsewhere || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "sync after a commit elsewhere: $(cat "$TMP/out")" || return
+	busy=$(sends)
+	[ -n "$quiet" ] && [ -n "$busy" ] && [ "$quiet" -lt "$busy" ] ||
+		fail "untouched sync sent $quiet messages, one that reads back $busy"
+}
+
+# diff: 2 is an error, never "differs": a file that does not load, a NIC
+# that does not exist; nothing is written either way.
+case_diff_errors_exit_2() {
+	run 0 vc filter sync "$TMP/A.json" || return
+	nft -j list ruleset >"$TMP/before"
+	echo '{"guests": [' >"$TMP/bad.json"
+	run 2 vc filter diff "$TMP/bad.json" || return
+	jq '.guests[0].nics[0].ifname = "nosuch0"' "$TMP/A.json" >"$TMP/nonic.json"
+	run 2 vc filter diff "$TMP/nonic.json" || return
+	grep -q nosuch0 "$TMP/err" || fail "no NIC named: $(cat "$TMP/err")" || return
+	nft -j list ruleset | cmp -s - "$TMP/before" || fail "diff wrote"
 }
 
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
-       restart_a_b_a unchanged_writes_nothing)
+       restart_a_b_a unchanged_writes_nothing diff_errors_exit_2)
 
 tap_main nft jq python3 -- "$@"
