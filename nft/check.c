@@ -157,8 +157,13 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 	/* Someone's set (a set with an expression, say) is only named: the
 	 * dump passes any well-formed set, ours are checked here; a sync
 	 * removes the others (diff.c). */
-	if (!set_named_ours(nlh) || nreply_check(&nr_set, nlh, why, sizeof(why)) ||
-	    nftnl_set_nlmsg_parse(nlh, s) < 0 ||
+	if (set_named_ours(nlh) && nreply_check(&nr_set, nlh, why, sizeof(why))) {
+		nftnl_set_free(s);
+		return vnic_set_err(sr->n->ctx, -EBADMSG, VNIC_STEP_DUMP, -1, NULL,
+				    "table netdev %s: refused a malformed reply "
+				    "from the kernel: %s", sr->n->table, why);
+	}
+	if (!set_named_ours(nlh) || nftnl_set_nlmsg_parse(nlh, s) < 0 ||
 	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME))) {
 		sr->count++;
 		goto out;

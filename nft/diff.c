@@ -1130,9 +1130,10 @@ static int self_check(struct dctx *dc)
 {
 	struct tstate *h = dc->have;
 	uint32_t want[STATE_COUNTS] = { 0 };
-	uint64_t digest = 0, sd;
+	uint64_t digest = 0;
 	unsigned int i, j;
 	const char *c;
+	char *end;
 	int err = 0;
 
 	if (!h->exists)
@@ -1144,10 +1145,11 @@ static int self_check(struct dctx *dc)
 	else if (h->state_digest != digest)
 		err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 0,
 			   "state element (its digest is not the guests')");
+	/* " n=A,B,...": how many elements each set holds. */
 	c = h->state_comment ? strstr(h->state_comment, " n=") : NULL;
-	for (i = 0; c && i < STATE_COUNTS; i++) {
-		want[i] = (uint32_t)strtoul(c + 3, (char **)&c, 10);
-		c = *c == ',' ? c - 2 : NULL;
+	for (i = 0, c = c ? c + 3 : NULL; c && i < STATE_COUNTS; i++) {
+		want[i] = (uint32_t)strtoul(c, &end, 10);
+		c = *end == ',' ? end + 1 : NULL;
 	}
 	for (i = 0; !err && h->state_ok && i < STATE_COUNTS; i++) {
 		struct st_set *s = ntab_get(&h->sets, nset_descs[i].name);
@@ -1185,7 +1187,6 @@ static int self_check(struct dctx *dc)
 			err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 1, "rules of chain %s",
 				   ch->name);
 	}
-	(void)sd;
 	return err;
 }
 

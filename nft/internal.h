@@ -453,7 +453,7 @@ struct nftnl_rule;
 void rule_tag(struct nftnl_rule *r);
 bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag);
 
-/* open.c: -EUCLEAN with what open found damaged, or 0. */
+/* damaged.c: -EUCLEAN with what open found damaged, or 0. */
 int refuse_damaged(struct vnic_nft *n);
 /* apply.c: shared with sync.c. */
 int result_check(struct vnic_nft *n, const struct vnic_nft_result *res);

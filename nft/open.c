@@ -158,14 +158,6 @@ static int open_damaged(struct vnic_nft *n)
 	return 0;
 }
 
-int refuse_damaged(struct vnic_nft *n)
-{
-	if (!n->damaged)
-		return 0;
-	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
-			    "%s; a sync repairs it (vnic_nft_sync(), vnicctl filter "
-			    "sync)", n->damage);
-}
 
 /*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
