@@ -256,23 +256,52 @@ static __always_inline int from_arp(struct __sk_buff *skb, const struct bpf_nic 
 	return PASS;
 }
 
+/* IPv4 without options whose header and ports are in the linear data: the
+ * checks of from_ip4() on direct loads, no helper call (the common frame). */
+static __always_inline int from_ip4_fast(struct __sk_buff *skb, const struct bpf_nic *nic,
+					 __u32 ifindex, struct iphdr *ip)
+{
+	__u16 *ports = (__u16 *)(ip + 1);
+	int l4 = !(ip->frag_off & bpf_htons(0x1fff)) && ip->protocol == IPPROTO_UDP;
+
+	if (nic->flags & BF_IP4) {
+		if (ip->saddr == 0 && l4 && ports[0] == bpf_htons(68) &&
+		    ports[1] == bpf_htons(67))
+			return PASS;		/* DHCP discover/request */
+		if (!own4(ifindex, nic->gen, ip->saddr))
+			return drop(skb, ifindex);
+	}
+	if ((nic->flags & BF_DHCP4) && l4 && ports[0] == bpf_htons(67))
+		return drop(skb, ifindex);
+	return PASS;
+}
+
 static __always_inline int from_guest(struct __sk_buff *skb, const struct bpf_nic *nic,
 				      __u32 ifindex)
 {
-	struct ethhdr eth;
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data, copy;
 	__u32 proto = skb->protocol;
 
-	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
-		return PASS;
+	if ((void *)(eth + 1) > end) {
+		if (bpf_skb_load_bytes(skb, 0, &copy, sizeof(copy)))
+			return PASS;
+		eth = &copy;
+	}
 	if ((nic->flags & BF_L2) &&
-	    (skb->vlan_present || (eth.h_proto != bpf_htons(ETH_P_IP) &&
-				   eth.h_proto != bpf_htons(ETH_P_ARP) &&
-				   eth.h_proto != bpf_htons(ETH_P_IPV6))))
+	    (skb->vlan_present || (eth->h_proto != bpf_htons(ETH_P_IP) &&
+				   eth->h_proto != bpf_htons(ETH_P_ARP) &&
+				   eth->h_proto != bpf_htons(ETH_P_IPV6))))
 		return drop(skb, ifindex);
-	if ((nic->flags & BF_MAC) && !mac_eq(eth.h_source, nic->mac))
+	if ((nic->flags & BF_MAC) && !mac_eq(eth->h_source, nic->mac))
 		return drop(skb, ifindex);
-	if (proto == bpf_htons(ETH_P_IP))
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + ETH_HLEN;
+
+		if ((void *)(ip + 1) + 4 <= end && ip->ihl == 5)
+			return from_ip4_fast(skb, nic, ifindex, ip);
 		return from_ip4(skb, nic, ifindex);
+	}
 	if (proto == bpf_htons(ETH_P_IPV6))
 		return from_ip6(skb, nic, ifindex);
 	if (proto == bpf_htons(ETH_P_ARP))
