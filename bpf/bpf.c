@@ -67,6 +67,19 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 	b->map_nics = b->map_ip4 = b->map_ip6 = -1;
 	b->map_drops = b->map_guests = b->map_state = -1;
 	b->capacity = o.capacity ? o.capacity : BPF_CAPACITY_DEFAULT;
+	if (tcx_probe())
+		b->features |= VNIC_BPF_FEAT_TCX;
+	if (o.flags & ~VNIC_BPF_TCX) {
+		free(b);
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_bpf_opts: unknown flags 0x%x", o.flags & ~VNIC_BPF_TCX);
+	}
+	if ((o.flags & VNIC_BPF_TCX) && !(b->features & VNIC_BPF_FEAT_TCX)) {
+		free(b);
+		return vnic_set_err(ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: tcx needs Linux 6.6 (BPF_TCX_INGRESS)");
+	}
+	b->tcx = o.flags & VNIC_BPF_TCX;
 	err = bpf_load_or_adopt(b);
 	if (!err && b->adopted)
 		err = bpf_read_installed(b);

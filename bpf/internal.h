@@ -16,6 +16,7 @@
 #include <vnic/policy.h>
 
 #include "bpf/maps.h"
+#include "lib/testing.h"
 #include "lib/internal.h"
 #include "policy/model.h"
 
@@ -32,10 +33,6 @@ enum bpf_fault {
 	BPF_FAULT__MAX,
 };
 
-enum bpf_feature {
-	VNIC_BPF_FEAT_TCX	= 1u << 0,	/* tcx links (6.6) */
-	VNIC_BPF_FEAT_COOKIE	= 1u << 1,	/* SO_NETNS_COOKIE (5.14) */
-};
 
 /* Which hooks a NIC of a kind needs: from the guest, and to it. */
 #define HOOK_IN		1u
@@ -75,6 +72,7 @@ struct vnic_bpf {
 	uint32_t features;
 	uint32_t capacity;
 	bool adopted;
+	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;
 	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
 };
@@ -112,6 +110,13 @@ void tc_made_free(struct tc_made *made);
 /* Remove our filters (and the clsact qdisc when nothing else is on it). */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		  struct vnic_nft_result *res);
+
+/* tcx.c: the same operations in tcx mode. */
+bool tcx_probe(void);
+int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+	      uint32_t *have, unsigned int n);
+int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_nft_result *res);
+void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
 
 /* apply.c */
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,

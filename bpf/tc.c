@@ -173,6 +173,8 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	unsigned int i, h, np = 0;
 	int err = 0;
 
+	if (b->tcx)
+		return tcx_check(b, ifindex, want, have, n);
 	pr = calloc(2 * n + 1, sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
@@ -341,6 +343,13 @@ void tc_made_free(struct tc_made *a)
 
 void tc_undo(struct vnic_bpf *b, const struct tc_made *a)
 {
+	unsigned int i;
+
+	if (b->tcx) {
+		for (i = 0; i < a->n; i++)
+			tcx_detach_hooks(b, a->ifi[i], a->hooks[i]);
+		return;
+	}
 	if (a->n)
 		undo(b, a->ifi, a->hooks, a->made_q, a->n);
 }
@@ -365,7 +374,9 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		a.hooks[a.n] = want[i] & ~have[i];
 		a.n++;
 	}
-	if (!err && a.n) {
+	if (!err && a.n && b->tcx) {
+		err = tcx_attach(b, &a, res);
+	} else if (!err && a.n) {
 		err = qdiscs(b, &a, res);
 		if (!err)
 			err = filters(b, &a, res);
@@ -429,6 +440,13 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 
 	if (!n)
 		return 0;
+	if (b->tcx) {
+		for (i = 0; i < n; i++)
+			tcx_detach_hooks(b, ifindex[i], HOOK_IN | HOOK_EG);
+		res->messages += n;
+		res->writes = 1;
+		return 0;
+	}
 	nl_batch_init(&nb);
 	for (i = 0; i < n && !err; i++)
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)

@@ -47,7 +47,15 @@ struct vnic_bpf_opts {
 	 * that many entries, ip4s twice, ip6s three times.  Fixed once the
 	 * maps exist; a change that would overfill one fails with -ENOSPC. */
 	uint32_t capacity;
+	uint32_t flags;			/* VNIC_BPF_TCX */
 };
+
+/* Attach with tcx (Linux 6.6) instead of clsact + cls_bpf: no qdisc, but
+ * an RCU grace period per attach and detach (Documentation/bpf.rst). */
+#define VNIC_BPF_TCX		1u
+/* vnic_bpf_features() bits. */
+#define VNIC_BPF_FEAT_TCX	1u	/* tcx (6.6) */
+#define VNIC_BPF_FEAT_COOKIE	2u	/* SO_NETNS_COOKIE (5.14) */
 
 int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *opts,
 		  struct vnic_bpf **out);

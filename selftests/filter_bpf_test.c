@@ -551,4 +551,87 @@ TEST_F(life, bad_input_nic_of_installed_guest)
 	vnic_policy_free(q);
 }
 
+/* --- tcx mode (opt-in) ------------------------------------------------------ */
+
+FIXTURE(tcx) {
+	struct pkt_topo t;
+	struct vnic_bpf *b;
+	struct vnic_policy *p;
+};
+
+FIXTURE_VARIANT(tcx) {
+	enum vnic_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(tcx, veth) { VNIC_KIND_VETH };
+FIXTURE_VARIANT_ADD(tcx, macvtap) { VNIC_KIND_MACVTAP };
+
+static int open_tcx(struct pkt_topo *t, struct vnic_bpf **b)
+{
+	VNIC_OPTS(vnic_bpf_opts, o, .flags = VNIC_BPF_TCX);
+
+	return vnic_bpf_open(t->ctx, &o, b);
+}
+
+FIXTURE_SETUP(tcx)
+{
+	int ret;
+
+	topo_setup(_metadata, &self->t, variant->kind);
+	ret = open_tcx(&self->t, &self->b);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "kernel lacks tcx (BPF_TCX_INGRESS, Linux 6.6): %s",
+		     vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+}
+
+FIXTURE_TEARDOWN(tcx)
+{
+	vnic_policy_free(self->p);
+	vnic_bpf_close(self->b);
+	pkt_topo_teardown(&self->t);
+}
+
+/* Filtering with no qdisc at all; a restarted handle adopts it and writes
+ * nothing; removing the guests detaches everything. */
+TEST_F(tcx, filters_restarts_and_removes)
+{
+	VNIC_OPTS(vnic_nft_result, r);
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+
+	EXPECT_TRUE((vnic_bpf_features(self->b) & VNIC_BPF_FEAT_TCX) != 0);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* A fault at the nth attach leaves no program on any hook. */
+TEST_F(tcx, fault_at_attach_leaves_nothing)
+{
+	unsigned int nth;
+	int ret = -EIO;
+
+	for (nth = 1; ret == -EIO && nth < 16; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 3, nth));
+		ret = vnic_bpf_sync(self->b, self->p, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO)
+			break;
+		guests_are(_metadata, self->b, 0);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_LT(2u, nth);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+}
+
 TEST_HARNESS_MAIN

@@ -27,9 +27,9 @@
 
 #define RUNS 3
 
-enum backend { B_BPF, B_NFT_NAME, B_NFT_PREFIX };
-static const char *const bname[] = { "libvnic-bpf", "libvnic-nft (by name)",
-				     "libvnic-nft (by prefix)" };
+enum backend { B_BPF, B_BPF_TCX, B_NFT_NAME, B_NFT_PREFIX };
+static const char *const bname[] = { "libvnic-bpf", "libvnic-bpf (tcx)",
+				     "libvnic-nft (by name)", "libvnic-nft (by prefix)" };
 static const char *const prefixes[] = { "vh", NULL };
 
 static double now_ms(void)
@@ -107,8 +107,11 @@ struct h {
 
 static int h_open(struct vnic_ctx *ctx, struct h *h)
 {
-	if (h->b == B_BPF)
-		return vnic_bpf_open(ctx, NULL, &h->bpf);
+	if (h->b == B_BPF || h->b == B_BPF_TCX) {
+		VNIC_OPTS(vnic_bpf_opts, o, .flags = h->b == B_BPF_TCX ? VNIC_BPF_TCX : 0);
+
+		return vnic_bpf_open(ctx, &o, &h->bpf);
+	}
 	{
 		VNIC_OPTS(vnic_nft_opts, o, .hook_prefixes = h->b == B_NFT_PREFIX ? prefixes : NULL,
 			  .capacity = 8192);
@@ -128,14 +131,14 @@ static void h_close(struct h *h)
 
 static int h_apply(struct h *h, struct vnic_policy *p, bool sync, struct vnic_nft_result *r)
 {
-	if (h->b == B_BPF)
+	if (h->bpf)
 		return sync ? vnic_bpf_sync(h->bpf, p, r) : vnic_bpf_apply(h->bpf, p, r);
 	return sync ? vnic_nft_sync(h->nft, p, r) : vnic_nft_apply(h->nft, p, r);
 }
 
 static int h_remove(struct h *h, const char *const *g, unsigned int n)
 {
-	if (h->b == B_BPF)
+	if (h->bpf)
 		return vnic_bpf_remove(h->bpf, g, n, NULL);
 	return vnic_nft_remove(h->nft, g, n, NULL);
 }
