@@ -133,8 +133,9 @@ $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 # Until vnic-bench's filter scenarios take libvnic-bpf rows: the bpf
-# backend's figures beside nft's (Documentation/bpf.rst).
-$(O)/bpf-measure: bench/standalone/bpf_measure.c $(STLIB)
+# backend's figures beside nft's (Documentation/bpf.rst); it calls the
+# private test hooks (lib/testing.h), so it lives with the selftests.
+$(O)/bpf-measure: selftests/measure/bpf_measure.c $(STLIB)
 	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $< $(STLIB) $(MNL_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)

@@ -4,7 +4,7 @@
  * backend's, until vnic-bench's filter scenarios take libvnic-bpf rows.
  * Each scenario runs in a child process in a fresh network namespace.
  *
- *   bpf-measure [GUESTS]      (default 250 guests of 4 veth NICs)
+ *   build/bpf-measure [GUESTS]   (default 250 guests of 4 veth NICs)
  *
  * Rows: apply GUESTS x 4 NICs in one change; add one guest of 4 next to
  * them; sync of 100 unchanged guests from a new handle (restart); remove
