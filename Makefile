@@ -10,6 +10,7 @@
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall, same vars
 #   make doccheck   docutils and groff over the docs, warnings are errors
 #   make hdrcheck   every public header compiles on its own
+#   make importcheck  no two files of a layer import each other (nm)
 #   make abicheck   exports, version script, headers and the ABI baseline agree
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
 #   make fuzz-regress  each target once over its committed corpus (any cc)
@@ -174,6 +175,10 @@ hdrcheck:
 		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
 
+# Each layer's files call one another one way only (scripts/importcheck.sh).
+importcheck: lib
+	scripts/importcheck.sh $(O)
+
 # The ABI (Documentation/abi.rst): version script, exports and public
 # headers agree, and libabigail finds no change from abi/libvnic.abi.
 # abi-update rewrites that baseline, for a deliberate change only.
@@ -292,7 +297,7 @@ clean:
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install uninstall doccheck clean distclean \
+.PHONY: all lib tests check demo bench hdrcheck importcheck install uninstall doccheck clean distclean \
 	fuzz fuzz-regress fuzz-seeds
 
 # ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
