@@ -73,13 +73,6 @@ static void ulog_undo(struct ulog *l)
 	l->n = 0;
 }
 
-int bpf_fault(struct vnic_bpf *b, enum bpf_fault what)
-{
-	if (b->fault_what != (int)what)
-		return 0;
-	return ++b->fault_seen[what] == b->fault_nth ? -EIO : 0;
-}
-
 static int map_err(struct vnic_bpf *b, int err, const char *map)
 {
 	if (err == -E2BIG || err == -ENOSPC)
