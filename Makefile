@@ -41,7 +41,7 @@ MNL_LIBS := $(shell $(PKG_CONFIG) --libs libnftnl libmnl libbpf)
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson)
 
-LIB_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard lib/*.c allocator/*.c policy/*.c nft/*.c bpf/*.c)))
+LIB_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard lib/*.c allocator/*.c policy/*.c nft/*.c bpf/*.c filter/*.c)))
 # The tc programs (bpf/*.bpf.c, clang -target bpf) go into the library as
 # bytes (bpf/embed.S): nothing to install or find at run time.
 BPF_PROG_SRCS := $(sort $(wildcard bpf/*.bpf.c))
@@ -291,7 +291,7 @@ doccheck:
 	done; echo "docs: no warnings"
 
 clean:
-	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/bpf $(O)/tools $(O)/bench $(O)/selftests \
+	rm -rf $(O)/lib $(O)/allocator $(O)/policy $(O)/nft $(O)/bpf $(O)/filter $(O)/tools $(O)/bench $(O)/selftests \
 		$(O)/libvnic* $(O)/vnicctl $(O)/vnic-bench $(O)/fuzz $(O)/fuzz-run
 
 distclean:

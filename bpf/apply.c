@@ -388,7 +388,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 
 /* Step 3: the hooks of every NIC of p hold our filters. */
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
 	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
 	uint32_t *want, *have;
@@ -568,7 +568,7 @@ static void old_addrs(struct vnic_bpf *b, const struct bnic *n)
 }
 
 /* The model after the change; the leftovers cleared. */
-static int commit(struct vnic_bpf *b, struct change *c, struct vnic_nft_result *res)
+static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
 {
 	unsigned int i, k, gi, nd = 0, n = 0;
 	struct binst *next;
@@ -634,7 +634,7 @@ static void change_free(struct change *c)
 }
 
 static void count(const struct vnic_bpf *b, const struct change *c,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
 	unsigned int gi, i;
 
@@ -653,7 +653,7 @@ static void count(const struct vnic_bpf *b, const struct change *c,
 
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       const char *const *remove, unsigned int nremove, bool sync,
-	       struct vnic_nft_result *res)
+	       struct vnic_filter_result *res)
 {
 	struct change c = { .p = p };
 	struct tc_made made = { 0 };

@@ -17,10 +17,10 @@
 #define BPF_CAPACITY_DEFAULT	4096
 #define BPF_CAPACITY_MAX	(1u << 20)
 
-static int result_check(struct vnic_bpf *b, const struct vnic_nft_result *res)
+static int result_check(struct vnic_bpf *b, const struct vnic_filter_result *res)
 {
-	return res ? vnic_out_check(b->ctx, res, VNIC_SZ_0_1(vnic_nft_result, writes),
-				    "vnic_nft_result") : 0;
+	return res ? vnic_out_check(b->ctx, res, VNIC_SZ_0_1(vnic_filter_result, writes),
+				    "vnic_filter_result") : 0;
 }
 
 VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
@@ -98,9 +98,9 @@ VNIC_EXPORT uint32_t vnic_bpf_features(const struct vnic_bpf *b)
 
 static int change(struct vnic_bpf *b, const struct vnic_policy *p,
 		  const char *const *names, unsigned int n, bool sync,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
-	struct vnic_nft_result r;
+	struct vnic_filter_result r;
 	int err;
 
 	if (!b)
@@ -121,7 +121,7 @@ static int change(struct vnic_bpf *b, const struct vnic_policy *p,
 }
 
 VNIC_EXPORT int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
-		   struct vnic_nft_result *res)
+		   struct vnic_filter_result *res)
 {
 	if (b && !p)
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
@@ -130,7 +130,7 @@ VNIC_EXPORT int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
 }
 
 VNIC_EXPORT int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
 	if (b && !p)
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
@@ -139,7 +139,7 @@ VNIC_EXPORT int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
 }
 
 VNIC_EXPORT int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests, unsigned int count,
-		    struct vnic_nft_result *res)
+		    struct vnic_filter_result *res)
 {
 	if (b && !guests && count)
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <vnic/nft.h>
+#include <vnic/filter.h>
 #include <vnic/policy.h>
 
 #include "bpf/maps.h"
@@ -104,24 +104,24 @@ struct tc_made {
  * what was made (free it with tc_made_free()). */
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		  const uint32_t *have, unsigned int n, struct tc_made *made,
-		  struct vnic_nft_result *res);
+		  struct vnic_filter_result *res);
 void tc_undo(struct vnic_bpf *b, const struct tc_made *made);
 void tc_made_free(struct tc_made *made);
 /* Remove our filters (and the clsact qdisc when nothing else is on it). */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
-		  struct vnic_nft_result *res);
+		  struct vnic_filter_result *res);
 
 /* tcx.c: the same operations in tcx mode. */
 bool tcx_probe(void);
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	      uint32_t *have, unsigned int n);
-int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_nft_result *res);
+int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);
 void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
 
 /* apply.c */
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       const char *const *remove, unsigned int nremove, bool sync,
-	       struct vnic_nft_result *res);
+	       struct vnic_filter_result *res);
 uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
 
 /* A test fault: -EIO when armed for this unit of what. */

@@ -240,7 +240,7 @@ static void undo(struct vnic_bpf *b, const int *ifi, const uint32_t *hooks,
 }
 
 
-static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_nft_result *res)
+static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
 {
 	struct nl_batch nb;
 	unsigned int i;
@@ -288,7 +288,7 @@ static bool is_delete(const struct nl_batch *nb, unsigned int k)
 	       RTM_DELTFILTER;
 }
 
-static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_nft_result *res)
+static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
 {
 	struct nl_batch nb;
 	unsigned int i, h, k;
@@ -356,7 +356,7 @@ void tc_undo(struct vnic_bpf *b, const struct tc_made *a)
 
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		  const uint32_t *have, unsigned int n, struct tc_made *made,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
 	struct tc_made a = { 0 };
 	unsigned int i;
@@ -432,7 +432,7 @@ static unsigned int filters_left(struct vnic_bpf *b, int ifindex)
  * NIC that went away meanwhile took both with it.
  */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
 	struct nl_batch nb;
 	unsigned int i, h;

@@ -78,7 +78,7 @@ void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks)
 			bpf_prog_detach2(prog_of(b, h), ifindex, type_of(h));
 }
 
-int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_nft_result *res)
+int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
 {
 	unsigned int i;
 	uint32_t h;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <vnic/context.h>
 #include <stddef.h>
-#include <vnic/nft.h>
+#include <vnic/filter.h>
 #include <vnic/policy.h>
 
 /*
@@ -31,12 +31,12 @@ int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
  * there makes the commit fail with -EAGAIN.  Returns 0, or -EINVAL for a
  * NULL handle.
  */
-int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
-			       void *arg);
+int vnic_filter_set_before_commit(struct vnic_filter *f, void (*fn)(void *arg),
+				  void *arg);
 
 /*
  * The tc eBPF backend (bpf/), with the operations of the nft backend's
- * contract (nft.h): same returns, same vnic_nft_result.  Private until the
+ * contract (filter.h): same returns, same vnic_filter_result.  Private until the
  * public filter API dispatches to it.
  */
 struct vnic_bpf;
@@ -62,11 +62,11 @@ int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *opts,
 void vnic_bpf_close(struct vnic_bpf *b);
 uint32_t vnic_bpf_features(const struct vnic_bpf *b);
 int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
-		   struct vnic_nft_result *res);
+		   struct vnic_filter_result *res);
 int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
-		  struct vnic_nft_result *res);
+		  struct vnic_filter_result *res);
 int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests,
-		    unsigned int count, struct vnic_nft_result *res);
+		    unsigned int count, struct vnic_filter_result *res);
 int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int *count);
 int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t *packets,
 		     uint64_t *bytes);

@@ -56,9 +56,9 @@ static void bpf_open(struct __test_metadata *_metadata, struct pkt_topo *t,
 
 static void apply(struct __test_metadata *_metadata, struct pkt_topo *t,
 		  struct vnic_bpf *b, const struct vnic_policy *p,
-		  struct vnic_nft_result *res)
+		  struct vnic_filter_result *res)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	int ret = vnic_bpf_sync(b, p, &r);
 
 	ASSERT_EQ(0, ret) TH_LOG("vnic_bpf_sync: %s", vnic_ctx_errmsg(t->ctx));
@@ -369,7 +369,7 @@ static void filtering(struct __test_metadata *_metadata, struct pkt_topo *t)
 
 TEST_F(life, restart_adopts_and_writes_nothing)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	uint64_t pk0, pk1, by;
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
@@ -391,7 +391,7 @@ TEST_F(life, restart_adopts_and_writes_nothing)
 
 TEST_F(life, deleted_filter_repaired)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
 	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic,
@@ -404,7 +404,7 @@ TEST_F(life, deleted_filter_repaired)
 
 TEST_F(life, deleted_qdisc_repaired)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
 	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
@@ -415,7 +415,7 @@ TEST_F(life, deleted_qdisc_repaired)
 
 TEST_F(life, foreign_filter_in_our_slot_replaced)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	const char *hook = from_hook(self->t.kind);
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
@@ -430,7 +430,7 @@ TEST_F(life, foreign_filter_in_our_slot_replaced)
 
 TEST_F(life, nic_recreated_same_name)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	char why[256];
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
@@ -597,7 +597,7 @@ FIXTURE_TEARDOWN(tcx)
  * nothing; removing the guests detaches everything. */
 TEST_F(tcx, filters_restarts_and_removes)
 {
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
 
 	EXPECT_TRUE((vnic_bpf_features(self->b) & VNIC_BPF_FEAT_TCX) != 0);

@@ -35,10 +35,11 @@ struct cli {
 	const char *owner;	/* NULL: the library's default */
 	const char *netns;	/* -n argument, NULL: ours */
 	bool no_owner;		/* --no-owner: filter commands do not claim
-				 * the table (VNIC_NFT_NO_OWNER) */
-	/* --hook-prefix P, repeatable: vnic_nft_opts.hook_prefixes */
-	const char *hook_prefixes[VNIC_NFT_PREFIXES + 2];
+				 * the table (VNIC_FILTER_NO_OWNER) */
+	/* --hook-prefix P, repeatable: vnic_filter_opts.hook_prefixes */
+	const char *hook_prefixes[VNIC_FILTER_PREFIXES + 2];
 	unsigned int nhook_prefixes;
+	enum vnic_backend backend;	/* --backend nft|bpf (filter commands) */
 	struct vnic_ctx *ctx;
 };
 

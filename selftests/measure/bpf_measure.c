@@ -102,7 +102,7 @@ static struct vnic_policy *policy(struct vnic_ctx *ctx, unsigned int from, unsig
 struct h {
 	enum backend b;
 	struct vnic_bpf *bpf;
-	struct vnic_nft *nft;
+	struct vnic_filter *nft;
 };
 
 static int h_open(struct vnic_ctx *ctx, struct h *h)
@@ -113,9 +113,9 @@ static int h_open(struct vnic_ctx *ctx, struct h *h)
 		return vnic_bpf_open(ctx, &o, &h->bpf);
 	}
 	{
-		VNIC_OPTS(vnic_nft_opts, o, .hook_prefixes = h->b == B_NFT_PREFIX ? prefixes : NULL,
+		VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = h->b == B_NFT_PREFIX ? prefixes : NULL,
 			  .capacity = 8192);
-		return vnic_nft_open(ctx, &o, &h->nft);
+		return vnic_filter_open(ctx, &o, &h->nft);
 	}
 }
 
@@ -124,23 +124,23 @@ static void h_close(struct h *h)
 	if (h->bpf)
 		vnic_bpf_close(h->bpf);
 	if (h->nft)
-		vnic_nft_close(h->nft);
+		vnic_filter_close(h->nft);
 	h->bpf = NULL;
 	h->nft = NULL;
 }
 
-static int h_apply(struct h *h, struct vnic_policy *p, bool sync, struct vnic_nft_result *r)
+static int h_apply(struct h *h, struct vnic_policy *p, bool sync, struct vnic_filter_result *r)
 {
 	if (h->bpf)
 		return sync ? vnic_bpf_sync(h->bpf, p, r) : vnic_bpf_apply(h->bpf, p, r);
-	return sync ? vnic_nft_sync(h->nft, p, r) : vnic_nft_apply(h->nft, p, r);
+	return sync ? vnic_filter_sync(h->nft, p, r) : vnic_filter_apply(h->nft, p, r);
 }
 
 static int h_remove(struct h *h, const char *const *g, unsigned int n)
 {
 	if (h->bpf)
 		return vnic_bpf_remove(h->bpf, g, n, NULL);
-	return vnic_nft_remove(h->nft, g, n, NULL);
+	return vnic_filter_remove(h->nft, g, n, NULL);
 }
 
 static void die(struct vnic_ctx *ctx, const char *what)
@@ -155,7 +155,7 @@ static void scenario(enum backend b, unsigned int guests, int fd)
 {
 	struct vnic_ctx *ctx;
 	struct vnic_policy *p, *one, *hundred;
-	VNIC_OPTS(vnic_nft_result, r);
+	VNIC_OPTS(vnic_filter_result, r);
 	struct h h = { .b = b };
 	double t0, apply, add, restart, rem;
 	const char **names;
