@@ -634,4 +634,79 @@ TEST_F(tcx, fault_at_attach_leaves_nothing)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 }
 
+/* --- the public filter API over the bpf backend ------------------------------ */
+
+FIXTURE(api) {
+	struct pkt_topo t;
+	struct vnic_policy *p;
+};
+
+FIXTURE_SETUP(api)
+{
+	topo_setup(_metadata, &self->t, VNIC_KIND_VETH);
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+}
+
+FIXTURE_TEARDOWN(api)
+{
+	vnic_policy_free(self->p);
+	pkt_topo_teardown(&self->t);
+}
+
+/* vnic_filter_* with backend bpf: the same guests, counters and repair as
+ * through the backend's own calls; render has no bpf form. */
+TEST_F(api, filter_open_bpf_applies)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .backend = VNIC_BACKEND_BPF);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct vnic_filter *f;
+	char **names, *text = NULL;
+	unsigned int n;
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &f))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ((int)VNIC_BACKEND_BPF, (int)vnic_filter_backend(f));
+	EXPECT_TRUE((vnic_filter_features(f) & VNIC_FILTER_FEAT_NETNS_COOKIE) != 0);
+	ASSERT_EQ(0, vnic_filter_sync(f, self->p, &r));
+	EXPECT_EQ(2u, r.guests_added);
+	EXPECT_TRUE(has_our_filter(self->t.nic, "ingress"));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	ASSERT_EQ(0, vnic_filter_guests(f, &names, &n));
+	EXPECT_EQ(2u, n);
+	free(names);
+	EXPECT_EQ(-EOPNOTSUPP, vnic_filter_render(f, self->p, &text));
+	EXPECT_EQ(NULL, text);
+	ASSERT_EQ(0, vnic_filter_sync(f, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	vnic_filter_close(f);
+}
+
+/* Options of the other backend are refused, never ignored, and nothing is
+ * loaded or attached. */
+TEST_F(api, other_backends_options_refused)
+{
+	static const char *const pfx[] = { "vh", NULL };
+	VNIC_OPTS(vnic_filter_opts, table, .backend = VNIC_BACKEND_BPF, .table = "x");
+	VNIC_OPTS(vnic_filter_opts, prefix, .backend = VNIC_BACKEND_BPF,
+		  .hook_prefixes = pfx);
+	VNIC_OPTS(vnic_filter_opts, owner, .backend = VNIC_BACKEND_BPF,
+		  .flags = VNIC_FILTER_NO_OWNER);
+	VNIC_OPTS(vnic_filter_opts, tcx_nft, .backend = VNIC_BACKEND_NFT,
+		  .flags = VNIC_FILTER_TCX);
+	VNIC_OPTS(vnic_filter_opts, unknown, .backend = (enum vnic_backend)7);
+	struct vnic_filter *f = NULL;
+
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &table, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "table is an nft"));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &prefix, &f));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &owner, &f));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &tcx_nft, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "bpf backend flag"));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &unknown, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "unknown backend"));
+	EXPECT_EQ(NULL, f);
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	EXPECT_EQ(0, st_run_cmd("nft list tables | grep -q vnic && exit 1; exit 0"));
+}
+
 TEST_HARNESS_MAIN
