@@ -25,6 +25,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 O ?= build
 
 CC ?= cc
@@ -263,6 +264,10 @@ install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|' tools/vnicctl-filter-hold@.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
 
 # Exactly the files install writes, with the same variables; of the
 # directories only $(INCDIR)/vnic is ours (the others may hold other
@@ -274,6 +279,7 @@ uninstall:
 		pkgconfig/libvnic.pc)
 	rm -f $(DESTDIR)$(BINDIR)/vnicctl
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
 
 # The docs as their tools read them, any warning an error: reStructuredText
 # through docutils (python3-docutils), man pages through groff, whose
@@ -326,7 +332,7 @@ SAN_CI := $(addprefix $(SAN_O)/selftests/,alloc_guest_test alloc_input_test \
 	alloc_kinds_test alloc_naming_test alloc_netns_test alloc_queues_test \
 	alloc_race_test filter_nft_test filter_prefix_test filter_shard_test) \
 	$(addprefix selftests/,vnicctl_test.sh vnicctl_filter_test.sh \
-	vnicctl_input_test.sh)
+	vnicctl_input_test.sh vnicctl_hold_test.sh)
 
 # The harness ends each test process with _exit(), skipping LSan's check
 # at exit: the tests get an _exit() that runs it first.
