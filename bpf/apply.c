@@ -158,6 +158,12 @@ static void nic_value(struct bpf_nic *v, const struct pnic *pn, const char *gues
 	v->where = bpf_hooks_of(pn->kind) == HOOK_EG ? BW_FROM_EGRESS : BW_FROM_INGRESS;
 	v->kind = pn->kind;
 	v->idx = idx;
+	v->n_in4 = pn->n4 <= BPF_IN4 ? (uint8_t)pn->n4 : BPF_IN_MAP;
+	v->n_in6 = pn->n6 <= BPF_IN6 ? (uint8_t)pn->n6 : BPF_IN_MAP;
+	if (v->n_in4 != BPF_IN_MAP)
+		memcpy(v->in4, pn->v4, pn->n4 * sizeof(v->in4[0]));
+	if (v->n_in6 != BPF_IN_MAP)
+		memcpy(v->in6, pn->v6, pn->n6 * 16);
 	snprintf(v->ifname, sizeof(v->ifname), "%s", pn->ifname);
 	snprintf(v->guest, sizeof(v->guest), "%s", guest);
 }
@@ -418,13 +424,14 @@ static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *
 	uint8_t one = 1;
 	int err = 0;
 
-	for (a = 0; !err && a < pn->n4; a++) {
+	/* few addresses are in the nics value itself (nic_value()) */
+	for (a = 0; !err && pn->n4 > BPF_IN4 && a < pn->n4; a++) {
 		struct bpf_a4 k = { .ifindex = (uint32_t)ifindex, .gen = gen,
 				    .addr = pn->v4[a].s_addr };
 
 		err = mwrite(b, &c->log, b->map_ip4, "ip4s", &k, sizeof(k), &one, 0);
 	}
-	for (a = 0; !err && a < pn->n6; a++) {
+	for (a = 0; !err && pn->n6 > BPF_IN6 && a < pn->n6; a++) {
 		struct bpf_a6 k = { .ifindex = (uint32_t)ifindex, .gen = gen };
 
 		memcpy(k.addr, &pn->v6[a], 16);
@@ -553,13 +560,13 @@ static void old_addrs(struct vnic_bpf *b, const struct bnic *n)
 {
 	unsigned int a;
 
-	for (a = 0; a < n->n4; a++) {
+	for (a = 0; n->n4 > BPF_IN4 && a < n->n4; a++) {
 		struct bpf_a4 k = { .ifindex = (uint32_t)n->ifindex, .gen = n->gen,
 				    .addr = n->v4[a].s_addr };
 
 		bpf_map_delete_elem(b->map_ip4, &k);
 	}
-	for (a = 0; a < n->n6; a++) {
+	for (a = 0; n->n6 > BPF_IN6 && a < n->n6; a++) {
 		struct bpf_a6 k = { .ifindex = (uint32_t)n->ifindex, .gen = n->gen };
 
 		memcpy(k.addr, &n->v6[a], 16);

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BPF_LAYOUT	1
+#define BPF_LAYOUT	2
 #define BPF_MAGIC	0x6c6962766e696331ULL	/* "libvnic1" */
 
 /* Program flags of a NIC: the policy's switches as the programs test them
@@ -35,16 +35,26 @@ enum {
 
 #define BPF_GUEST_LEN	72	/* a guest name (64) and its NUL, padded */
 
+/* A NIC's first addresses live in its nics value, checked with no second
+ * lookup; a NIC with more has all of them in ip4s/ip6s instead. */
+#define BPF_IN4		2
+#define BPF_IN6		3
+#define BPF_IN_MAP	0xff	/* n_in4/n_in6: the addresses are in the map */
+
 /* nics: ifindex -> this.  Replaced whole (no-prealloc hash: a reader sees
  * the old value or the new one), which is the instant a NIC's new policy
  * takes effect: addresses are keyed by gen, written before it. */
-struct bpf_nic {
+struct bpf_nic {		/* offsets: in4 32, in6 40 */
 	__u8 mac[6];
 	__u16 flags;		/* BF_* */
 	__u32 gen;		/* of its addresses in ip4s/ip6s */
 	__u32 where;		/* BW_* */
 	__u32 kind;		/* enum vnic_kind, for read-back */
 	__u32 idx;		/* its place among the guest's NICs */
+	__u8 n_in4, n_in6;	/* inline addresses, or BPF_IN_MAP */
+	__u8 pad[6];		/* in6 8-byte aligned */
+	__u32 in4[BPF_IN4];	/* network order */
+	__u8 in6[BPF_IN6][16];
 	char ifname[16];
 	char guest[BPF_GUEST_LEN];
 };

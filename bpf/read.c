@@ -45,6 +45,29 @@ static struct bnic *nic_find(struct vnic_bpf *b, uint32_t ifindex)
 	return NULL;
 }
 
+/* The addresses a nics value holds itself (the others are in the maps). */
+static int inline_addrs(struct bnic *n, const struct bpf_nic *v)
+{
+	unsigned int k;
+
+	if (v->n_in4 != BPF_IN_MAP && v->n_in4 <= BPF_IN4) {
+		n->v4 = calloc(v->n_in4 + 1, sizeof(*n->v4));
+		if (!n->v4)
+			return -ENOMEM;
+		for (k = 0; k < v->n_in4; k++)
+			n->v4[k].s_addr = v->in4[k];
+		n->n4 = v->n_in4;
+	}
+	if (v->n_in6 != BPF_IN_MAP && v->n_in6 <= BPF_IN6) {
+		n->v6 = calloc(v->n_in6 + 1, sizeof(*n->v6));
+		if (!n->v6)
+			return -ENOMEM;
+		memcpy(n->v6, v->in6, v->n_in6 * 16u);
+		n->n6 = v->n_in6;
+	}
+	return 0;
+}
+
 static int read_nics(struct vnic_bpf *b)
 {
 	uint32_t key, next, *prev = NULL;
@@ -74,6 +97,8 @@ static int read_nics(struct vnic_bpf *b)
 		n->kind = v.kind;
 		n->gen = v.gen;
 		n->idx = v.idx;
+		if (inline_addrs(n, &v))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -89,17 +89,31 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 	       a[3] == b[3] && a[4] == b[4] && a[5] == b[5];
 }
 
-static __always_inline int own4(__u32 ifindex, __u32 gen, __u32 addr)
+static __always_inline int own4(const struct bpf_nic *nic, __u32 ifindex, __u32 addr)
 {
-	struct bpf_a4 k = { .ifindex = ifindex, .gen = gen, .addr = addr };
+	struct bpf_a4 k = { .ifindex = ifindex, .gen = nic->gen, .addr = addr };
 
+	if (nic->n_in4 != BPF_IN_MAP)
+		return (nic->n_in4 > 0 && nic->in4[0] == addr) ||
+		       (nic->n_in4 > 1 && nic->in4[1] == addr);
 	return bpf_map_lookup_elem(&ip4s, &k) != NULL;
 }
 
-static __always_inline int own6(__u32 ifindex, __u32 gen, const __u8 *addr)
+static __always_inline int eq16(const __u8 *a, const __u8 *b)
 {
-	struct bpf_a6 k = { .ifindex = ifindex, .gen = gen };
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
 
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+static __always_inline int own6(const struct bpf_nic *nic, __u32 ifindex, const __u8 *addr)
+{
+	struct bpf_a6 k = { .ifindex = ifindex, .gen = nic->gen };
+
+	if (nic->n_in6 != BPF_IN_MAP)
+		return (nic->n_in6 > 0 && eq16(nic->in6[0], addr)) ||
+		       (nic->n_in6 > 1 && eq16(nic->in6[1], addr)) ||
+		       (nic->n_in6 > 2 && eq16(nic->in6[2], addr));
 	__builtin_memcpy(k.addr, addr, 16);
 	return bpf_map_lookup_elem(&ip6s, &k) != NULL;
 }
@@ -158,7 +172,7 @@ static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic 
 		if (ip.saddr == 0 && l4 && ports[0] == bpf_htons(68) &&
 		    ports[1] == bpf_htons(67))
 			return PASS;		/* DHCP discover/request */
-		if (!own4(ifindex, nic->gen, ip.saddr))
+		if (!own4(nic, ifindex, ip.saddr))
 			return drop(skb, ifindex);
 	}
 	if ((nic->flags & BF_DHCP4) && l4 && ports[0] == bpf_htons(67))
@@ -185,7 +199,7 @@ static __always_inline int na_ok(struct __sk_buff *skb, const struct bpf_nic *ni
 
 	if (bpf_skb_load_bytes(skb, thoff + 8, target, 16))
 		return 1;
-	if (!own6(ifindex, nic->gen, target))
+	if (!own6(nic, ifindex, target))
 		return 0;
 	for (i = 0; i < 4; i++) {
 		if (off + 8 > end || bpf_skb_load_bytes(skb, off, opt, 8))
@@ -221,7 +235,7 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 		if (l4 == 1 && proto == IPPROTO_ICMPV6 && (type == 135 || type == 143) &&
 		    is_zero16((const __u8 *)&ip6.saddr))
 			return PASS;		/* DAD and its MLD report */
-		if (!own6(ifindex, nic->gen, (const __u8 *)&ip6.saddr))
+		if (!own6(nic, ifindex, (const __u8 *)&ip6.saddr))
 			return drop(skb, ifindex);
 	}
 	if (l4 != 1)
@@ -251,7 +265,7 @@ static __always_inline int from_arp(struct __sk_buff *skb, const struct bpf_nic 
 	if (!mac_eq(s, nic->mac))
 		return drop(skb, ifindex);
 	__builtin_memcpy(&spa, s + 6, 4);
-	if (spa && !own4(ifindex, nic->gen, spa))
+	if (spa && !own4(nic, ifindex, spa))
 		return drop(skb, ifindex);
 	return PASS;
 }
@@ -268,7 +282,7 @@ static __always_inline int from_ip4_fast(struct __sk_buff *skb, const struct bpf
 		if (ip->saddr == 0 && l4 && ports[0] == bpf_htons(68) &&
 		    ports[1] == bpf_htons(67))
 			return PASS;		/* DHCP discover/request */
-		if (!own4(ifindex, nic->gen, ip->saddr))
+		if (!own4(nic, ifindex, ip->saddr))
 			return drop(skb, ifindex);
 	}
 	if ((nic->flags & BF_DHCP4) && l4 && ports[0] == bpf_htons(67))

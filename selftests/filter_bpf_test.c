@@ -123,11 +123,55 @@ FIXTURE(prog) {
 
 FIXTURE_VARIANT(prog) {
 	enum vnic_kind kind;
+	bool many;	/* more addresses than a nics value holds: in the maps */
 };
 
-FIXTURE_VARIANT_ADD(prog, veth) { VNIC_KIND_VETH };
-FIXTURE_VARIANT_ADD(prog, tap) { VNIC_KIND_TAP };
-FIXTURE_VARIANT_ADD(prog, macvtap) { VNIC_KIND_MACVTAP };
+FIXTURE_VARIANT_ADD(prog, veth) { VNIC_KIND_VETH, false };
+FIXTURE_VARIANT_ADD(prog, tap) { VNIC_KIND_TAP, false };
+FIXTURE_VARIANT_ADD(prog, macvtap) { VNIC_KIND_MACVTAP, false };
+FIXTURE_VARIANT_ADD(prog, veth_addrs_in_maps) { VNIC_KIND_VETH, true };
+FIXTURE_VARIANT_ADD(prog, macvtap_addrs_in_maps) { VNIC_KIND_MACVTAP, true };
+
+/* pkt_policy_build()'s policy, with vm1's NIC given three more IPv4 and
+ * IPv6 addresses that no case uses, so that its addresses do not fit the
+ * nics value and are looked up in ip4s/ip6s. */
+static int policy_many(const struct pkt_topo *t, const struct pkt_case *c,
+		       struct vnic_policy **out)
+{
+	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B, "192.0.2.50",
+					  "192.0.2.51", "192.0.2.52" };
+	static const char *const v6[] = { PKT_NIC_IP6, "2001:db8::50", "2001:db8::51",
+					  "2001:db8::52" };
+	static const char *const o4[] = { PKT_OTHER_IP4 };
+	static const char *const o6[] = { PKT_OTHER_IP6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = t->nic, .kind = t->kind,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 5, .ipv6 = v6, .n_ipv6 = 4);
+	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
+		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
+		  .n_ipv4 = 1, .ipv6 = o6, .n_ipv6 = 1);
+	struct vnic_policy *p;
+	int ret;
+
+	if (c->sw_off) {
+		nic.switches = VNIC_SW_CLEAN & ~c->sw_off;
+		nic.switches_set = 1;
+	}
+	ret = vnic_policy_new(t->ctx, &p);
+	if (!ret)
+		ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
+	if (!ret)
+		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST2, &other);
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
 
 FIXTURE_SETUP(prog)
 {
@@ -174,7 +218,9 @@ TEST_F(prog, every_case_verdict)
 
 		if (c->rules)
 			continue;
-		ASSERT_EQ(0, pkt_policy_build(&self->t, c, &p));
+		ret = variant->many ? policy_many(&self->t, c, &p)
+				    : pkt_policy_build(&self->t, c, &p);
+		ASSERT_EQ(0, ret) TH_LOG("%s: policy", c->name);
 		apply(_metadata, &self->t, self->b, p, NULL);
 		vnic_policy_free(p);
 		len = pkt_build(frame, sizeof(frame), &c->f, c->dir, "0123456789abcdef");
