@@ -302,6 +302,17 @@ static size_t frame4(unsigned char *f, const unsigned char *src, uint32_t saddr)
 	memcpy(ip + 12, &saddr, 4);
 	ip[16] = 10;
 	ip[19] = 1;
+	{
+		uint32_t sum = 0;
+		int k;
+
+		for (k = 0; k < 20; k += 2)
+			sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		ip[10] = (unsigned char)(~sum >> 8);
+		ip[11] = (unsigned char)~sum;
+	}
 	udp[0] = 0x9c;
 	udp[1] = 0x40;
 	udp[3] = 9;
@@ -362,20 +373,25 @@ static void pkt_rows(void)
 
 #define PPS_FRAMES	200000
 
+/* Received packets of dev, from /proc/net/dev (this namespace's: /sys
+ * would show the namespace sysfs was mounted in). */
 static unsigned long long rx_of(const char *dev)
 {
-	char path[128];
-	unsigned long long v = 0;
-	FILE *f;
+	unsigned long long bytes, pk = 0;
+	char line[512], name[32];
+	FILE *f = fopen("/proc/net/dev", "r");
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", dev);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (!c || sscanf(line, " %31[^:]", name) != 1 || strcmp(name, dev))
+			continue;
+		if (sscanf(c + 1, "%llu %llu", &bytes, &pk) != 2)
+			pk = 0;
 	}
-	return v;
+	if (f)
+		fclose(f);
+	return pk;
 }
 
 /*
@@ -402,6 +418,7 @@ static double pps_run(int backend)
 
 	if (unshare(CLONE_NEWNET) ||
 	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
+		   "{ sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null; true; } && "
 		   "ip link add name vh0 type veth peer name g0 && "
 		   "ip link add name fa0 type veth peer name fa0p && "
 		   "ip link add name br0 type bridge && "
