@@ -122,15 +122,9 @@ uint16_t bpf_flags_of(uint32_t sw, uint32_t kind)
 		{ VNIC_SW_IP_SPOOF, BF_IP4 },
 		{ VNIC_SW_IP6_SPOOF, BF_IP6 },
 		{ VNIC_SW_ARP_SPOOF, BF_ARP },
-#ifdef VNIC_SW_DHCP6_SERVER
 		{ VNIC_SW_DHCP_SERVER, BF_DHCP4 },
 		{ VNIC_SW_DHCP6_SERVER, BF_DHCP6 },
-#else
-		{ VNIC_SW_DHCP_SERVER, BF_DHCP4 | BF_DHCP6 },
-#endif
-#ifdef VNIC_SW_ND_SPOOF
 		{ VNIC_SW_ND_SPOOF, BF_ND },
-#endif
 		{ VNIC_SW_RA_GUARD, BF_RA },
 		{ VNIC_SW_L2_ALLOW, BF_L2 },
 		{ VNIC_SW_NO_PROMISC, BF_PROMISC },

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BPF_LAYOUT	2
+#define BPF_LAYOUT	3
 #define BPF_MAGIC	0x6c6962766e696331ULL	/* "libvnic1" */
 
 /* Program flags of a NIC: the policy's switches as the programs test them

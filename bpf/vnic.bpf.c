@@ -187,37 +187,38 @@ static __always_inline int is_zero16(const __u8 *a)
 	return (q[0] | q[1]) == 0;
 }
 
-/* nd-spoof: a neighbour advertisement's target is one of the NIC's
- * addresses and its link-layer address options carry the NIC's MAC. */
+/*
+ * nd-spoof, as the nft backend's three rules (nft/rules.c): a neighbour
+ * advertisement's target is one of the NIC's addresses; its first option,
+ * if it has one, is a link-layer address option of 8 bytes (type 1 or 2,
+ * length 1), and the address there is the NIC's MAC.  A rule cannot walk
+ * the options, so one of another kind first is refused.  A load past the
+ * end of the packet makes a check not apply.
+ */
 static __always_inline int na_ok(struct __sk_buff *skb, const struct bpf_nic *nic,
-				 __u32 ifindex, __u32 thoff, __u32 end)
+				 __u32 ifindex, __u32 thoff)
 {
 	__u8 target[16] __attribute__((aligned(8)));
-	__u8 opt[8];
-	__u32 off = thoff + 24;
-	int i;
+	__u8 opt[2], mac[6];
 
 	if (bpf_skb_load_bytes(skb, thoff + 8, target, 16))
 		return 1;
 	if (!own6(nic, ifindex, target))
 		return 0;
-	for (i = 0; i < 4; i++) {
-		if (off + 8 > end || bpf_skb_load_bytes(skb, off, opt, 8))
-			return 1;
-		if (opt[1] == 0)
-			return 0;		/* malformed: the kernel drops it too */
-		if ((opt[0] == 1 || opt[0] == 2) && !mac_eq(opt + 2, nic->mac))
-			return 0;
-		off += (__u32)opt[1] * 8;
-	}
-	return 1;
+	if (bpf_skb_load_bytes(skb, thoff + 24, opt, 2))
+		return 1;
+	if ((opt[0] != 1 && opt[0] != 2) || opt[1] != 1)
+		return 0;
+	if (bpf_skb_load_bytes(skb, thoff + 26, mac, 6))
+		return 1;
+	return mac_eq(mac, nic->mac);
 }
 
 static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic *nic,
 				    __u32 ifindex)
 {
 	struct ipv6hdr ip6 __attribute__((aligned(8)));
-	__u32 thoff = 0, end;
+	__u32 thoff = 0;
 	__u8 proto = 0, type = 0;
 	__u16 sport = 0;
 	int l4;
@@ -246,8 +247,7 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 		return PASS;
 	if ((nic->flags & BF_RA) && (type == 134 || type == 137))
 		return drop(skb, ifindex);
-	end = ETH_HLEN + sizeof(ip6) + bpf_ntohs(ip6.payload_len);
-	if ((nic->flags & BF_ND) && type == 136 && !na_ok(skb, nic, ifindex, thoff, end))
+	if ((nic->flags & BF_ND) && type == 136 && !na_ok(skb, nic, ifindex, thoff))
 		return drop(skb, ifindex);
 	return PASS;
 }
