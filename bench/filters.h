@@ -32,7 +32,7 @@
 /* nf_tables refuses a netdev base chain with more devices (EFBIG). */
 #define FILT_NETDEV_MAX			255
 #define FILT_TABLE			"vnic"
-/* Guests per vnic_nft_apply when installing the starting state. */
+/* Guests per vnic_filter_apply when installing the starting state. */
 #define FILT_SETUP_CHUNK		50
 
 /* Targets of issue 3. */
@@ -236,7 +236,7 @@ int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
 
 struct fsample {
 	double ms;
-	double writes, messages, batches;	/* vnic_nft_result */
+	double writes, messages, batches;	/* vnic_filter_result */
 	double genid_delta;			/* by the bench's own read */
 	double changed;				/* guests_changed */
 };

@@ -2,12 +2,12 @@
 /*
  * The filter scenarios of issue 3:
  *
- *   filters      G guests x K NICs in one batch: libvnic (vnic_nft_apply)
- *                vs nft -f of the identical text (vnic_nft_render) vs one
+ *   filters      G guests x K NICs in one batch: libvnic (vnic_filter_apply)
+ *                vs nft -f of the identical text (vnic_filter_render) vs one
  *                nft process per statement of it vs the per-guest-chain
  *                layout by nft -f, next to the kernel's cost of the hooks
  *   filters-add  one guest next to G installed guests, and next to none
- *   restart      a new process re-claims the persisted table: vnic_nft_sync
+ *   restart      a new process re-claims the persisted table: vnic_filter_sync
  *                of the unchanged state, and of one changed guest
  *
  * Every run starts from an empty ruleset (flushed by the bench's own
@@ -197,19 +197,19 @@ static int lib_fail(struct filt_env *e, const char *what, int ret, char *err,
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
 static const char *const nic_prefixes[] = { "nv", NULL };
 
-/* Open the table; pfx: hook the NICs by prefix (vnic_nft_opts). */
+/* Open the table; pfx: hook the NICs by prefix (vnic_filter_opts). */
 static int nft_open(struct filt_env *e, const char *const *pfx,
-		    struct vnic_nft **h, char *err, size_t errlen)
+		    struct vnic_filter **h, char *err, size_t errlen)
 {
-	VNIC_OPTS(vnic_nft_opts, opts, .table = FILT_TABLE, .hook_prefixes = pfx);
-	int ret = vnic_nft_open(e->ctx, &opts, h);
+	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE, .hook_prefixes = pfx);
+	int ret = vnic_filter_open(e->ctx, &opts, h);
 
 	if (ret) {
 		*h = NULL;
-		return lib_fail(e, "vnic_nft_open", ret, err, errlen);
+		return lib_fail(e, "vnic_filter_open", ret, err, errlen);
 	}
-	if (pfx && !(vnic_nft_features(*h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
-		vnic_nft_close(*h);
+	if (pfx && !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
+		vnic_filter_close(*h);
 		*h = NULL;
 		snprintf(err, errlen, "%s", PFX_SKIP);
 		return -EOPNOTSUPP;
@@ -217,7 +217,7 @@ static int nft_open(struct filt_env *e, const char *const *pfx,
 	return 0;
 }
 
-static void take_result(struct fsample *s, const struct vnic_nft_result *res)
+static void take_result(struct fsample *s, const struct vnic_filter_result *res)
 {
 	s->writes = res->writes;
 	s->messages = res->messages;
@@ -274,7 +274,7 @@ static const char *const f_names[F__MAX] = {
 struct filters {
 	struct filt_env e;
 	struct vnic_policy *p;
-	char *text;			/* vnic_nft_render */
+	char *text;			/* vnic_filter_render */
 	size_t text_len;
 	char text_path[64];
 	char chains_path[64];
@@ -290,8 +290,8 @@ struct filters {
 static int run_libvnic(struct filters *f, const char *const *pfx,
 		       struct fsample *s, char *err, size_t errlen)
 {
-	struct vnic_nft_result res = { .sz = sizeof(res) };
-	struct vnic_nft *h;
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	struct vnic_filter *h;
 	uint64_t t0 = now_ns();
 	int ret;
 
@@ -301,13 +301,13 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 	if (pfx)
 		f->pfx_open_ms = ms_since(t0);
 	t0 = now_ns();
-	ret = vnic_nft_apply(h, f->p, &res);
+	ret = vnic_filter_apply(h, f->p, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		lib_fail(&f->e, "vnic_nft_apply", ret, err, errlen);
+		lib_fail(&f->e, "vnic_filter_apply", ret, err, errlen);
 	else
 		take_result(s, &res);
-	vnic_nft_close(h);
+	vnic_filter_close(h);
 	return ret;
 }
 
@@ -415,7 +415,7 @@ static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
 /* The text libvnic would install, rendered by a handle of its own. */
 static int render(struct filters *f, double *ms, char *err, size_t errlen)
 {
-	struct vnic_nft *h;
+	struct vnic_filter *h;
 	uint64_t t0;
 	int ret;
 
@@ -423,13 +423,13 @@ static int render(struct filters *f, double *ms, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	t0 = now_ns();
-	ret = vnic_nft_render(h, f->p, &f->text);
+	ret = vnic_filter_render(h, f->p, &f->text);
 	*ms = ms_since(t0);
 	if (ret) {
 		f->text = NULL;
-		lib_fail(&f->e, "vnic_nft_render", ret, err, errlen);
+		lib_fail(&f->e, "vnic_filter_render", ret, err, errlen);
 	}
-	vnic_nft_close(h);
+	vnic_filter_close(h);
 	if (!ret)
 		f->text_len = strlen(f->text);
 	return ret ?: reset_ruleset(&f->e, err, errlen);
@@ -484,7 +484,7 @@ static void check_stmts(struct filters *f, const char *want)
 }
 
 /*
- * Untimed, once: does nft -f of the rendered text give what vnic_nft_apply
+ * Untimed, once: does nft -f of the rendered text give what vnic_filter_apply
  * installs?  The anchors are only fair if it does.
  */
 static void check_same(struct filters *f)
@@ -504,11 +504,11 @@ static void check_same(struct filters *f)
 	} else if (strcmp(a, b)) {
 		first_difference(a, b, "libvnic", diff, sizeof(diff));
 		snprintf(r->note, sizeof(r->note),
-			 "nft list ruleset DIFFERS after vnic_nft_apply and after nft -f of vnic_nft_render (%.150s)",
+			 "nft list ruleset DIFFERS after vnic_filter_apply and after nft -f of vnic_filter_render (%.150s)",
 			 diff);
 	} else {
 		snprintf(r->note, sizeof(r->note),
-			 "same ruleset as vnic_nft_apply (nft list ruleset compared, %zu bytes of text)",
+			 "same ruleset as vnic_filter_apply (nft list ruleset compared, %zu bytes of text)",
 			 f->text_len);
 	}
 	free(a);
@@ -677,7 +677,7 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 						 serr);
 	}
 	snprintf(rows[F_LIBVNIC].note, sizeof(rows[F_LIBVNIC].note),
-		 "vnic_nft_open (untimed) before, vnic_nft_close + ruleset flush (untimed) after each run; vnic_nft_render of the same policy: %.2f ms, %zu bytes",
+		 "vnic_filter_open (untimed) before, vnic_filter_close + ruleset flush (untimed) after each run; vnic_filter_render of the same policy: %.2f ms, %zu bytes",
 		 render_ms, f->text_len);
 	check_same(f);
 	return 0;
@@ -778,7 +778,7 @@ static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
 	if (!ret && f.rows[F_LIBVNIC_PFX].runs)
 		snprintf(f.rows[F_LIBVNIC_PFX].note,
 			 sizeof(f.rows[F_LIBVNIC_PFX].note),
-			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_nft_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
+			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
 			 f.e.nnics, f.pfx_open_ms);
 	if (!ret) {
 		struct frow *lv = &f.rows[F_LIBVNIC];
@@ -812,7 +812,7 @@ static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
  * the setup must not depend on one huge batch working (that is what the
  * filters scenario measures).
  */
-static int install_chunked(struct filt_env *e, struct vnic_nft *h,
+static int install_chunked(struct filt_env *e, struct vnic_filter *h,
 			   unsigned int count, unsigned int *batches,
 			   unsigned int *messages, char *err, size_t errlen)
 {
@@ -821,7 +821,7 @@ static int install_chunked(struct filt_env *e, struct vnic_nft *h,
 
 	*batches = *messages = 0;
 	for (first = 0; first < count && !ret; first += n) {
-		struct vnic_nft_result res = { .sz = sizeof(res) };
+		struct vnic_filter_result res = { .sz = sizeof(res) };
 		struct vnic_policy *p;
 
 		n = count - first < FILT_SETUP_CHUNK ? count - first :
@@ -830,12 +830,12 @@ static int install_chunked(struct filt_env *e, struct vnic_nft *h,
 		ret = filt_policy(e, first, n, -1, &p, err, errlen);
 		if (ret)
 			break;
-		ret = vnic_nft_apply(h, p, &res);
+		ret = vnic_filter_apply(h, p, &res);
 		if (ret) {
 			char what[96];
 
 			snprintf(what, sizeof(what),
-				 "vnic_nft_apply (guests %u..%u, setup)", first,
+				 "vnic_filter_apply (guests %u..%u, setup)", first,
 				 first + n - 1);
 			lib_fail(e, what, ret, err, errlen);
 		}
@@ -861,20 +861,20 @@ static const char *const a_names[A__MAX] = {
 };
 
 /* Add guest 'one' and remove it again, each timed, on an open handle. */
-static int add_remove(struct filt_env *e, struct vnic_nft *h,
+static int add_remove(struct filt_env *e, struct vnic_filter *h,
 		      const struct vnic_policy *one, const char *name,
 		      struct frow *add, struct frow *rm)
 {
-	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct fsample *s = frow_next(add);
 	uint64_t t0;
 	int ret;
 
 	t0 = now_ns();
-	ret = vnic_nft_apply(h, one, &res);
+	ret = vnic_filter_apply(h, one, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_nft_apply", ret, add->error,
+		return lib_fail(e, "vnic_filter_apply", ret, add->error,
 				sizeof(add->error));
 	take_result(s, &res);
 	add->runs++;
@@ -882,10 +882,10 @@ static int add_remove(struct filt_env *e, struct vnic_nft *h,
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
 	t0 = now_ns();
-	ret = vnic_nft_remove(h, &name, 1, &res);
+	ret = vnic_filter_remove(h, &name, 1, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_nft_remove", ret, rm->error,
+		return lib_fail(e, "vnic_filter_remove", ret, rm->error,
 				sizeof(rm->error));
 	take_result(s, &res);
 	rm->runs++;
@@ -893,10 +893,10 @@ static int add_remove(struct filt_env *e, struct vnic_nft *h,
 }
 
 /* Installed guests by the library's own account. */
-static int count_installed(struct vnic_nft *h, unsigned int *count)
+static int count_installed(struct vnic_filter *h, unsigned int *count)
 {
 	char **names;
-	int ret = vnic_nft_guests(h, &names, count);
+	int ret = vnic_filter_guests(h, &names, count);
 
 	if (!ret)
 		free(names);
@@ -910,7 +910,7 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 		     unsigned int one_first, unsigned int existing)
 {
 	unsigned int run, count = 0;
-	struct vnic_nft *h;
+	struct vnic_filter *h;
 	uint64_t t0;
 	int ret;
 
@@ -933,7 +933,7 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 		if (ret)
 			goto out;
 		snprintf(add->note, sizeof(add->note),
-			 "%u existing guests installed first (untimed, vnic_nft_apply of %u guests at a time): %.1f ms, %u messages in %u batches",
+			 "%u existing guests installed first (untimed, vnic_filter_apply of %u guests at a time): %.1f ms, %u messages in %u batches",
 			 existing, FILT_SETUP_CHUNK, ms_since(t0), messages,
 			 batches);
 	}
@@ -972,10 +972,10 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 	}
 	if (!ret && !count_installed(h, &count) && count != existing)
 		fprintf(stderr,
-			"vnic-bench: vnic_nft_guests says %u guests are installed, not %u\n",
+			"vnic-bench: vnic_filter_guests says %u guests are installed, not %u\n",
 			count, existing);
 out:
-	vnic_nft_close(h);
+	vnic_filter_close(h);
 	return ret;
 }
 
@@ -1059,7 +1059,7 @@ struct child_out {
 	int ret;
 	char err[256];
 	double open_ms, ms;
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	uint32_t gen_open, gen0, gen1;	/* before open, before, after */
 	bool have_gen;
 };
@@ -1073,7 +1073,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
 	struct child_out out;
-	struct vnic_nft *h = NULL;
+	struct vnic_filter *h = NULL;
 	uint64_t t0;
 	ssize_t n;
 
@@ -1108,28 +1108,28 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	if (out.have_gen)
 		out.have_gen = nfnl_genid(e, &out.gen0) == 0;
 	t0 = now_ns();
-	out.ret = job == JOB_REAPPLY ? vnic_nft_apply(h, p, &out.res) :
-				       vnic_nft_sync(h, p, &out.res);
+	out.ret = job == JOB_REAPPLY ? vnic_filter_apply(h, p, &out.res) :
+				       vnic_filter_sync(h, p, &out.res);
 	out.ms = ms_since(t0);
 	if (out.ret) {
-		lib_fail(e, job == JOB_REAPPLY ? "vnic_nft_apply" : "vnic_nft_sync",
+		lib_fail(e, job == JOB_REAPPLY ? "vnic_filter_apply" : "vnic_filter_sync",
 			 out.ret, out.err, sizeof(out.err));
 		goto done;
 	}
 	if (out.have_gen)
 		out.have_gen = nfnl_genid(e, &out.gen1) == 0;
 	if (orig) {
-		struct vnic_nft_result back = { .sz = sizeof(back) };
+		struct vnic_filter_result back = { .sz = sizeof(back) };
 
 		/* Back to the state every run starts from, untimed. */
-		out.ret = vnic_nft_sync(h, orig, &back);
+		out.ret = vnic_filter_sync(h, orig, &back);
 		if (out.ret)
-			lib_fail(e, "vnic_nft_sync (back)", out.ret, out.err,
+			lib_fail(e, "vnic_filter_sync (back)", out.ret, out.err,
 				 sizeof(out.err));
 	}
 done:
 	if (h)
-		vnic_nft_close(h);
+		vnic_filter_close(h);
 	do
 		n = write(fd, &out, sizeof(out));
 	while (n < 0 && errno == EINTR);
@@ -1224,16 +1224,16 @@ static void restart_rows(const struct filt_opts *o, struct frow *rows)
 	rows[R_OPEN].has_result = true;
 	rows[R_SYNC].target.zero_writes = true;
 	snprintf(rows[R_OPEN].note, sizeof(rows[R_OPEN].note),
-		 "vnic_nft_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
+		 "vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
 	/* The millisecond target is stated for 100 guests. */
 	if (o->guests <= 100)
 		rows[R_SYNC].target.max_ms = TARGET_RESTART_MS;
 	snprintf(rows[R_SYNC].note, sizeof(rows[R_SYNC].note),
-		 "each run a new process: vnic_ctx_new, vnic_nft_open of the persisted table (row libvnic-open), vnic_nft_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)");
+		 "each run a new process: vnic_ctx_new, vnic_filter_open of the persisted table (row libvnic-open), vnic_filter_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)");
 	snprintf(rows[R_SYNC_CHANGED].note, sizeof(rows[R_SYNC_CHANGED].note),
 		 "guest g0's first NIC has another IPv4; synced back untimed in the same process");
 	snprintf(rows[R_REAPPLY].note, sizeof(rows[R_REAPPLY].note),
-		 "the rebuild a daemon without a digest does: vnic_nft_apply of every guest onto the persisted table");
+		 "the rebuild a daemon without a digest does: vnic_filter_apply of every guest onto the persisted table");
 }
 
 /* Install the state every run restarts from, and let the table go. */
@@ -1241,7 +1241,7 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 			   size_t errlen)
 {
 	unsigned int tables = 0, batches, messages;
-	struct vnic_nft *h;
+	struct vnic_filter *h;
 	uint64_t t0;
 	int ret;
 
@@ -1254,9 +1254,9 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 	if (!ret)
 		snprintf(row->note + strlen(row->note),
 			 sizeof(row->note) - strlen(row->note),
-			 "; installed first (untimed, %u guests per vnic_nft_apply): %.1f ms; kernel features 0x%x",
-			 FILT_SETUP_CHUNK, ms_since(t0), vnic_nft_features(h));
-	vnic_nft_close(h);
+			 "; installed first (untimed, %u guests per vnic_filter_apply): %.1f ms; kernel features 0x%x",
+			 FILT_SETUP_CHUNK, ms_since(t0), vnic_filter_features(h));
+	vnic_filter_close(h);
 	if (!ret)
 		ret = nfnl_count_tables(e, &tables);
 	if (!ret && !tables) {

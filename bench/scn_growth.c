@@ -7,7 +7,7 @@
  * ruleset flushed by the bench's own nfnetlink socket, legacy xtables
  * emptied), then for each sample point in increasing order the fill is
  * topped up untimed and in bulk (NICs by raw netlink; the method's own
- * filters for them: vnic_nft_apply in chunks, one nft -f, one
+ * filters for them: vnic_filter_apply in chunks, one nft -f, one
  * iptables-restore per family), and R runs of "add one guest" are timed,
  * the guest removed untimed after each.  The median per point is the
  * curve: flat is O(1) per guest, rising is O(N).
@@ -63,7 +63,7 @@ struct growth {
 	double x[G_MAX_POINTS];		/* points as doubles, for the plot */
 	struct gmethod m[M__MAX];
 	/* The method being run. */
-	struct vnic_nft *h;
+	struct vnic_filter *h;
 	unsigned int filled;		/* NICs with their filters */
 };
 
@@ -274,7 +274,7 @@ static int fill_libvnic(struct growth *g, unsigned int first,
 	int ret = 0;
 
 	for (; first < end && !ret; first += n) {
-		struct vnic_nft_result res = { .sz = sizeof(res) };
+		struct vnic_filter_result res = { .sz = sizeof(res) };
 		struct vnic_policy *p;
 
 		n = end - first < FILT_SETUP_CHUNK ? end - first :
@@ -282,9 +282,9 @@ static int fill_libvnic(struct growth *g, unsigned int first,
 		ret = filt_policy(&g->e, first, n, -1, &p, err, errlen);
 		if (ret)
 			break;
-		ret = vnic_nft_apply(g->h, p, &res);
+		ret = vnic_filter_apply(g->h, p, &res);
 		if (ret)
-			lib_fail(g, "vnic_nft_apply (fill)", ret, err, errlen);
+			lib_fail(g, "vnic_filter_apply (fill)", ret, err, errlen);
 		vnic_policy_free(p);
 	}
 	return ret;
@@ -409,7 +409,7 @@ static int lib_create(struct growth *g, unsigned int gi,
 static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 		       char *err, size_t errlen)
 {
-	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_guest *vg = NULL;
 	struct vnic_policy *p;
 	char gname[32];
@@ -424,17 +424,17 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	t0 = now_ns();
 	ret = lib_create(g, gi, &vg, err, errlen);
 	if (!ret) {
-		ret = vnic_nft_apply(g->h, p, &res);
+		ret = vnic_filter_apply(g->h, p, &res);
 		if (ret)
-			lib_fail(g, "vnic_nft_apply", ret, err, errlen);
+			lib_fail(g, "vnic_filter_apply", ret, err, errlen);
 	}
 	*ms = ms_since(t0);
 	vnic_policy_free(p);
 	/* Untimed: the guest goes again. */
 	filt_guest_name(gi, gname);
-	ret2 = vnic_nft_remove(g->h, &name, 1, NULL);
+	ret2 = vnic_filter_remove(g->h, &name, 1, NULL);
 	if (ret2 && !ret)
-		ret = lib_fail(g, "vnic_nft_remove", ret2, err, errlen);
+		ret = lib_fail(g, "vnic_filter_remove", ret2, err, errlen);
 	if (vg) {
 		ret2 = vnic_guest_destroy(vg);
 		if (ret2 && !ret)
@@ -630,21 +630,21 @@ static const char *skip_reason(struct growth *g, unsigned int m)
 static int open_handle(struct growth *g, unsigned int m, char *err,
 		       size_t errlen)
 {
-	VNIC_OPTS(vnic_nft_opts, opts, .table = FILT_TABLE,
+	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE,
 		  .hook_prefixes = m == M_PFX ? nic_prefixes : NULL);
 	int ret;
 
 	g->h = NULL;
 	if (m != M_PFX && m != M_LIB)
 		return 0;
-	ret = vnic_nft_open(g->e.ctx, &opts, &g->h);
+	ret = vnic_filter_open(g->e.ctx, &opts, &g->h);
 	if (ret) {
 		g->h = NULL;
-		return lib_fail(g, "vnic_nft_open", ret, err, errlen);
+		return lib_fail(g, "vnic_filter_open", ret, err, errlen);
 	}
 	if (m == M_PFX &&
-	    !(vnic_nft_features(g->h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
-		vnic_nft_close(g->h);
+	    !(vnic_filter_features(g->h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
+		vnic_filter_close(g->h);
 		g->h = NULL;
 		g->m[m].skip = PFX_SKIP;
 		return 1;
@@ -715,7 +715,7 @@ static void run_method(struct growth *g, unsigned int m)
 			ret = run_point(g, m, pi);
 	}
 	if (g->h)
-		vnic_nft_close(g->h);
+		vnic_filter_close(g->h);
 	g->h = NULL;
 	if (ret > 0)		/* skipped, said in gm->skip */
 		return;
@@ -788,7 +788,7 @@ static void notes(FILE *f, const void *ctx)
 			fprintf(f, "; %s", gm->note);
 		fputc('\n', f);
 	}
-	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_nft_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command)\n",
+	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_filter_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command)\n",
 		g->o->fo.nics_per_guest);
 }
 

@@ -10,7 +10,9 @@
 
 #include <stdint.h>
 #include <vnic/context.h>
-#include <vnic/nft.h>
+#include <stddef.h>
+#include <vnic/filter.h>
+#include <vnic/policy.h>
 
 /*
  * vnic_ctx_new(), with a fault armed from the start: the fault_nth
@@ -31,7 +33,54 @@ int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
  * there makes the commit fail with -EAGAIN.  Returns 0, or -EINVAL for a
  * NULL handle.
  */
-int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
-			       void *arg);
+int vnic_filter_set_before_commit(struct vnic_filter *f, void (*fn)(void *arg),
+				  void *arg);
+
+/*
+ * The tc eBPF backend (bpf/), with the operations of the nft backend's
+ * contract (filter.h): same returns, same vnic_filter_result.  Private until the
+ * public filter API dispatches to it.
+ */
+struct vnic_bpf;
+
+struct vnic_bpf_opts {
+	size_t sz;
+	/* NICs the maps are sized for (0: 4096): nics, drops and guests hold
+	 * that many entries, ip4s twice, ip6s three times.  Fixed once the
+	 * maps exist; a change that would overfill one fails with -ENOSPC. */
+	uint32_t capacity;
+	uint32_t flags;			/* VNIC_BPF_TCX */
+};
+
+/* Attach with tcx (Linux 6.6) instead of clsact + cls_bpf: no qdisc, but
+ * an RCU grace period per attach and detach (Documentation/bpf.rst). */
+#define VNIC_BPF_TCX		1u
+/* vnic_bpf_features() bits. */
+#define VNIC_BPF_FEAT_TCX	1u	/* tcx (6.6) */
+#define VNIC_BPF_FEAT_COOKIE	2u	/* SO_NETNS_COOKIE (5.14) */
+
+int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *opts,
+		  struct vnic_bpf **out);
+void vnic_bpf_close(struct vnic_bpf *b);
+uint32_t vnic_bpf_features(const struct vnic_bpf *b);
+int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
+		   struct vnic_filter_result *res);
+int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
+		  struct vnic_filter_result *res);
+int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests,
+		    unsigned int count, struct vnic_filter_result *res);
+int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int *count);
+int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t *packets,
+		     uint64_t *bytes);
+
+/* The nth (1-based) unit of what fails with -EIO in the next changes:
+ * 1 map write, 2 clsact qdisc, 3 cls_bpf filter; 0 disarms. */
+int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth);
+
+/* BPF_PROG_TEST_RUN of prog (0 vnic_in, 1 vnic_eg, 2 the empty vnic_nop)
+ * on frame as if on ifindex, repeat times: the verdict (-1 pass, 2 drop)
+ * and the mean ns per run. */
+int vnic_bpf_test_run(struct vnic_bpf *b, int prog, int ifindex, const void *frame,
+		      size_t len, unsigned int repeat, int *verdict, uint32_t *ns);
 
 #endif /* VNIC_LIB_TESTING_H */

@@ -15,7 +15,7 @@ int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
 	if (!n)
 		return -EINVAL;
 	return res ? vnic_out_check(n->ctx, res, VNIC_SZ_0_1(vnic_nft_result, writes),
-				    "vnic_nft_result") : 0;
+				    "vnic_filter_result") : 0;
 }
 
 int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
@@ -136,7 +136,7 @@ static int apply_once(struct vnic_nft *n, const struct vnic_policy *p,
 	return err;
 }
 
-VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 			       struct vnic_nft_result *res)
 {
 	struct vnic_nft_result r, *rp = res ? &r : NULL;
@@ -192,7 +192,7 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 	return change_end(&ch, err, genid);
 }
 
-VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
+int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 				unsigned int count, struct vnic_nft_result *res)
 {
 	struct vnic_nft_result r, *rp = res ? &r : NULL;

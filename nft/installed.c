@@ -189,7 +189,7 @@ int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count)
 	return err;
 }
 
-VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
+int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
 {
 	unsigned int i, k = 0;
 	size_t bytes = 0;
@@ -219,7 +219,7 @@ VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int 
 	return 0;
 }
 
-VNIC_EXPORT int vnic_nft_counter(struct vnic_nft *n, const char *guest,
+int vnic_nft_counter(struct vnic_nft *n, const char *guest,
 				 uint64_t *packets, uint64_t *bytes)
 {
 	char ctr[80], chain[80];

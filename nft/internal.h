@@ -10,7 +10,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
-#include <vnic/nft.h>
+#include "nft/nft.h"
 
 #include "lib/internal.h"
 #include "lib/strmap.h"

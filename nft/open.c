@@ -245,7 +245,7 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	return 0;
 }
 
-VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 			      struct vnic_nft **out)
 {
 	struct vnic_nft_opts o;
@@ -276,7 +276,7 @@ int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	return nft_open(ctx, opts, replay, out);
 }
 
-VNIC_EXPORT int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
+int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
 					   void *arg)
 {
 	if (!n)
@@ -286,7 +286,7 @@ VNIC_EXPORT int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *
 	return 0;
 }
 
-VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
+void vnic_nft_close(struct vnic_nft *n)
 {
 
 	if (!n)
@@ -303,7 +303,7 @@ VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 	free(n);
 }
 
-VNIC_EXPORT uint32_t vnic_nft_features(const struct vnic_nft *n)
+uint32_t vnic_nft_features(const struct vnic_nft *n)
 {
 	return n ? n->features : 0;
 }

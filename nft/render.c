@@ -471,7 +471,7 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 	put(o, "}\n");
 }
 
-VNIC_EXPORT int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
+int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
 				char **text)
 {
 	struct out o = { .n = n };

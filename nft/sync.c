@@ -113,20 +113,20 @@ static int sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
 	return result_out(res, rp, err);
 }
 
-VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 			      struct vnic_nft_result *res)
 {
 	return sync_diff(n, p, NULL, NULL, true, res, "syncing the policy");
 }
 
-VNIC_EXPORT int vnic_nft_sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
+int vnic_nft_sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
 				   vnic_nft_diff_fn fn, void *arg,
 				   struct vnic_nft_result *res)
 {
 	return sync_diff(n, p, fn, arg, true, res, "syncing the policy");
 }
 
-VNIC_EXPORT int vnic_nft_diff(struct vnic_nft *n, const struct vnic_policy *p,
+int vnic_nft_diff(struct vnic_nft *n, const struct vnic_policy *p,
 			      vnic_nft_diff_fn fn, void *arg,
 			      struct vnic_nft_result *res)
 {

@@ -10,7 +10,7 @@ O=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for dir in lib allocator policy nft; do
+for dir in lib allocator policy nft bpf; do
 	objs=
 	for c in "$dir"/*.c; do
 		o="$O/${c%.c}.o"

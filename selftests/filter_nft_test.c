@@ -6,7 +6,7 @@
  *   machinery.*   the packet machinery alone: no filter (every frame of
  *                 every case arrives, except what the device drops by
  *                 itself) and a hand-written nft ruleset (drops are seen)
- *   pkt.KIND.*    every backend-neutral case of pkt.c against vnic_nft_apply
+ *   pkt.KIND.*    every backend-neutral case of pkt.c against vnic_filter_apply
  *                 on a veth host end, a tap and a macvtap, with the guest's
  *                 drop counter
  *   nft.*         nft -j oracle, atomic batches, owner flag, restart and
@@ -506,45 +506,45 @@ out:
 static const char *const pkt_prefixes[] = { "vh", "tp", "mvt", NULL };
 
 static void apply_policy_in(struct __test_metadata *_metadata,
-			    struct pkt_topo *t, struct vnic_nft **n,
+			    struct pkt_topo *t, struct vnic_filter **n,
 			    const char *const *prefixes,
-			    const struct vnic_policy *p, struct vnic_nft_result *res)
+			    const struct vnic_policy *p, struct vnic_filter_result *res)
 {
-	VNIC_OPTS(vnic_nft_opts, o, .hook_prefixes = prefixes);
+	VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = prefixes);
 	int ret;
 
 	if (!*n) {
-		ret = vnic_nft_open(t->ctx, &o, n);
-		ASSERT_EQ(0, ret) TH_LOG("vnic_nft_open: %s", vnic_ctx_errmsg(t->ctx));
-		if (prefixes && !(vnic_nft_features(*n) & VNIC_NFT_FEAT_PREFIX_HOOK))
+		ret = vnic_filter_open(t->ctx, &o, n);
+		ASSERT_EQ(0, ret) TH_LOG("vnic_filter_open: %s", vnic_ctx_errmsg(t->ctx));
+		if (prefixes && !(vnic_filter_features(*n) & VNIC_FILTER_FEAT_PREFIX_HOOK))
 			SKIP(return, "kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)");
 	}
 	memset(res, 0, sizeof(*res));
 	res->sz = sizeof(*res);
-	ret = vnic_nft_apply(*n, p, res);
-	ASSERT_EQ(0, ret) TH_LOG("vnic_nft_apply: %s", vnic_ctx_errmsg(t->ctx));
+	ret = vnic_filter_apply(*n, p, res);
+	ASSERT_EQ(0, ret) TH_LOG("vnic_filter_apply: %s", vnic_ctx_errmsg(t->ctx));
 }
 
 static void apply_policy(struct __test_metadata *_metadata,
-			 struct pkt_topo *t, struct vnic_nft **n,
-			 const struct vnic_policy *p, struct vnic_nft_result *res)
+			 struct pkt_topo *t, struct vnic_filter **n,
+			 const struct vnic_policy *p, struct vnic_filter_result *res)
 {
 	apply_policy_in(_metadata, t, n, NULL, p, res);
 }
 
 static void counter_of(struct __test_metadata *_metadata, struct pkt_topo *t,
-		       struct vnic_nft *n, const char *guest, uint64_t *pkts)
+		       struct vnic_filter *n, const char *guest, uint64_t *pkts)
 {
 	uint64_t bytes;
-	int ret = vnic_nft_counter(n, guest, pkts, &bytes);
+	int ret = vnic_filter_counter(n, guest, pkts, &bytes);
 
-	ASSERT_EQ(0, ret) TH_LOG("vnic_nft_counter(%s): %s", guest,
+	ASSERT_EQ(0, ret) TH_LOG("vnic_filter_counter(%s): %s", guest,
 				 vnic_ctx_errmsg(t->ctx));
 }
 
 FIXTURE(pkt) {
 	struct pkt_topo t;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	struct vnic_policy *p;
 };
 
@@ -569,7 +569,7 @@ FIXTURE_TEARDOWN(pkt)
 {
 	vnic_policy_free(self->p);
 	if (self->n)
-		vnic_nft_close(self->n);
+		vnic_filter_close(self->n);
 	pkt_topo_teardown(&self->t);
 }
 
@@ -583,7 +583,7 @@ static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
 {
 	enum vnic_kind kind = variant->kind;
 	const struct pkt_case *c = &pkt_cases[id];
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	uint64_t before, after, other0, other1;
 	enum pkt_verdict want = pkt_expect(c, kind, true);
 	bool filter_drop = want == PKT_DROP && !(c->device_drops & (1u << kind));
@@ -616,7 +616,7 @@ PKT_CASES(PKT_TEST)
 
 FIXTURE(nft) {
 	struct pkt_topo t;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	struct vnic_policy *p, *q;
 };
 
@@ -630,7 +630,7 @@ FIXTURE_TEARDOWN(nft)
 	vnic_policy_free(self->p);
 	vnic_policy_free(self->q);
 	if (self->n)
-		vnic_nft_close(self->n);
+		vnic_filter_close(self->n);
 	pkt_topo_teardown(&self->t);
 }
 
@@ -671,12 +671,12 @@ static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
 	return 0;
 }
 
-static void expect_guests(struct __test_metadata *_metadata, struct vnic_nft *n,
+static void expect_guests(struct __test_metadata *_metadata, struct vnic_filter *n,
 			  const char *const *want, unsigned int nwant)
 {
 	unsigned int count = 0, i, k;
 	char **names = NULL;
-	int ret = vnic_nft_guests(n, &names, &count);
+	int ret = vnic_filter_guests(n, &names, &count);
 
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(nwant, count);
@@ -741,7 +741,7 @@ static unsigned int chain_rules_with(json_t *root, const char *chain, const char
 TEST_F(nft, json_matches_policy)
 {
 	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char nic[32], oth[32], nmac[48], omac[48];
 	uint32_t flags, owner;
 	json_t *root, *tbl, *s, *r;
@@ -764,11 +764,11 @@ TEST_F(nft, json_matches_policy)
 	ASSERT_NE(NULL, tbl) TH_LOG("no table netdev vnic");
 	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
 	TH_LOG("table flags 0x%x owner %u", flags, owner);
-	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER) {
+	if (vnic_filter_features(self->n) & VNIC_FILTER_FEAT_OWNER) {
 		EXPECT_TRUE((flags & NFT_TABLE_F_OWNER) != 0);
 		EXPECT_NE(0u, owner);
 	}
-	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_PERSIST)
+	if (vnic_filter_features(self->n) & VNIC_FILTER_FEAT_PERSIST)
 		EXPECT_TRUE((flags & NFT_TABLE_F_PERSIST) != 0);
 	mac_alts(PKT_NIC_MAC, nmac, sizeof(nmac));
 	mac_alts(PKT_OTHER_MAC, omac, sizeof(omac));
@@ -895,17 +895,17 @@ static void expect_counts_match(struct __test_metadata *_metadata, json_t *root)
 TEST_F(nft, sets_grow_past_capacity)
 {
 	static const char *const o4[] = { PKT_OTHER_IP4 };
-	VNIC_OPTS(vnic_nft_opts, o, .capacity = 1);
+	VNIC_OPTS(vnic_filter_opts, o, .capacity = 1);
 	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
 		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
 		  .n_ipv4 = 1);
-	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_policy *one;
 	json_t *root;
 
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
-	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_SET_SIZE))
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_SET_SIZE))
 		SKIP(return, "kernel cannot raise a set's size (Linux 6.5)");
 	root = ruleset_json();
 	ASSERT_NE(NULL, root);
@@ -915,7 +915,7 @@ TEST_F(nft, sets_grow_past_capacity)
 	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &one));
 	ASSERT_EQ(0, vnic_policy_add_guest(one, PKT_GUEST2, NULL));
 	ASSERT_EQ(0, vnic_policy_add_nic(one, PKT_GUEST2, &other));
-	EXPECT_EQ(0, vnic_nft_apply(self->n, one, &res))
+	EXPECT_EQ(0, vnic_filter_apply(self->n, one, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	vnic_policy_free(one);
 	EXPECT_EQ(1u, res.batches) TH_LOG("the table, its sets and the guest");
@@ -927,7 +927,7 @@ TEST_F(nft, sets_grow_past_capacity)
 	json_decref(root);
 
 	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &res))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(2u, res.batches) TH_LOG("the sizes first, then the change");
 	root = ruleset_json();
@@ -942,11 +942,11 @@ TEST_F(nft, sets_grow_past_capacity)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
 
 	/* Another handle, vm2 with another address: room enough already. */
-	vnic_nft_close(self->n);
+	vnic_filter_close(self->n);
 	self->n = NULL;
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n));
 	ASSERT_EQ(0, policy_two(&self->t, 0, "192.0.2.21", &self->q));
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->q, &res))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->q, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_changed);
 	EXPECT_EQ(1u, res.batches);
@@ -960,13 +960,13 @@ TEST_F(nft, sets_grow_past_capacity)
 /* A capacity over the limit is refused before anything is made. */
 TEST_F(nft, capacity_over_limit_refused)
 {
-	VNIC_OPTS(vnic_nft_opts, o, .capacity = (1u << 20) + 1);
+	VNIC_OPTS(vnic_filter_opts, o, .capacity = (1u << 20) + 1);
 	int fds = st_count_fds();
 	char *before = table_text();
 
 	EXPECT_EQ(NULL, before);
 	free(before);
-	EXPECT_EQ(-EINVAL, vnic_nft_open(self->t.ctx, &o, &self->n));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &o, &self->n));
 	EXPECT_EQ(NULL, self->n);
 	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "capacity"))
 		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
@@ -992,7 +992,7 @@ TEST_F(nft, earlier_layout_refused)
 		TH_LOG("%s", err);
 	before = table_text();
 	ASSERT_NE(NULL, before);
-	EXPECT_EQ(-EPROTO, vnic_nft_open(self->t.ctx, NULL, &self->n));
+	EXPECT_EQ(-EPROTO, vnic_filter_open(self->t.ctx, NULL, &self->n));
 	EXPECT_EQ(NULL, self->n);
 	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "older libvnic"))
 		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
@@ -1010,7 +1010,7 @@ TEST_F(nft, json_switch_off_then_remove)
 {
 	const char *const one[] = { PKT_GUEST };
 	const char *const rm[] = { PKT_GUEST2 };
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char nic[32], oth[32];
 	json_t *root, *s;
 	int ret;
@@ -1042,7 +1042,7 @@ TEST_F(nft, json_switch_off_then_remove)
 
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_remove(self->n, rm, 1, &res);
+	ret = vnic_filter_remove(self->n, rm, 1, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_removed);
 	expect_guests(_metadata, self->n, one, 1);
@@ -1063,7 +1063,7 @@ static void invalid_batch(struct __test_metadata *_metadata,
 {
 	VNIC_OPTS(vnic_nic_policy, ghost, .ifname = "nosuch0",
 		  .kind = VNIC_KIND_VETH, .mac = "02:00:00:00:00:30");
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char *before, *after;
 	uint32_t g0, g1;
 	int ret;
@@ -1099,7 +1099,7 @@ static void invalid_batch(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, nft_genid(&g0));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_apply(self->n, self->q, &res);
+	ret = vnic_filter_apply(self->n, self->q, &res);
 	TH_LOG("apply with a ghost NIC: %d, '%s'", ret, vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_GT(0, ret);
 	EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
@@ -1153,13 +1153,13 @@ static char *table_text(void)
  */
 TEST_F(nft, owner_flag_survives_flush_and_delete)
 {
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char err[256], *before, *after;
 	int ret;
 
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
-	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER))
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_OWNER))
 		SKIP(return, "kernel lacks NFT_TABLE_F_OWNER");
 	before = table_text();
 	ASSERT_NE(NULL, before);
@@ -1297,16 +1297,16 @@ static void restart_child(const struct pkt_topo *t)
 {
 	struct pkt_topo ct = *t;
 	struct vnic_policy *p;
-	struct vnic_nft *n;
-	VNIC_OPTS(vnic_nft_result, res);
+	struct vnic_filter *n;
+	VNIC_OPTS(vnic_filter_result, res);
 
 	if (vnic_ctx_new(NULL, &ct.ctx))
 		_exit(2);
 	if (pkt_policy_build(&ct, NULL, &p))
 		_exit(3);
-	if (vnic_nft_open(ct.ctx, NULL, &n))
+	if (vnic_filter_open(ct.ctx, NULL, &n))
 		_exit(4);
-	if (vnic_nft_apply(n, p, &res))
+	if (vnic_filter_apply(n, p, &res))
 		_exit(5);
 	_exit(0);
 }
@@ -1320,7 +1320,7 @@ static void restart_child(const struct pkt_topo *t)
  */
 TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 {
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char err[256], mark[32], *t1, *t2, *events;
 	uint32_t g1, g2, g3;
 	struct monitor m;
@@ -1341,9 +1341,9 @@ TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 	free(t1);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, NULL, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
-	if (vnic_nft_features(self->n) & VNIC_NFT_FEAT_OWNER) {
+	if (vnic_filter_features(self->n) & VNIC_FILTER_FEAT_OWNER) {
 		ret = st_run_cmd_err(err, sizeof(err), "nft delete table netdev vnic");
 		EXPECT_NE(0, ret) TH_LOG("not re-claimed: another process deleted it");
 		if (!ret)
@@ -1356,7 +1356,7 @@ TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 	ASSERT_NE(NULL, t1);
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_sync(self->n, self->p, &res);
+	ret = vnic_filter_sync(self->n, self->p, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	ASSERT_EQ(0, nft_genid(&g2));
 	t2 = ruleset_text();
@@ -1379,7 +1379,7 @@ TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 	ASSERT_EQ(0, nft_genid(&g2));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_sync(self->n, self->p, &res);
+	ret = vnic_filter_sync(self->n, self->p, &res);
 	EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	ASSERT_EQ(0, nft_genid(&g3));
 	events = monitor_stop(&m, mark);
@@ -1403,7 +1403,7 @@ TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 	/* And again: nothing to do. */
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res));
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res));
 	EXPECT_EQ(0, res.writes);
 }
 
@@ -1481,7 +1481,7 @@ static char installed_state(const struct pkt_topo *t)
  */
 TEST_F(nft, concurrent_changes_never_interleave)
 {
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	unsigned int syncs = 0, ok = 0, conflicts = 0, i;
 	char prev = 'A', now;
 	uint32_t g0, g1;
@@ -1493,7 +1493,7 @@ TEST_F(nft, concurrent_changes_never_interleave)
 	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, "192.0.2.21",
 				&self->q));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
-	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_GENID))
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_GENID))
 		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
 	ASSERT_EQ('A', installed_state(&self->t));
 	ASSERT_EQ(0, nft_genid(&g0));
@@ -1509,7 +1509,7 @@ TEST_F(nft, concurrent_changes_never_interleave)
 
 		memset(&res, 0, sizeof(res));
 		res.sz = sizeof(res);
-		ret = vnic_nft_sync(self->n, want, &res);
+		ret = vnic_filter_sync(self->n, want, &res);
 		syncs++;
 		now = installed_state(&self->t);
 		if (!ret) {
@@ -1542,12 +1542,12 @@ TEST_F(nft, concurrent_changes_never_interleave)
 	/* Quiet again: the last state converges and then costs nothing. */
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res))
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ('B', installed_state(&self->t));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res));
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res));
 	EXPECT_EQ(0, res.writes);
 }
 
@@ -1579,19 +1579,19 @@ static void intrude(void *arg)
 TEST_F(nft, concurrent_change_at_commit_is_eagain)
 {
 	struct intruder in = { 0 };
-	VNIC_OPTS(vnic_nft_opts, o);
+	VNIC_OPTS(vnic_filter_opts, o);
 	const char *const rm[] = { PKT_GUEST2 };
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char *before, *after;
 	int ret;
 
 	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
 	ASSERT_EQ(0, policy_two(&self->t, VNIC_SW_MAC_SPOOF, "192.0.2.21",
 				&self->q));
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
-	ASSERT_EQ(0, vnic_nft_set_before_commit(self->n, intrude, &in));
-	if (!(vnic_nft_features(self->n) & VNIC_NFT_FEAT_GENID))
+	ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, intrude, &in));
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_GENID))
 		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
 	ASSERT_LT(0u, in.calls) TH_LOG("before_commit never called");
@@ -1606,11 +1606,11 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 		memset(&res, 0, sizeof(res));
 		res.sz = sizeof(res);
 		if (op == 0)
-			ret = vnic_nft_apply(self->n, self->q, &res);
+			ret = vnic_filter_apply(self->n, self->q, &res);
 		else if (op == 1)
-			ret = vnic_nft_sync(self->n, self->q, &res);
+			ret = vnic_filter_sync(self->n, self->q, &res);
 		else
-			ret = vnic_nft_remove(self->n, rm, 1, &res);
+			ret = vnic_filter_remove(self->n, rm, 1, &res);
 		TH_LOG("%s with a change in between: %d '%s'", what, ret,
 		       vnic_ctx_errmsg(self->t.ctx));
 		EXPECT_FALSE(in.armed) TH_LOG("%s: hook not called", what);
@@ -1627,7 +1627,7 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 		 * moved either: an unchanged sync writes nothing. */
 		memset(&res, 0, sizeof(res));
 		res.sz = sizeof(res);
-		ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res))
+		ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
 			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 		EXPECT_EQ(0, res.writes) TH_LOG("after the failed %s", what);
 	}
@@ -1635,7 +1635,7 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 	/* Undisturbed, the change goes through. */
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->q, &res))
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ('B', installed_state(&self->t));
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
@@ -1644,33 +1644,33 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 /* Drops are counted per guest; the counter survives an unchanged sync. */
 TEST_F(nft, counters_per_guest)
 {
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	uint64_t pk, by, pk2;
 	int i;
 
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
-	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk, &by));
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &pk, &by));
 	EXPECT_EQ(0u, pk);
 	EXPECT_EQ(0u, by);
 	for (i = 0; i < 3; i++)
 		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof],
 			    PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ra], PKT_DROP);
-	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk, &by));
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &pk, &by));
 	EXPECT_EQ(4u, pk);
 	/* Counted at the netdev hooks, where skb->len has no Ethernet
 	 * header: 3 x 46 + 72 bytes. */
 	EXPECT_EQ(4u * 60 - 4 * 14 + (86 - 60), by);
-	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST2, &pk2, &by));
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST2, &pk2, &by));
 	EXPECT_EQ(0u, pk2);
-	EXPECT_EQ(-ENOENT, vnic_nft_counter(self->n, "nosuchvm", &pk2, &by));
+	EXPECT_EQ(-ENOENT, vnic_filter_counter(self->n, "nosuchvm", &pk2, &by));
 
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &res));
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res));
 	EXPECT_EQ(0, res.writes);
-	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk2, &by));
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &pk2, &by));
 	EXPECT_EQ(pk, pk2) TH_LOG("an unchanged sync reset the counter");
 
 	/* Re-applying the same policy (a runtime re-reading its config)
@@ -1678,7 +1678,7 @@ TEST_F(nft, counters_per_guest)
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
 	TH_LOG("apply of the same policy: %u changed, %u unchanged, writes %d",
 	       res.guests_changed, res.guests_unchanged, res.writes);
-	ASSERT_EQ(0, vnic_nft_counter(self->n, PKT_GUEST, &pk2, &by));
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &pk2, &by));
 	EXPECT_EQ(pk, pk2) TH_LOG("an apply of an unchanged guest reset its counter");
 }
 
@@ -1689,7 +1689,7 @@ TEST_F(nft, remove_and_sync_remove)
 	const char *const bad[] = { PKT_GUEST2, "nosuchvm" };
 	const char *const one[] = { PKT_GUEST };
 	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char *before, *after;
 	int ret;
 
@@ -1699,7 +1699,7 @@ TEST_F(nft, remove_and_sync_remove)
 	ASSERT_NE(NULL, before);
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_remove(self->n, bad, 2, &res);
+	ret = vnic_filter_remove(self->n, bad, 2, &res);
 	EXPECT_EQ(-ENOENT, ret);
 	EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
 	after = ruleset_text();
@@ -1712,7 +1712,7 @@ TEST_F(nft, remove_and_sync_remove)
 	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_sync(self->n, self->q, &res);
+	ret = vnic_filter_sync(self->n, self->q, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_removed);
 	EXPECT_EQ(1u, res.guests_unchanged);
@@ -1733,7 +1733,7 @@ TEST_F(nft, add_guest_next_to_existing)
 	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
 		  .kind = self->t.kind, .mac = PKT_NIC_MAC, .ipv4 = v4,
 		  .n_ipv4 = 1);
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	int ret;
 
 	ASSERT_EQ(0, pkt_policy_base(&self->t, &self->p));
@@ -1743,7 +1743,7 @@ TEST_F(nft, add_guest_next_to_existing)
 	ASSERT_EQ(0, vnic_policy_add_nic(self->q, PKT_GUEST, &nic));
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = vnic_nft_apply(self->n, self->q, &res);
+	ret = vnic_filter_apply(self->n, self->q, &res);
 	ASSERT_EQ(0, ret) TH_LOG("adding %s next to %s: %s", self->t.nic,
 				 PKT_OTHER_NIC, vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_added);
@@ -1766,7 +1766,7 @@ TEST_F(nft, add_guest_next_to_existing)
 static void recreated_nic(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(nft) *self, bool use_sync)
 {
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char why[256];
 	int ret;
 
@@ -1777,8 +1777,8 @@ static void recreated_nic(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
-	ret = use_sync ? vnic_nft_sync(self->n, self->p, &res) :
-			 vnic_nft_apply(self->n, self->p, &res);
+	ret = use_sync ? vnic_filter_sync(self->n, self->p, &res) :
+			 vnic_filter_apply(self->n, self->p, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	TH_LOG("%s after the NIC came back: %u changed, %u unchanged, writes %d",
 	       use_sync ? "sync" : "apply", res.guests_changed,
@@ -1805,7 +1805,7 @@ static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
 {
 	const struct pkt_bad *b = &pkt_bads[id];
 	const char *const base[] = { PKT_GUEST2 };
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 	char *before, *after, msg[512] = "";
 	const char *stage = "add";
 	int ret, ret_apply = 0;
@@ -1830,7 +1830,7 @@ static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
 		 * kernel knows. */
 		memset(&res, 0, sizeof(res));
 		res.sz = sizeof(res);
-		ret_apply = vnic_nft_apply(self->n, self->q, &res);
+		ret_apply = vnic_filter_apply(self->n, self->q, &res);
 		if (!ret) {
 			stage = "apply";
 			ret = ret_apply;
@@ -1871,28 +1871,28 @@ static bool untouched(const void *p, size_t n)
 }
 
 /*
- * struct vnic_nft_result carries sz: below its 0.1 size the call is refused
+ * struct vnic_filter_result carries sz: below its 0.1 size the call is refused
  * before anything is written (no table appears); at it, exactly its bytes
  * are written; a larger one (a newer caller, zero tail) gets ours, with sz
  * saying how many, and its tail untouched.
  */
 TEST_F(nft, result_sz_older_and_newer)
 {
-	const size_t min = offsetof(struct vnic_nft_result, writes) + sizeof(int);
+	const size_t min = offsetof(struct vnic_filter_result, writes) + sizeof(int);
 	struct {
-		struct vnic_nft_result r;
+		struct vnic_filter_result r;
 		unsigned char guard[32];
 	} b;
 	char *t;
 
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, NULL, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 
 	memset(&b, 0xa5, sizeof(b));
 	b.r.sz = min - 1;
-	EXPECT_EQ(-EINVAL, vnic_nft_apply(self->n, self->p, &b.r));
-	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vnic_nft_result"))
+	EXPECT_EQ(-EINVAL, vnic_filter_apply(self->n, self->p, &b.r));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vnic_filter_result"))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_TRUE(untouched((char *)&b + sizeof(size_t),
 			      sizeof(b) - sizeof(size_t)));
@@ -1902,7 +1902,7 @@ TEST_F(nft, result_sz_older_and_newer)
 
 	memset(&b, 0xa5, sizeof(b));
 	b.r.sz = min;
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &b.r))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &b.r))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(min, b.r.sz);
 	EXPECT_EQ(2u, b.r.guests_added);
@@ -1912,9 +1912,9 @@ TEST_F(nft, result_sz_older_and_newer)
 	memset(&b, 0, sizeof(b));
 	memset(&b.guard, 0xa5, sizeof(b.guard));
 	b.r.sz = sizeof(b);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &b.r))
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &b.r))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
-	EXPECT_EQ(sizeof(struct vnic_nft_result), b.r.sz);
+	EXPECT_EQ(sizeof(struct vnic_filter_result), b.r.sz);
 	EXPECT_EQ(2u, b.r.guests_unchanged);
 	EXPECT_EQ(0, b.r.writes);
 	EXPECT_TRUE(untouched(b.guard, sizeof(b.guard)));

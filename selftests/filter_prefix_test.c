@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Hooks by name prefix (vnic_nft_opts.hook_prefixes, NFTA_DEVICE_PREFIX):
+ * Hooks by name prefix (vnic_filter_opts.hook_prefixes, NFTA_DEVICE_PREFIX):
  * what the table holds and what it hooks, read with our own GETCHAIN dump
  * (nft 1.0.6 cannot list such a ruleset: it retries forever), and frames.
  * The packet cases themselves run against prefix hooks in
@@ -180,9 +180,9 @@ static const char *const prefixes[] = { "vh", "oth", NULL };
 
 FIXTURE(prefix) {
 	struct pkt_topo t;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	struct vnic_policy *p;
-	struct vnic_nft_result res;
+	struct vnic_filter_result res;
 };
 
 FIXTURE_SETUP(prefix)
@@ -206,7 +206,7 @@ FIXTURE_TEARDOWN(prefix)
 {
 	vnic_policy_free(self->p);
 	if (self->n)
-		vnic_nft_close(self->n);
+		vnic_filter_close(self->n);
 	pkt_topo_teardown(&self->t);
 }
 
@@ -214,14 +214,14 @@ FIXTURE_TEARDOWN(prefix)
 static void open_with(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(prefix) *self, const char *const *pfx)
 {
-	VNIC_OPTS(vnic_nft_opts, o, .hook_prefixes = pfx);
+	VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = pfx);
 
 	if (self->n)
-		vnic_nft_close(self->n);
+		vnic_filter_close(self->n);
 	self->n = NULL;
-	ASSERT_EQ(0, vnic_nft_open(self->t.ctx, &o, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
-	if (pfx && !(vnic_nft_features(self->n) & VNIC_NFT_FEAT_PREFIX_HOOK))
+	if (pfx && !(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_PREFIX_HOOK))
 		SKIP(return, "kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)");
 }
 
@@ -245,7 +245,7 @@ static void expect_prefix_layout(struct __test_metadata *_metadata)
 TEST_F(prefix, guest_adds_no_hook)
 {
 	open_with(_metadata, self, prefixes);
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &self->res))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(2u, self->res.guests_added);
 	expect_prefix_layout(_metadata);
@@ -261,11 +261,11 @@ TEST_F(prefix, nic_made_later_is_hooked)
 	struct dump before, after;
 
 	open_with(_metadata, self, prefixes);
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &self->res));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res));
 	ASSERT_EQ(0, dump_chains(&before));
 	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why)))
 		TH_LOG("%s", why);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &self->res))
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &self->res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(1u, self->res.guests_changed);
 	/* The new device was hooked by the kernel, not by a chain change. */
@@ -280,16 +280,16 @@ TEST_F(prefix, nic_made_later_is_hooked)
 TEST_F(prefix, reopen_keeps_coverage)
 {
 	open_with(_metadata, self, prefixes);
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &self->res));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res));
 	open_with(_metadata, self, NULL);
-	ASSERT_EQ(0, vnic_nft_sync(self->n, self->p, &self->res))
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &self->res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(0, self->res.writes);
 	EXPECT_EQ(2u, self->res.guests_unchanged);
 	/* Replaced and added again: still no hook by name. */
-	ASSERT_EQ(0, vnic_nft_remove(self->n, (const char *const[]){ PKT_GUEST },
+	ASSERT_EQ(0, vnic_filter_remove(self->n, (const char *const[]){ PKT_GUEST },
 				     1, &self->res));
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &self->res))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	expect_prefix_layout(_metadata);
 	expect_case(_metadata, &self->t, PKT_CASE_mac_spoof, PKT_DROP);
@@ -302,12 +302,12 @@ TEST_F(prefix, named_hooks_go_on_remove)
 	unsigned int i;
 
 	open_with(_metadata, self, NULL);
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &self->res));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res));
 	ASSERT_EQ(0, dump_chains(&d));
 	ASSERT_NE(NULL, hooking_by_name(&d, "vh0")) TH_LOG("no hook by name?");
 	open_with(_metadata, self, prefixes);
 	expect_case(_metadata, &self->t, PKT_CASE_mac_spoof, PKT_DROP);
-	ASSERT_EQ(0, vnic_nft_remove(self->n,
+	ASSERT_EQ(0, vnic_filter_remove(self->n,
 				     (const char *const[]){ PKT_GUEST, PKT_GUEST2 },
 				     2, &self->res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
@@ -328,12 +328,12 @@ TEST_F(prefix, named_hooks_go_on_remove)
 static void bad(struct __test_metadata *_metadata, FIXTURE_DATA(prefix) *self,
 		const char *const *pfx, const char *msg)
 {
-	VNIC_OPTS(vnic_nft_opts, o, .hook_prefixes = pfx);
-	struct vnic_nft *n = NULL;
+	VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = pfx);
+	struct vnic_filter *n = NULL;
 	struct dump d;
 	int fds = st_count_fds();
 
-	EXPECT_EQ(-EINVAL, vnic_nft_open(self->t.ctx, &o, &n));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &o, &n));
 	EXPECT_EQ(NULL, n);
 	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), msg))
 		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));

@@ -26,7 +26,7 @@ FIXTURE(shard) {
 	struct vnic_ctx *ctx;
 	struct vnic_guest *g[GUESTS];
 	struct vnic_policy *p;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 };
 
 FIXTURE_SETUP(shard)
@@ -54,7 +54,7 @@ FIXTURE_SETUP(shard)
 		ASSERT_EQ(0, vnic_policy_add_nics_of(self->p, gname, self->g[i]))
 			TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	}
-	ASSERT_EQ(0, vnic_nft_open(self->ctx, NULL, &self->n))
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, NULL, &self->n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 }
 
@@ -62,7 +62,7 @@ FIXTURE_TEARDOWN(shard)
 {
 	unsigned int i;
 
-	vnic_nft_close(self->n);
+	vnic_filter_close(self->n);
 	vnic_policy_free(self->p);
 	for (i = 0; i < GUESTS; i++)
 		vnic_guest_free(self->g[i]);
@@ -127,10 +127,10 @@ static int shard_devs_text(const char *chain)
 
 TEST_F(shard, three_hundred_nics_in_two_shards)
 {
-	VNIC_OPTS(vnic_nft_result, res);
+	VNIC_OPTS(vnic_filter_result, res);
 	const char *gone[] = { "g1" };
 
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, &res))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ((uint32_t)GUESTS, res.guests_added);
 	EXPECT_EQ(255, shard_devs_text("eg0"));
@@ -138,7 +138,7 @@ TEST_F(shard, three_hundred_nics_in_two_shards)
 	EXPECT_EQ(-1, shard_devs_text("eg2"));
 
 	/* g1 had 100 in eg0: eg1 keeps its 45, eg0 drops to 155. */
-	ASSERT_EQ(0, vnic_nft_remove(self->n, gone, 1, &res))
+	ASSERT_EQ(0, vnic_filter_remove(self->n, gone, 1, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ(155, shard_devs_text("eg0"));
 	EXPECT_EQ(45, shard_devs_text("eg1"));
@@ -148,14 +148,14 @@ TEST_F(shard, emptied_shard_goes_and_comes_back)
 {
 	const char *last[] = { "g2" };
 
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, NULL))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	/* g2's 100: 55 in eg0, 45 = all of eg1. */
-	ASSERT_EQ(0, vnic_nft_remove(self->n, last, 1, NULL))
+	ASSERT_EQ(0, vnic_filter_remove(self->n, last, 1, NULL))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ(-1, shard_devs_text("eg1"));
 	EXPECT_EQ(200, shard_devs_text("eg0"));
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, NULL))
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ(255, shard_devs_text("eg0"));
 	EXPECT_EQ(45, shard_devs_text("eg1"));
@@ -164,15 +164,15 @@ TEST_F(shard, emptied_shard_goes_and_comes_back)
 /* A new handle reads the shards back and syncs without writing. */
 TEST_F(shard, restart_reads_shards)
 {
-	VNIC_OPTS(vnic_nft_result, res);
-	struct vnic_nft *again;
+	VNIC_OPTS(vnic_filter_result, res);
+	struct vnic_filter *again;
 
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, NULL));
-	vnic_nft_close(self->n);
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL));
+	vnic_filter_close(self->n);
 	self->n = NULL;
-	ASSERT_EQ(0, vnic_nft_open(self->ctx, NULL, &again));
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, NULL, &again));
 	self->n = again;
-	ASSERT_EQ(0, vnic_nft_sync(again, self->p, &res))
+	ASSERT_EQ(0, vnic_filter_sync(again, self->p, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ(0, res.writes);
 	EXPECT_EQ((uint32_t)GUESTS, res.guests_unchanged);
@@ -209,11 +209,11 @@ TEST_F(shard, render_loads_back_the_same)
 	char *text = NULL, *before, *after;
 	FILE *f;
 
-	ASSERT_EQ(0, vnic_nft_apply(self->n, self->p, NULL));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL));
 	before = table_text();
 	ASSERT_NE(NULL, before);
-	ASSERT_EQ(0, vnic_nft_render(self->n, self->p, &text));
-	vnic_nft_close(self->n);
+	ASSERT_EQ(0, vnic_filter_render(self->n, self->p, &text));
+	vnic_filter_close(self->n);
 	self->n = NULL;
 	ASSERT_EQ(0, st_run_cmd("nft delete table netdev vnic"));
 	f = fopen("/tmp/vnic-shard-render.nft", "w");

@@ -238,18 +238,18 @@ FIXTURE_TEARDOWN(probe)
 /* Opening asks the kernel and leaves nothing: no object, no generation. */
 TEST_F(probe, leaves_nothing)
 {
-	VNIC_OPTS(vnic_nft_opts, ro, .flags = VNIC_NFT_READ_ONLY);
+	VNIC_OPTS(vnic_filter_opts, ro, .flags = VNIC_FILTER_READ_ONLY);
 	uint32_t g0 = pnl_genid(&self->p), g1;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	unsigned int i;
 
 	ASSERT_EQ(0, ruleset_objects());
 	for (i = 0; i < 3; i++) {
 		/* A writing handle writes nothing at open either. */
-		ASSERT_EQ(0, vnic_nft_open(self->ctx, i ? &ro : NULL, &n))
+		ASSERT_EQ(0, vnic_filter_open(self->ctx, i ? &ro : NULL, &n))
 			TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
-		EXPECT_NE(0u, vnic_nft_features(n));
-		vnic_nft_close(n);
+		EXPECT_NE(0u, vnic_filter_features(n));
+		vnic_filter_close(n);
 	}
 	g1 = pnl_genid(&self->p);
 	EXPECT_EQ(g0, g1);
@@ -264,51 +264,51 @@ TEST_F(probe, matches_commits)
 		uint32_t bit;
 		const char *what;
 	} checks[] = {
-		{ VNIC_NFT_FEAT_OWNER, "owner" },
-		{ VNIC_NFT_FEAT_PERSIST, "owner+persist" },
-		{ VNIC_NFT_FEAT_EGRESS, "egress chain" },
-		{ VNIC_NFT_FEAT_PREFIX_HOOK, "prefix chain" },
-		{ VNIC_NFT_FEAT_GENID, "generation" },
+		{ VNIC_FILTER_FEAT_OWNER, "owner" },
+		{ VNIC_FILTER_FEAT_PERSIST, "owner+persist" },
+		{ VNIC_FILTER_FEAT_EGRESS, "egress chain" },
+		{ VNIC_FILTER_FEAT_PREFIX_HOOK, "prefix chain" },
+		{ VNIC_FILTER_FEAT_GENID, "generation" },
 	};
 	struct pnl *p = &self->p;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	uint32_t f, g;
 	unsigned int i;
 	int err = 0;
 
-	ASSERT_EQ(0, vnic_nft_open(self->ctx, NULL, &n))
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, NULL, &n))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
-	f = vnic_nft_features(n);
-	vnic_nft_close(n);
+	f = vnic_filter_features(n);
+	vnic_filter_close(n);
 	for (i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		char t[16];
 		bool accepted;
 
 		snprintf(t, sizeof(t), "t%u", i);
 		switch (checks[i].bit) {
-		case VNIC_NFT_FEAT_OWNER:
+		case VNIC_FILTER_FEAT_OWNER:
 			pnl_begin(p, 0);
 			put_table(p, t, NFT_TABLE_F_OWNER);
 			err = pnl_commit(p, 1);
 			break;
-		case VNIC_NFT_FEAT_PERSIST:
+		case VNIC_FILTER_FEAT_PERSIST:
 			pnl_begin(p, 0);
 			put_table(p, t, NFT_TABLE_F_OWNER | NFT_TABLE_F_PERSIST);
 			err = pnl_commit(p, 1);
 			break;
-		case VNIC_NFT_FEAT_EGRESS:
+		case VNIC_FILTER_FEAT_EGRESS:
 			pnl_begin(p, 0);
 			put_table(p, t, 0);
 			put_chain(p, t, "c", NF_NETDEV_EGRESS, NFTA_DEVICE_NAME, "lo");
 			err = pnl_commit(p, 2);
 			break;
-		case VNIC_NFT_FEAT_PREFIX_HOOK:
+		case VNIC_FILTER_FEAT_PREFIX_HOOK:
 			pnl_begin(p, 0);
 			put_table(p, t, 0);
 			put_chain(p, t, "c", NF_NETDEV_INGRESS, NFTA_DEVICE_PREFIX, "pr");
 			err = pnl_commit(p, 2);
 			break;
-		case VNIC_NFT_FEAT_GENID:
+		case VNIC_FILTER_FEAT_GENID:
 			/* A generation that is not the ruleset's. */
 			g = pnl_genid(p) ^ 0x80000000u;
 			pnl_begin(p, g ? g : 1);
@@ -316,13 +316,13 @@ TEST_F(probe, matches_commits)
 			err = pnl_commit(p, 1);
 			break;
 		}
-		accepted = checks[i].bit == VNIC_NFT_FEAT_GENID ? err == -ERESTART : !err;
+		accepted = checks[i].bit == VNIC_FILTER_FEAT_GENID ? err == -ERESTART : !err;
 		TH_LOG("%s: commit %d, probe %s", checks[i].what, err,
 		       f & checks[i].bit ? "yes" : "no");
 		EXPECT_EQ(accepted, !!(f & checks[i].bit))
 			TH_LOG("%s: committing it gave %d", checks[i].what, err);
 		/* Refused with the errors the probe reads as "unknown". */
-		if (!accepted && checks[i].bit != VNIC_NFT_FEAT_GENID)
+		if (!accepted && checks[i].bit != VNIC_FILTER_FEAT_GENID)
 			EXPECT_TRUE(err == -EOPNOTSUPP || err == -EINVAL);
 	}
 	/* The real commits are there: the probe was not all that ran. */

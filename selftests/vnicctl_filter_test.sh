@@ -367,28 +367,28 @@ holder_src() {
 int main(int argc, char **argv)
 {
 	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vm2h0", .kind = VNIC_KIND_VETH);
-	struct vnic_nft_result res = { .sz = sizeof(res) };
+	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_policy *p;
 	struct vnic_ctx *ctx;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 
 	if (argc != 2 || vnic_ctx_new(NULL, &ctx))
 		return 2;
 	nic.mac = argv[1];
 	if (vnic_policy_new(ctx, &p) || vnic_policy_add_guest(p, "vm2", NULL) ||
-	    vnic_policy_add_nic(p, "vm2", &nic) || vnic_nft_open(ctx, NULL, &n) ||
-	    vnic_nft_apply(n, p, &res)) {
+	    vnic_policy_add_nic(p, "vm2", &nic) || vnic_filter_open(ctx, NULL, &n) ||
+	    vnic_filter_apply(n, p, &res)) {
 		fprintf(stderr, "holder: %s\n", vnic_ctx_errmsg(ctx));
 		return 1;
 	}
-	if (!(vnic_nft_features(n) & VNIC_NFT_FEAT_OWNER))
+	if (!(vnic_filter_features(n) & VNIC_FILTER_FEAT_OWNER))
 		return 3;
 	printf("ready\n");
 	fflush(stdout);
 	while (getchar() != EOF)
 		;
 	/* Everything freed: a sanitized build checks for leaks at exit. */
-	vnic_nft_close(n);
+	vnic_filter_close(n);
 	vnic_policy_free(p);
 	vnic_ctx_free(ctx);
 	return 0;
@@ -408,7 +408,7 @@ case_owned_show() {
 	holder_src >"$TMP/holder.c"
 	# shellcheck disable=SC2046,SC2086
 	run 0 cc $san -I"$here/../include" -o "$TMP/holder" "$TMP/holder.c" "$lib" \
-		$(pkg-config --libs libnftnl libmnl) -lpthread || return
+		$(pkg-config --libs libnftnl libmnl libbpf) -lpthread || return
 	write_policy "$TMP/p.json" || return
 	mkfifo "$TMP/hin" || return
 	"$TMP/holder" "$(mac_of vm2p0)" <"$TMP/hin" >"$TMP/hout" 2>&1 &
@@ -712,10 +712,39 @@ case_damaged_table_refused() {
 	done
 }
 
+# --backend bpf: the same commands through the tc eBPF backend
+# (Documentation/bpf.rst), checked with tc(8).
+case_bpf_backend() {
+	jq -n --arg m0 "$(mac_of vm1m0)" --arg m2 "$(mac_of vm2p0)" '
+	{guests: [
+	  {name: "vm1", nics: [{ifname: "vm1m0", kind: "macvtap", mac: $m0,
+				ipv4: ["192.0.2.10"]}]},
+	  {name: "vm2", nics: [{ifname: "vm2h0", kind: "veth", mac: $m2}]}]}' \
+		>"$TMP/b.json" || return
+	run 0 vc --backend bpf -j filter sync "$TMP/b.json" || return
+	jqo '.added == 2 and .writes == true' || return
+	tc filter show dev vm1m0 egress | grep -q 'vnic direct-action' ||
+		{ fail "no vnic filter on vm1m0 egress"; return 1; }
+	tc filter show dev vm2h0 ingress | grep -q 'vnic direct-action' ||
+		{ fail "no vnic filter on vm2h0 ingress"; return 1; }
+	run 0 vc --backend bpf -j filter sync "$TMP/b.json" || return
+	jqo '.writes == false and .unchanged == 2' || return
+	run 0 vc --backend bpf -j filter show || return
+	jqo '[.[].guest] | sort == ["vm1", "vm2"]' || return
+	run 1 vc --backend bpf filter render "$TMP/b.json" || return
+	run 2 vc --backend bpf --no-owner filter show || return
+	run 2 vc --backend xdp filter show || return
+	run 0 vc --backend bpf filter remove vm1 vm2 || return
+	if tc qdisc show dev vm2h0 | grep -q clsact; then
+		fail "clsact left on vm2h0"
+		return 1
+	fi
+}
+
 CASES=(apply show counter remove sync_same sync_changed bad_json render
        readonly owned_show netns owner held usage help
        failures_leave_nothing
-       damaged_table_refused)
+       damaged_table_refused bpf_backend)
 
 # ------------------------------------------------------------------- main
 

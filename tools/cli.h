@@ -35,10 +35,11 @@ struct cli {
 	const char *owner;	/* NULL: the library's default */
 	const char *netns;	/* -n argument, NULL: ours */
 	bool no_owner;		/* --no-owner: filter commands do not claim
-				 * the table (VNIC_NFT_NO_OWNER) */
-	/* --hook-prefix P, repeatable: vnic_nft_opts.hook_prefixes */
-	const char *hook_prefixes[VNIC_NFT_PREFIXES + 2];
+				 * the table (VNIC_FILTER_NO_OWNER) */
+	/* --hook-prefix P, repeatable: vnic_filter_opts.hook_prefixes */
+	const char *hook_prefixes[VNIC_FILTER_PREFIXES + 2];
 	unsigned int nhook_prefixes;
+	enum vnic_backend backend;	/* --backend nft|bpf (filter commands) */
 	struct vnic_ctx *ctx;
 };
 
@@ -83,19 +84,19 @@ int cli_policy_load(const char *file, struct vnic_policy **out);
  * or read-only; a commit's result printed.  Both return an exit status. */
 int cli_filter_operands(const char *cmd, const char *what, int argc,
 			char **argv, int min, int max);
-int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out);
-int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r);
+int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out);
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r);
 
 /* cli_diff.c: filter diff, and the differences sync and show report */
-struct vnic_nft;
-struct vnic_nft_diff;
-void cli_diff_phrase(const struct vnic_nft_diff *d, bool done, char *buf,
+struct vnic_filter;
+struct vnic_filter_diff;
+void cli_diff_phrase(const struct vnic_filter_diff *d, bool done, char *buf,
 		     size_t len);
-int cli_filter_diff(struct cli *cli, struct vnic_nft *n,
+int cli_filter_diff(struct cli *cli, struct vnic_filter *n,
 		    const struct vnic_policy *p);
-int cli_filter_sync(struct vnic_nft *n, const struct vnic_policy *p,
-		    struct vnic_nft_result *res, char *repaired);
-int cli_filter_damage(struct cli *cli, struct vnic_nft *n);
+int cli_filter_sync(struct vnic_filter *n, const struct vnic_policy *p,
+		    struct vnic_filter_result *res, char *repaired);
+int cli_filter_damage(struct cli *cli, struct vnic_filter *n);
 
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);

@@ -4,7 +4,7 @@
  * guest and object by object, without writing (exit 0: the table matches,
  * 1: it differs, 2: an error).  Also the "repaired: ..." part of the sync
  * summary and the damage `filter show` reports: each is a walk over the
- * differences vnic_nft_diff() and vnic_nft_sync_diff() report.
+ * differences vnic_filter_diff() and vnic_filter_sync_diff() report.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,17 +16,17 @@
 static const char *guest_word(uint32_t kind)
 {
 	switch (kind) {
-	case VNIC_NFT_DIFF_GUEST_ADD:		return "add";
-	case VNIC_NFT_DIFF_GUEST_CHANGE:	return "change";
-	case VNIC_NFT_DIFF_GUEST_REMOVE:	return "remove";
-	case VNIC_NFT_DIFF_REPAIR:		return "repair";
-	case VNIC_NFT_DIFF_FOREIGN:		return "foreign";
+	case VNIC_FILTER_DIFF_GUEST_ADD:		return "add";
+	case VNIC_FILTER_DIFF_GUEST_CHANGE:	return "change";
+	case VNIC_FILTER_DIFF_GUEST_REMOVE:	return "remove";
+	case VNIC_FILTER_DIFF_REPAIR:		return "repair";
+	case VNIC_FILTER_DIFF_FOREIGN:		return "foreign";
 	}
 	return "?";
 }
 
 /* "set ip4s, 50 elements restored" into buf (appended, "; " between). */
-void cli_diff_phrase(const struct vnic_nft_diff *d, bool done, char *buf,
+void cli_diff_phrase(const struct vnic_filter_diff *d, bool done, char *buf,
 		     size_t len)
 {
 	size_t k = strlen(buf);
@@ -43,7 +43,7 @@ void cli_diff_phrase(const struct vnic_nft_diff *d, bool done, char *buf,
 		k += (size_t)snprintf(buf + k, len - k, ", %u %s%s %s", d->removed,
 				      unit, d->removed == 1 ? "" : "s",
 				      done ? "removed" : "to remove");
-	if (k < len && d->kind == VNIC_NFT_DIFF_FOREIGN)
+	if (k < len && d->kind == VNIC_FILTER_DIFF_FOREIGN)
 		snprintf(buf + k, len - k, done ? " (not libvnic's: removed)" :
 			 " (not libvnic's: to remove)");
 }
@@ -53,7 +53,7 @@ struct diff_out {
 	json_t *arr;
 };
 
-static int diff_line(const struct vnic_nft_diff *d, void *arg)
+static int diff_line(const struct vnic_filter_diff *d, void *arg)
 {
 	struct diff_out *o = arg;
 	char phrase[256] = "";
@@ -76,11 +76,11 @@ static int diff_line(const struct vnic_nft_diff *d, void *arg)
 }
 
 /* The table against FILE's policy; res for the summary. */
-int cli_filter_diff(struct cli *cli, struct vnic_nft *n, const struct vnic_policy *p)
+int cli_filter_diff(struct cli *cli, struct vnic_filter *n, const struct vnic_policy *p)
 {
-	VNIC_OPTS(vnic_nft_result, res);
+	VNIC_OPTS(vnic_filter_result, res);
 	struct diff_out o = { cli, cli->json ? json_array() : NULL };
-	int err = vnic_nft_diff(n, p, diff_line, &o, &res);
+	int err = vnic_filter_diff(n, p, diff_line, &o, &res);
 
 	if (err) {
 		json_decref(o.arr);
@@ -111,7 +111,7 @@ int cli_filter_diff(struct cli *cli, struct vnic_nft *n, const struct vnic_polic
 	return res.writes ? CLI_FAIL : CLI_OK;
 }
 
-static int repair_phrase(const struct vnic_nft_diff *d, void *arg)
+static int repair_phrase(const struct vnic_filter_diff *d, void *arg)
 {
 	if (d->object)
 		cli_diff_phrase(d, true, arg, 1024);
@@ -119,19 +119,26 @@ static int repair_phrase(const struct vnic_nft_diff *d, void *arg)
 }
 
 /* sync FILE: the commit, and what it repaired into repaired[1024]. */
-int cli_filter_sync(struct vnic_nft *n, const struct vnic_policy *p,
-		    struct vnic_nft_result *res, char *repaired)
+int cli_filter_sync(struct vnic_filter *n, const struct vnic_policy *p,
+		    struct vnic_filter_result *res, char *repaired)
 {
 	repaired[0] = '\0';
-	return vnic_nft_sync_diff(n, p, repair_phrase, repaired, res);
+	/* The bpf backend repairs too, but cannot name what it repaired. */
+	if (vnic_filter_backend(n) == VNIC_BACKEND_BPF)
+		return vnic_filter_sync(n, p, res);
+	return vnic_filter_sync_diff(n, p, repair_phrase, repaired, res);
 }
 
 /* show: damage the table shows without a policy, on stderr; 0 if none. */
-int cli_filter_damage(struct cli *cli, struct vnic_nft *n)
+int cli_filter_damage(struct cli *cli, struct vnic_filter *n)
 {
-	VNIC_OPTS(vnic_nft_result, res);
+	VNIC_OPTS(vnic_filter_result, res);
 	char what[1024] = "";
-	int err = vnic_nft_diff(n, NULL, repair_phrase, what, &res);
+	int err;
+
+	if (vnic_filter_backend(n) == VNIC_BACKEND_BPF)
+		return CLI_OK;	/* no diff there: its sync repairs blind */
+	err = vnic_filter_diff(n, NULL, repair_phrase, what, &res);
 
 	if (err)
 		return cli_fail(cli, err, "filter show: checking the table");

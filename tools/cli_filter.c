@@ -43,27 +43,38 @@ int cli_filter_operands(const char *cmd, const char *what, int argc,
  * Linux 6.9): elsewhere the table would go with vnicctl, so refuse.  Reading
  * commands open it read-only.
  */
-int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out)
+int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 {
-	VNIC_OPTS(vnic_nft_opts, opts);
-	struct vnic_nft *n;
+	VNIC_OPTS(vnic_filter_opts, opts, .backend = cli->backend);
+	struct vnic_filter *n;
 	uint32_t feat;
 	int err;
 
+	if (cli->backend == VNIC_BACKEND_BPF) {
+		/* Its programs outlive vnicctl in the filters; no table to own. */
+		if (cli->no_owner || cli->nhook_prefixes)
+			return cli_usage_err("filter", "--%s is an nft option (--backend nft)",
+					     cli->no_owner ? "no-owner" : "hook-prefix");
+		err = vnic_filter_open(cli->ctx, &opts, &n);
+		if (err)
+			return cli_fail(cli, err, "filter: open bpf backend");
+		*out = n;
+		return CLI_OK;
+	}
 	if (cli->no_owner)
-		opts.flags |= VNIC_NFT_NO_OWNER;
+		opts.flags |= VNIC_FILTER_NO_OWNER;
 	if (cli->nhook_prefixes)
 		opts.hook_prefixes = cli->hook_prefixes;
 	/* Reading writes nothing, and works on a table a runtime owns. */
 	if (!write)
-		opts.flags |= VNIC_NFT_READ_ONLY;
-	err = vnic_nft_open(cli->ctx, &opts, &n);
+		opts.flags |= VNIC_FILTER_READ_ONLY;
+	err = vnic_filter_open(cli->ctx, &opts, &n);
 	if (err)
 		return cli_fail(cli, err, "filter: open table");
-	feat = vnic_nft_features(n);
-	if (write && !cli->no_owner && (feat & VNIC_NFT_FEAT_OWNER) &&
-	    !(feat & VNIC_NFT_FEAT_PERSIST)) {
-		vnic_nft_close(n);
+	feat = vnic_filter_features(n);
+	if (write && !cli->no_owner && (feat & VNIC_FILTER_FEAT_OWNER) &&
+	    !(feat & VNIC_FILTER_FEAT_PERSIST)) {
+		vnic_filter_close(n);
 		fputs("vnicctl: filter: this kernel has no NFT_TABLE_F_PERSIST (Linux 6.9):\n"
 		      "  a table owned by vnicctl would be deleted when it exits.\n"
 		      "  Use --no-owner (the table is then not protected from other\n"
@@ -75,7 +86,7 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out)
 	return CLI_OK;
 }
 
-int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r)
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r)
 {
 	if (cli->json)
 		return cli_json_print(cli, json_pack(
@@ -106,7 +117,7 @@ int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r)
  * built, and the table opened.  ret < 0: ready; else the exit status. */
 struct file_job {
 	struct vnic_policy *p;
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 };
 
 static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv,
@@ -129,7 +140,7 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 static void file_job_close(struct file_job *job)
 {
 	if (job->n)
-		vnic_nft_close(job->n);
+		vnic_filter_close(job->n);
 	vnic_policy_free(job->p);
 }
 
@@ -139,14 +150,14 @@ enum commit { C_APPLY, C_SYNC };
 static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 {
 	const char *cmd = how == C_APPLY ? "filter apply" : "filter sync";
-	VNIC_OPTS(vnic_nft_result, res);
+	VNIC_OPTS(vnic_filter_result, res);
 	char repaired[1024] = "";
 	struct file_job job;
 	int ret, err;
 
 	ret = file_job_open(cli, cmd, argc, argv, true, &job);
 	if (ret < 0) {
-		err = how == C_APPLY ? vnic_nft_apply(job.n, job.p, &res) :
+		err = how == C_APPLY ? vnic_filter_apply(job.n, job.p, &res) :
 				       cli_filter_sync(job.n, job.p, &res, repaired);
 		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
 		if (!err && *repaired && !cli->json)
@@ -168,8 +179,8 @@ static int filter_sync(struct cli *cli, int argc, char **argv)
 
 static int filter_remove(struct cli *cli, int argc, char **argv)
 {
-	VNIC_OPTS(vnic_nft_result, res);
-	struct vnic_nft *n;
+	VNIC_OPTS(vnic_filter_result, res);
+	struct vnic_filter *n;
 	int ret, err;
 
 	ret = cli_filter_operands("filter remove", "guest name", argc, argv, 1, argc);
@@ -181,10 +192,10 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	ret = cli_filter_open(cli, true, &n);
 	if (ret)
 		return ret;
-	err = vnic_nft_remove(n, (const char *const *)argv + 1,
+	err = vnic_filter_remove(n, (const char *const *)argv + 1,
 			      (unsigned int)argc - 1, &res);
 	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
-	vnic_nft_close(n);
+	vnic_filter_close(n);
 	return ret;
 }
 
@@ -214,13 +225,13 @@ static void counter_row(struct cli_table *t, const char *guest,
 static const char *const show_header[] = { "GUEST", "DROP-PACKETS", "DROP-BYTES" };
 
 /* show GUEST: one guest's counter. */
-static int show_one(struct cli *cli, struct vnic_nft *n, const char *guest)
+static int show_one(struct cli *cli, struct vnic_filter *n, const char *guest)
 {
 	uint64_t packets, bytes;
 	struct cli_table *t;
 	int err;
 
-	err = vnic_nft_counter(n, guest, &packets, &bytes);
+	err = vnic_filter_counter(n, guest, &packets, &bytes);
 	if (err)
 		return cli_fail(cli, err, "filter show %s", guest);
 	if (cli->json)
@@ -233,7 +244,7 @@ static int show_one(struct cli *cli, struct vnic_nft *n, const char *guest)
 }
 
 /* show: every installed guest, sorted, with its counter. */
-static int show_all(struct cli *cli, struct vnic_nft *n)
+static int show_all(struct cli *cli, struct vnic_filter *n)
 {
 	struct cli_table *t = NULL;
 	json_t *arr = NULL;
@@ -242,7 +253,7 @@ static int show_all(struct cli *cli, struct vnic_nft *n)
 	char **names;
 	int err, ret = CLI_OK;
 
-	err = vnic_nft_guests(n, &names, &count);
+	err = vnic_filter_guests(n, &names, &count);
 	if (err)
 		return cli_fail(cli, err, "filter show");
 	qsort(names, count, sizeof(*names), cmp_str);
@@ -251,7 +262,7 @@ static int show_all(struct cli *cli, struct vnic_nft *n)
 	else
 		t = cli_table_new(show_header, 3);
 	for (i = 0; i < count; i++) {
-		err = vnic_nft_counter(n, names[i], &packets, &bytes);
+		err = vnic_filter_counter(n, names[i], &packets, &bytes);
 		if (err == -ENOENT)
 			continue;	/* removed since the list was read */
 		if (err) {
@@ -278,7 +289,7 @@ static int show_all(struct cli *cli, struct vnic_nft *n)
 
 static int filter_show(struct cli *cli, int argc, char **argv)
 {
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	int ret;
 
 	ret = cli_filter_operands("filter show", "guest name", argc, argv, 0, 1);
@@ -293,7 +304,7 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
 	if (ret == CLI_OK && argc == 1)
 		ret = cli_filter_damage(cli, n);
-	vnic_nft_close(n);
+	vnic_filter_close(n);
 	return ret;
 }
 
@@ -319,7 +330,7 @@ static int filter_render(struct cli *cli, int argc, char **argv)
 
 	ret = file_job_open(cli, "filter render", argc, argv, false, &job);
 	if (ret < 0) {
-		err = vnic_nft_render(job.n, job.p, &text);
+		err = vnic_filter_render(job.n, job.p, &text);
 		ret = err ? cli_fail(cli, err, "filter render") : CLI_OK;
 		if (!err) {
 			fputs(text, stdout);

@@ -35,6 +35,7 @@ void usage_main(FILE *f)
 "      --no-owner       filter commands: do not claim the nftables table\n"
 "      --hook-prefix P  filter commands: hook every NIC named P* by one chain\n"
 "                       per prefix (Linux 6.17; repeatable, up to 16)\n"
+"      --backend B      filter commands: nft (default) or bpf (tc eBPF)\n"
 "  -s, --stats          print netlink call counts to stderr\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"

@@ -40,7 +40,7 @@ struct hold {
 	struct cli *cli;
 	const char *file;
 	const char *base;	/* FILE's name in its directory */
-	struct vnic_nft *n;
+	struct vnic_filter *n;
 	int sfd, ifd;		/* signalfd, inotify (-1: none) */
 };
 
@@ -56,14 +56,14 @@ static long long now_ms(void)
  * exit status. */
 static int resync(struct hold *h, struct vnic_policy *p, bool first)
 {
-	VNIC_OPTS(vnic_nft_result, res);
+	VNIC_OPTS(vnic_filter_result, res);
 	int ret = 0, err, i;
 
 	if (!p)
 		ret = cli_policy_load(h->file, &p);
 	if (!ret) {
 		for (i = 0, err = -EAGAIN; i < HOLD_TRIES && err == -EAGAIN; i++)
-			err = vnic_nft_sync(h->n, p, &res);
+			err = vnic_filter_sync(h->n, p, &res);
 		vnic_policy_free(p);
 		ret = err ? cli_fail(h->cli, err, "filter hold: sync") :
 			    cli_filter_result(h->cli, &res);
@@ -225,7 +225,7 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 		ret = loop(&h);
 	vnic_policy_free(p);
 	if (h.n)
-		vnic_nft_close(h.n);
+		vnic_filter_close(h.n);
 	if (h.ifd >= 0)
 		close(h.ifd);
 	/* The signals stay blocked: vnicctl exits next, and a second SIGTERM

@@ -66,6 +66,7 @@ static const struct option global_opts[] = {
 	{ "owner",	required_argument,	NULL, 'o' },
 	{ "no-owner",	no_argument,		NULL, 'O' },
 	{ "hook-prefix", required_argument,	NULL, 'P' },
+	{ "backend",	required_argument,	NULL, 'B' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -109,10 +110,19 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 			break;
 		case 'P':
 			/* One over the library's limit: its message says why. */
-			if (cli->nhook_prefixes > VNIC_NFT_PREFIXES)
+			if (cli->nhook_prefixes > VNIC_FILTER_PREFIXES)
 				return cli_usage_err(NULL, "--hook-prefix: more than %d",
-						     VNIC_NFT_PREFIXES);
+						     VNIC_FILTER_PREFIXES);
 			cli->hook_prefixes[cli->nhook_prefixes++] = optarg;
+			break;
+		case 'B':
+			if (!strcmp(optarg, "nft"))
+				cli->backend = VNIC_BACKEND_NFT;
+			else if (!strcmp(optarg, "bpf"))
+				cli->backend = VNIC_BACKEND_BPF;
+			else
+				return cli_usage_err(NULL, "--backend: '%s' is not nft or bpf",
+						     optarg);
 			break;
 		case 'h':
 			usage_main(stdout);

@@ -12,7 +12,7 @@
  * without breaking the ABI.  Options the caller passes in: the library reads
  * only the fields the caller knows, and rejects with -E2BIG a struct larger
  * than its own whose unknown tail is not all zeroes.  Structs the library
- * fills (vnic_ctx_stats, vnic_nic_info, vnic_nft_result): it writes
+ * fills (vnic_ctx_stats, vnic_nic_info, vnic_filter_result): it writes
  * min(sz, its own size) bytes and sets sz to that count; a sz below the
  * struct's size in libvnic 0.1 is -EINVAL.  Use VNIC_OPTS() to declare one.
  * Documentation/abi.rst says what is ABI.

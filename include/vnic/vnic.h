@@ -7,6 +7,6 @@
 #include <vnic/context.h>
 #include <vnic/guest.h>
 #include <vnic/policy.h>
-#include <vnic/nft.h>
+#include <vnic/filter.h>
 
 #endif /* VNIC_VNIC_H */

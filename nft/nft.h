@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libvnic nftables backend: the policy (policy.h) enforced by one
+ * The nftables backend's operations, as the filter layer (filter/) calls
+ * them; internal since the public filter API (include/vnic/filter.h)
+ * dispatches to this backend and to bpf/.  The nftables backend: the policy (policy.h) enforced by one
  * libvnic-owned netdev table, per-guest state in set elements, every change
  * one atomic NFNL batch.  See Documentation/filters.rst.
  *
@@ -8,17 +10,13 @@
  * nfnetlink socket that owns the table: keep it open while the table must
  * stay protected.
  */
-#ifndef VNIC_NFT_H
-#define VNIC_NFT_H
+#ifndef VNIC_NFT_NFT_H
+#define VNIC_NFT_NFT_H
 
 #include <stdint.h>
 #include <vnic/common.h>
 #include <vnic/context.h>
 #include <vnic/policy.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 struct vnic_nft;
 
@@ -195,8 +193,7 @@ int vnic_nft_counter(struct vnic_nft *n, const char *guest, uint64_t *packets,
  * not exist) or -ENOMEM. */
 int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p, char **text);
 
-#ifdef __cplusplus
-}
-#endif
+/* Test hook behind vnic_filter_set_before_commit() (lib/testing.h). */
+int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg), void *arg);
 
-#endif /* VNIC_NFT_H */
+#endif /* VNIC_NFT_NFT_H */

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A change (apply, sync, remove) of the bpf backend, all or nothing:
+ *
+ *  1. Check everything that needs no write: the policy, that the bpf
+ *     backend can express it (no custom rules), every NIC's ifindex, NICs
+ *     claimed by installed guests that the change does not replace.
+ *  2. Which guests are unchanged: same digest and same ifindexes.
+ *  3. Read back every NIC's filters (one pipelined batch of gets), and
+ *     attach what is missing: every qdisc, then every filter.  A filter on
+ *     a NIC without map state passes everything, so this changes no verdict.
+ *  4. Map writes, each logged with what it replaced: per changed NIC, its
+ *     addresses under a new generation, its counter, then its "nics" entry,
+ *     the instant the NIC's new policy takes effect; removed NICs' entries;
+ *     the guests' entries and the state.  A failure here undoes the log in
+ *     reverse and the filters step 3 made.
+ *  5. Past that point nothing fails the change: the previous generation's
+ *     addresses, the counters of NICs gone, and the filters of NICs no
+ *     guest uses any more are removed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/internal.h"
+
+/* --- the undo log ----------------------------------------------------------- */
+
+#define KEY_MAX		BPF_GUEST_LEN
+#define VAL_MAX		sizeof(struct bpf_nic)
+
+struct uop {
+	int fd;
+	uint32_t klen, vlen;
+	bool had;
+	uint8_t key[KEY_MAX];
+	uint8_t old[VAL_MAX];
+};
+
+struct ulog {
+	struct uop *op;
+	unsigned int n, cap;
+	unsigned int writes;
+};
+
+static struct uop *ulog_new(struct ulog *l)
+{
+	if (l->n == l->cap) {
+		unsigned int cap = l->cap ? 2 * l->cap : 64;
+		struct uop *op = realloc(l->op, cap * sizeof(*op));
+
+		if (!op)
+			return NULL;
+		l->op = op;
+		l->cap = cap;
+	}
+	return &l->op[l->n++];
+}
+
+static void ulog_undo(struct ulog *l)
+{
+	while (l->n--) {
+		struct uop *u = &l->op[l->n];
+
+		if (u->had)
+			bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY);
+		else
+			bpf_map_delete_elem(u->fd, u->key);
+	}
+	l->n = 0;
+}
+
+static int map_err(struct vnic_bpf *b, int err, const char *map)
+{
+	if (err == -E2BIG || err == -ENOSPC)
+		return vnic_set_err(b->ctx, -ENOSPC, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: map %s is full (capacity %u NICs): open the "
+				    "backend with a larger capacity", map, b->capacity);
+	return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+			    "bpf: writing map %s%s", map, err == -EIO ? " (injected)" : "");
+}
+
+/* Write (val) or delete (NULL) key in fd, logging what it replaces;
+ * vlen 0: the old value is not read (a key new to the map). */
+static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
+		  const void *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	struct uop *u = ulog_new(l);
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	u->fd = fd;
+	u->klen = klen;
+	u->vlen = vlen;
+	memcpy(u->key, key, klen);
+	u->had = vlen && !bpf_map_lookup_elem(fd, key, u->old);
+	err = bpf_fault(b, BPF_FAULT_MAP);
+	if (!err) {
+		l->writes++;
+		if (val)
+			err = bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
+		else
+			err = bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
+	}
+	if (err) {
+		l->n--;
+		return map_err(b, err, map);
+	}
+	return 0;
+}
+
+/* --- translating the policy ------------------------------------------------ */
+
+uint16_t bpf_flags_of(uint32_t sw, uint32_t kind)
+{
+	static const struct { uint32_t sw; uint16_t bf; } t[] = {
+		{ VNIC_SW_MAC_SPOOF, BF_MAC },
+		{ VNIC_SW_IP_SPOOF, BF_IP4 },
+		{ VNIC_SW_IP6_SPOOF, BF_IP6 },
+		{ VNIC_SW_ARP_SPOOF, BF_ARP },
+		{ VNIC_SW_DHCP_SERVER, BF_DHCP4 },
+		{ VNIC_SW_DHCP6_SERVER, BF_DHCP6 },
+		{ VNIC_SW_ND_SPOOF, BF_ND },
+		{ VNIC_SW_RA_GUARD, BF_RA },
+		{ VNIC_SW_L2_ALLOW, BF_L2 },
+		{ VNIC_SW_NO_PROMISC, BF_PROMISC },
+	};
+	uint16_t f = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		if (sw & t[i].sw)
+			f |= t[i].bf;
+	/* no-promisc filters traffic to the guest, which only veth and tap
+	 * NICs are hooked for (the macvlan driver delivers only its MAC). */
+	if (bpf_hooks_of(kind) == HOOK_EG)
+		f &= (uint16_t)~BF_PROMISC;
+	return f;
+}
+
+static void nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
+		      uint32_t gen, unsigned int idx)
+{
+	memset(v, 0, sizeof(*v));
+	memcpy(v->mac, pn->mac, 6);
+	v->flags = bpf_flags_of(pn->sw, pn->kind);
+	v->gen = gen;
+	v->where = bpf_hooks_of(pn->kind) == HOOK_EG ? BW_FROM_EGRESS : BW_FROM_INGRESS;
+	v->kind = pn->kind;
+	v->idx = idx;
+	v->n_in4 = pn->n4 <= BPF_IN4 ? (uint8_t)pn->n4 : BPF_IN_MAP;
+	v->n_in6 = pn->n6 <= BPF_IN6 ? (uint8_t)pn->n6 : BPF_IN_MAP;
+	if (v->n_in4 != BPF_IN_MAP)
+		memcpy(v->in4, pn->v4, pn->n4 * sizeof(v->in4[0]));
+	if (v->n_in6 != BPF_IN_MAP)
+		memcpy(v->in6, pn->v6, pn->n6 * 16);
+	snprintf(v->ifname, sizeof(v->ifname), "%s", pn->ifname);
+	snprintf(v->guest, sizeof(v->guest), "%s", guest);
+}
+
+static void guest_key(struct bpf_guest_key *k, const char *name)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", name);
+}
+
+/* --- the installed model ---------------------------------------------------- */
+
+static struct binst *inst_find(struct vnic_bpf *b, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->ni; i++)
+		if (!strcmp(b->inst[i].name, name))
+			return &b->inst[i];
+	return NULL;
+}
+
+static const struct binst *owner_of(const struct vnic_bpf *b, int ifindex)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < b->ni; i++)
+		for (k = 0; k < b->inst[i].nn; k++)
+			if (b->inst[i].nics[k].ifindex == ifindex)
+				return &b->inst[i];
+	return NULL;
+}
+
+void binst_free(struct binst *g)
+{
+	unsigned int k;
+
+	for (k = 0; k < g->nn; k++) {
+		free(g->nics[k].v4);
+		free(g->nics[k].v6);
+	}
+	free(g->nics);
+	g->nics = NULL;
+	g->nn = 0;
+}
+
+/* The installed form of guest g of p with the ifindexes and generations. */
+static int binst_make(struct binst *out, const struct pguest *g, const int *ifi,
+		      const uint32_t *gen)
+{
+	unsigned int k;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", g->name);
+	out->digest = pguest_digest(g);
+	out->nics = calloc(g->nn + 1, sizeof(*out->nics));
+	if (!out->nics)
+		return -ENOMEM;
+	out->nn = g->nn;
+	for (k = 0; k < g->nn; k++) {
+		struct bnic *n = &out->nics[k];
+		const struct pnic *pn = &g->nics[k];
+
+		n->ifindex = ifi[k];
+		snprintf(n->ifname, sizeof(n->ifname), "%s", pn->ifname);
+		n->kind = pn->kind;
+		n->idx = k;
+		n->gen = gen[k];
+		n->v4 = calloc(pn->n4 + 1, sizeof(*n->v4));
+		n->v6 = calloc(pn->n6 + 1, sizeof(*n->v6));
+		if (!n->v4 || !n->v6) {
+			binst_free(out);
+			return -ENOMEM;
+		}
+		memcpy(n->v4, pn->v4, pn->n4 * sizeof(*n->v4));
+		memcpy(n->v6, pn->v6, pn->n6 * sizeof(*n->v6));
+		n->n4 = pn->n4;
+		n->n6 = pn->n6;
+	}
+	return 0;
+}
+
+/* --- step 1: checks ----------------------------------------------------------- */
+
+static int check_policy(struct vnic_bpf *b, const struct vnic_policy *p)
+{
+	unsigned int gi;
+	int err = vnic_policy_check(p);
+
+	if (err)
+		return err;
+	for (gi = 0; gi < p->n; gi++)
+		if (p->g[gi]->nr)
+			return vnic_set_err(b->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
+					    "guest %s: custom rules cannot be expressed by the "
+					    "bpf backend (use the nft backend); nothing was changed",
+					    p->g[gi]->name);
+	return 0;
+}
+
+static int ifsock_fn(void *arg)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	*(int *)arg = fd;
+	return fd < 0 ? -errno : 0;
+}
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* Every NIC of p by name, in order (ifi[off[g] + k]). */
+static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_out,
+		   unsigned int **off_out)
+{
+	unsigned int gi, k, total = 0, *off;
+	int *ifi, err = 0;
+
+	off = calloc(p->n + 1, sizeof(*off));
+	for (gi = 0; off && gi < p->n; gi++) {
+		off[gi] = total;
+		total += p->g[gi]->nn;
+	}
+	ifi = calloc(total + 1, sizeof(*ifi));
+	if (!off || !ifi) {
+		free(off);
+		free(ifi);
+		return -ENOMEM;
+	}
+	off[p->n] = total;
+	if (b->ifsock < 0)
+		err = vnic_in_netns(b->ctx->netns_fd, ifsock_fn, &b->ifsock);
+	if (err)
+		err = vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				   "socket for interface lookups");
+	for (gi = 0; !err && gi < p->n; gi++)
+		for (k = 0; !err && k < p->g[gi]->nn; k++) {
+			struct ifreq ifr;
+
+			memset(&ifr, 0, sizeof(ifr));
+			memcpy(ifr.ifr_name, p->g[gi]->nics[k].ifname, IFNAMSIZ);
+			b->ctx->stats.ioctls++;
+			if (ioctl(b->ifsock, SIOCGIFINDEX, &ifr) < 0)
+				err = vnic_set_err(b->ctx, -errno, VNIC_STEP_VALIDATE, -1,
+						   NULL, "guest %s: NIC %s", p->g[gi]->name,
+						   p->g[gi]->nics[k].ifname);
+			ifi[off[gi] + k] = ifr.ifr_ifindex;
+		}
+	if (err) {
+		free(off);
+		free(ifi);
+		return err;
+	}
+	*ifi_out = ifi;
+	*off_out = off;
+	return 0;
+}
+
+/* --- the change ------------------------------------------------------------------ */
+
+struct change {
+	const struct vnic_policy *p;
+	int *ifi;
+	unsigned int *off;
+	bool *same;		/* per guest of p: unchanged */
+	bool *gone;		/* per installed guest: removed or replaced */
+	bool *drop;		/* per installed guest: removed (not replaced) */
+	uint32_t *gen;		/* per NIC of p: its generation after */
+	struct ulog log;
+};
+
+static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
+{
+	unsigned int k;
+
+	if (!in || in->digest != pguest_digest(g) || in->nn != g->nn)
+		return false;
+	for (k = 0; k < g->nn; k++)
+		if (in->nics[k].ifindex != ifi[k])
+			return false;
+	return true;
+}
+
+static bool in_policy(const struct vnic_policy *p, const char *name)
+{
+	unsigned int idx;
+
+	return p && !policy_find(p, name, &idx);
+}
+
+static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
+		unsigned int nremove, bool sync)
+{
+	const struct vnic_policy *p = c->p;
+	unsigned int gi, k, i;
+
+	for (i = 0; i < nremove; i++) {
+		struct binst *in = inst_find(b, remove[i] ? remove[i] : "");
+
+		if (!in)
+			return vnic_set_err(b->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1, NULL,
+					    "guest %s is not installed; nothing was changed",
+					    remove[i] ? remove[i] : "(null)");
+		c->gone[in - b->inst] = c->drop[in - b->inst] = true;
+	}
+	for (i = 0; sync && i < b->ni; i++)
+		if (!in_policy(p, b->inst[i].name))
+			c->gone[i] = c->drop[i] = true;
+	for (gi = 0; p && gi < p->n; gi++) {
+		const struct pguest *g = p->g[gi];
+		struct binst *in = inst_find(b, g->name);
+
+		for (k = 0; k < g->nn; k++) {
+			const struct binst *o = owner_of(b, c->ifi[c->off[gi] + k]);
+
+			if (o && strcmp(o->name, g->name) && !c->gone[o - b->inst])
+				return vnic_set_err(b->ctx, -EEXIST, VNIC_STEP_VALIDATE, -1,
+						    NULL, "guest %s: NIC %s belongs to installed "
+						    "guest %s; nothing was changed", g->name,
+						    g->nics[k].ifname, o->name);
+		}
+		c->same[gi] = same_guest(in, g, &c->ifi[c->off[gi]]);
+		if (in && !c->same[gi])
+			c->gone[in - b->inst] = true;
+	}
+	return 0;
+}
+
+/* Step 3: the hooks of every NIC of p hold our filters. */
+static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
+		  struct vnic_filter_result *res)
+{
+	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
+	uint32_t *want, *have;
+	int err;
+
+	if (!total)
+		return 0;
+	want = calloc(total, sizeof(*want));
+	have = calloc(total, sizeof(*have));
+	err = want && have ? 0 : -ENOMEM;
+	for (gi = 0; !err && gi < c->p->n; gi++)
+		for (k = 0; k < c->p->g[gi]->nn; k++)
+			want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
+	if (!err)
+		err = tc_check(b, c->ifi, want, have, total);
+	if (!err)
+		err = tc_attach(b, c->ifi, want, have, total, made, res);
+	free(want);
+	free(have);
+	return err;
+}
+
+static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *pn,
+		       int ifindex, uint32_t gen)
+{
+	unsigned int a;
+	uint8_t one = 1;
+	int err = 0;
+
+	/* few addresses are in the nics value itself (nic_value()) */
+	for (a = 0; !err && pn->n4 > BPF_IN4 && a < pn->n4; a++) {
+		struct bpf_a4 k = { .ifindex = (uint32_t)ifindex, .gen = gen,
+				    .addr = pn->v4[a].s_addr };
+
+		err = mwrite(b, &c->log, b->map_ip4, "ip4s", &k, sizeof(k), &one, 0);
+	}
+	for (a = 0; !err && pn->n6 > BPF_IN6 && a < pn->n6; a++) {
+		struct bpf_a6 k = { .ifindex = (uint32_t)ifindex, .gen = gen };
+
+		memcpy(k.addr, &pn->v6[a], 16);
+		err = mwrite(b, &c->log, b->map_ip6, "ip6s", &k, sizeof(k), &one, 0);
+	}
+	return err;
+}
+
+static bool nic_was(const struct vnic_bpf *b, int ifindex)
+{
+	return owner_of(b, ifindex) != NULL;
+}
+
+/* Step 4 for guest gi of p. */
+static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
+		       struct bpf_state *st)
+{
+	const struct pguest *g = c->p->g[gi];
+	struct bpf_guest gv = { .digest = pguest_digest(g), .nics = g->nn };
+	struct bpf_guest_key gk;
+	unsigned int k;
+	int err = 0;
+
+	for (k = 0; !err && k < g->nn; k++) {
+		int ifindex = c->ifi[c->off[gi] + k];
+		uint32_t key = (uint32_t)ifindex, gen = st->next_gen++;
+		struct bpf_nic v;
+
+		if (!gen)
+			gen = st->next_gen++;
+		c->gen[c->off[gi] + k] = gen;
+		err = write_addrs(b, c, &g->nics[k], ifindex, gen);
+		if (!err && !nic_was(b, ifindex)) {
+			/* a per-CPU value: the map takes one copy per possible CPU */
+			int ncpu = libbpf_num_possible_cpus();
+			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
+
+			err = z ? mwrite(b, &c->log, b->map_drops, "drops", &key,
+					 sizeof(key), z, 0) : -ENOMEM;
+			free(z);
+		}
+		nic_value(&v, &g->nics[k], g->name, gen, k);
+		if (!err)
+			err = mwrite(b, &c->log, b->map_nics, "nics", &key, sizeof(key),
+				     &v, sizeof(v));
+	}
+	guest_key(&gk, g->name);
+	if (!err)
+		err = mwrite(b, &c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
+			     sizeof(gv));
+	return err;
+}
+
+static bool nic_kept(const struct change *c, int ifindex)
+{
+	unsigned int i, total = c->p ? c->off[c->p->n] : 0;
+
+	for (i = 0; i < total; i++)
+		if (c->ifi[i] == ifindex)
+			return true;
+	return false;
+}
+
+/* Step 4 for the NICs and entries of installed guests going away. */
+static int write_removals(struct vnic_bpf *b, struct change *c)
+{
+	unsigned int i, k;
+	int err = 0;
+
+	for (i = 0; !err && i < b->ni; i++) {
+		struct bpf_guest_key gk;
+
+		if (!c->gone[i])
+			continue;
+		for (k = 0; !err && k < b->inst[i].nn; k++) {
+			uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
+
+			if (!nic_kept(c, (int)key))
+				err = mwrite(b, &c->log, b->map_nics, "nics", &key,
+					     sizeof(key), NULL, sizeof(struct bpf_nic));
+		}
+		guest_key(&gk, b->inst[i].name);
+		if (!err && c->drop[i])
+			err = mwrite(b, &c->log, b->map_guests, "guests", &gk, sizeof(gk),
+				     NULL, sizeof(struct bpf_guest));
+	}
+	return err;
+}
+
+static int write_maps(struct vnic_bpf *b, struct change *c, struct bpf_state *st)
+{
+	unsigned int gi, i;
+	uint32_t zero = 0;
+	int err = 0;
+
+	*st = b->st;
+	for (gi = 0; !err && c->p && gi < c->p->n; gi++) {
+		if (!c->same[gi])
+			err = write_guest(b, c, gi, st);
+	}
+	if (!err)
+		err = write_removals(b, c);
+	if (err)
+		return err;
+	st->digest = 0;
+	st->guests = 0;
+	for (i = 0; i < b->ni; i++)
+		if (!c->gone[i]) {
+			st->digest ^= b->inst[i].digest;
+			st->guests++;
+		}
+	for (gi = 0; c->p && gi < c->p->n; gi++)
+		if (!c->same[gi]) {
+			st->digest ^= pguest_digest(c->p->g[gi]);
+			st->guests++;
+		}
+	if (!c->log.writes && st->next_gen == b->st.next_gen)
+		return 0;
+	return mwrite(b, &c->log, b->map_state, "state", &zero, sizeof(zero), st,
+		      sizeof(*st));
+}
+
+/* --- step 5 ------------------------------------------------------------------------ */
+
+static void old_addrs(struct vnic_bpf *b, const struct bnic *n)
+{
+	unsigned int a;
+
+	for (a = 0; n->n4 > BPF_IN4 && a < n->n4; a++) {
+		struct bpf_a4 k = { .ifindex = (uint32_t)n->ifindex, .gen = n->gen,
+				    .addr = n->v4[a].s_addr };
+
+		bpf_map_delete_elem(b->map_ip4, &k);
+	}
+	for (a = 0; n->n6 > BPF_IN6 && a < n->n6; a++) {
+		struct bpf_a6 k = { .ifindex = (uint32_t)n->ifindex, .gen = n->gen };
+
+		memcpy(k.addr, &n->v6[a], 16);
+		bpf_map_delete_elem(b->map_ip6, &k);
+	}
+}
+
+/* The model after the change; the leftovers cleared. */
+static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
+{
+	unsigned int i, k, gi, nd = 0, n = 0;
+	struct binst *next;
+	int *detach, err = 0;
+
+	for (i = 0; i < b->ni; i++)
+		nd += c->gone[i] ? b->inst[i].nn : 0;
+	next = calloc(b->ni + (c->p ? c->p->n : 0) + 1, sizeof(*next));
+	detach = calloc(nd + 1, sizeof(*detach));
+	nd = 0;
+	if (!next || !detach) {
+		free(next);
+		free(detach);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->ni; i++) {
+		if (!c->gone[i]) {
+			next[n++] = b->inst[i];
+			continue;
+		}
+		for (k = 0; k < b->inst[i].nn; k++) {
+			const struct bnic *bn = &b->inst[i].nics[k];
+			uint32_t key = (uint32_t)bn->ifindex;
+
+			old_addrs(b, bn);
+			if (nic_kept(c, bn->ifindex))
+				continue;
+			bpf_map_delete_elem(b->map_drops, &key);
+			detach[nd++] = bn->ifindex;
+		}
+		binst_free(&b->inst[i]);
+	}
+	for (gi = 0; c->p && gi < c->p->n; gi++) {
+		struct binst *in;
+
+		if (c->same[gi])
+			continue;
+		in = &next[n];
+		if (binst_make(in, c->p->g[gi], &c->ifi[c->off[gi]], &c->gen[c->off[gi]]))
+			err = -ENOMEM;	/* the kernel is right; a re-read fixes us */
+		else
+			n++;
+	}
+	free(b->inst);
+	b->inst = next;
+	b->ni = n;
+	b->capi = n;
+	if (nd)
+		tc_detach(b, detach, nd, res);
+	free(detach);
+	return err;
+}
+
+static void change_free(struct change *c)
+{
+	free(c->ifi);
+	free(c->off);
+	free(c->same);
+	free(c->gone);
+	free(c->drop);
+	free(c->gen);
+	free(c->log.op);
+}
+
+static void count(const struct vnic_bpf *b, const struct change *c,
+		  struct vnic_filter_result *res)
+{
+	unsigned int gi, i;
+
+	for (gi = 0; c->p && gi < c->p->n; gi++) {
+		if (c->same[gi])
+			res->guests_unchanged++;
+		else if (inst_find((struct vnic_bpf *)b, c->p->g[gi]->name))
+			res->guests_changed++;
+		else
+			res->guests_added++;
+	}
+	for (i = 0; i < b->ni; i++)
+		if (c->drop[i])
+			res->guests_removed++;
+}
+
+int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
+	       const char *const *remove, unsigned int nremove, bool sync,
+	       struct vnic_filter_result *res)
+{
+	struct change c = { .p = p };
+	struct tc_made made = { 0 };
+	unsigned int total;
+	struct bpf_state st;
+	int err;
+
+	memset(b->fault_seen, 0, sizeof(b->fault_seen));
+	if (p) {
+		err = check_policy(b, p);
+		if (!err)
+			err = resolve(b, p, &c.ifi, &c.off);
+		if (err)
+			return err;
+	}
+	total = p ? c.off[p->n] : 0;
+	c.same = calloc((p ? p->n : 0) + 1, sizeof(*c.same));
+	c.gone = calloc(b->ni + 1, sizeof(*c.gone));
+	c.drop = calloc(b->ni + 1, sizeof(*c.drop));
+	c.gen = calloc(total + 1, sizeof(*c.gen));
+	err = c.same && c.gone && c.drop && c.gen ? 0 : -ENOMEM;
+	if (!err)
+		err = plan(b, &c, remove, nremove, sync);
+	if (!err)
+		count(b, &c, res);
+	if (!err)
+		err = attach(b, &c, &made, res);
+	if (!err) {
+		err = write_maps(b, &c, &st);
+		if (err) {
+			ulog_undo(&c.log);
+			tc_undo(b, &made);
+		}
+	}
+	tc_made_free(&made);
+	if (!err) {
+		if (c.log.writes) {
+			res->writes = 1;
+			res->messages += c.log.writes;
+		}
+		b->st = st;
+		for (unsigned int gi = 0; p && gi < p->n; gi++)
+			if (c.same[gi]) {
+				const struct binst *in = inst_find(b, p->g[gi]->name);
+
+				for (unsigned int k = 0; in && k < in->nn; k++)
+					c.gen[c.off[gi] + k] = in->nics[k].gen;
+			}
+		err = commit(b, &c, res);
+	}
+	change_free(&c);
+	return err;
+}

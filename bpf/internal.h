@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The tc eBPF backend: one pair of programs (vnic.bpf.c) shared by every
+ * NIC, per-NIC state in maps keyed by ifindex, attached with clsact and a
+ * direct-action cls_bpf filter named "vnic" at a fixed priority and handle.
+ * See Documentation/bpf.rst.
+ */
+#ifndef VNIC_BPF_INTERNAL_H
+#define VNIC_BPF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <vnic/filter.h>
+#include <vnic/policy.h>
+
+#include "bpf/maps.h"
+#include "lib/testing.h"
+#include "lib/internal.h"
+#include "policy/model.h"
+
+#define BPF_FILTER_NAME	"vnic"
+#define BPF_FILTER_PRIO	0x766e		/* "vn": ours, recognisably */
+#define BPF_FILTER_HANDLE 1
+
+/* Test faults (lib/testing.h, vnic_bpf_set_fault()). */
+enum bpf_fault {
+	BPF_FAULT_NONE = 0,
+	BPF_FAULT_MAP,		/* the nth map write */
+	BPF_FAULT_QDISC,	/* the nth qdisc of an attach batch */
+	BPF_FAULT_FILTER,	/* the nth filter of an attach batch */
+	BPF_FAULT__MAX,
+};
+
+
+/* Which hooks a NIC of a kind needs: from the guest, and to it. */
+#define HOOK_IN		1u
+#define HOOK_EG		2u
+
+/* One installed NIC as the maps hold it. */
+struct bnic {
+	int ifindex;
+	char ifname[IFNAMSIZ];
+	uint32_t kind;
+	uint32_t gen;
+	uint32_t idx;
+	struct in_addr *v4;
+	unsigned int n4;
+	struct in6_addr *v6;
+	unsigned int n6;
+};
+
+struct binst {
+	char name[POLICY_GUEST_MAX + 1];
+	uint64_t digest;
+	struct bnic *nics;
+	unsigned int nn;
+};
+
+struct vnic_bpf {
+	struct vnic_ctx *ctx;
+	struct bpf_object *obj;		/* loaded by us; NULL when adopted */
+	int prog_in, prog_eg, prog_nop;
+	int map_nics, map_ip4, map_ip6, map_drops, map_guests, map_state;
+	uint32_t id_in, id_eg;		/* program ids, what our filters carry */
+	uint64_t cookie;
+	struct bpf_state st;		/* as last written */
+	struct binst *inst;
+	unsigned int ni, capi;
+	int ifsock;
+	uint32_t features;
+	uint32_t capacity;
+	bool adopted;
+	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
+	int fault_what;
+	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
+};
+
+/* load.c: the programs and maps, loaded from the embedded object or adopted
+ * from the kernel (the programs of this namespace's state). */
+int bpf_load_or_adopt(struct vnic_bpf *b);
+void bpf_unload(struct vnic_bpf *b);
+/* Read the installed guests from the maps into b->inst. */
+int bpf_read_installed(struct vnic_bpf *b);
+void binst_free(struct binst *g);
+
+/* tc.c: attach, verify, detach through the context's rtnetlink socket. */
+uint32_t bpf_hooks_of(uint32_t kind);
+/* For each of n NICs, which of its hooks (HOOK_*) hold our filter with our
+ * program. */
+int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+		 uint32_t *have, unsigned int n);
+/* What an attach made, for tc_undo(). */
+struct tc_made {
+	int *ifi;		/* NICs that needed something */
+	uint32_t *hooks;	/* hooks (re)attached */
+	bool *made_q;		/* the qdisc is ours from this attach */
+	unsigned int *req;	/* first request of each NIC's filters */
+	unsigned int n;
+};
+/* Attach where want & ~have: every qdisc first, then every filter; on
+ * failure, what this call made is removed again; on success *made says
+ * what was made (free it with tc_made_free()). */
+int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+		  const uint32_t *have, unsigned int n, struct tc_made *made,
+		  struct vnic_filter_result *res);
+void tc_undo(struct vnic_bpf *b, const struct tc_made *made);
+void tc_made_free(struct tc_made *made);
+/* Remove our filters (and the clsact qdisc when nothing else is on it). */
+int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
+		  struct vnic_filter_result *res);
+
+/* tcx.c: the same operations in tcx mode. */
+bool tcx_probe(void);
+int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+	      uint32_t *have, unsigned int n);
+int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);
+void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
+
+/* apply.c */
+int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
+	       const char *const *remove, unsigned int nremove, bool sync,
+	       struct vnic_filter_result *res);
+uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
+
+/* A test fault: -EIO when armed for this unit of what. */
+int bpf_fault(struct vnic_bpf *b, enum bpf_fault what);
+
+#endif /* VNIC_BPF_INTERNAL_H */

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The programs and maps of a handle.
+ *
+ * A namespace has one set: the first handle loads the object embedded in
+ * the library (embed.S) with its maps sized by the capacity, binds every
+ * map to both programs and writes state[0] with the namespace's cookie.  A
+ * later handle, in this process or after a restart, adopts that set
+ * through the kernel alone, no bpffs: it walks the loaded programs (prog
+ * id -> info), keeps a "vnic_in" whose bound maps have the expected names
+ * and a state[0] naming this namespace, and takes its maps by id.  The
+ * programs stay loaded as long as a filter uses them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/internal.h"
+
+extern const char vnic_bpf_obj[] __attribute__((visibility("hidden")));
+extern const char vnic_bpf_obj_end[] __attribute__((visibility("hidden")));
+
+static const char *const map_names[] = {
+	"nics", "ip4s", "ip6s", "drops", "guests", "state",
+};
+
+static int *map_slot(struct vnic_bpf *b, unsigned int i)
+{
+	int *slots[] = { &b->map_nics, &b->map_ip4, &b->map_ip6, &b->map_drops,
+			 &b->map_guests, &b->map_state };
+
+	return slots[i];
+}
+
+static int cookie_fn(void *arg)
+{
+	uint64_t *c = arg;
+	socklen_t len = sizeof(*c);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, c, &len) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void close_fds(struct vnic_bpf *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(map_names); i++) {
+		if (*map_slot(b, i) >= 0 && !b->obj)
+			close(*map_slot(b, i));
+		*map_slot(b, i) = -1;
+	}
+	if (!b->obj) {
+		if (b->prog_in >= 0)
+			close(b->prog_in);
+		if (b->prog_eg >= 0)
+			close(b->prog_eg);
+	}
+	if (b->prog_nop >= 0 && !b->obj)
+		close(b->prog_nop);
+	b->prog_in = b->prog_eg = b->prog_nop = -1;
+}
+
+void bpf_unload(struct vnic_bpf *b)
+{
+	close_fds(b);
+	if (b->obj)
+		bpf_object__close(b->obj);
+	b->obj = NULL;
+}
+
+static int prog_id(int fd, uint32_t *id)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+/* The maps bound to prog fd by name, into b's slots; 0 when all six were
+ * found with our layout's value sizes. */
+static int take_maps(struct vnic_bpf *b, int fd)
+{
+	struct bpf_prog_info info;
+	uint32_t ids[16], len = sizeof(info), i, k;
+	unsigned int found = 0;
+
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = ARRAY_SIZE(ids);
+	info.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	for (i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (mfd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
+			close(mfd);
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(map_names); k++)
+			if (!strcmp(mi.name, map_names[k]) && *map_slot(b, k) < 0)
+				break;
+		if (k == ARRAY_SIZE(map_names)) {
+			close(mfd);
+			continue;
+		}
+		*map_slot(b, k) = mfd;
+		found |= 1u << k;
+		if (k == 0)
+			b->capacity = mi.max_entries;
+	}
+	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
+}
+
+static bool state_is_ours(struct vnic_bpf *b)
+{
+	struct bpf_state st;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(b->map_state, &zero, &st))
+		return false;
+	if (st.magic != BPF_MAGIC || st.layout != BPF_LAYOUT ||
+	    st.netns_cookie != b->cookie)
+		return false;
+	b->st = st;
+	return true;
+}
+
+/* Another loaded program of ours that shares the maps of prog_in. */
+static int find_twin(struct vnic_bpf *b, const char *name, uint32_t nics_id)
+{
+	uint32_t id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info;
+		uint32_t ids[16], len = sizeof(info), i;
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = ARRAY_SIZE(ids);
+		info.map_ids = (uint64_t)(uintptr_t)ids;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strcmp(info.name, name))
+			for (i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++)
+				if (ids[i] == nics_id)
+					return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+static uint32_t map_id(int fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
+}
+
+/* Walk the loaded programs for this namespace's vnic_in. */
+static int adopt(struct vnic_bpf *b)
+{
+	uint32_t id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    strcmp(info.name, "vnic_in") || take_maps(b, fd) ||
+		    !state_is_ours(b)) {
+			close(fd);
+			close_fds(b);
+			continue;
+		}
+		b->prog_in = fd;
+		b->prog_eg = find_twin(b, "vnic_eg", map_id(b->map_nics));
+		b->prog_nop = find_twin(b, "vnic_nop", map_id(b->map_nics));
+		if (b->prog_eg < 0) {
+			close_fds(b);
+			continue;
+		}
+		b->adopted = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int set_sizes(struct bpf_object *obj, uint32_t cap)
+{
+	static const struct { const char *name; uint32_t mult; } sz[] = {
+		{ "nics", 1 }, { "ip4s", 2 }, { "ip6s", 3 }, { "drops", 1 },
+		{ "guests", 1 },
+	};
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(sz); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, sz[i].name);
+
+		if (!m)
+			return -ENOENT;
+		err = bpf_map__set_max_entries(m, cap * sz[i].mult);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int fd_of(struct bpf_object *obj, const char *prog)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
+
+	return p ? bpf_program__fd(p) : -ENOENT;
+}
+
+/* Every map bound to both programs (the programs use four of them). */
+static int bind_all(struct vnic_bpf *b)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(map_names); i++) {
+		err = bpf_prog_bind_map(b->prog_in, *map_slot(b, i), NULL);
+		if (!err)
+			err = bpf_prog_bind_map(b->prog_eg, *map_slot(b, i), NULL);
+		if (err)
+			return -errno;
+	}
+	return 0;
+}
+
+static int load(struct vnic_bpf *b)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "libvnic");
+	struct bpf_state st = { .magic = BPF_MAGIC, .layout = BPF_LAYOUT,
+				.netns_cookie = b->cookie, .next_gen = 1 };
+	uint32_t zero = 0;
+	unsigned int i;
+	int err;
+
+	b->obj = bpf_object__open_mem(vnic_bpf_obj, vnic_bpf_obj_end - vnic_bpf_obj, &oo);
+	if (!b->obj) {
+		err = -errno;
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: opening the embedded object");
+	}
+	err = set_sizes(b->obj, b->capacity);
+	if (!err)
+		err = bpf_object__load(b->obj);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: loading the programs (CAP_BPF and CAP_NET_ADMIN needed)");
+	for (i = 0; i < ARRAY_SIZE(map_names); i++)
+		*map_slot(b, i) = bpf_object__find_map_fd_by_name(b->obj, map_names[i]);
+	b->prog_in = fd_of(b->obj, "vnic_in");
+	b->prog_eg = fd_of(b->obj, "vnic_eg");
+	b->prog_nop = fd_of(b->obj, "vnic_nop");
+	err = bind_all(b);
+	if (!err && bpf_map_update_elem(b->map_state, &zero, &st, BPF_ANY))
+		err = -errno;
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: binding the maps");
+	b->st = st;
+	return 0;
+}
+
+int bpf_load_or_adopt(struct vnic_bpf *b)
+{
+	int err;
+
+	err = vnic_in_netns(b->ctx->netns_fd, cookie_fn, &b->cookie);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)");
+	b->features |= VNIC_BPF_FEAT_COOKIE;
+	err = adopt(b);
+	if (err)
+		err = load(b);
+	if (!err)
+		err = prog_id(b->prog_in, &b->id_in);
+	if (!err)
+		err = prog_id(b->prog_eg, &b->id_eg);
+	return err;
+}

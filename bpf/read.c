@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The installed guests as the maps hold them, read once when a handle
+ * adopts the maps of an earlier one: "nics" gives each NIC its guest,
+ * ifindex, kind and generation, "guests" each guest's digest, and ip4s/ip6s
+ * the addresses of each NIC's current generation (others are leftovers of
+ * a change that did not finish its clean-up, and are deleted here).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "bpf/internal.h"
+
+static struct binst *guest_get(struct vnic_bpf *b, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->ni; i++)
+		if (!strcmp(b->inst[i].name, name))
+			return &b->inst[i];
+	if (b->ni == b->capi) {
+		unsigned int cap = b->capi ? 2 * b->capi : 16;
+		struct binst *p = realloc(b->inst, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		b->inst = p;
+		b->capi = cap;
+	}
+	memset(&b->inst[b->ni], 0, sizeof(b->inst[0]));
+	snprintf(b->inst[b->ni].name, sizeof(b->inst[0].name), "%s", name);
+	return &b->inst[b->ni++];
+}
+
+static struct bnic *nic_find(struct vnic_bpf *b, uint32_t ifindex)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < b->ni; i++)
+		for (k = 0; k < b->inst[i].nn; k++)
+			if ((uint32_t)b->inst[i].nics[k].ifindex == ifindex)
+				return &b->inst[i].nics[k];
+	return NULL;
+}
+
+/* The addresses a nics value holds itself (the others are in the maps). */
+static int inline_addrs(struct bnic *n, const struct bpf_nic *v)
+{
+	unsigned int k;
+
+	if (v->n_in4 != BPF_IN_MAP && v->n_in4 <= BPF_IN4) {
+		n->v4 = calloc(v->n_in4 + 1, sizeof(*n->v4));
+		if (!n->v4)
+			return -ENOMEM;
+		for (k = 0; k < v->n_in4; k++)
+			n->v4[k].s_addr = v->in4[k];
+		n->n4 = v->n_in4;
+	}
+	if (v->n_in6 != BPF_IN_MAP && v->n_in6 <= BPF_IN6) {
+		n->v6 = calloc(v->n_in6 + 1, sizeof(*n->v6));
+		if (!n->v6)
+			return -ENOMEM;
+		memcpy(n->v6, v->in6, v->n_in6 * 16u);
+		n->n6 = v->n_in6;
+	}
+	return 0;
+}
+
+static int read_nics(struct vnic_bpf *b)
+{
+	uint32_t key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(b->map_nics, prev, &next)) {
+		struct bpf_nic v;
+		struct binst *g;
+		struct bnic *n;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(b->map_nics, &key, &v))
+			continue;
+		v.guest[sizeof(v.guest) - 1] = '\0';
+		v.ifname[sizeof(v.ifname) - 1] = '\0';
+		g = guest_get(b, v.guest);
+		if (!g)
+			return -ENOMEM;
+		n = realloc(g->nics, (g->nn + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		g->nics = n;
+		n = &g->nics[g->nn++];
+		memset(n, 0, sizeof(*n));
+		n->ifindex = (int)key;
+		memcpy(n->ifname, v.ifname, sizeof(n->ifname));
+		n->kind = v.kind;
+		n->gen = v.gen;
+		n->idx = v.idx;
+		if (inline_addrs(n, &v))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int by_idx(const void *a, const void *b)
+{
+	const struct bnic *x = a, *y = b;
+
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The guests' NICs in the order of the policy that installed them. */
+static void sort_nics(struct vnic_bpf *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->ni; i++)
+		qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]), by_idx);
+}
+
+static int read_guests(struct vnic_bpf *b)
+{
+	struct bpf_guest_key key, next;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(b->map_guests, prev, &next)) {
+		struct bpf_guest v;
+		struct binst *g;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(b->map_guests, &key, &v))
+			continue;
+		key.name[sizeof(key.name) - 1] = '\0';
+		g = guest_get(b, key.name);
+		if (!g)
+			return -ENOMEM;
+		g->digest = v.digest;
+	}
+	return 0;
+}
+
+/* Addresses keyed (ifindex, gen): kept for the NIC's current gen. */
+static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
+{
+	struct bpf_a6 key, next, *stale = NULL;
+	unsigned int nstale = 0, i;
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct bnic *n;
+
+		key = next;
+		prev = &key;
+		n = nic_find(b, key.ifindex);
+		if (!n || n->gen != key.gen) {
+			/* deleted after the walk: a hash map walk restarts
+			 * from the top past a deleted key */
+			struct bpf_a6 *s = realloc(stale, (nstale + 1) * sizeof(*s));
+
+			if (!s)
+				err = -ENOMEM;
+			else
+				(stale = s)[nstale++] = key;
+			continue;
+		}
+		if (v6) {
+			struct in6_addr *a = realloc(n->v6, (n->n6 + 1) * sizeof(*a));
+
+			if (!a) {
+				err = -ENOMEM;
+				break;
+			}
+			n->v6 = a;
+			memcpy(&a[n->n6++], key.addr, 16);
+		} else {
+			struct in_addr *a = realloc(n->v4, (n->n4 + 1) * sizeof(*a));
+			uint32_t addr;
+
+			if (!a) {
+				err = -ENOMEM;
+				break;
+			}
+			n->v4 = a;
+			memcpy(&addr, &key.addr[0], 4);
+			a[n->n4++].s_addr = addr;
+		}
+	}
+	for (i = 0; i < nstale; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	free(stale);
+	return err;
+}
+
+int bpf_read_installed(struct vnic_bpf *b)
+{
+	int err = read_nics(b);
+
+	if (!err)
+		err = read_guests(b);
+	if (!err)
+		sort_nics(b);
+	if (!err)
+		err = read_addrs(b, b->map_ip4, false);
+	if (!err)
+		err = read_addrs(b, b->map_ip6, true);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: reading the installed guests");
+	return 0;
+}

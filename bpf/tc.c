@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Attaching the programs: a clsact qdisc per NIC and a direct-action
+ * cls_bpf filter named "vnic" at priority BPF_FILTER_PRIO, handle 1, on
+ * each hook the NIC's kind needs, through the context's rtnetlink socket.
+ *
+ * A change is pipelined in two batches: every qdisc first, then every
+ * filter.  The first filter on a new clsact costs an expedited RCU grace
+ * period; made after all the qdiscs, the batch pays it about once instead
+ * of once per NIC (Documentation/bpf.rst has the figures).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include "bpf/internal.h"
+
+#ifndef TC_H_CLSACT
+#define TC_H_CLSACT TC_H_INGRESS
+#endif
+#ifndef TC_H_MIN_INGRESS
+#define TC_H_MIN_INGRESS 0xFFF2U
+#define TC_H_MIN_EGRESS 0xFFF3U
+#endif
+
+uint32_t bpf_hooks_of(uint32_t kind)
+{
+	switch (kind) {
+	case VNIC_KIND_MACVTAP:
+	case VNIC_KIND_MACVLAN:
+		return HOOK_EG;		/* the guest transmits through it */
+	default:
+		return HOOK_IN | HOOK_EG;	/* veth host end, tap */
+	}
+}
+
+static uint32_t parent_of(uint32_t hook)
+{
+	return TC_H_MAKE(TC_H_CLSACT, hook == HOOK_IN ? TC_H_MIN_INGRESS
+						      : TC_H_MIN_EGRESS);
+}
+
+static struct tcmsg *tc_msg(struct nlmsghdr *nlh, int ifindex, uint32_t parent,
+			    uint32_t handle, uint32_t info)
+{
+	struct tcmsg *t = mnl_nlmsg_put_extra_header(nlh, sizeof(*t));
+
+	t->tcm_family = AF_UNSPEC;
+	t->tcm_ifindex = ifindex;
+	t->tcm_parent = parent;
+	t->tcm_handle = handle;
+	t->tcm_info = info;
+	return t;
+}
+
+static uint32_t filter_info(void)
+{
+	return TC_H_MAKE((uint32_t)BPF_FILTER_PRIO << 16, htons(ETH_P_ALL));
+}
+
+static int put_qdisc(struct nl_batch *nb, uint16_t type, uint16_t flags, int ifindex)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(nb, type, NLM_F_ACK | flags);
+
+	if (!nlh)
+		return -ENOMEM;
+	tc_msg(nlh, ifindex, TC_H_CLSACT, TC_H_MAKE(TC_H_CLSACT, 0), 0);
+	mnl_attr_put_strz(nlh, TCA_KIND, "clsact");
+	return nl_batch_end(nb, nlh, NULL, NULL);
+}
+
+static int put_filter(struct nl_batch *nb, int ifindex, uint32_t hook, int prog_fd)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(nb, RTM_NEWTFILTER,
+					    NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE);
+	struct nlattr *opts;
+
+	if (!nlh)
+		return -ENOMEM;
+	tc_msg(nlh, ifindex, parent_of(hook), BPF_FILTER_HANDLE, filter_info());
+	mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, TCA_BPF_FD, (uint32_t)prog_fd);
+	mnl_attr_put_strz(nlh, TCA_BPF_NAME, BPF_FILTER_NAME);
+	mnl_attr_put_u32(nlh, TCA_BPF_FLAGS, TCA_BPF_FLAG_ACT_DIRECT);
+	mnl_attr_nest_end(nlh, opts);
+	return nl_batch_end(nb, nlh, NULL, NULL);
+}
+
+/* Every filter at our priority, whatever its handle or kind. */
+static int put_del_filter(struct nl_batch *nb, int ifindex, uint32_t hook)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(nb, RTM_DELTFILTER, NLM_F_ACK);
+
+	if (!nlh)
+		return -ENOMEM;
+	tc_msg(nlh, ifindex, parent_of(hook), 0, filter_info());
+	return nl_batch_end(nb, nlh, NULL, NULL);
+}
+
+/* --- reading back ------------------------------------------------------ */
+
+struct probe {
+	struct vnic_bpf *b;
+	uint32_t hook;
+	uint32_t *have;
+};
+
+struct bpf_attrs {
+	const struct nlattr *tb[TCA_BPF_MAX + 1];
+};
+
+static int bpf_attr_cb(const struct nlattr *a, void *data)
+{
+	struct bpf_attrs *t = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (type <= TCA_BPF_MAX)
+		t->tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int probe_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct probe *pr = data;
+	const struct tcmsg *t = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a, *kind = NULL, *opts = NULL;
+	struct bpf_attrs ba;
+	uint32_t want;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*t) ||
+	    TC_H_MAJ(t->tcm_info) >> 16 != BPF_FILTER_PRIO)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*t)) {
+		if (mnl_attr_get_type(a) == TCA_KIND)
+			kind = a;
+		else if (mnl_attr_get_type(a) == TCA_OPTIONS)
+			opts = a;
+	}
+	if (!kind || mnl_attr_validate(kind, MNL_TYPE_NUL_STRING) < 0 ||
+	    strcmp(mnl_attr_get_str(kind), "bpf") || !opts)
+		return MNL_CB_OK;
+	memset(&ba, 0, sizeof(ba));
+	if (mnl_attr_parse_nested(opts, bpf_attr_cb, &ba) < 0 || !ba.tb[TCA_BPF_ID] ||
+	    !ba.tb[TCA_BPF_NAME] ||
+	    mnl_attr_validate(ba.tb[TCA_BPF_ID], MNL_TYPE_U32) < 0 ||
+	    mnl_attr_validate(ba.tb[TCA_BPF_NAME], MNL_TYPE_NUL_STRING) < 0)
+		return MNL_CB_OK;
+	want = pr->hook == HOOK_IN ? pr->b->id_in : pr->b->id_eg;
+	if (t->tcm_handle == BPF_FILTER_HANDLE &&
+	    mnl_attr_get_u32(ba.tb[TCA_BPF_ID]) == want &&
+	    !strcmp(mnl_attr_get_str(ba.tb[TCA_BPF_NAME]), BPF_FILTER_NAME)) {
+		*pr->have |= pr->hook;
+	}
+	return MNL_CB_OK;
+}
+
+/*
+ * One RTM_GETTFILTER per hook, all in one pipelined batch: a missing qdisc
+ * or filter is an error ack, ours is a reply carrying our program's id.
+ */
+int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+		 uint32_t *have, unsigned int n)
+{
+	struct nl_batch nb;
+	struct probe *pr;
+	unsigned int i, h, np = 0;
+	int err = 0;
+
+	if (b->tcx)
+		return tcx_check(b, ifindex, want, have, n);
+	pr = calloc(2 * n + 1, sizeof(*pr));
+	if (!pr)
+		return -ENOMEM;
+	nl_batch_init(&nb);
+	for (i = 0; i < n && !err; i++) {
+		have[i] = 0;
+		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
+			struct nlmsghdr *nlh;
+
+			if (!(want[i] & h))
+				continue;
+			nlh = nl_batch_msg(&nb, RTM_GETTFILTER, NLM_F_ACK);
+			if (!nlh) {
+				err = -ENOMEM;
+				break;
+			}
+			tc_msg(nlh, ifindex[i], parent_of(h), BPF_FILTER_HANDLE,
+			       filter_info());
+			mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+			pr[np] = (struct probe){ .b = b, .hook = h, .have = &have[i] };
+			err = nl_batch_end(&nb, nlh, probe_cb, &pr[np++]);
+		}
+	}
+	if (!err)
+		err = nl_batch_run(&b->ctx->nl, &nb);
+	nl_batch_free(&nb);
+	free(pr);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: reading the tc filters back");
+	return 0;
+}
+
+/* --- attaching ------------------------------------------------------------ */
+
+static int batch_fail(struct vnic_bpf *b, struct nl_batch *nb, unsigned int i,
+		      const int *ifindex, const char *what)
+{
+	const struct nl_req *r = &nb->reqs[i];
+
+	return vnic_set_err(b->ctx, r->err, VNIC_STEP_CONFIGURE, -1, r->extack,
+			    "bpf: %s on ifindex %d", what, ifindex ? *ifindex : 0);
+}
+
+static void undo(struct vnic_bpf *b, const int *ifi, const uint32_t *hooks,
+		 const bool *made_q, unsigned int n)
+{
+	struct nl_batch nb;
+	unsigned int i, h;
+
+	nl_batch_init(&nb);
+	for (i = 0; i < n; i++) {
+		if (made_q[i]) {
+			put_qdisc(&nb, RTM_DELQDISC, 0, ifi[i]);
+			continue;
+		}
+		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
+			if (hooks[i] & h)
+				put_del_filter(&nb, ifi[i], h);
+	}
+	nl_batch_run(&b->ctx->nl, &nb);
+	nl_batch_free(&nb);
+}
+
+
+static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
+{
+	struct nl_batch nb;
+	unsigned int i;
+	int err = 0;
+
+	nl_batch_init(&nb);
+	for (i = 0; i < a->n && !err; i++)
+		err = put_qdisc(&nb, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, a->ifi[i]);
+	if (!err)
+		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (err) {
+		nl_batch_free(&nb);
+		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: sending the clsact qdiscs");
+	}
+	res->messages += nb.n;
+	res->batches++;
+	res->writes = 1;
+	for (i = 0; i < a->n; i++) {
+		int e = nb.reqs[i].err;
+
+		if (!e && bpf_fault(b, BPF_FAULT_QDISC))
+			e = -EIO;
+		a->made_q[i] = nb.reqs[i].err == 0;
+		if (e && e != -EEXIST && !err) {
+			err = e;
+			if (nb.reqs[i].err)
+				batch_fail(b, &nb, i, &a->ifi[i], "clsact qdisc");
+			else
+				vnic_set_err(b->ctx, e, VNIC_STEP_CONFIGURE, -1, NULL,
+					     "bpf: clsact qdisc on ifindex %d (injected)",
+					     a->ifi[i]);
+		}
+	}
+	nl_batch_free(&nb);
+	return err;
+}
+
+/* On a clsact that was there before, whatever sits at our priority goes
+ * first (a foreign filter in our slot, or ours with a stale program); the
+ * delete's own ENOENT is no failure. */
+static bool is_delete(const struct nl_batch *nb, unsigned int k)
+{
+	return ((const struct nlmsghdr *)(nb->buf + nb->reqs[k].off))->nlmsg_type ==
+	       RTM_DELTFILTER;
+}
+
+static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
+{
+	struct nl_batch nb;
+	unsigned int i, h, k;
+	int err = 0;
+
+	nl_batch_init(&nb);
+	for (i = 0; i < a->n && !err; i++) {
+		a->req[i] = nb.n;
+		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
+			if (!(a->hooks[i] & h))
+				continue;
+			if (!a->made_q[i])
+				err = put_del_filter(&nb, a->ifi[i], h);
+			if (!err)
+				err = put_filter(&nb, a->ifi[i], h,
+						 h == HOOK_IN ? b->prog_in : b->prog_eg);
+		}
+	}
+	if (!err)
+		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (err) {
+		nl_batch_free(&nb);
+		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: sending the filters");
+	}
+	res->messages += nb.n;
+	res->batches++;
+	for (k = 0, i = 0; k < nb.n && !err; k++) {
+		while (i + 1 < a->n && a->req[i + 1] <= k)
+			i++;
+		err = is_delete(&nb, k) ? 0 : nb.reqs[k].err;
+		if (err) {
+			batch_fail(b, &nb, k, &a->ifi[i], "cls_bpf filter");
+		} else if (!is_delete(&nb, k) && bpf_fault(b, BPF_FAULT_FILTER)) {
+			err = vnic_set_err(b->ctx, -EIO, VNIC_STEP_CONFIGURE, -1, NULL,
+					   "bpf: cls_bpf filter on ifindex %d (injected)",
+					   a->ifi[i]);
+		}
+	}
+	nl_batch_free(&nb);
+	return err;
+}
+
+void tc_made_free(struct tc_made *a)
+{
+	free(a->ifi);
+	free(a->hooks);
+	free(a->made_q);
+	free(a->req);
+	memset(a, 0, sizeof(*a));
+}
+
+void tc_undo(struct vnic_bpf *b, const struct tc_made *a)
+{
+	unsigned int i;
+
+	if (b->tcx) {
+		for (i = 0; i < a->n; i++)
+			tcx_detach_hooks(b, a->ifi[i], a->hooks[i]);
+		return;
+	}
+	if (a->n)
+		undo(b, a->ifi, a->hooks, a->made_q, a->n);
+}
+
+int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+		  const uint32_t *have, unsigned int n, struct tc_made *made,
+		  struct vnic_filter_result *res)
+{
+	struct tc_made a = { 0 };
+	unsigned int i;
+	int err;
+
+	a.ifi = calloc(n + 1, sizeof(*a.ifi));
+	a.hooks = calloc(n + 1, sizeof(*a.hooks));
+	a.made_q = calloc(n + 1, sizeof(*a.made_q));
+	a.req = calloc(n + 1, sizeof(*a.req));
+	err = a.ifi && a.hooks && a.made_q && a.req ? 0 : -ENOMEM;
+	for (i = 0; !err && i < n; i++) {
+		if (!(want[i] & ~have[i]))
+			continue;
+		a.ifi[a.n] = ifindex[i];
+		a.hooks[a.n] = want[i] & ~have[i];
+		a.n++;
+	}
+	if (!err && a.n && b->tcx) {
+		err = tcx_attach(b, &a, res);
+	} else if (!err && a.n) {
+		err = qdiscs(b, &a, res);
+		if (!err)
+			err = filters(b, &a, res);
+		if (err)
+			undo(b, a.ifi, a.hooks, a.made_q, a.n);
+	}
+	if (err)
+		tc_made_free(&a);
+	else
+		*made = a;
+	return err;
+}
+
+/* --- detaching ------------------------------------------------------------ */
+
+struct others {
+	unsigned int count;
+};
+
+static int count_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *t = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type == RTM_NEWTFILTER && mnl_nlmsg_get_payload_len(nlh) >= sizeof(*t) &&
+	    t->tcm_handle)
+		((struct others *)data)->count++;
+	return MNL_CB_OK;
+}
+
+/* Filters left on a NIC's clsact after ours went. */
+static unsigned int filters_left(struct vnic_bpf *b, int ifindex)
+{
+	struct others o = { 0 };
+	uint32_t h;
+	char buf[256];
+
+	for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
+		char req[MNL_SOCKET_BUFFER_SIZE > 512 ? 512 : MNL_SOCKET_BUFFER_SIZE];
+		struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+
+		nlh->nlmsg_type = RTM_GETTFILTER;
+		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		tc_msg(nlh, ifindex, parent_of(h), 0, 0);
+		if (nl_dump(&b->ctx->nl, nlh, count_cb, &o, buf, sizeof(buf)) < 0)
+			return 1;	/* unknown: keep the qdisc */
+	}
+	return o.count;
+}
+
+/*
+ * Our filters off each NIC, then the clsact qdisc of those where nothing
+ * else is left (another tc user's filters keep it).  Best effort per NIC: a
+ * NIC that went away meanwhile took both with it.
+ */
+int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
+		  struct vnic_filter_result *res)
+{
+	struct nl_batch nb;
+	unsigned int i, h;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (b->tcx) {
+		for (i = 0; i < n; i++)
+			tcx_detach_hooks(b, ifindex[i], HOOK_IN | HOOK_EG);
+		res->messages += n;
+		res->writes = 1;
+		return 0;
+	}
+	nl_batch_init(&nb);
+	for (i = 0; i < n && !err; i++)
+		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)
+			err = put_del_filter(&nb, ifindex[i], h);
+	if (!err)
+		err = nl_batch_run(&b->ctx->nl, &nb);
+	res->messages += nb.n;
+	res->batches++;
+	res->writes = 1;
+	nl_batch_reset(&nb);
+	for (i = 0; i < n && !err; i++)
+		if (!filters_left(b, ifindex[i]))
+			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
+	if (!err && nb.n) {
+		err = nl_batch_run(&b->ctx->nl, &nb);
+		res->messages += nb.n;
+		res->batches++;
+	}
+	nl_batch_free(&nb);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_DELETE, -1, NULL,
+				    "bpf: detaching the filters");
+	return 0;
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The tc eBPF backend (bpf/): the nft backend's packet-case table (pkt.h)
+ * run unchanged against it, on veth, tap and macvtap, twice: through
+ * BPF_PROG_TEST_RUN (the programs' verdict for each case's frame) and with
+ * real frames counted on the far side.  Then restart, tampering, injected
+ * faults at each step, bad input.  Every test in its own namespaces.
+ * What is asserted about the kernel is read with tc(8), independently.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <vnic/vnic.h>
+
+#pragma GCC diagnostic ignored "-Wclobbered"
+#include "kselftest_harness.h"
+#include "util.h"
+#include "lib/testing.h"
+#include "pkt.h"
+
+#define TC_ACT_SHOT	2
+
+static const char *kind_str(enum vnic_kind k)
+{
+	return vnic_kind_name(k) ? vnic_kind_name(k) : "?";
+}
+
+static void topo_setup(struct __test_metadata *_metadata, struct pkt_topo *t,
+		       enum vnic_kind kind)
+{
+	const char *missing;
+	char why[256];
+	int ret;
+
+	ASSERT_EQ(0, st_netns_new());
+	missing = st_missing_feature(VNIC_FEAT_VETH | VNIC_FEAT_TUN |
+				     VNIC_FEAT_MACVTAP);
+	if (missing)
+		SKIP(return, "kernel lacks %s", missing);
+	ret = pkt_topo_setup(t, kind, why, sizeof(why));
+	ASSERT_EQ(0, ret) TH_LOG("%s topology: %s", kind_str(kind), why);
+}
+
+static void bpf_open(struct __test_metadata *_metadata, struct pkt_topo *t,
+		     struct vnic_bpf **b)
+{
+	int ret = vnic_bpf_open(t->ctx, NULL, b);
+
+	if (ret == -EPERM)
+		SKIP(return, "no CAP_BPF: %s", vnic_ctx_errmsg(t->ctx));
+	ASSERT_EQ(0, ret) TH_LOG("vnic_bpf_open: %s", vnic_ctx_errmsg(t->ctx));
+}
+
+static void apply(struct __test_metadata *_metadata, struct pkt_topo *t,
+		  struct vnic_bpf *b, const struct vnic_policy *p,
+		  struct vnic_filter_result *res)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	int ret = vnic_bpf_sync(b, p, &r);
+
+	ASSERT_EQ(0, ret) TH_LOG("vnic_bpf_sync: %s", vnic_ctx_errmsg(t->ctx));
+	if (res)
+		*res = r;
+}
+
+/* tc's view of one hook of dev: its filters, one line each, or "" (no
+ * clsact or no filters); malloc'd. */
+static char *tc_filters(const char *dev, const char *hook)
+{
+	char cmd[128], line[512], *out = calloc(1, 1);
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "tc filter show dev %s %s 2>/dev/null", dev, hook);
+	f = popen(cmd, "r");
+	if (!f)
+		return out;
+	while (out && fgets(line, sizeof(line), f)) {
+		char *p = realloc(out, len + strlen(line) + 1);
+
+		if (!p)
+			break;
+		out = p;
+		strcpy(out + len, line);
+		len += strlen(line);
+	}
+	pclose(f);
+	return out;
+}
+
+static bool has_our_filter(const char *dev, const char *hook)
+{
+	char *s = tc_filters(dev, hook);
+	bool ours = s && strstr(s, "bpf") && strstr(s, "vnic") &&
+		    strstr(s, "direct-action") && strstr(s, "pref 30318");
+
+	free(s);
+	return ours;
+}
+
+static bool has_clsact(const char *dev)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "tc qdisc show dev %s | grep -q clsact", dev);
+	return st_run_cmd("%s", cmd) == 0;
+}
+
+static const char *from_hook(enum vnic_kind kind)
+{
+	return kind == VNIC_KIND_MACVTAP ? "egress" : "ingress";
+}
+
+/* --- BPF_PROG_TEST_RUN: every case's frame against the programs --------- */
+
+FIXTURE(prog) {
+	struct pkt_topo t;
+	struct vnic_bpf *b;
+};
+
+FIXTURE_VARIANT(prog) {
+	enum vnic_kind kind;
+	bool many;	/* more addresses than a nics value holds: in the maps */
+};
+
+FIXTURE_VARIANT_ADD(prog, veth) { VNIC_KIND_VETH, false };
+FIXTURE_VARIANT_ADD(prog, tap) { VNIC_KIND_TAP, false };
+FIXTURE_VARIANT_ADD(prog, macvtap) { VNIC_KIND_MACVTAP, false };
+FIXTURE_VARIANT_ADD(prog, veth_addrs_in_maps) { VNIC_KIND_VETH, true };
+FIXTURE_VARIANT_ADD(prog, macvtap_addrs_in_maps) { VNIC_KIND_MACVTAP, true };
+
+/* pkt_policy_build()'s policy, with vm1's NIC given three more IPv4 and
+ * IPv6 addresses that no case uses, so that its addresses do not fit the
+ * nics value and are looked up in ip4s/ip6s. */
+static int policy_many(const struct pkt_topo *t, const struct pkt_case *c,
+		       struct vnic_policy **out)
+{
+	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B, "192.0.2.50",
+					  "192.0.2.51", "192.0.2.52" };
+	static const char *const v6[] = { PKT_NIC_IP6, "2001:db8::50", "2001:db8::51",
+					  "2001:db8::52" };
+	static const char *const o4[] = { PKT_OTHER_IP4 };
+	static const char *const o6[] = { PKT_OTHER_IP6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = t->nic, .kind = t->kind,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 5, .ipv6 = v6, .n_ipv6 = 4);
+	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
+		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
+		  .n_ipv4 = 1, .ipv6 = o6, .n_ipv6 = 1);
+	struct vnic_policy *p;
+	int ret;
+
+	if (c->sw_off) {
+		nic.switches = VNIC_SW_CLEAN & ~c->sw_off;
+		nic.switches_set = 1;
+	}
+	ret = vnic_policy_new(t->ctx, &p);
+	if (!ret)
+		ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
+	if (!ret)
+		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, PKT_GUEST2, &other);
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+FIXTURE_SETUP(prog)
+{
+	topo_setup(_metadata, &self->t, variant->kind);
+	bpf_open(_metadata, &self->t, &self->b);
+}
+
+FIXTURE_TEARDOWN(prog)
+{
+	vnic_bpf_close(self->b);
+	pkt_topo_teardown(&self->t);
+}
+
+/* The program that sees case c's frame on a NIC of kind: the from-guest
+ * hook's, or the to-guest hook's (none on macvtap: -1). */
+static int prog_of(const struct pkt_case *c, enum vnic_kind kind)
+{
+	if (kind == VNIC_KIND_MACVTAP)
+		return c->dir == PKT_OUT ? 1 : -1;
+	return c->dir == PKT_OUT ? 0 : 1;
+}
+
+/*
+ * Each case of the table with a fresh policy for it (clean minus its
+ * switches off): the program's verdict on its frame is the table's
+ * expectation, and the same frame on the other guest's NIC, whose MAC and
+ * addresses differ, is judged as that guest's.  Cases with custom rules
+ * are refused by the bpf backend (see bad_input_*).
+ */
+TEST_F(prog, every_case_verdict)
+{
+	unsigned int i, checked = 0;
+	int ifindex = (int)if_nametoindex(self->t.nic);
+
+	ASSERT_LT(0, ifindex);
+	for (i = 0; i < PKT_CASE__MAX; i++) {
+		const struct pkt_case *c = &pkt_cases[i];
+		int prog = prog_of(c, variant->kind), verdict = 0;
+		unsigned char frame[256];
+		struct vnic_policy *p;
+		bool want_drop;
+		size_t len;
+		int ret;
+
+		if (c->rules)
+			continue;
+		ret = variant->many ? policy_many(&self->t, c, &p)
+				    : pkt_policy_build(&self->t, c, &p);
+		ASSERT_EQ(0, ret) TH_LOG("%s: policy", c->name);
+		apply(_metadata, &self->t, self->b, p, NULL);
+		vnic_policy_free(p);
+		len = pkt_build(frame, sizeof(frame), &c->f, c->dir, "0123456789abcdef");
+		ASSERT_LT(0u, len) TH_LOG("%s: frame", c->name);
+		want_drop = prog >= 0 && c->expect == PKT_DROP;
+		if (prog < 0)
+			prog = 0;	/* vnic_in: must leave a macvtap alone */
+		ret = vnic_bpf_test_run(self->b, prog, ifindex, frame, len, 1,
+					&verdict, NULL);
+		ASSERT_EQ(0, ret) TH_LOG("%s: test run: %s", c->name, strerror(-ret));
+		EXPECT_EQ(want_drop ? TC_ACT_SHOT : -1, verdict)
+			TH_LOG("%s on %s (%s): verdict %d", c->name,
+			       kind_str(variant->kind), c->what, verdict);
+		checked++;
+	}
+	EXPECT_LT(40u, checked);
+}
+
+/* A frame on a device that is no guest's NIC passes both programs. */
+TEST_F(prog, foreign_device_passes)
+{
+	const struct pkt_case *c = &pkt_cases[PKT_CASE_mac_spoof];
+	int ifindex = (int)if_nametoindex("lo"), verdict = 0;
+	unsigned char frame[256];
+	struct vnic_policy *p;
+	size_t len;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, c, &p));
+	apply(_metadata, &self->t, self->b, p, NULL);
+	vnic_policy_free(p);
+	len = pkt_build(frame, sizeof(frame), &c->f, c->dir, "0123456789abcdef");
+	ASSERT_EQ(0, vnic_bpf_test_run(self->b, 0, ifindex, frame, len, 1, &verdict, NULL));
+	EXPECT_EQ(-1, verdict);
+	ASSERT_EQ(0, vnic_bpf_test_run(self->b, 1, ifindex, frame, len, 1, &verdict, NULL));
+	EXPECT_EQ(-1, verdict);
+}
+
+/* --- real frames: the table, unchanged ------------------------------------- */
+
+FIXTURE(pkt) {
+	struct pkt_topo t;
+	struct vnic_bpf *b;
+	struct vnic_policy *p;
+};
+
+FIXTURE_VARIANT(pkt) {
+	enum vnic_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(pkt, veth) { VNIC_KIND_VETH };
+FIXTURE_VARIANT_ADD(pkt, tap) { VNIC_KIND_TAP };
+FIXTURE_VARIANT_ADD(pkt, macvtap) { VNIC_KIND_MACVTAP };
+
+FIXTURE_SETUP(pkt)
+{
+	topo_setup(_metadata, &self->t, variant->kind);
+	bpf_open(_metadata, &self->t, &self->b);
+}
+
+FIXTURE_TEARDOWN(pkt)
+{
+	vnic_policy_free(self->p);
+	vnic_bpf_close(self->b);
+	pkt_topo_teardown(&self->t);
+}
+
+static void expect_case(struct __test_metadata *_metadata, struct pkt_topo *t,
+			const struct pkt_case *c, enum pkt_verdict want)
+{
+	struct pkt_outcome o;
+	int ret = pkt_case_run(t, c, &o);
+
+	ASSERT_EQ(0, ret) TH_LOG("%s: send: %s", c->name, strerror(-ret));
+	EXPECT_TRUE(o.control_seen)
+		TH_LOG("%s on %s: the control frame after it never arrived "
+		       "(%lld ms): the path is broken, nothing is proved",
+		       c->name, kind_str(t->kind), o.ms);
+	EXPECT_EQ(want == PKT_PASS, o.seen)
+		TH_LOG("%s on %s (%s): %s, expected it %s", c->name,
+		       kind_str(t->kind), c->what, o.seen ? "arrived" : "dropped",
+		       want == PKT_PASS ? "to arrive" : "dropped");
+}
+
+static uint64_t counter(struct __test_metadata *_metadata, struct vnic_bpf *b,
+			struct pkt_topo *t, const char *guest)
+{
+	uint64_t pk = 0, by = 0;
+	int ret = vnic_bpf_counter(b, guest, &pk, &by);
+
+	EXPECT_EQ(0, ret) TH_LOG("counter %s: %s", guest, vnic_ctx_errmsg(t->ctx));
+	return pk;
+}
+
+/*
+ * One case: its policy installed, the frame and its control sent, the
+ * verdict checked on the far side, the guest's drop counter moved by what
+ * the filter dropped (the other guest's not at all).  A case with custom
+ * rules is refused at validation, and nothing is attached.
+ */
+static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
+		     const FIXTURE_VARIANT(pkt) *variant, enum pkt_case_id id)
+{
+	enum vnic_kind kind = variant->kind;
+	const struct pkt_case *c = &pkt_cases[id];
+	enum pkt_verdict want = pkt_expect(c, kind, true);
+	bool filter_drop = want == PKT_DROP && !(c->device_drops & (1u << kind));
+	uint64_t before, after, o0, o1;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, c, &self->p))
+		TH_LOG("policy: %s", vnic_ctx_errmsg(self->t.ctx));
+	if (c->rules) {
+		ret = vnic_bpf_sync(self->b, self->p, NULL);
+		EXPECT_EQ(-EOPNOTSUPP, ret);
+		EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "custom rules"))
+			TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_FALSE(has_clsact(self->t.nic));
+		return;
+	}
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	before = counter(_metadata, self->b, &self->t, PKT_GUEST);
+	o0 = counter(_metadata, self->b, &self->t, PKT_GUEST2);
+	expect_case(_metadata, &self->t, c, want);
+	after = counter(_metadata, self->b, &self->t, PKT_GUEST);
+	o1 = counter(_metadata, self->b, &self->t, PKT_GUEST2);
+	EXPECT_EQ(before + (filter_drop ? 1 : 0), after)
+		TH_LOG("%s on %s: drop counter %llu -> %llu", c->name, kind_str(kind),
+		       (unsigned long long)before, (unsigned long long)after);
+	EXPECT_EQ(o0, o1) TH_LOG("the other guest's counter moved");
+}
+
+#define PKT_TEST(id)							\
+	TEST_F(pkt, id)							\
+	{								\
+		run_case(_metadata, self, variant, PKT_CASE_##id);	\
+	}
+PKT_CASES(PKT_TEST)
+
+/* --- lifecycle: restart, tampering, faults, bad input (veth and macvtap) --- */
+
+FIXTURE(life) {
+	struct pkt_topo t;
+	struct vnic_bpf *b;
+	struct vnic_policy *p;
+};
+
+FIXTURE_VARIANT(life) {
+	enum vnic_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(life, veth) { VNIC_KIND_VETH };
+FIXTURE_VARIANT_ADD(life, macvtap) { VNIC_KIND_MACVTAP };
+
+FIXTURE_SETUP(life)
+{
+	topo_setup(_metadata, &self->t, variant->kind);
+	bpf_open(_metadata, &self->t, &self->b);
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	vnic_policy_free(self->p);
+	vnic_bpf_close(self->b);
+	pkt_topo_teardown(&self->t);
+}
+
+static void guests_are(struct __test_metadata *_metadata, struct vnic_bpf *b,
+		       unsigned int want)
+{
+	char **names = NULL;
+	unsigned int n = 99;
+
+	ASSERT_EQ(0, vnic_bpf_guests(b, &names, &n));
+	EXPECT_EQ(want, n);
+	free(names);
+}
+
+/* Nothing of ours on any NIC of the topology. */
+static void nothing_attached(struct __test_metadata *_metadata, struct pkt_topo *t)
+{
+	EXPECT_FALSE(has_clsact(t->nic)) TH_LOG("clsact left on %s", t->nic);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC)) TH_LOG("clsact left on oth0");
+}
+
+static void filtering(struct __test_metadata *_metadata, struct pkt_topo *t)
+{
+	EXPECT_TRUE(has_our_filter(t->nic, from_hook(t->kind)));
+	expect_case(_metadata, t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
+TEST_F(life, restart_adopts_and_writes_nothing)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	uint64_t pk0, pk1, by;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	ASSERT_EQ(0, vnic_bpf_counter(self->b, PKT_GUEST, &pk0, &by));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	/* The programs live on in the filters; a new handle finds them. */
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	guests_are(_metadata, self->b, 2);
+	ASSERT_EQ(0, vnic_bpf_counter(self->b, PKT_GUEST, &pk1, &by));
+	EXPECT_EQ(pk0, pk1);
+	EXPECT_LT(0u, pk1);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	EXPECT_EQ(2u, r.guests_unchanged);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, deleted_filter_repaired)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic,
+				from_hook(self->t.kind)));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(1, r.writes);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, deleted_qdisc_repaired)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(1, r.writes);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, foreign_filter_in_our_slot_replaced)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	const char *hook = from_hook(self->t.kind);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic, hook));
+	ASSERT_EQ(0, st_run_cmd("tc filter add dev %s %s pref 30318 u32 match u32 0 0",
+				self->t.nic, hook));
+	EXPECT_FALSE(has_our_filter(self->t.nic, hook));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(1, r.writes);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, nic_recreated_same_name)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	char why[256];
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(1, r.writes);
+	EXPECT_EQ(1u, r.guests_changed);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, remove_leaves_nothing)
+{
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL));
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/*
+ * A fault at the nth unit of each step (map write, qdisc, filter) fails
+ * the apply and leaves the previous state: first nothing, then an
+ * installed policy that the failed change would have replaced.  n runs
+ * until the change no longer reaches a nth unit.
+ */
+static void faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+		   int what, bool installed)
+{
+	struct vnic_policy *q;
+	unsigned int nth;
+	int ret = -EIO;
+
+	if (installed)
+		apply(_metadata, &self->t, self->b, self->p, NULL);
+	/* the change: vm1 with IPv4 spoofing off */
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		/* tampered with, so that the change has a qdisc and a
+		 * filter to make too */
+		if (installed)
+			ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, what, nth));
+		ret = vnic_bpf_sync(self->b, q, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "injected"))
+			TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+		if (!installed) {
+			guests_are(_metadata, self->b, 0);
+			nothing_attached(_metadata, &self->t);
+			continue;
+		}
+		/* the old policy, still whole: repaired by a sync that writes
+		 * only the deleted filter */
+		guests_are(_metadata, self->b, 2);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+		apply(_metadata, &self->t, self->b, self->p, NULL);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	}
+	EXPECT_LT(1u, nth) TH_LOG("no fault was ever hit");
+	/* and after the faults, the change itself works */
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	vnic_policy_free(q);
+}
+
+TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }
+TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
+TEST_F(life, fault_filter_from_nothing) { faults(_metadata, self, 3, false); }
+TEST_F(life, fault_map_write_over_installed) { faults(_metadata, self, 1, true); }
+TEST_F(life, fault_qdisc_over_installed) { faults(_metadata, self, 2, true); }
+TEST_F(life, fault_filter_over_installed) { faults(_metadata, self, 3, true); }
+
+TEST_F(life, bad_input_missing_nic_leaves_nothing)
+{
+	static const char *const v4[] = { "192.0.2.99" };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "nosuch0", .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:99", .ipv4 = v4, .n_ipv4 = 1);
+
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "vm9", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, "vm9", &nic));
+	EXPECT_EQ(-ENODEV, vnic_bpf_sync(self->b, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "nosuch0"));
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+}
+
+TEST_F(life, bad_input_remove_unknown_changes_nothing)
+{
+	const char *g[] = { PKT_GUEST, "vm-nope" };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	EXPECT_EQ(-ENOENT, vnic_bpf_remove(self->b, g, 2, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vm-nope"));
+	guests_are(_metadata, self->b, 2);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, bad_input_nic_of_installed_guest)
+{
+	struct vnic_policy *q;
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = PKT_OTHER_NIC, .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:99");
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &q));
+	ASSERT_EQ(0, vnic_policy_add_guest(q, "vm3", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(q, "vm3", &nic));
+	EXPECT_EQ(-EEXIST, vnic_bpf_apply(self->b, q, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "belongs to installed guest vm2"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 2);
+	vnic_policy_free(q);
+}
+
+/* --- tcx mode (opt-in) ------------------------------------------------------ */
+
+FIXTURE(tcx) {
+	struct pkt_topo t;
+	struct vnic_bpf *b;
+	struct vnic_policy *p;
+};
+
+FIXTURE_VARIANT(tcx) {
+	enum vnic_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(tcx, veth) { VNIC_KIND_VETH };
+FIXTURE_VARIANT_ADD(tcx, macvtap) { VNIC_KIND_MACVTAP };
+
+static int open_tcx(struct pkt_topo *t, struct vnic_bpf **b)
+{
+	VNIC_OPTS(vnic_bpf_opts, o, .flags = VNIC_BPF_TCX);
+
+	return vnic_bpf_open(t->ctx, &o, b);
+}
+
+FIXTURE_SETUP(tcx)
+{
+	int ret;
+
+	topo_setup(_metadata, &self->t, variant->kind);
+	ret = open_tcx(&self->t, &self->b);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "kernel lacks tcx (BPF_TCX_INGRESS, Linux 6.6): %s",
+		     vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+}
+
+FIXTURE_TEARDOWN(tcx)
+{
+	vnic_policy_free(self->p);
+	vnic_bpf_close(self->b);
+	pkt_topo_teardown(&self->t);
+}
+
+/* Filtering with no qdisc at all; a restarted handle adopts it and writes
+ * nothing; removing the guests detaches everything. */
+TEST_F(tcx, filters_restarts_and_removes)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+
+	EXPECT_TRUE((vnic_bpf_features(self->b) & VNIC_BPF_FEAT_TCX) != 0);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* A fault at the nth attach leaves no program on any hook. */
+TEST_F(tcx, fault_at_attach_leaves_nothing)
+{
+	unsigned int nth;
+	int ret = -EIO;
+
+	for (nth = 1; ret == -EIO && nth < 16; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 3, nth));
+		ret = vnic_bpf_sync(self->b, self->p, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO)
+			break;
+		guests_are(_metadata, self->b, 0);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_LT(2u, nth);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+}
+
+/* --- the public filter API over the bpf backend ------------------------------ */
+
+FIXTURE(api) {
+	struct pkt_topo t;
+	struct vnic_policy *p;
+};
+
+FIXTURE_SETUP(api)
+{
+	topo_setup(_metadata, &self->t, VNIC_KIND_VETH);
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+}
+
+FIXTURE_TEARDOWN(api)
+{
+	vnic_policy_free(self->p);
+	pkt_topo_teardown(&self->t);
+}
+
+/* vnic_filter_* with backend bpf: the same guests, counters and repair as
+ * through the backend's own calls; render has no bpf form. */
+TEST_F(api, filter_open_bpf_applies)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .backend = VNIC_BACKEND_BPF);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct vnic_filter *f;
+	char **names, *text = NULL;
+	unsigned int n;
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &f))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ((int)VNIC_BACKEND_BPF, (int)vnic_filter_backend(f));
+	EXPECT_TRUE((vnic_filter_features(f) & VNIC_FILTER_FEAT_NETNS_COOKIE) != 0);
+	ASSERT_EQ(0, vnic_filter_sync(f, self->p, &r));
+	EXPECT_EQ(2u, r.guests_added);
+	EXPECT_TRUE(has_our_filter(self->t.nic, "ingress"));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	ASSERT_EQ(0, vnic_filter_guests(f, &names, &n));
+	EXPECT_EQ(2u, n);
+	free(names);
+	EXPECT_EQ(-EOPNOTSUPP, vnic_filter_render(f, self->p, &text));
+	EXPECT_EQ(NULL, text);
+	ASSERT_EQ(0, vnic_filter_sync(f, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	vnic_filter_close(f);
+}
+
+/* Options of the other backend are refused, never ignored, and nothing is
+ * loaded or attached. */
+TEST_F(api, other_backends_options_refused)
+{
+	static const char *const pfx[] = { "vh", NULL };
+	VNIC_OPTS(vnic_filter_opts, table, .backend = VNIC_BACKEND_BPF, .table = "x");
+	VNIC_OPTS(vnic_filter_opts, prefix, .backend = VNIC_BACKEND_BPF,
+		  .hook_prefixes = pfx);
+	VNIC_OPTS(vnic_filter_opts, owner, .backend = VNIC_BACKEND_BPF,
+		  .flags = VNIC_FILTER_NO_OWNER);
+	VNIC_OPTS(vnic_filter_opts, tcx_nft, .backend = VNIC_BACKEND_NFT,
+		  .flags = VNIC_FILTER_TCX);
+	VNIC_OPTS(vnic_filter_opts, unknown, .backend = (enum vnic_backend)7);
+	struct vnic_filter *f = NULL;
+
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &table, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "table is an nft"));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &prefix, &f));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &owner, &f));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &tcx_nft, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "bpf backend flag"));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &unknown, &f));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "unknown backend"));
+	EXPECT_EQ(NULL, f);
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	EXPECT_EQ(0, st_run_cmd("nft list tables | grep -q vnic && exit 1; exit 0"));
+}
+
+TEST_HARNESS_MAIN
