@@ -201,6 +201,11 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 	return err;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 {
 	const char *name = str_attr(nlh, NFTA_CHAIN_NAME);
@@ -229,7 +234,11 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 				break;
 	}
 	nftnl_chain_free(ch);
-	return k && c->ndevs != k ? -ENOMEM : 0;
+	if (k && c->ndevs != k)
+		return -ENOMEM;
+	/* As readback.c has them: sorted, compared one to one. */
+	qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
+	return 0;
 }
 
 static int w_rule(struct tstate *t, const struct nlmsghdr *nlh)

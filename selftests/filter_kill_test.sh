@@ -18,7 +18,8 @@
 # commit, some after; how many of each is logged.
 #
 # What is compared (normalise): `nft -j list table netdev vnic` without
-# handles, without the table's flags (owner belongs to the process that
+# handles, without the generation the state element records (history, like
+# handles), without the table's flags (owner belongs to the process that
 # holds the table, and goes with it; nft 1.0.6 cannot print persist),
 # counters zeroed; sets, maps, counters and chains sorted (their listing
 # order is the order they were made in) and each set's elements sorted
@@ -55,6 +56,8 @@ normalise() {
 	  def norm: walk(if type == "string" then sub(" g=[0-9]+"; " g=*")
 			 elif type == "object" then
 			   del(.handle) |
+			   (if (.comment? | type) == "string"
+			    then .comment |= sub(" g=[0-9]+"; " g=G") else . end) |
 			   (if has("packets") and has("bytes")
 			    then .packets = 0 | .bytes = 0 else . end) |
 			   (if (.elem | type) == "array" then .elem |= sort else . end)
