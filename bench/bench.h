@@ -44,8 +44,12 @@
 /* Spread above which a median should not be trusted on its own. */
 #define BENCH_NOISY_SPREAD	0.5
 
+/* Every scenario's options, filled by the one parser (opts.c). */
 struct bench_opts {
-	unsigned int nics;
+	const char *scenario;
+	unsigned int nics;	/* guest, guests: NICs per guest */
+	unsigned int guests;	/* guests: --count; filters, restart: --guests */
+	unsigned int nics_per_guest;	/* filter scenarios, growth */
 	enum vnic_kind kind;
 	unsigned int existing;
 	unsigned int runs;
@@ -56,11 +60,63 @@ struct bench_opts {
 	unsigned int settle_ms;	/* idle after each cleanup */
 	bool fill_other;	/* --existing devices on lower0p, not lower0 */
 	const char *out_dir;	/* --out: JSON, Markdown and SVG go there */
-	unsigned int guests;	/* guests: --count */
+	unsigned int stmt_sample;	/* filters: nft-per-stmt items timed */
+	bool keep_files;	/* filters: leave the rendered text in /tmp */
+	unsigned int max_nics, npoints;	/* growth */
+	bool quick;		/* all */
 	/* Index of NIC 0 in the names: guest g of the guests scenario is
 	 * made of NICs g*K..g*K+K-1, so that names never collide. */
 	unsigned int first_nic;
 };
+
+/* ---- opts.c: the one option parser ---- */
+
+#define BENCH_MAX_FILTER_NICS	400000
+#define BENCH_MAX_POINTS	16
+
+enum {
+	O_NICS = 1u << 0, O_COUNT = 1u << 1, O_GUESTS = 1u << 2,
+	O_NPG = 1u << 3, O_EXISTING = 1u << 4, O_RUNS = 1u << 5,
+	O_SETTLE = 1u << 6, O_STMT_SAMPLE = 1u << 7, O_MAX_NICS = 1u << 8,
+	O_POINTS = 1u << 9, O_KIND = 1u << 10, O_FILL = 1u << 11,
+	O_METHODS = 1u << 12, O_OUT = 1u << 13, O_JSON = 1u << 14,
+	O_UP = 1u << 15, O_KEEP = 1u << 16, O_QUICK = 1u << 17,
+};
+
+#define KBIT(k)		(1u << VNIC_KIND_##k)
+
+/*
+ * A scenario: one file (scn_*.c) defines it, main.c's table lists it.
+ * Adding a scenario is that file and one row.
+ */
+struct scenario {
+	const char *name;
+	const char *usage;	/* its lines of the usage text */
+	unsigned int opts;	/* the O_* it takes */
+	unsigned int kinds;	/* KBIT(MACVTAP) | ...: the --kind it takes */
+	void (*defaults)(struct bench_opts *o);
+	/* After parsing: refuse what it cannot do (with a message). */
+	int (*check)(struct bench_opts *o);
+	int (*run)(const struct bench_opts *o);
+	/* Runs in the caller's namespace (all: its children make theirs). */
+	bool no_netns;
+};
+
+extern const struct scenario scn_guest, scn_guests, scn_filters,
+	scn_filters_add, scn_restart, scn_growth, scn_all;
+
+/* The scenario's defaults, then argv[1..]: 0, 1 for --help, or -EINVAL
+ * (said on stderr). */
+int bench_parse_opts(const struct scenario *s, int argc, char **argv,
+		     struct bench_opts *o);
+/* A whole number in min..max for option opt (else -EINVAL). */
+int bench_parse_uint(const char *opt, const char *s, unsigned int min,
+		     unsigned int max, unsigned int *out);
+/* name is one of list's comma-separated words (NULL: all). */
+bool bench_in_list(const char *list, const char *name);
+/* Every word of list is one of known (else a message). */
+int bench_check_methods(const char *list, const char *const *known,
+			unsigned int nknown);
 
 /* ---- stats.c ---- */
 
@@ -421,41 +477,16 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
 		      enum vnic_naming naming, char *name, char *peer,
 		      struct vnic_nic_opts *nic);
 
-/* ---- scn_guest.c ---- */
-
-int scn_guest(const struct bench_opts *o);
-
-/* ---- scn_guests.c ---- */
-
-int scn_guests(const struct bench_opts *o);
-
-/* ---- scn_growth.c, scn_all.c: their own options ---- */
-
-void growth_usage(FILE *f);
-/* Parse, prepare --out, enter the namespace (enter()), run. */
-int main_growth(int argc, char **argv, int (*enter)(void));
-void all_usage(FILE *f);
-int main_all(int argc, char **argv, const char *self);
-
-/* main.c: a new file /tmp/vnic-bench-TAG.XXXXXX (its name in path) open
+/* outdir.c: a new file /tmp/vnic-bench-TAG.XXXXXX (its name in path) open
  * for writing, or NULL with errno set; bench_tmpfile_close() closes it and
  * on a write error removes it: 0 or a negative errno. */
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
 int bench_tmpfile_close(FILE *f, const char *path);
 
-/* main.c: a whole number in min..max for option opt (else -EINVAL). */
-int bench_parse_uint(const char *opt, const char *s, unsigned int min,
-		     unsigned int max, unsigned int *out);
-
 /* report.c: the machine's facts every run records, and its load. */
 void bench_host(char *kernel, size_t len, long *cpus, double *load1);
 double bench_load_average(void);
 
-/* scn_guest.c: name is one of list's comma-separated words (NULL: all). */
-bool bench_in_list(const char *list, const char *name);
-/* scn_guest.c: every word of list is one of known (else a message). */
-int bench_check_methods(const char *list, const char *const *known,
-			unsigned int nknown);
 /* scn_guest.c: one untimed floor guest, then back to the baseline. */
 int bench_warm_up(struct guest_env *e);
 

@@ -217,13 +217,13 @@ int filt_nfnl_open(struct filt_env *e)
 	return 0;
 }
 
-int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup(struct filt_env *e, const struct bench_opts *o,
 		   unsigned int nnics)
 {
 	return filt_env_setup_cap(e, o, nnics, nnics);
 }
 
-int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 		       unsigned int nnics, unsigned int cap)
 {
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = BENCH_OWNER,

@@ -45,25 +45,11 @@
 #define PFX_SKIP "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)"
 
 
-struct filt_opts {
-	const char *scenario;		/* filters, filters-add, restart */
-	unsigned int guests;		/* filters, restart */
-	unsigned int nics_per_guest;
-	unsigned int existing;		/* filters-add */
-	unsigned int runs;
-	enum vnic_kind kind;		/* of the NICs: macvlan by default */
-	bool json;
-	const char *methods;		/* comma list, NULL: all */
-	unsigned int settle_ms;
-	unsigned int stmt_sample;	/* nft-per-stmt: items timed */
-	bool keep_files;		/* leave the rendered text in /tmp */
-	const char *out_dir;		/* --out: JSON, Markdown, SVG there */
-};
 
 /* ---- fenv.c ---- */
 
 struct filt_env {
-	const struct filt_opts *o;
+	const struct bench_opts *o;
 	struct rawnl nl;
 	int lower;			/* lowers[0] */
 	int *lowers;			/* "lower0", "lower1", ... */
@@ -88,11 +74,11 @@ void filt_nic_ipv6(unsigned int i, char *buf);
 void filt_nic_ll6(unsigned int i, char *buf);
 
 /* Make lower0 and nnics NICs (untimed); the context too. */
-int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup(struct filt_env *e, const struct bench_opts *o,
 		   unsigned int nnics);
 void filt_env_free(struct filt_env *e);
 /* growth: lowers for cap NICs, nnics of them made now. */
-int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 		       unsigned int nnics, unsigned int cap);
 /* Make NICs [first, first + count) (untimed, on the lowers made). */
 int filt_env_add_nics(struct filt_env *e, unsigned int first,
@@ -279,19 +265,11 @@ struct freport_env {
 void frow_init(struct frow *r, const char *method, unsigned int runs);
 void frow_free(struct frow *r);
 struct fsample *frow_next(struct frow *r);
-void freport_env_init(struct freport_env *re, const struct filt_opts *o,
+void freport_env_init(struct freport_env *re, const struct bench_opts *o,
 		      unsigned int guests, unsigned int existing);
 void freport_header(const struct freport_env *re, bool json);
 /* Rows, then (table mode) notes and verdicts.  1 if a target was missed. */
 int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
 	    bool json);
-
-/* ---- scn_filters.c ---- */
-
-int filt_parse_args(const char *scenario, int argc, char **argv,
-		    struct filt_opts *o);
-void filt_usage(FILE *f);
-int scn_filters(const struct filt_opts *o);
-bool filt_is_scenario(const char *name);
 
 #endif /* VNIC_BENCH_FILTERS_H */

@@ -40,7 +40,7 @@ struct fsample *frow_next(struct frow *r)
 	return s;
 }
 
-void freport_env_init(struct freport_env *re, const struct filt_opts *o,
+void freport_env_init(struct freport_env *re, const struct bench_opts *o,
 		      unsigned int guests, unsigned int existing)
 {
 	const struct host_info *h;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "bench.h"
@@ -251,4 +252,35 @@ int out_write(const struct out_doc *d)
 	if (!ret)
 		fprintf(stderr, "wrote %s, %s, %s\n", path[0], path[1], path[2]);
 	return ret;
+}
+
+FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, pathlen, "/tmp/vnic-bench-%s.XXXXXX", tag);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
+}
+
+int bench_tmpfile_close(FILE *f, const char *path)
+{
+	int err = ferror(f) ? -EIO : 0;
+
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
 }

@@ -16,7 +16,6 @@
  * and methods the inner one, rotated, as in the guest scenario.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,159 +24,8 @@
 
 #include "filters.h"
 
-#define FILT_MAX_NICS	400000
 
-/* ---- options ---- */
-
-static const char *const scenarios[] = { "filters", "filters-add", "restart" };
-
-bool filt_is_scenario(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (!strcmp(name, scenarios[i]))
-			return true;
-	return false;
-}
-
-void filt_usage(FILE *f)
-{
-	fprintf(f,
-		"       vnic-bench filters --guests G [--nics-per-guest K] [--runs R] [--json]\n"
-		"                          [--methods libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
-		"                                     nft-f-chains,kernel-hook-floor,\n"
-		"                                     xt-legacy-restore,xt-nft-restore,\n"
-		"                                     xt-legacy-per-rule,xt-nft-per-rule]\n"
-		"                          [--stmt-sample N]\n"
-		"       vnic-bench filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
-		"       vnic-bench restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
-		"  (all three: [--kind macvlan|macvtap|veth] [--settle MS] [--keep-files]\n"
-		"              [--out DIR])\n"
-		"\n"
-		"filters: G guests (default 1000) x K NICs (default 4) with a clean-traffic\n"
-		"         policy (MAC, one IPv4, one IPv6 per NIC), one batch, by libvnic,\n"
-		"         by nft -f of the same text, by one nft process per statement (over\n"
-		"         --stmt-sample items, default 200: the structure in full, that many\n"
-		"         items from the middle timed, the rest EXTRAPOLATED), by the\n"
-		"         per-guest-chain layout, and the kernel's cost of the hooks alone;\n"
-		"         xt-*: an equivalent iptables/ip6tables/arptables ruleset (one\n"
-		"         chain per NIC, see Documentation/benchmarks.rst) by *-restore\n"
-		"         and by one process per rule (sampled as nft-per-stmt)\n"
-		"filters-add: one guest added next to G installed (default 10000) and next\n"
-		"         to none; makes (G+1)*K NICs first (about 10 s for 40,000)\n"
-		"restart: G installed guests (default 100); a new process re-opens the\n"
-		"         persisted table and syncs the unchanged state, and one change\n");
-}
-
-static const struct option longopts[] = {
-	{ "guests", required_argument, NULL, 'g' },
-	{ "nics-per-guest", required_argument, NULL, 'k' },
-	{ "existing", required_argument, NULL, 'e' },
-	{ "runs", required_argument, NULL, 'r' },
-	{ "kind", required_argument, NULL, 'K' },
-	{ "methods", required_argument, NULL, 'm' },
-	{ "settle", required_argument, NULL, 's' },
-	{ "stmt-sample", required_argument, NULL, 'S' },
-	{ "keep-files", no_argument, NULL, 'F' },
-	{ "out", required_argument, NULL, 'o' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-
-static int parse_kind(const char *s, enum vnic_kind *kind)
-{
-	if (!strcmp(s, "macvlan"))
-		*kind = VNIC_KIND_MACVLAN;
-	else if (!strcmp(s, "macvtap"))
-		*kind = VNIC_KIND_MACVTAP;
-	else if (!strcmp(s, "veth"))
-		*kind = VNIC_KIND_VETH;
-	else {
-		fprintf(stderr, "vnic-bench: --kind: macvlan, macvtap or veth, not '%s'\n",
-			s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_one(int c, struct filt_opts *o)
-{
-	switch (c) {
-	case 'g':
-		return bench_parse_uint("--guests", optarg, 1, FILT_MAX_NICS,
-				  &o->guests);
-	case 'k':
-		return bench_parse_uint("--nics-per-guest", optarg, 1, 64,
-				  &o->nics_per_guest);
-	case 'e':
-		return bench_parse_uint("--existing", optarg, 0, FILT_MAX_NICS,
-				  &o->existing);
-	case 'r':
-		return bench_parse_uint("--runs", optarg, 1, 1000, &o->runs);
-	case 'K':
-		return parse_kind(optarg, &o->kind);
-	case 'm':
-		o->methods = optarg;
-		return 0;
-	case 's':
-		return bench_parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
-	case 'S':
-		return bench_parse_uint("--stmt-sample", optarg, 1, 1000000,
-				  &o->stmt_sample);
-	case 'F':
-		o->keep_files = true;
-		return 0;
-	case 'o':
-		o->out_dir = optarg;
-		return 0;
-	case 'j':
-		o->json = true;
-		return 0;
-	case 'h':
-		filt_usage(stdout);
-		exit(0);
-	default:
-		return -EINVAL;
-	}
-}
-
-int filt_parse_args(const char *scenario, int argc, char **argv,
-		    struct filt_opts *o)
-{
-	unsigned int guests;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->scenario = scenario;
-	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
-	o->runs = BENCH_DEFAULT_RUNS;
-	o->kind = VNIC_KIND_MACVLAN;
-	o->settle_ms = BENCH_DEFAULT_SETTLE_MS;
-	o->stmt_sample = FILT_DEFAULT_STMT_SAMPLE;
-	o->existing = FILT_DEFAULT_EXISTING;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (parse_one(c, o))
-			return -EINVAL;
-	if (optind != argc)
-		return -EINVAL;
-	if (!o->guests)
-		o->guests = !strcmp(scenario, "restart") ?
-			    FILT_DEFAULT_RESTART_GUESTS : FILT_DEFAULT_GUESTS;
-	if (strcmp(scenario, "filters-add"))
-		o->existing = 0;
-	guests = !strcmp(scenario, "filters-add") ? o->existing + 1 : o->guests;
-	if ((unsigned long)guests * o->nics_per_guest > FILT_MAX_NICS) {
-		fprintf(stderr, "vnic-bench: at most %u NICs\n", FILT_MAX_NICS);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static bool selected(const struct filt_opts *o, const char *name)
+static bool selected(const struct bench_opts *o, const char *name)
 {
 	return bench_in_list(o->methods, name);
 }
@@ -605,7 +453,7 @@ static int prepare_chains(struct filters *f, char *err, size_t errlen)
 static void filters_targets(struct filters *f)
 {
 	static const unsigned int lib_rows[] = { F_LIBVNIC, F_LIBVNIC_PFX };
-	const struct filt_opts *o = f->e.o;
+	const struct bench_opts *o = f->e.o;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
@@ -715,7 +563,7 @@ static void filters_cleanup(struct filters *f)
 
 static int filters_runs(struct filters *f)
 {
-	const struct filt_opts *o = f->e.o;
+	const struct bench_opts *o = f->e.o;
 	unsigned int run, k, m;
 	char err[256];
 	struct fsample s;
@@ -753,7 +601,7 @@ static int filters_runs(struct filters *f)
 	return 0;
 }
 
-static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
+static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
 {
 	struct filters f;
 	char err[256] = "";
@@ -979,7 +827,7 @@ out:
 	return ret;
 }
 
-static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
+static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
 {
 	struct vnic_policy *one = NULL;
 	struct frow rows[A__MAX];
@@ -1211,7 +1059,7 @@ static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
 	return ret;
 }
 
-static void restart_rows(const struct filt_opts *o, struct frow *rows)
+static void restart_rows(const struct bench_opts *o, struct frow *rows)
 {
 	unsigned int m;
 
@@ -1267,7 +1115,7 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 	return ret;
 }
 
-static int scn_restart(const struct filt_opts *o, struct freport_env *re)
+static int run_restart(const struct bench_opts *o, struct freport_env *re)
 {
 	struct frow rows[R__MAX];
 	struct vnic_policy *p = NULL;
@@ -1320,7 +1168,7 @@ static int scn_restart(const struct filt_opts *o, struct freport_env *re)
 	return ret;
 }
 
-int scn_filters(const struct filt_opts *o)
+static int run(const struct bench_opts *o)
 {
 	struct freport_env re;
 	uint64_t t0 = now_ns();
@@ -1333,11 +1181,74 @@ int scn_filters(const struct filt_opts *o)
 	if (!strcmp(o->scenario, "filters"))
 		ret = scn_filters_one(o, &re);
 	else if (!strcmp(o->scenario, "filters-add"))
-		ret = scn_filters_add(o, &re);
+		ret = run_filters_add(o, &re);
 	else
-		ret = scn_restart(o, &re);
+		ret = run_restart(o, &re);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	return ret;
 }
+
+static void defaults(struct bench_opts *o)
+{
+	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
+	o->kind = VNIC_KIND_MACVLAN;
+	o->stmt_sample = FILT_DEFAULT_STMT_SAMPLE;
+	o->guests = !strcmp(o->scenario, "restart") ?
+		    FILT_DEFAULT_RESTART_GUESTS : FILT_DEFAULT_GUESTS;
+	if (!strcmp(o->scenario, "filters-add"))
+		o->existing = FILT_DEFAULT_EXISTING;
+}
+
+static int check(struct bench_opts *o)
+{
+	unsigned int guests = !strcmp(o->scenario, "filters-add") ?
+			      o->existing + 1 : o->guests;
+
+	if ((unsigned long)guests * o->nics_per_guest > BENCH_MAX_FILTER_NICS) {
+		fprintf(stderr, "vnic-bench: at most %u NICs\n",
+			BENCH_MAX_FILTER_NICS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define FILT_OPTS	(O_NPG | O_RUNS | O_KIND | O_SETTLE | O_KEEP | O_OUT | \
+			 O_JSON | O_METHODS)
+#define FILT_KINDS	(KBIT(MACVLAN) | KBIT(MACVTAP) | KBIT(VETH))
+#define FILT_SCENARIO(n, u, o)						\
+	{ .name = n, .usage = u, .opts = FILT_OPTS | (o),		\
+	  .kinds = FILT_KINDS, .defaults = defaults, .check = check,	\
+	  .run = run }
+
+const struct scenario scn_filters = FILT_SCENARIO("filters",
+	"filters [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"        [--methods floor,libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
+	"                   nft-f-chains,kernel-hook-floor,\n"
+	"                   xt-legacy-restore,xt-nft-restore,\n"
+	"                   xt-legacy-per-rule,xt-nft-per-rule]\n"
+	"        [--stmt-sample N]\n"
+	"  G guests (default 1000) x K NICs (default 4) with a clean-traffic\n"
+	"  policy (MAC, one IPv4, one IPv6 per NIC), one batch, by libvnic,\n"
+	"  by the very batch libvnic sends, pre-encoded (floor), by nft -f of\n"
+	"  the same text, by one nft process per statement (over --stmt-sample\n"
+	"  items, default 200: the structure in full, that many items from the\n"
+	"  middle timed, the rest EXTRAPOLATED), by the per-guest-chain layout,\n"
+	"  and the kernel's cost of the hooks alone; xt-*: an equivalent\n"
+	"  iptables/ip6tables/arptables ruleset (one chain per NIC, see\n"
+	"  Documentation/benchmarks.rst) by *-restore and by one process per\n"
+	"  rule (sampled as nft-per-stmt)\n",
+	O_GUESTS | O_STMT_SAMPLE);
+const struct scenario scn_filters_add = FILT_SCENARIO("filters-add",
+	"filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"  One guest added next to G installed (default 10000) and next to\n"
+	"  none; makes (G+1)*K NICs first (about 10 s for 40,000)\n",
+	O_EXISTING);
+const struct scenario scn_restart = FILT_SCENARIO("restart",
+	"restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"  G installed guests (default 100); a new process re-opens the\n"
+	"  persisted table and syncs the unchanged state, and one change\n"
+	"  (filters, filters-add, restart: [--kind macvlan|macvtap|veth]\n"
+	"   [--settle MS] [--keep-files] [--out DIR])\n",
+	O_GUESTS);

@@ -16,7 +16,6 @@
  * 1.0.6 hangs listing them): every method starts from the raw flush.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <net/if.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@
 
 #define G_DEFAULT_MAX		10000
 #define G_DEFAULT_POINTS	6
-#define G_MAX_POINTS		16
+#define G_MAX_POINTS		BENCH_MAX_POINTS
 /* A point's runs are cut so that one method spends about this there. */
 #define G_POINT_BUDGET_MS	8000.0
 #define G_IP_BATCH_MAX		4096
@@ -38,11 +37,6 @@ enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M__MAX };
 static const char *const m_names[M__MAX] = {
 	"libvnic-prefix", "libvnic", "ip-nft", "ip-iptables-legacy",
 	"ip-iptables-nft",
-};
-
-struct gopts {
-	struct filt_opts fo;		/* K, runs, methods, json, out_dir */
-	unsigned int max_nics, npoints;
 };
 
 struct gmethod {
@@ -56,7 +50,7 @@ struct gmethod {
 };
 
 struct growth {
-	const struct gopts *o;
+	const struct bench_opts *o;
 	struct filt_env e;
 	char ip_path[256];
 	unsigned int points[G_MAX_POINTS], np;
@@ -70,88 +64,6 @@ struct growth {
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
 static const char *const nic_prefixes[] = { "nv", NULL };
 
-/* ---- options ---- */
-
-void growth_usage(FILE *f)
-{
-	fprintf(f,
-		"       vnic-bench growth [--max-nics N] [--points P] [--runs R]\n"
-		"                         [--nics-per-guest K] [--methods a,b] [--settle MS]\n"
-		"                         [--json] [--out DIR]\n"
-		"growth:  the cost of adding one guest (K NICs, default 4, and its filters)\n"
-		"         as the host fills from 0 to N guest NICs (default 10000), at P\n"
-		"         points (default 6: 0, 500, 1000, 2500, 5000, 10000), R runs each\n"
-		"         (default 5; fewer where one run is slow: said in the notes).\n"
-		"         Methods: libvnic-prefix libvnic ip-nft ip-iptables-legacy\n"
-		"         ip-iptables-nft; --out DIR adds growth.svg (ms per guest vs NICs)\n");
-}
-
-static const struct option longopts[] = {
-	{ "max-nics", required_argument, NULL, 'N' },
-	{ "points", required_argument, NULL, 'P' },
-	{ "runs", required_argument, NULL, 'r' },
-	{ "nics-per-guest", required_argument, NULL, 'k' },
-	{ "methods", required_argument, NULL, 'm' },
-	{ "settle", required_argument, NULL, 's' },
-	{ "out", required_argument, NULL, 'o' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_one(int c, struct gopts *o)
-{
-	switch (c) {
-	case 'N':
-		return bench_parse_uint("--max-nics", optarg, 0, 200000,
-					&o->max_nics);
-	case 'P':
-		return bench_parse_uint("--points", optarg, 2, G_MAX_POINTS,
-					&o->npoints);
-	case 'r':
-		return bench_parse_uint("--runs", optarg, 1, 1000, &o->fo.runs);
-	case 'k':
-		return bench_parse_uint("--nics-per-guest", optarg, 1, 64,
-					&o->fo.nics_per_guest);
-	case 's':
-		return bench_parse_uint("--settle", optarg, 0, 10000,
-					&o->fo.settle_ms);
-	case 'm':
-		o->fo.methods = optarg;
-		return 0;
-	case 'o':
-		o->fo.out_dir = optarg;
-		return 0;
-	case 'j':
-		o->fo.json = true;
-		return 0;
-	case 'h':
-		growth_usage(stdout);
-		exit(0);
-	default:
-		return -EINVAL;
-	}
-}
-
-static int parse_args(int argc, char **argv, struct gopts *o)
-{
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->fo.scenario = "growth";
-	o->fo.nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
-	o->fo.runs = BENCH_DEFAULT_RUNS;
-	o->fo.kind = VNIC_KIND_MACVLAN;
-	o->fo.settle_ms = BENCH_DEFAULT_SETTLE_MS;
-	o->max_nics = G_DEFAULT_MAX;
-	o->npoints = G_DEFAULT_POINTS;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (parse_one(c, o))
-			return -EINVAL;
-	return optind == argc ? 0 : -EINVAL;
-}
-
 /*
  * 0 and N, then N/2, N/4, N/10, N/20 (the default six), then halving:
  * denser where the curve bends.  Whole guests only, no repeats.
@@ -159,7 +71,7 @@ static int parse_args(int argc, char **argv, struct gopts *o)
 static void make_points(struct growth *g)
 {
 	static const double frac[] = { 0.5, 0.25, 0.1, 0.05 };
-	unsigned int k = g->o->fo.nics_per_guest, n = g->o->npoints, i, j;
+	unsigned int k = g->o->nics_per_guest, n = g->o->npoints, i, j;
 	unsigned int v[G_MAX_POINTS], nv = 0;
 	double f = 0.05;
 
@@ -228,7 +140,7 @@ static int lib_fail(struct growth *g, const char *what, int ret, char *err,
 /* Delete the NICs of guest gi, untimed, whoever made them. */
 static int del_guest_nics(struct growth *g, unsigned int gi)
 {
-	unsigned int k = g->o->fo.nics_per_guest, i, n = 0;
+	unsigned int k = g->o->nics_per_guest, i, n = 0;
 	char name[16];
 	int idx, ret;
 
@@ -263,7 +175,7 @@ static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 			 ret == -ECHILD ? xt_last_error() : strerror(-ret));
 	g->filled = 0;
 	/* Thousands of unregistered devices and hooks leave RCU work. */
-	usleep(g->o->fo.settle_ms * 1000 * 4);
+	usleep(g->o->settle_ms * 1000 * 4);
 	return ret;
 }
 
@@ -336,7 +248,7 @@ static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
 static int fill(struct growth *g, unsigned int m, unsigned int nics,
 		char *err, size_t errlen)
 {
-	unsigned int k = g->o->fo.nics_per_guest;
+	unsigned int k = g->o->nics_per_guest;
 	unsigned int first = g->filled / k, guests = (nics - g->filled) / k;
 	uint64_t t0 = now_ns();
 	int ret;
@@ -372,7 +284,7 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 static int lib_create(struct growth *g, unsigned int gi,
 		      struct vnic_guest **out, char *err, size_t errlen)
 {
-	unsigned int k = g->o->fo.nics_per_guest, i;
+	unsigned int k = g->o->nics_per_guest, i;
 	char gname[32], name[16], mac[18];
 	struct vnic_guest *vg;
 	int ret;
@@ -450,7 +362,7 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 			  size_t len)
 {
-	unsigned int k = g->o->fo.nics_per_guest, i;
+	unsigned int k = g->o->nics_per_guest, i;
 	char name[16], mac[18], lower[24];
 	FILE *f = bench_tmpfile("ip", path, len);
 
@@ -489,7 +401,7 @@ static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
 	int ret;
 
 	snprintf(chain, sizeof(chain), "from_nv%u",
-		 gi * g->o->fo.nics_per_guest);
+		 gi * g->o->nics_per_guest);
 	ret = nft_run(&g->e, argv);
 	if (!ret) {
 		snprintf(chain, sizeof(chain), "guest_g%u", gi);
@@ -614,7 +526,7 @@ static int add_one(struct growth *g, unsigned int m, unsigned int gi,
 
 static const char *skip_reason(struct growth *g, unsigned int m)
 {
-	if (!bench_in_list(g->o->fo.methods, m_names[m]))
+	if (!bench_in_list(g->o->methods, m_names[m]))
 		return "not selected (--methods)";
 	if (m >= M_NFT && !g->ip_path[0])
 		return "ip(8) not found (install iproute2)";
@@ -657,7 +569,7 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 static unsigned int runs_at(struct growth *g, struct gmethod *gm,
 			    unsigned int pi)
 {
-	unsigned int r = g->o->fo.runs;
+	unsigned int r = g->o->runs;
 	double prev = pi ? gm->med[pi - 1] : NAN;
 
 	if (!isnan(prev) && prev * r > G_POINT_BUDGET_MS) {
@@ -671,7 +583,7 @@ static unsigned int runs_at(struct growth *g, struct gmethod *gm,
 static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 {
 	struct gmethod *gm = &g->m[m];
-	unsigned int k = g->o->fo.nics_per_guest, gi = g->points[pi] / k;
+	unsigned int k = g->o->nics_per_guest, gi = g->points[pi] / k;
 	unsigned int runs = runs_at(g, gm, pi), r;
 	double v[1000], ms;
 	struct summary s;
@@ -683,7 +595,7 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 		progress("%s: %u NICs, run %u/%u", m_names[m], g->points[pi],
 			 r + 1, runs);
 		ret = add_one(g, m, gi, &v[r], gm->error, sizeof(gm->error));
-		usleep(g->o->fo.settle_ms * 1000);
+		usleep(g->o->settle_ms * 1000);
 	}
 	if (ret)
 		return ret;
@@ -789,7 +701,7 @@ static void notes(FILE *f, const void *ctx)
 		fputc('\n', f);
 	}
 	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_nft_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command)\n",
-		g->o->fo.nics_per_guest);
+		g->o->nics_per_guest);
 }
 
 static void svg(FILE *f, const void *ctx)
@@ -817,8 +729,8 @@ static void json_params(struct json *j, const void *ctx)
 
 	json_str(j, "kind", "macvlan");
 	json_uint(j, "max_nics", g->o->max_nics);
-	json_uint(j, "nics_per_guest", g->o->fo.nics_per_guest);
-	json_uint(j, "runs", g->o->fo.runs);
+	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
+	json_uint(j, "runs", g->o->runs);
 	json_nums(j, "points", g->x, g->np);
 }
 
@@ -831,7 +743,7 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 
 	json_str(j, "scenario", "growth");
 	json_str(j, "method", t->method);
-	json_uint(j, "nics_per_guest", g->o->fo.nics_per_guest);
+	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
 	if (!t->ms.n)
 		return;
 	for (i = 0; i < g->np; i++)
@@ -888,7 +800,7 @@ static int report(struct growth *g)
 			   { "growth_x", 1 } },
 	};
 	struct out_doc d = {
-		.dir = g->o->fo.out_dir, .t = &t, .params = json_params,
+		.dir = g->o->out_dir, .t = &t, .params = json_params,
 		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
 	};
 	char title[256];
@@ -898,15 +810,15 @@ static int report(struct growth *g)
 	table_finish(&t);
 	snprintf(title, sizeof(title),
 		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
-		 g->o->fo.nics_per_guest, g->o->max_nics, g->np, g->o->fo.runs,
+		 g->o->nics_per_guest, g->o->max_nics, g->np, g->o->runs,
 		 hi->kernel, hi->cpus, hi->load1);
 	d.title = title;
-	return out_report(&d, g->o->fo.json) ? 1 : 0;
+	return out_report(&d, g->o->json) ? 1 : 0;
 }
 
 /* ---- the scenario ---- */
 
-static int scn_growth(const struct gopts *o)
+static int run(const struct bench_opts *o)
 {
 	const struct host_info *hi = host_info();
 	struct growth *g = calloc(1, sizeof(*g));
@@ -919,15 +831,15 @@ static int scn_growth(const struct gopts *o)
 	g->o = o;
 	make_points(g);
 	find_ip(g->ip_path, sizeof(g->ip_path));
-	if (!o->fo.json) {
+	if (!o->json) {
 		printf("vnic-bench growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f\n",
-		       o->fo.nics_per_guest, o->max_nics, g->np, o->fo.runs,
+		       o->nics_per_guest, o->max_nics, g->np, o->runs,
 		       hi->kernel, hi->cpus, hi->load1);
 		host_print_versions(stdout);
 	}
 	progress_begin("growth");
-	ret = filt_env_setup_cap(&g->e, &o->fo, 0,
-				 o->max_nics + o->fo.nics_per_guest);
+	ret = filt_env_setup_cap(&g->e, o, 0,
+				 o->max_nics + o->nics_per_guest);
 	if (ret) {
 		fprintf(stderr, "vnic-bench: growth: setting up: %s\n",
 			strerror(-ret));
@@ -940,25 +852,34 @@ static int scn_growth(const struct gopts *o)
 	}
 	ret = report(g);
 	filt_env_free(&g->e);
-	if (!o->fo.json)
+	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	free(g);
 	return ret || failed ? 1 : 0;
 }
 
-int main_growth(int argc, char **argv, int (*enter)(void))
+static void defaults(struct bench_opts *o)
 {
-	struct gopts o;
-
-	if (parse_args(argc, argv, &o)) {
-		growth_usage(stderr);
-		return 2;
-	}
-	if (o.fo.out_dir && out_prepare(o.fo.out_dir))
-		return 2;
-	if (enter())
-		return 1;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	return scn_growth(&o);
+	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
+	o->kind = VNIC_KIND_MACVLAN;
+	o->max_nics = G_DEFAULT_MAX;
+	o->npoints = G_DEFAULT_POINTS;
 }
+
+const struct scenario scn_growth = {
+	.name = "growth",
+	.usage =
+		"growth [--max-nics N] [--points P] [--runs R] [--nics-per-guest K]\n"
+		"       [--methods a,b] [--settle MS] [--json] [--out DIR]\n"
+		"  The cost of adding one guest (K NICs, default 4, and its filters)\n"
+		"  as the host fills from 0 to N guest NICs (default 10000), at P\n"
+		"  points (default 6: 0, 500, 1000, 2500, 5000, 10000), R runs each\n"
+		"  (default 5; fewer where one run is slow: said in the notes).\n"
+		"  Methods: floor libvnic-prefix libvnic ip-nft ip-iptables-legacy\n"
+		"  ip-iptables-nft; --out DIR adds growth.svg (ms per guest vs NICs)\n",
+	.opts = O_MAX_NICS | O_POINTS | O_RUNS | O_NPG | O_METHODS | O_SETTLE |
+		O_OUT | O_JSON,
+	.defaults = defaults,
+	.run = run,
+};

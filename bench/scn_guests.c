@@ -659,7 +659,7 @@ static int report(const struct bench_opts *o, const struct gresult *res,
 	return failed || ret ? -1 : 0;
 }
 
-int scn_guests(const struct bench_opts *o)
+static int run(const struct bench_opts *o)
 {
 	struct gresult res[NGMETHODS];
 	const char *names[NGMETHODS];
@@ -699,3 +699,43 @@ int scn_guests(const struct bench_opts *o)
 	env_free(&e);
 	return ret ? 1 : 0;
 }
+
+static void defaults(struct bench_opts *o)
+{
+	o->kind = VNIC_KIND_MACVTAP;
+	o->runs = BENCH_GUESTS_DEFAULT_RUNS;
+	o->guests = BENCH_GUESTS_DEFAULT_COUNT;
+	o->nics = BENCH_GUESTS_DEFAULT_NICS;
+}
+
+static int check(struct bench_opts *o)
+{
+	if ((unsigned long)o->guests * o->nics > BENCH_MAX_NICS) {
+		fprintf(stderr, "vnic-bench: guests: --count x --nics: at most %u NICs\n",
+			BENCH_MAX_NICS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Taps are refused: a tap lives as long as its fd, and the per-guest
+ * methods would have to hand G sets of fds around. */
+const struct scenario scn_guests = {
+	.name = "guests",
+	.usage =
+		"guests [--count G] [--nics K] [--kind macvtap|macvlan|veth]\n"
+		"       [--existing N] [--runs R] [--json] [--up] [--settle MS]\n"
+		"       [--methods floor,libvnic-cache,...] [--out DIR]\n"
+		"  Starts G guests of K NICs one after another on a filling host (default\n"
+		"  20 x 82, 3 runs): nothing is deleted until the run ends.  Reports the\n"
+		"  total and the per-guest cost of the first and last tenth of guests;\n"
+		"  --out adds DIR/guests-curve.svg, the median cost of each guest.\n"
+		"  Methods: floor libvnic-kernel libvnic-cache libvnic-explicit\n"
+		"           ip-link-add ip-batch ioctl-probe cni-macvlan\n",
+	.opts = O_NICS | O_COUNT | O_KIND | O_EXISTING | O_RUNS | O_JSON |
+		O_UP | O_SETTLE | O_METHODS | O_OUT,
+	.kinds = KBIT(MACVTAP) | KBIT(MACVLAN) | KBIT(VETH),
+	.defaults = defaults,
+	.check = check,
+	.run = run,
+};
