@@ -4,7 +4,7 @@
  *
  * main.c	arguments, privilege check, own netns, dispatch
  * stats.c	clock and summaries (median, min, max)
- * json.c	hand-written JSON output
+ * json.c	JSON output through jansson
  * report.c	the guest scenario's rows, JSON lines, the verdict
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include <vnic/guest.h>
 
 #define BENCH_MAX_NICS		65536
@@ -151,7 +152,7 @@ bool summary_noisy(const struct summary *s);
 
 struct json {
 	FILE *f;
-	bool first;
+	json_t *v;	/* the object or array being filled */
 };
 
 void json_begin(struct json *j, FILE *f);
@@ -162,12 +163,10 @@ void json_uint(struct json *j, const char *key, unsigned long long val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_nums(struct json *j, const char *key, const double *vals,
 	       unsigned int n);
-void json_escape(FILE *f, const char *s);
 /* A nested object ('{') or array ('[') under key (NULL: an element of the
- * parent array), written through child until json_sub_end('}' or ']'). */
+ * parent array), filled through child; the parent owns it. */
 void json_sub(struct json *parent, const char *key, char open,
 	      struct json *child);
-void json_sub_end(struct json *child, char close);
 
 /* ---- host.c ---- */
 

@@ -154,5 +154,4 @@ void host_json(struct json *j)
 	json_sub(j, "versions", '{', &v);
 	for (i = 0; i < h->ntools; i++)
 		json_str(&v, h->tools[i].name, h->tools[i].version);
-	json_sub_end(&v, '}');
 }

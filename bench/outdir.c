@@ -86,7 +86,6 @@ static void json_lines(struct json *j, const char *key, const char *text)
 		json_str(&a, NULL, line);
 		p += n + (p[n] == '\n');
 	}
-	json_sub_end(&a, ']');
 }
 
 /* The scenario's fields, then the table's and the host's. */
@@ -107,10 +106,7 @@ static void json_rows(struct json *j, const struct out_doc *d)
 	for (i = 0; i < d->t->nrows; i++) {
 		json_sub(&a, NULL, '{', &o);
 		row_object(&o, d, &d->t->rows[i]);
-		json_sub_end(&o, '}');
-		fputc('\n', a.f);
 	}
-	json_sub_end(&a, ']');
 }
 
 static void write_json(FILE *f, const struct out_doc *d, const char *notes)
@@ -124,11 +120,8 @@ static void write_json(FILE *f, const struct out_doc *d, const char *notes)
 	json_sub(&j, "params", '{', &sub);
 	if (d->params)
 		d->params(&sub, d->ctx);
-	json_sub_end(&sub, '}');
 	json_sub(&j, "host", '{', &sub);
 	host_json(&sub);
-	json_sub_end(&sub, '}');
-	fputc('\n', f);
 	json_rows(&j, d);
 	json_uint(&j, "noisy_rows", d->t->noisy);
 	json_num(&j, "noisy_spread", BENCH_NOISY_SPREAD);
