@@ -10,6 +10,8 @@
  *			statement, the per-guest-chain layout
  * m_xt.c		anchors that run the xtables tools (iptables,
  *			ip6tables, arptables; legacy and nft variants)
+ * floor.c		the floor rows: libvnic's own batches, captured and
+ *			sent again by the bench's socket
  * freport.c		table, JSON lines and verdicts of these scenarios
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -104,6 +106,29 @@ int nfnl_genid(struct filt_env *e, uint32_t *genid);
  * own (the kernel's cost of per-device hooks here), deleted after. */
 int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 		    unsigned int count, double *ms);
+
+/* ---- floor.c ---- */
+
+/* The nf_tables batches one libvnic change sent, as sent. */
+struct floor_batch {
+	char *buf;
+	size_t len;
+};
+
+struct floor_batches {
+	struct floor_batch *v;
+	unsigned int n;
+	int err;			/* the capture ran out of memory */
+};
+
+/* Keep a copy of every batch handle h sends from now on (into fb; NULL:
+ * stop). */
+int floor_capture(struct vnic_nft *h, struct floor_batches *fb);
+void floor_free(struct floor_batches *fb);
+/* Send batches [from, to) of fb again, one sendmsg() each, timed to the
+ * last ack: 0 or the first error the kernel gave (-ENODATA: none kept). */
+int floor_replay(struct filt_env *e, struct floor_batches *fb,
+		 unsigned int from, unsigned int to, double *ms);
 
 /* ---- m_nft.c ---- */
 
@@ -231,6 +256,8 @@ struct ftarget {
 	double max_ms;			/* NAN: none */
 	double max_ratio;		/* NAN: none */
 	const char *ratio_to;		/* the row the ratio is taken to */
+	/* The floor of its own layout: at most BENCH_TARGET_RATIO of it. */
+	const char *floor;
 	bool zero_writes;
 };
 

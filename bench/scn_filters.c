@@ -111,12 +111,14 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
        F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
-       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F__MAX };
+       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
+       F__MAX };
 
 static const char *const f_names[F__MAX] = {
 	"libvnic", "nft-f", "nft-f-split", "nft-per-stmt", "nft-f-chains",
 	"kernel-hook-floor", "xt-legacy-restore", "xt-nft-restore",
-	"xt-legacy-per-rule", "xt-nft-per-rule", "libvnic-prefix",
+	"xt-legacy-per-rule", "xt-nft-per-rule", "libvnic-prefix", "floor",
+	"floor-prefix",
 };
 
 struct filters {
@@ -133,6 +135,10 @@ struct filters {
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
 	struct frow rows[F__MAX];
 	double pfx_open_ms;		/* the last prefix open, untimed */
+	/* The batches of libvnic's apply, by name and by prefix (floor.c);
+	 * capture: where run_libvnic keeps them, NULL: nowhere. */
+	struct floor_batches floor[2];
+	struct floor_batches *capture;
 };
 
 static int run_libvnic(struct filters *f, const char *const *pfx,
@@ -148,6 +154,8 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 		return ret;
 	if (pfx)
 		f->pfx_open_ms = ms_since(t0);
+	if (f->capture)
+		floor_capture(h, f->capture);
 	t0 = now_ns();
 	ret = vnic_nft_apply(h, f->p, &res);
 	s->ms = ms_since(t0);
@@ -221,6 +229,59 @@ static int run_nft_stmt(struct filters *f, struct fsample *s, char *err,
 	return 0;
 }
 
+/*
+ * The floor of a layout: the handle opened as libvnic's row opens it
+ * (untimed: by prefix, that makes the prefix chains), then the batches
+ * libvnic's apply sent, sent again.
+ */
+static int run_floor(struct filters *f, const char *const *pfx,
+		     struct floor_batches *fb, struct fsample *s, char *err,
+		     size_t errlen)
+{
+	struct vnic_nft *h;
+	int ret;
+
+	ret = nft_open(&f->e, pfx, &h, err, errlen);
+	if (ret)
+		return ret;
+	vnic_nft_close(h);
+	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
+			 fb->n, strerror(-ret));
+	return ret;
+}
+
+/* Untimed, once per layout: libvnic's apply with its batches kept. */
+static void capture_floor(struct filters *f, unsigned int m,
+			  const char *const *pfx, struct floor_batches *fb)
+{
+	struct frow *r = &f->rows[m];
+	char err[256] = "";
+	struct fsample s;
+	size_t len = 0;
+	unsigned int i;
+	int ret;
+
+	if (r->skip)
+		return;
+	f->capture = fb;
+	ret = run_libvnic(f, pfx, &s, r->error, sizeof(r->error));
+	f->capture = NULL;
+	reset_ruleset(&f->e, err, sizeof(err));
+	if (ret == -EOPNOTSUPP && pfx) {
+		r->skip = PFX_SKIP;
+		r->error[0] = '\0';
+		return;
+	}
+	for (i = 0; i < fb->n; i++)
+		len += fb->v[i].len;
+	if (!ret)
+		snprintf(r->note, sizeof(r->note),
+			 "the kernel's cost of libvnic's own change: the %u nf_tables batch(es) vnic_nft_apply sent (%zu bytes, captured untimed by the library's batch tap), sent again by the bench's socket, one sendmsg() each, to the last ack",
+			 fb->n, len);
+}
+
 /* The xtables rows: restore per variant, then per rule per variant. */
 static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
 {
@@ -249,6 +310,10 @@ static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
 		return run_nft_stmt(f, s, err, errlen);
 	case F_XT_RESTORE ... F_LIBVNIC_PFX - 1:
 		return run_xt(f, m, s);
+	case F_BFLOOR:
+		return run_floor(f, NULL, &f->floor[0], s, err, errlen);
+	case F_BFLOOR_PFX:
+		return run_floor(f, nic_prefixes, &f->floor[1], s, err, errlen);
 	case F_FLOOR:
 		ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
 		if (ret)
@@ -460,6 +525,7 @@ static void filters_targets(struct filters *f)
 		struct frow *r = &f->rows[lib_rows[i]];
 
 		r->has_result = true;
+		r->target.floor = f_names[i ? F_BFLOOR_PFX : F_BFLOOR];
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
 		r->target.ratio_to = f_names[F_NFT_F];
 		/* The millisecond target is stated for this size only. */
@@ -482,7 +548,8 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 			rows[m].skip = "not selected (--methods)";
 		else if (m >= F_XT_RESTORE && m < F_LIBVNIC_PFX)
 			rows[m].skip = xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
-		else if (m != F_LIBVNIC && m != F_FLOOR && m != F_LIBVNIC_PFX)
+		else if (m != F_LIBVNIC && m != F_FLOOR &&
+			 m < F_LIBVNIC_PFX)
 			rows[m].skip = nft_skip(&f->e);
 	}
 	for (m = 0; m < XT__VARIANTS; m++)
@@ -494,6 +561,8 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 		 "not a filter: one raw nfnetlink batch creating a table and base chains (<= %u devices each, no rules) hooking all %u NICs, sendmsg to last ack: the part of any per-device-hook layout the kernel charges for hooks alone",
 		 FILT_NETDEV_MAX, f->e.nnics);
 	filters_targets(f);
+	capture_floor(f, F_BFLOOR, NULL, &f->floor[0]);
+	capture_floor(f, F_BFLOOR_PFX, nic_prefixes, &f->floor[1]);
 	if (!rows[F_NFT_CHAINS].skip)
 		prepare_chains(f, rows[F_NFT_CHAINS].error,
 			       sizeof(rows[F_NFT_CHAINS].error));
@@ -554,6 +623,8 @@ static void filters_cleanup(struct filters *f)
 		xt_set_free(&f->xt[m]);
 	}
 	stmt_free(&f->stmts);
+	floor_free(&f->floor[0]);
+	floor_free(&f->floor[1]);
 	free(f->text);
 	if (f->p)
 		vnic_policy_free(f->p);

@@ -2,12 +2,14 @@
 /*
  * Test hooks: exported under the LIBVNIC_PRIVATE version node
  * (lib/libvnic.map), never installed, never part of the ABI.  The selftests
- * include this header; programs (vnicctl, the bench) must not.  A hook may
- * change or go in any release.
+ * include this header; installed programs (vnicctl) must not.  vnic-bench,
+ * never installed and always built from the same tree, uses the batch tap
+ * for its floor rows.  A hook may change or go in any release.
  */
 #ifndef VNIC_LIB_TESTING_H
 #define VNIC_LIB_TESTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <vnic/context.h>
 #include <vnic/nft.h>
@@ -31,5 +33,15 @@ int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
  */
 int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
 			       void *arg);
+
+/*
+ * Call fn(arg, buf, len) with each nf_tables batch (BEGIN to END, as sent)
+ * right before its sendmsg() (NULL: no hook).  vnic-bench keeps the bytes
+ * to time the kernel's own cost of the very batch (its floor rows).
+ * Returns 0, or -EINVAL for a NULL handle.
+ */
+int vnic_nft_set_batch_tap(struct vnic_nft *n,
+			   void (*fn)(void *arg, const void *buf, size_t len),
+			   void *arg);
 
 #endif /* VNIC_LIB_TESTING_H */

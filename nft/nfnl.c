@@ -203,6 +203,9 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		return -ENOMEM;
 	n->ctx->stats.sendmsg_calls++;
 	n->ctx->stats.requests += b->msgs + 2;
+	if (n->batch_tap)
+		n->batch_tap(n->batch_tap_arg, start,
+			     b->len - (size_t)(start - b->buf));
 	if (mnl_socket_sendto(n->nl, start, b->len - (size_t)(start - b->buf)) < 0)
 		err = -errno;
 	else
