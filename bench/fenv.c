@@ -159,8 +159,8 @@ static int make_lowers(struct filt_env *e, unsigned int nnics)
 	return 0;
 }
 
-static int make_nics(struct filt_env *e, unsigned int first,
-		     unsigned int count)
+int filt_queue_nics(struct filt_env *e, unsigned int first,
+		    unsigned int count)
 {
 	char name[16], peer[16];
 	unsigned char mac[6];
@@ -188,7 +188,6 @@ static int make_nics(struct filt_env *e, unsigned int first,
 		ls.lower = e->lower;
 		ls.mode = MACVLAN_MODE_BRIDGE;
 	}
-	progress("making %u NICs (untimed)", count);
 	for (i = first; i < first + count && !err; i++) {
 		if (ls.lower)
 			ls.lower = e->lowers[i / FILT_NICS_PER_LOWER];
@@ -197,6 +196,16 @@ static int make_nics(struct filt_env *e, unsigned int first,
 		filt_nic_mac(i, mac);
 		err = rawnl_queue_newlink(&e->nl, &ls);
 	}
+	return err;
+}
+
+static int make_nics(struct filt_env *e, unsigned int first,
+		     unsigned int count)
+{
+	int err;
+
+	progress("making %u NICs (untimed)", count);
+	err = filt_queue_nics(e, first, count);
 	if (!err)
 		err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
 	progress_clear();

@@ -85,6 +85,10 @@ int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 /* Make NICs [first, first + count) (untimed, on the lowers made). */
 int filt_env_add_nics(struct filt_env *e, unsigned int first,
 		      unsigned int count);
+/* Queue the RTM_NEWLINKs of NICs [first, first + count) on e->nl, for
+ * the caller's rawnl_flush(). */
+int filt_queue_nics(struct filt_env *e, unsigned int first,
+		    unsigned int count);
 /* Delete every NIC filt_env_add_nics or setup made, in one request. */
 int filt_env_del_nics(struct filt_env *e);
 

@@ -32,12 +32,24 @@
 #define G_POINT_BUDGET_MS	8000.0
 #define G_IP_BATCH_MAX		4096
 
-enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M__MAX };
+enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M_FLOOR, M_FLOOR_PFX,
+       M__MAX };
 
 static const char *const m_names[M__MAX] = {
 	"libvnic-prefix", "libvnic", "ip-nft", "ip-iptables-legacy",
-	"ip-iptables-nft",
+	"ip-iptables-nft", "floor", "floor-prefix",
 };
+
+/* The methods that fill through libvnic, and those hooking by prefix. */
+static bool by_libvnic(unsigned int m)
+{
+	return m == M_PFX || m == M_LIB || m >= M_FLOOR;
+}
+
+static bool by_prefix(unsigned int m)
+{
+	return m == M_PFX || m == M_FLOOR_PFX;
+}
 
 struct gmethod {
 	const char *skip;
@@ -59,6 +71,8 @@ struct growth {
 	/* The method being run. */
 	struct vnic_nft *h;
 	unsigned int filled;		/* NICs with their filters */
+	/* floor: libvnic's add and remove batches at this point. */
+	struct floor_batches fb;
 };
 
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
@@ -262,8 +276,7 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 			 nics - 1, g->e.nl.err[0] ? g->e.nl.err : strerror(-ret));
 		return ret;
 	}
-	switch (m) {
-	case M_PFX:
+	switch (by_libvnic(m) ? M_LIB : m) {
 	case M_LIB:
 		ret = fill_libvnic(g, first, guests, err, errlen);
 		break;
@@ -507,10 +520,46 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
+/*
+ * The floor: the guest's NICs pre-encoded in one sendmsg(), then the add
+ * batch libvnic sent for it at this point (floor.c), timed; its remove
+ * batch and the NICs' deletion untimed.
+ */
+static int add_floor(struct growth *g, unsigned int gi, double *ms,
+		     char *err, size_t errlen)
+{
+	unsigned int k = g->o->nics_per_guest;
+	double bms = 0, rms;
+	uint64_t t0;
+	int ret;
+
+	ret = filt_queue_nics(&g->e, gi * k, k);
+	t0 = now_ns();
+	if (!ret)
+		ret = rawnl_flush(&g->e.nl, 0);
+	*ms = ms_since(t0);
+	if (ret)
+		snprintf(err, errlen, "the guest's NICs: %.200s",
+			 g->e.nl.err[0] ? g->e.nl.err : strerror(-ret));
+	if (!ret) {
+		ret = floor_replay(&g->e, &g->fb, 0, 1, &bms);
+		*ms += bms;
+		if (!ret)
+			ret = floor_replay(&g->e, &g->fb, 1, g->fb.n, &rms);
+		if (ret)
+			snprintf(err, errlen, "sending libvnic's batches again: %s",
+				 strerror(-ret));
+	}
+	return del_guest_nics(g, gi) ?: ret;
+}
+
 static int add_one(struct growth *g, unsigned int m, unsigned int gi,
 		   double *ms, char *err, size_t errlen)
 {
 	switch (m) {
+	case M_FLOOR:
+	case M_FLOOR_PFX:
+		return add_floor(g, gi, ms, err, errlen);
 	case M_PFX:
 	case M_LIB:
 		return add_libvnic(g, gi, ms, err, errlen);
@@ -543,18 +592,18 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 		       size_t errlen)
 {
 	VNIC_OPTS(vnic_nft_opts, opts, .table = FILT_TABLE,
-		  .hook_prefixes = m == M_PFX ? nic_prefixes : NULL);
+		  .hook_prefixes = by_prefix(m) ? nic_prefixes : NULL);
 	int ret;
 
 	g->h = NULL;
-	if (m != M_PFX && m != M_LIB)
+	if (!by_libvnic(m))
 		return 0;
 	ret = vnic_nft_open(g->e.ctx, &opts, &g->h);
 	if (ret) {
 		g->h = NULL;
 		return lib_fail(g, "vnic_nft_open", ret, err, errlen);
 	}
-	if (m == M_PFX &&
+	if (by_prefix(m) &&
 	    !(vnic_nft_features(g->h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
 		vnic_nft_close(g->h);
 		g->h = NULL;
@@ -589,6 +638,23 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	struct summary s;
 	int ret;
 
+	/* floor: libvnic's batches for this guest at this point, kept
+	 * (untimed); the handle closed, so that the bench's socket may
+	 * change the table libvnic owned, and opened again after. */
+	if (m >= M_FLOOR) {
+		/* The second add: the first may make the table. */
+		floor_free(&g->fb);
+		ret = add_libvnic(g, gi, &ms, gm->error, sizeof(gm->error));
+		floor_capture(g->h, &g->fb);
+		if (!ret)
+			ret = add_libvnic(g, gi, &ms, gm->error,
+					  sizeof(gm->error));
+		floor_capture(g->h, NULL);
+		vnic_nft_close(g->h);
+		g->h = NULL;
+		if (ret)
+			return ret;
+	}
 	/* A warm-up, untimed: the first add may make shared structure. */
 	ret = add_one(g, m, gi, &ms, gm->error, sizeof(gm->error));
 	for (r = 0; r < runs && !ret; r++) {
@@ -597,6 +663,8 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 		ret = add_one(g, m, gi, &v[r], gm->error, sizeof(gm->error));
 		usleep(g->o->settle_ms * 1000);
 	}
+	if (!ret && m >= M_FLOOR)
+		ret = open_handle(g, m, gm->error, sizeof(gm->error));
 	if (ret)
 		return ret;
 	summarize(v, runs, &s);
@@ -677,6 +745,40 @@ static void curve_table(FILE *f, const struct growth *g)
 	}
 }
 
+/* libvnic's curve over the floor of its layout, point by point. */
+static bool floor_ratios(const struct growth *g, unsigned int m, double *x)
+{
+	const struct gmethod *lv = &g->m[m];
+	const struct gmethod *fl = &g->m[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR];
+	unsigned int i;
+
+	if (lv->skip || fl->skip || !lv->runs[0] || !fl->runs[0])
+		return false;
+	for (i = 0; i < g->np; i++)
+		x[i] = lv->med[i] / fl->med[i];
+	return true;
+}
+
+static void floor_notes(FILE *f, const struct growth *g)
+{
+	double x[G_MAX_POINTS];
+	unsigned int m, i;
+	bool ok;
+
+	for (m = M_PFX; m <= M_LIB; m++) {
+		if (!floor_ratios(g, m, x))
+			continue;
+		fprintf(f, "ratio: %s over %s by point:", m_names[m],
+			m_names[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR]);
+		for (i = 0, ok = true; i < g->np; i++) {
+			fprintf(f, " %.2fx", x[i]);
+			ok &= !(x[i] > BENCH_TARGET_RATIO);
+		}
+		fprintf(f, "; <= %.2fx at every point: %s\n", BENCH_TARGET_RATIO,
+			ok ? "met" : "missed");
+	}
+}
+
 static void notes(FILE *f, const void *ctx)
 {
 	const struct growth *g = ((const struct gout *)ctx)->g;
@@ -700,8 +802,9 @@ static void notes(FILE *f, const void *ctx)
 			fprintf(f, "; %s", gm->note);
 		fputc('\n', f);
 	}
-	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_nft_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command)\n",
+	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_nft_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command); floor*: the guest's NICs in one sendmsg() + the nf_tables batch libvnic sent for the guest at that point (captured untimed), sent again\n",
 		g->o->nics_per_guest);
+	floor_notes(f, g);
 }
 
 static void svg(FILE *f, const void *ctx)
@@ -754,6 +857,8 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 	json_nums(j, "max_ms_per_point", gm->max, g->np);
 	json_nums(j, "runs_per_point", runs, g->np);
 	json_num(j, "fill_ms", gm->fill_ms);
+	if (floor_ratios(g, (unsigned int)(gm - g->m), runs))
+		json_nums(j, "ratio_to_floor_per_point", runs, g->np);
 }
 
 /* One row per method: its last point, its first, and the growth. */
@@ -851,6 +956,7 @@ static int run(const struct bench_opts *o)
 		failed += g->m[m].error[0] != 0;
 	}
 	ret = report(g);
+	floor_free(&g->fb);
 	filt_env_free(&g->e);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
