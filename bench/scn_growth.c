@@ -857,7 +857,8 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 	json_nums(j, "max_ms_per_point", gm->max, g->np);
 	json_nums(j, "runs_per_point", runs, g->np);
 	json_num(j, "fill_ms", gm->fill_ms);
-	if (floor_ratios(g, (unsigned int)(gm - g->m), runs))
+	if (gm - g->m <= M_LIB && floor_ratios(g, (unsigned int)(gm - g->m),
+						runs))
 		json_nums(j, "ratio_to_floor_per_point", runs, g->np);
 }
 
