@@ -191,6 +191,13 @@ struct host_info {
  * same for the rest of the process.
  */
 const struct host_info *host_info(void);
+/* name's path in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin into
+ * out ("" and false if in none). */
+bool bench_find_tool(const char *name, char *out, size_t len);
+/* "what: error: the context's message" into err; returns ret. */
+struct vnic_ctx;
+int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
+		   size_t errlen);
 /* "versions: libvnic 0.1.0, ip ..., nft ..." on one line. */
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */

@@ -93,22 +93,6 @@ void filt_nic_ll6(unsigned int i, char *buf)
 		 (m[2] << 8) | 0xff, 0xfe00 | m[3], (m[4] << 8) | m[5]);
 }
 
-static int find_nft(struct filt_env *e)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
-					    "/bin", "/usr/local/sbin" };
-	unsigned int i;
-
-	/* As find_ip() in env.c: a fixed list, not root's $PATH. */
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(e->nft_path, sizeof(e->nft_path), "%s/nft", dirs[i]);
-		if (access(e->nft_path, X_OK) == 0)
-			return 0;
-	}
-	e->nft_path[0] = 0;
-	return 0;
-}
-
 /*
  * One lower veth pair per FILT_NICS_PER_LOWER NICs: the kernel walks a
  * lower's upper devices on every macvlan it links (O(uppers)), so 40,000
@@ -242,7 +226,7 @@ int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 
 	memset(e, 0, sizeof(*e));
 	e->o = o;
-	find_nft(e);
+	bench_find_tool("nft", e->nft_path, sizeof(e->nft_path));
 	err = rawnl_open(&e->nl, FILT_RCVBUF);
 	if (!err)
 		err = filt_nfnl_open(e);

@@ -32,16 +32,6 @@ static bool selected(const struct bench_opts *o, const char *name)
 
 /* ---- shared steps ---- */
 
-static int lib_fail(struct filt_env *e, const char *what, int ret, char *err,
-		    size_t errlen)
-{
-	const char *msg = e->ctx ? vnic_ctx_errmsg(e->ctx) : "";
-
-	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
-		 msg && *msg ? ": " : "", msg ? msg : "");
-	return ret;
-}
-
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
 static const char *const nic_prefixes[] = { "nv", NULL };
 
@@ -54,7 +44,7 @@ static int nft_open(struct filt_env *e, const char *const *pfx,
 
 	if (ret) {
 		*h = NULL;
-		return lib_fail(e, "vnic_nft_open", ret, err, errlen);
+		return bench_lib_fail(e->ctx, "vnic_nft_open", ret, err, errlen);
 	}
 	if (pfx && !(vnic_nft_features(*h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
 		vnic_nft_close(*h);
@@ -160,7 +150,7 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 	ret = vnic_nft_apply(h, f->p, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		lib_fail(&f->e, "vnic_nft_apply", ret, err, errlen);
+		bench_lib_fail(f->e.ctx, "vnic_nft_apply", ret, err, errlen);
 	else
 		take_result(s, &res);
 	vnic_nft_close(h);
@@ -340,7 +330,7 @@ static int render(struct filters *f, double *ms, char *err, size_t errlen)
 	*ms = ms_since(t0);
 	if (ret) {
 		f->text = NULL;
-		lib_fail(&f->e, "vnic_nft_render", ret, err, errlen);
+		bench_lib_fail(f->e.ctx, "vnic_nft_render", ret, err, errlen);
 	}
 	vnic_nft_close(h);
 	if (!ret)
@@ -756,7 +746,7 @@ static int install_chunked(struct filt_env *e, struct vnic_nft *h,
 			snprintf(what, sizeof(what),
 				 "vnic_nft_apply (guests %u..%u, setup)", first,
 				 first + n - 1);
-			lib_fail(e, what, ret, err, errlen);
+			bench_lib_fail(e->ctx, what, ret, err, errlen);
 		}
 		*batches += res.batches;
 		*messages += res.messages;
@@ -820,7 +810,7 @@ static int add_remove(struct filt_env *e, struct vnic_nft *h,
 	ret = vnic_nft_apply(h, one, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_nft_apply", ret, add->error,
+		return bench_lib_fail(e->ctx, "vnic_nft_apply", ret, add->error,
 				sizeof(add->error));
 	take_result(s, &res);
 	add->runs++;
@@ -831,7 +821,7 @@ static int add_remove(struct filt_env *e, struct vnic_nft *h,
 	ret = vnic_nft_remove(h, &name, 1, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_nft_remove", ret, rm->error,
+		return bench_lib_fail(e->ctx, "vnic_nft_remove", ret, rm->error,
 				sizeof(rm->error));
 	take_result(s, &res);
 	rm->runs++;
@@ -1082,7 +1072,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 				       vnic_nft_sync(h, p, &out.res);
 	out.ms = ms_since(t0);
 	if (out.ret) {
-		lib_fail(e, job == JOB_REAPPLY ? "vnic_nft_apply" : "vnic_nft_sync",
+		bench_lib_fail(e->ctx, job == JOB_REAPPLY ? "vnic_nft_apply" : "vnic_nft_sync",
 			 out.ret, out.err, sizeof(out.err));
 		goto done;
 	}
@@ -1094,7 +1084,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 		/* Back to the state every run starts from, untimed. */
 		out.ret = vnic_nft_sync(h, orig, &back);
 		if (out.ret)
-			lib_fail(e, "vnic_nft_sync (back)", out.ret, out.err,
+			bench_lib_fail(e->ctx, "vnic_nft_sync (back)", out.ret, out.err,
 				 sizeof(out.err));
 	}
 done:

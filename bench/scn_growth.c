@@ -108,21 +108,6 @@ static void make_points(struct growth *g)
 
 /* ---- small helpers ---- */
 
-static bool find_ip(char *out, size_t len)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
-					    "/bin" };
-	unsigned int i;
-
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(out, len, "%s/ip", dirs[i]);
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = 0;
-	return false;
-}
-
 /* fork, exec, wait, output to /dev/null: a runtime's shell-out. */
 static int run_tool(const char **argv)
 {
@@ -139,16 +124,6 @@ static int run_tool(const char **argv)
 		if (errno != EINTR)
 			return -errno;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
-}
-
-static int lib_fail(struct growth *g, const char *what, int ret, char *err,
-		    size_t errlen)
-{
-	const char *msg = vnic_ctx_errmsg(g->e.ctx);
-
-	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
-		 msg && *msg ? ": " : "", msg ? msg : "");
-	return ret;
 }
 
 /* Delete the NICs of guest gi, untimed, whoever made them. */
@@ -210,7 +185,7 @@ static int fill_libvnic(struct growth *g, unsigned int first,
 			break;
 		ret = vnic_nft_apply(g->h, p, &res);
 		if (ret)
-			lib_fail(g, "vnic_nft_apply (fill)", ret, err, errlen);
+			bench_lib_fail(g->e.ctx, "vnic_nft_apply (fill)", ret, err, errlen);
 		vnic_policy_free(p);
 	}
 	return ret;
@@ -305,7 +280,7 @@ static int lib_create(struct growth *g, unsigned int gi,
 	filt_guest_name(gi, gname);
 	ret = vnic_guest_new(g->e.ctx, gname, &vg);
 	if (ret)
-		return lib_fail(g, "vnic_guest_new", ret, err, errlen);
+		return bench_lib_fail(g->e.ctx, "vnic_guest_new", ret, err, errlen);
 	for (i = gi * k; i < (gi + 1) * k && !ret; i++) {
 		VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
 			  .name = name, .naming = VNIC_NAMING_EXPLICIT,
@@ -316,12 +291,12 @@ static int lib_create(struct growth *g, unsigned int gi,
 		filt_nic_mac_str(i, mac);
 		ret = vnic_guest_add_nic(vg, &nic, NULL);
 		if (ret)
-			lib_fail(g, "vnic_guest_add_nic", ret, err, errlen);
+			bench_lib_fail(g->e.ctx, "vnic_guest_add_nic", ret, err, errlen);
 	}
 	if (!ret) {
 		ret = vnic_guest_create(vg);
 		if (ret)
-			lib_fail(g, "vnic_guest_create", ret, err, errlen);
+			bench_lib_fail(g->e.ctx, "vnic_guest_create", ret, err, errlen);
 	}
 	if (ret) {
 		vnic_guest_free(vg);
@@ -351,7 +326,7 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	if (!ret) {
 		ret = vnic_nft_apply(g->h, p, &res);
 		if (ret)
-			lib_fail(g, "vnic_nft_apply", ret, err, errlen);
+			bench_lib_fail(g->e.ctx, "vnic_nft_apply", ret, err, errlen);
 	}
 	*ms = ms_since(t0);
 	vnic_policy_free(p);
@@ -359,11 +334,11 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	filt_guest_name(gi, gname);
 	ret2 = vnic_nft_remove(g->h, &name, 1, NULL);
 	if (ret2 && !ret)
-		ret = lib_fail(g, "vnic_nft_remove", ret2, err, errlen);
+		ret = bench_lib_fail(g->e.ctx, "vnic_nft_remove", ret2, err, errlen);
 	if (vg) {
 		ret2 = vnic_guest_destroy(vg);
 		if (ret2 && !ret)
-			ret = lib_fail(g, "vnic_guest_destroy", ret2, err,
+			ret = bench_lib_fail(g->e.ctx, "vnic_guest_destroy", ret2, err,
 				       errlen);
 	}
 	return ret;
@@ -601,7 +576,7 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 	ret = vnic_nft_open(g->e.ctx, &opts, &g->h);
 	if (ret) {
 		g->h = NULL;
-		return lib_fail(g, "vnic_nft_open", ret, err, errlen);
+		return bench_lib_fail(g->e.ctx, "vnic_nft_open", ret, err, errlen);
 	}
 	if (by_prefix(m) &&
 	    !(vnic_nft_features(g->h) & VNIC_NFT_FEAT_PREFIX_HOOK)) {
@@ -936,7 +911,7 @@ static int run(const struct bench_opts *o)
 		return 1;
 	g->o = o;
 	make_points(g);
-	find_ip(g->ip_path, sizeof(g->ip_path));
+	bench_find_tool("ip", g->ip_path, sizeof(g->ip_path));
 	if (!o->json) {
 		printf("vnic-bench growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f\n",
 		       o->nics_per_guest, o->max_nics, g->np, o->runs,
