@@ -4,6 +4,7 @@
  *
  * main.c	arguments, privilege check, own netns, dispatch
  * stats.c	clock and summaries (median, min, max)
+ * loop.c	the one run loop: runs outer, methods rotated
  * json.c	JSON output through jansson
  * report.c	the guest scenario's rows, JSON lines, the verdict
  * table.c	the table every scenario prints (text and Markdown)
@@ -118,6 +119,22 @@ bool bench_in_list(const char *list, const char *name);
 /* Every word of list is one of known (else a message). */
 int bench_check_methods(const char *list, const char *const *known,
 			unsigned int nknown);
+
+/* ---- loop.c ---- */
+
+/* What bench_rotate() runs: rows 0..n-1 of a scenario, runs times. */
+struct bench_loop {
+	unsigned int runs, n;
+	void *ctx;
+	/* Row i's name, or NULL when it is skipped or has failed. */
+	const char *(*active)(void *ctx, unsigned int i);
+	/* One timed run of row i and its untimed cleanup: 0 (a failure is
+	 * the row's own, said in it), or negative to stop everything. */
+	int (*once)(void *ctx, unsigned int i, unsigned int run);
+};
+
+/* Runs outer, rows inner and rotated: 0, or the first negative once(). */
+int bench_rotate(const struct bench_loop *l);
 
 /* ---- stats.c ---- */
 

@@ -622,10 +622,40 @@ static void filters_cleanup(struct filters *f)
 		frow_free(&f->rows[m]);
 }
 
+static const char *filters_active(void *ctx, unsigned int m)
+{
+	const struct frow *r = &((struct filters *)ctx)->rows[m];
+
+	return r->skip || r->error[0] ? NULL : r->method;
+}
+
+/* One run of row m, then the ruleset emptied (a failure there ends all). */
+static int filters_once(void *ctx, unsigned int m, unsigned int run)
+{
+	struct filters *f = ctx;
+	struct frow *r = &f->rows[m];
+	char err[256];
+	int ret;
+
+	ret = filters_run(f, m, frow_next(r), r->error, sizeof(r->error));
+	if (ret == -EOPNOTSUPP && (m == F_LIBVNIC_PFX || m == F_BFLOOR_PFX)) {
+		r->skip = PFX_SKIP;
+		r->error[0] = '\0';
+	} else if (ret)
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	else
+		r->runs++;
+	if (reset_ruleset(&f->e, err, sizeof(err))) {
+		fprintf(stderr, "vnic-bench: %s\n", err);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int filters_runs(struct filters *f)
 {
-	const struct bench_opts *o = f->e.o;
-	unsigned int run, k, m;
+	struct bench_loop bl = { .runs = f->e.o->runs, .n = F__MAX, .ctx = f,
+				 .active = filters_active, .once = filters_once };
 	char err[256];
 	struct fsample s;
 
@@ -635,31 +665,7 @@ static int filters_runs(struct filters *f)
 		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
 	if (reset_ruleset(&f->e, err, sizeof(err)))
 		return -EIO;
-	for (run = 0; run < o->runs; run++) {
-		for (k = 0; k < F__MAX; k++) {
-			struct frow *r = &f->rows[m = (k + run) % F__MAX];
-			int ret;
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->method, run + 1, o->runs);
-			ret = filters_run(f, m, frow_next(r), r->error,
-					  sizeof(r->error));
-			if (ret == -EOPNOTSUPP && m == F_LIBVNIC_PFX) {
-				r->skip = PFX_SKIP;
-				r->error[0] = '\0';
-			} else if (ret)
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->method, r->error);
-			else
-				r->runs++;
-			if (reset_ruleset(&f->e, err, sizeof(err))) {
-				fprintf(stderr, "vnic-bench: %s\n", err);
-				return -EIO;
-			}
-		}
-	}
-	return 0;
+	return bench_rotate(&bl);
 }
 
 static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)

@@ -156,29 +156,37 @@ int bench_warm_up(struct guest_env *e)
 	return env_restore(e, &deleted);
 }
 
-static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
+struct loop {
+	struct guest_env *e;
+	struct result *res;
+};
+
+static const char *active(void *ctx, unsigned int i)
 {
-	unsigned int run, k;
+	const struct result *r = &((struct loop *)ctx)->res[i];
+
+	return r->skip || r->error[0] ? NULL : r->method;
+}
+
+/* A failed restore ends everything. */
+static int once(void *ctx, unsigned int i, unsigned int run)
+{
+	struct loop *l = ctx;
+	struct result *r = &l->res[i];
 	bool fatal = false;
 
-	if (bench_warm_up(e))
-		return -EIO;
-	for (run = 0; run < e->o->runs && !fatal; run++) {
-		for (k = 0; k < nres && !fatal; k++) {
-			/* Rotated each run: no method always runs just after
-			 * the same neighbour's cleanup. */
-			struct result *r = &res[(k + run) % nres];
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->method, run + 1,
-				 e->o->runs);
-			if (run_once(e, method_of(r), r, &fatal))
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->method, r->error);
-		}
-	}
+	if (run_once(l->e, method_of(r), r, &fatal))
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
 	return fatal ? -EIO : 0;
+}
+
+static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
+{
+	struct loop l = { e, res };
+	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
+				 .active = active, .once = once };
+
+	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
 }
 
 static int run(const struct bench_opts *o)

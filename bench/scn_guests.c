@@ -282,30 +282,39 @@ static void free_results(struct gresult *res, unsigned int nres)
 	}
 }
 
-/* Runs outer, methods inner and rotated, as in the guest scenario. */
-static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+struct loop {
+	struct guest_env *e;
+	struct gresult *res;
+};
+
+static const char *active(void *ctx, unsigned int i)
 {
-	unsigned int run, k;
+	const struct gresult *r = &((struct loop *)ctx)->res[i];
+
+	return r->skip || r->error[0] ? NULL : r->gm->name;
+}
+
+/* A failed restore ends everything. */
+static int once(void *ctx, unsigned int i, unsigned int run)
+{
+	struct loop *l = ctx;
+	struct gresult *r = &l->res[i];
 	bool fatal = false;
 
-	if (bench_warm_up(e))
-		return -EIO;
-	for (run = 0; run < e->o->runs && !fatal; run++) {
-		for (k = 0; k < nres && !fatal; k++) {
-			struct gresult *r = &res[(k + run) % nres];
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->gm->name, run + 1,
-				 e->o->runs);
-			if (run_once(e, r, &fatal)) {
-				progress_clear();
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->gm->name, r->error);
-			}
-		}
+	if (run_once(l->e, r, &fatal)) {
+		progress_clear();
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->gm->name, r->error);
 	}
 	return fatal ? -EIO : 0;
+}
+
+static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+{
+	struct loop l = { e, res };
+	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
+				 .active = active, .once = once };
+
+	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
 }
 
 /* ---- the report: the shared table, --json lines and --out files ---- */
