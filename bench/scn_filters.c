@@ -104,12 +104,23 @@ enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
        F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
        F__MAX };
 
-static const char *const f_names[F__MAX] = {
-	"libvnic", "nft-f", "nft-f-split", "nft-per-stmt", "nft-f-chains",
-	"kernel-hook-floor", "xt-legacy-restore", "xt-nft-restore",
-	"xt-legacy-per-rule", "xt-nft-per-rule", "libvnic-prefix", "floor",
-	"floor-prefix",
+struct filters;
+
+/*
+ * A row of the filters scenario: its name, why it cannot run here (NULL:
+ * it can), and one timed run of row m.  What the rows share (the rendered
+ * text, the statements, the xtables sets, libvnic's batches) is prepared
+ * once, untimed, by filters_prepare().  A row is one entry below, its
+ * index in the enum above and its run.
+ */
+struct fmethod {
+	const char *name;
+	const char *(*skip)(const struct filters *f, unsigned int m);
+	int (*run)(struct filters *f, unsigned int m, struct fsample *s,
+		   char *err, size_t errlen);
 };
+
+static const struct fmethod fmethods[F__MAX];
 
 struct filters {
 	struct filt_env e;
@@ -273,7 +284,8 @@ static void capture_floor(struct filters *f, unsigned int m,
 }
 
 /* The xtables rows: restore per variant, then per rule per variant. */
-static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
+static int run_xt(struct filters *f, unsigned int m, struct fsample *s,
+		  char *err, size_t errlen)
 {
 	bool by_rule = m >= F_XT_RULE;
 	unsigned int v = m - (by_rule ? F_XT_RULE : F_XT_RESTORE);
@@ -282,38 +294,74 @@ static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
 			      &f->rows[m], s);
 }
 
-static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
-		       char *err, size_t errlen)
+static int run_lib(struct filters *f, unsigned int m, struct fsample *s,
+		   char *err, size_t errlen)
 {
-	int ret;
-
-	switch (m) {
-	case F_LIBVNIC:
-		return run_libvnic(f, NULL, s, err, errlen);
-	case F_LIBVNIC_PFX:
-		return run_libvnic(f, nic_prefixes, s, err, errlen);
-	case F_NFT_F:
-		return run_nft_file(f, f->text_path, s, err, errlen);
-	case F_NFT_SPLIT:
-		return run_nft_file(f, f->split_path, s, err, errlen);
-	case F_NFT_STMT:
-		return run_nft_stmt(f, s, err, errlen);
-	case F_XT_RESTORE ... F_LIBVNIC_PFX - 1:
-		return run_xt(f, m, s);
-	case F_BFLOOR:
-		return run_floor(f, NULL, &f->floor[0], s, err, errlen);
-	case F_BFLOOR_PFX:
-		return run_floor(f, nic_prefixes, &f->floor[1], s, err, errlen);
-	case F_FLOOR:
-		ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
-		if (ret)
-			snprintf(err, errlen, "hooking %u NICs: %s",
-				 f->e.nnics, strerror(-ret));
-		return ret;
-	default:
-		return run_nft_file(f, f->chains_path, s, err, errlen);
-	}
+	return run_libvnic(f, m == F_LIBVNIC_PFX ? nic_prefixes : NULL, s,
+			   err, errlen);
 }
+
+static int run_bfloor(struct filters *f, unsigned int m, struct fsample *s,
+		      char *err, size_t errlen)
+{
+	bool pfx = m == F_BFLOOR_PFX;
+
+	return run_floor(f, pfx ? nic_prefixes : NULL, &f->floor[pfx], s,
+			 err, errlen);
+}
+
+static int run_hook_floor(struct filters *f, unsigned int m,
+			  struct fsample *s, char *err, size_t errlen)
+{
+	int ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
+
+	if (ret)
+		snprintf(err, errlen, "hooking %u NICs: %s", f->e.nnics,
+			 strerror(-ret));
+	return ret;
+}
+
+/* nft-f, nft-f-split, nft-f-chains: one nft -f of their file. */
+static int run_file(struct filters *f, unsigned int m, struct fsample *s,
+		    char *err, size_t errlen)
+{
+	const char *path = m == F_NFT_F ? f->text_path :
+			   m == F_NFT_SPLIT ? f->split_path : f->chains_path;
+
+	return run_nft_file(f, path, s, err, errlen);
+}
+
+static int run_stmt(struct filters *f, unsigned int m, struct fsample *s,
+		    char *err, size_t errlen)
+{
+	return run_nft_stmt(f, s, err, errlen);
+}
+
+static const char *skip_nft(const struct filters *f, unsigned int m)
+{
+	return nft_skip(&f->e);
+}
+
+static const char *skip_xt(const struct filters *f, unsigned int m)
+{
+	return xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
+}
+
+static const struct fmethod fmethods[F__MAX] = {
+	[F_LIBVNIC] = { "libvnic", NULL, run_lib },
+	[F_NFT_F] = { "nft-f", skip_nft, run_file },
+	[F_NFT_SPLIT] = { "nft-f-split", skip_nft, run_file },
+	[F_NFT_STMT] = { "nft-per-stmt", skip_nft, run_stmt },
+	[F_NFT_CHAINS] = { "nft-f-chains", skip_nft, run_file },
+	[F_FLOOR] = { "kernel-hook-floor", NULL, run_hook_floor },
+	[F_XT_RESTORE + XT_LEGACY] = { "xt-legacy-restore", skip_xt, run_xt },
+	[F_XT_RESTORE + XT_NFT] = { "xt-nft-restore", skip_xt, run_xt },
+	[F_XT_RULE + XT_LEGACY] = { "xt-legacy-per-rule", skip_xt, run_xt },
+	[F_XT_RULE + XT_NFT] = { "xt-nft-per-rule", skip_xt, run_xt },
+	[F_LIBVNIC_PFX] = { "libvnic-prefix", NULL, run_lib },
+	[F_BFLOOR] = { "floor", NULL, run_bfloor },
+	[F_BFLOOR_PFX] = { "floor-prefix", NULL, run_bfloor },
+};
 
 /* The text libvnic would install, rendered by a handle of its own. */
 static int render(struct filters *f, double *ms, char *err, size_t errlen)
@@ -515,9 +563,9 @@ static void filters_targets(struct filters *f)
 		struct frow *r = &f->rows[lib_rows[i]];
 
 		r->has_result = true;
-		r->target.floor = f_names[i ? F_BFLOOR_PFX : F_BFLOOR];
+		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
-		r->target.ratio_to = f_names[F_NFT_F];
+		r->target.ratio_to = fmethods[F_NFT_F].name;
 		/* The millisecond target is stated for this size only. */
 		if (o->guests == 1000 && o->nics_per_guest == 4)
 			r->target.max_ms = TARGET_APPLY_MS;
@@ -533,14 +581,13 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	int ret;
 
 	for (m = 0; m < F__MAX; m++) {
-		frow_init(&rows[m], f_names[m], f->e.o->runs);
-		if (!selected(f->e.o, f_names[m]))
+		const struct fmethod *fm = &fmethods[m];
+
+		frow_init(&rows[m], fm->name, f->e.o->runs);
+		if (!selected(f->e.o, fm->name))
 			rows[m].skip = "not selected (--methods)";
-		else if (m >= F_XT_RESTORE && m < F_LIBVNIC_PFX)
-			rows[m].skip = xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
-		else if (m != F_LIBVNIC && m != F_FLOOR &&
-			 m < F_LIBVNIC_PFX)
-			rows[m].skip = nft_skip(&f->e);
+		else if (fm->skip)
+			rows[m].skip = fm->skip(f, m);
 	}
 	for (m = 0; m < XT__VARIANTS; m++)
 		if (!rows[F_XT_RESTORE + m].skip || !rows[F_XT_RULE + m].skip)
@@ -637,7 +684,7 @@ static int filters_once(void *ctx, unsigned int m, unsigned int run)
 	char err[256];
 	int ret;
 
-	ret = filters_run(f, m, frow_next(r), r->error, sizeof(r->error));
+	ret = fmethods[m].run(f, m, frow_next(r), r->error, sizeof(r->error));
 	if (ret == -EOPNOTSUPP && (m == F_LIBVNIC_PFX || m == F_BFLOOR_PFX)) {
 		r->skip = PFX_SKIP;
 		r->error[0] = '\0';
@@ -698,14 +745,14 @@ static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
 	if (!ret) {
 		struct frow *lv = &f.rows[F_LIBVNIC];
 
-		re->ratio_a = f_names[F_LIBVNIC];
-		re->ratio_b = f_names[F_NFT_F];
+		re->ratio_a = fmethods[F_LIBVNIC].name;
+		re->ratio_b = fmethods[F_NFT_F].name;
 		re->label_a = "x_libvnic";
 		re->label_b = "x_nft-f";
 		/* The rendered text would not load: the same ruleset with its
 		 * base chains split is the nearest nft -f there is. */
 		if (!f.rows[F_NFT_F].runs && f.rows[F_NFT_SPLIT].runs) {
-			re->ratio_b = lv->target.ratio_to = f_names[F_NFT_SPLIT];
+			re->ratio_b = lv->target.ratio_to = fmethods[F_NFT_SPLIT].name;
 			re->label_b = "x_nft-f-sp";
 			snprintf(lv->note + strlen(lv->note),
 				 sizeof(lv->note) - strlen(lv->note),
