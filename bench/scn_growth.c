@@ -35,10 +35,21 @@
 enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M_FLOOR, M_FLOOR_PFX,
        M__MAX };
 
-static const char *const m_names[M__MAX] = {
-	"libvnic-prefix", "libvnic", "ip-nft", "ip-iptables-legacy",
-	"ip-iptables-nft", "floor", "floor-prefix",
+struct growth;
+
+/*
+ * A row of the growth scenario: its name, why it cannot run here (NULL:
+ * it can), and one timed "add one guest" (undone untimed).  The fill and
+ * the handle follow by_libvnic() and by_prefix().
+ */
+struct gmdesc {
+	const char *name;
+	const char *(*skip)(const struct growth *g, unsigned int m);
+	int (*add)(struct growth *g, unsigned int m, unsigned int gi,
+		   double *ms, char *err, size_t errlen);
 };
+
+static const struct gmdesc gmdescs[M__MAX];
 
 /* The methods that fill through libvnic, and those hooking by prefix. */
 static bool by_libvnic(unsigned int m)
@@ -244,7 +255,7 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 
 	if (!guests)
 		return 0;
-	progress("%s: filling to %u NICs (untimed)", m_names[m], nics);
+	progress("%s: filling to %u NICs (untimed)", gmdescs[m].name, nics);
 	ret = filt_env_add_nics(&g->e, g->filled, nics - g->filled);
 	if (ret) {
 		snprintf(err, errlen, "making NICs %u..%u: %.200s", g->filled,
@@ -528,39 +539,63 @@ static int add_floor(struct growth *g, unsigned int gi, double *ms,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
-static int add_one(struct growth *g, unsigned int m, unsigned int gi,
-		   double *ms, char *err, size_t errlen)
+static int add_lib_m(struct growth *g, unsigned int m, unsigned int gi,
+		     double *ms, char *err, size_t errlen)
 {
-	switch (m) {
-	case M_FLOOR:
-	case M_FLOOR_PFX:
-		return add_floor(g, gi, ms, err, errlen);
-	case M_PFX:
-	case M_LIB:
-		return add_libvnic(g, gi, ms, err, errlen);
-	case M_NFT:
-		return add_nft(g, gi, ms, err, errlen);
-	default:
-		return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms,
-			      err, errlen);
-	}
+	return add_libvnic(g, gi, ms, err, errlen);
 }
+
+static int add_floor_m(struct growth *g, unsigned int m, unsigned int gi,
+		       double *ms, char *err, size_t errlen)
+{
+	return add_floor(g, gi, ms, err, errlen);
+}
+
+static int add_nft_m(struct growth *g, unsigned int m, unsigned int gi,
+		     double *ms, char *err, size_t errlen)
+{
+	return add_nft(g, gi, ms, err, errlen);
+}
+
+static int add_xt_m(struct growth *g, unsigned int m, unsigned int gi,
+		    double *ms, char *err, size_t errlen)
+{
+	return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms, err,
+		      errlen);
+}
+
+static const char *skip_nft(const struct growth *g, unsigned int m)
+{
+	if (!g->ip_path[0])
+		return "ip(8) not found (install iproute2)";
+	return g->e.nft_path[0] ? NULL :
+	       "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
+}
+
+static const char *skip_xt(const struct growth *g, unsigned int m)
+{
+	if (!g->ip_path[0])
+		return "ip(8) not found (install iproute2)";
+	return xt_skip(m == M_XT_LEGACY ? XT_LEGACY : XT_NFT);
+}
+
+static const struct gmdesc gmdescs[M__MAX] = {
+	[M_PFX] = { "libvnic-prefix", NULL, add_lib_m },
+	[M_LIB] = { "libvnic", NULL, add_lib_m },
+	[M_NFT] = { "ip-nft", skip_nft, add_nft_m },
+	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt_m },
+	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt_m },
+	[M_FLOOR] = { "floor", NULL, add_floor_m },
+	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor_m },
+};
 
 /* ---- a method's curve ---- */
 
 static const char *skip_reason(struct growth *g, unsigned int m)
 {
-	if (!bench_in_list(g->o->methods, m_names[m]))
+	if (!bench_in_list(g->o->methods, gmdescs[m].name))
 		return "not selected (--methods)";
-	if (m >= M_NFT && !g->ip_path[0])
-		return "ip(8) not found (install iproute2)";
-	if (m == M_NFT && !g->e.nft_path[0])
-		return "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
-	if (m == M_XT_LEGACY)
-		return xt_skip(XT_LEGACY);
-	if (m == M_XT_NFT)
-		return xt_skip(XT_NFT);
-	return NULL;
+	return gmdescs[m].skip ? gmdescs[m].skip(g, m) : NULL;
 }
 
 static int open_handle(struct growth *g, unsigned int m, char *err,
@@ -631,11 +666,12 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 			return ret;
 	}
 	/* A warm-up, untimed: the first add may make shared structure. */
-	ret = add_one(g, m, gi, &ms, gm->error, sizeof(gm->error));
+	ret = gmdescs[m].add(g, m, gi, &ms, gm->error, sizeof(gm->error));
 	for (r = 0; r < runs && !ret; r++) {
-		progress("%s: %u NICs, run %u/%u", m_names[m], g->points[pi],
-			 r + 1, runs);
-		ret = add_one(g, m, gi, &v[r], gm->error, sizeof(gm->error));
+		progress("%s: %u NICs, run %u/%u", gmdescs[m].name,
+			 g->points[pi], r + 1, runs);
+		ret = gmdescs[m].add(g, m, gi, &v[r], gm->error,
+				     sizeof(gm->error));
 		usleep(g->o->settle_ms * 1000);
 	}
 	if (!ret && m >= M_FLOOR)
@@ -709,7 +745,7 @@ static void curve_table(FILE *f, const struct growth *g)
 	for (m = 0; m < M__MAX; m++) {
 		if (g->m[m].skip)
 			continue;
-		fprintf(f, "%-20s", m_names[m]);
+		fprintf(f, "%-20s", gmdescs[m].name);
 		for (i = 0; i < g->np; i++) {
 			if (isnan(g->m[m].med[i]))
 				fprintf(f, " %9s", "-");
@@ -743,8 +779,8 @@ static void floor_notes(FILE *f, const struct growth *g)
 	for (m = M_PFX; m <= M_LIB; m++) {
 		if (!floor_ratios(g, m, x))
 			continue;
-		fprintf(f, "ratio: %s over %s by point:", m_names[m],
-			m_names[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR]);
+		fprintf(f, "ratio: %s over %s by point:", gmdescs[m].name,
+			gmdescs[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR].name);
 		for (i = 0, ok = true; i < g->np; i++) {
 			fprintf(f, " %.2fx", x[i]);
 			ok &= !(x[i] > BENCH_TARGET_RATIO);
@@ -765,8 +801,8 @@ static void notes(FILE *f, const void *ctx)
 
 		if (gm->skip || (!gm->runs[0] && !gm->error[0]))
 			continue;
-		fprintf(f, "note: %s: fill (untimed) %.1f s in all", m_names[m],
-			gm->fill_ms / 1000.0);
+		fprintf(f, "note: %s: fill (untimed) %.1f s in all",
+			gmdescs[m].name, gm->fill_ms / 1000.0);
 		if (gm->cut) {
 			fprintf(f, "; runs cut to keep a point near %.0f s:",
 				G_POINT_BUDGET_MS / 1000.0);
@@ -791,7 +827,7 @@ static void svg(FILE *f, const void *ctx)
 	for (m = 0; m < M__MAX; m++) {
 		if (g->m[m].skip || !g->m[m].runs[0])
 			continue;
-		s[n].name = m_names[m];
+		s[n].name = gmdescs[m].name;
 		s[n].x = g->x;
 		s[n].y = g->m[m].med;
 		s[n++].n = g->np;
@@ -849,7 +885,7 @@ static void build_rows(struct gout *o)
 		struct trow *r = &o->rows[m];
 
 		memset(r, 0, sizeof(*r));
-		r->method = m_names[m];
+		r->method = gmdescs[m].name;
 		r->skip = gm->skip;
 		r->error = gm->error;
 		r->data = gm;
