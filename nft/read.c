@@ -120,35 +120,9 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	return err || !ti->exists ? err : check_sets(n, ti);
 }
 
-/* A set's size from its description, and the masks whose sets exist (a
- * mask's set, chains and rules are made in one batch).  Fed by the one set
- * dump check_sets() makes; read_sizes_reset() first. */
-void read_sizes_reset(struct vnic_nft *n)
-{
-	memset(n->size, 0, sizeof(n->size));
-	memset(n->swmasks, 0, sizeof(n->swmasks));
-}
-
-void read_set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name)
-{
-	uint32_t mask = swmask_parse(name), size;
-	unsigned int i;
-
-	size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
-		nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
-	if (mask) {
-		swmask_mark(n, mask);
-		n->size[S_MASK(mask)] = size;
-	}
-	for (i = 0; i < S__MAX; i++)
-		if (!strcmp(name, nset_descs[i].name))
-			n->size[i] = size;
-}
-
 struct chain_read {
 	struct vnic_nft *n;
 	struct devlist *names;		/* every chain's name, for check_chains() */
-	int err;
 };
 
 /* "in12" -> (C_IN, 12). */
@@ -188,58 +162,65 @@ static const char *chain_name(const struct nlmsghdr *nlh)
 	return name;
 }
 
+/* A shard's devices, as read (a chain has one, "dev", or a list). */
+static int shard_read(struct vnic_nft *n, const struct nftnl_chain *c,
+		      enum nchain kind, unsigned int k)
+{
+	struct shard *sh = shard_get(n, kind, k);
+	const char *dev, *const *devs;
+	int err = 0;
+
+	if (!sh)
+		return -ENOMEM;
+	sh->ready = true;
+	dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
+	if (dev)
+		err = devlist_add(&sh->devs, dev);
+	devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
+	while (!err && devs && *devs)
+		err = devlist_add(&sh->devs, *devs++);
+	return err;
+}
+
+/* A failure here is the read's: nfnl_get() returns it. */
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct chain_read *cr = data;
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	const char *name, *dev, *const *devs;
+	const char *name;
 	enum nchain kind;
 	unsigned int k;
+	int err = 0;
 
 	if (!c)
 		return -ENOMEM;
 	/* libnftnl 1.2 cannot parse a prefix hook: the name is read first. */
 	name = chain_name(nlh);
-	if (name)
+	if (name) {
 		prefix_seen(cr->n, name);
-	if (name && !cr->err)
-		cr->err = devlist_add(cr->names, name);
-	if (nftnl_chain_nlmsg_parse(nlh, c) < 0)
+		err = devlist_add(cr->names, name);
+	}
+	if (err || nftnl_chain_nlmsg_parse(nlh, c) < 0)
 		goto out;
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (name && !strncmp(name, "g_", 2))
-		devlist_add(&cr->n->customs, name);
-	if (name && !strncmp(name, "to_", 3))
-		devlist_add(&cr->n->tochains, name);
-
-	if (name && !shard_of(name, &kind, &k)) {
-		struct shard *sh = shard_get(cr->n, kind, k);
-
-		if (!sh) {
-			cr->err = -ENOMEM;
-			goto out;
-		}
-		sh->ready = true;
-		dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
-		if (dev)
-			devlist_add(&sh->devs, dev);
-		devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
-		while (devs && *devs)
-			devlist_add(&sh->devs, *devs++);
-	}
+		err = devlist_add(&cr->n->customs, name);
+	if (!err && name && !strncmp(name, "to_", 3))
+		err = devlist_add(&cr->n->tochains, name);
+	if (!err && name && !shard_of(name, &kind, &k))
+		err = shard_read(cr->n, c, kind, k);
 out:
 	nftnl_chain_free(c);
-	return 0;
+	return err;
 }
 
 int read_chains(struct vnic_nft *n, struct devlist *names)
 {
 	char buf[512] = { 0 };
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	struct chain_read cr = { n, names, 0 };
+	struct chain_read cr = { n, names };
 	struct nlmsghdr *req;
 	unsigned int i;
-	int err;
 
 	if (!c)
 		return -ENOMEM;
@@ -253,8 +234,7 @@ int read_chains(struct vnic_nft *n, struct devlist *names)
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
 	nftnl_chain_free(c);
-	err = nfnl_get(n, req, &nr_chain, chain_cb, &cr);
-	return err ? err : cr.err;
+	return nfnl_get(n, req, &nr_chain, chain_cb, &cr);
 }
 
 struct elem_read {
@@ -380,65 +360,4 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		*bytes = cr.bytes;
 	}
 	return err;
-}
-
-/* --- device lists ------------------------------------------------------ */
-
-void devlist_clear(struct devlist *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < d->n; i++)
-		free(d->names[i]);
-	free(d->names);
-	free(d->live);
-	strmap_free(&d->map);
-	memset(d, 0, sizeof(*d));
-}
-
-bool devlist_has(const struct devlist *d, const char *name)
-{
-	uint32_t v;
-
-	return !strmap_get(&d->map, name, &v) && d->live[v];
-}
-
-void devlist_del(struct devlist *d, const char *name)
-{
-	uint32_t v;
-
-	if (!strmap_get(&d->map, name, &v))
-		d->live[v] = false;
-}
-
-int devlist_add(struct devlist *d, const char *name)
-{
-	uint32_t v;
-	char *copy;
-
-	if (!strmap_get(&d->map, name, &v)) {
-		d->live[v] = true;
-		return 0;
-	}
-	if (d->n == d->cap) {
-		unsigned int cap = d->cap ? d->cap * 2 : 16;
-		char **p = realloc(d->names, cap * sizeof(*p));
-		bool *l = realloc(d->live, cap * sizeof(*l));
-
-		if (p)
-			d->names = p;
-		if (l)
-			d->live = l;
-		if (!p || !l)
-			return -ENOMEM;
-		d->cap = cap;
-	}
-	copy = strdup(name);
-	if (!copy || strmap_add(&d->map, copy, d->n)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	d->live[d->n] = true;
-	d->names[d->n++] = copy;
-	return 0;
 }
