@@ -128,7 +128,7 @@ $(O)/tools/%.o: tools/%.c
 
 $(O)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -c $< -o $@
+	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) $(JANSSON_CFLAGS) -DVNIC_VERSION='"$(VERSION)"' -c $< -o $@
 
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
@@ -141,7 +141,7 @@ $(O)/bpf-measure: selftests/measure/bpf_measure.c $(STLIB)
 	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $< $(STLIB) $(MNL_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) -lpthread -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread -lm
 
 # kselftest_harness.h comes from Debian's linux-source-6.12, never from git.
 $(HARNESS):

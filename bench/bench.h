@@ -4,7 +4,8 @@
  *
  * main.c	arguments, privilege check, own netns, dispatch
  * stats.c	clock and summaries (median, min, max)
- * json.c	hand-written JSON output
+ * loop.c	the one run loop: runs outer, methods rotated
+ * json.c	JSON output through jansson
  * report.c	the guest scenario's rows, JSON lines, the verdict
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
@@ -30,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include <vnic/guest.h>
 
 #define BENCH_MAX_NICS		65536
@@ -44,8 +46,12 @@
 /* Spread above which a median should not be trusted on its own. */
 #define BENCH_NOISY_SPREAD	0.5
 
+/* Every scenario's options, filled by the one parser (opts.c). */
 struct bench_opts {
-	unsigned int nics;
+	const char *scenario;
+	unsigned int nics;	/* guest, guests: NICs per guest */
+	unsigned int guests;	/* guests: --count; filters, restart: --guests */
+	unsigned int nics_per_guest;	/* filter scenarios, growth */
 	enum vnic_kind kind;
 	unsigned int existing;
 	unsigned int runs;
@@ -56,11 +62,79 @@ struct bench_opts {
 	unsigned int settle_ms;	/* idle after each cleanup */
 	bool fill_other;	/* --existing devices on lower0p, not lower0 */
 	const char *out_dir;	/* --out: JSON, Markdown and SVG go there */
-	unsigned int guests;	/* guests: --count */
+	unsigned int stmt_sample;	/* filters: nft-per-stmt items timed */
+	bool keep_files;	/* filters: leave the rendered text in /tmp */
+	unsigned int max_nics, npoints;	/* growth */
+	bool quick;		/* all */
 	/* Index of NIC 0 in the names: guest g of the guests scenario is
 	 * made of NICs g*K..g*K+K-1, so that names never collide. */
 	unsigned int first_nic;
 };
+
+/* ---- opts.c: the one option parser ---- */
+
+#define BENCH_MAX_FILTER_NICS	400000
+#define BENCH_MAX_POINTS	16
+
+enum {
+	O_NICS = 1u << 0, O_COUNT = 1u << 1, O_GUESTS = 1u << 2,
+	O_NPG = 1u << 3, O_EXISTING = 1u << 4, O_RUNS = 1u << 5,
+	O_SETTLE = 1u << 6, O_STMT_SAMPLE = 1u << 7, O_MAX_NICS = 1u << 8,
+	O_POINTS = 1u << 9, O_KIND = 1u << 10, O_FILL = 1u << 11,
+	O_METHODS = 1u << 12, O_OUT = 1u << 13, O_JSON = 1u << 14,
+	O_UP = 1u << 15, O_KEEP = 1u << 16, O_QUICK = 1u << 17,
+};
+
+#define KBIT(k)		(1u << VNIC_KIND_##k)
+
+/*
+ * A scenario: one file (scn_*.c) defines it, main.c's table lists it.
+ * Adding a scenario is that file and one row.
+ */
+struct scenario {
+	const char *name;
+	const char *usage;	/* its lines of the usage text */
+	unsigned int opts;	/* the O_* it takes */
+	unsigned int kinds;	/* KBIT(MACVTAP) | ...: the --kind it takes */
+	void (*defaults)(struct bench_opts *o);
+	/* After parsing: refuse what it cannot do (with a message). */
+	int (*check)(struct bench_opts *o);
+	int (*run)(const struct bench_opts *o);
+	/* Runs in the caller's namespace (all: its children make theirs). */
+	bool no_netns;
+};
+
+extern const struct scenario scn_guest, scn_guests, scn_filters,
+	scn_filters_add, scn_restart, scn_growth, scn_all;
+
+/* The scenario's defaults, then argv[1..]: 0, 1 for --help, or -EINVAL
+ * (said on stderr). */
+int bench_parse_opts(const struct scenario *s, int argc, char **argv,
+		     struct bench_opts *o);
+/* A whole number in min..max for option opt (else -EINVAL). */
+int bench_parse_uint(const char *opt, const char *s, unsigned int min,
+		     unsigned int max, unsigned int *out);
+/* name is one of list's comma-separated words (NULL: all). */
+bool bench_in_list(const char *list, const char *name);
+/* Every word of list is one of known (else a message). */
+int bench_check_methods(const char *list, const char *const *known,
+			unsigned int nknown);
+
+/* ---- loop.c ---- */
+
+/* What bench_rotate() runs: rows 0..n-1 of a scenario, runs times. */
+struct bench_loop {
+	unsigned int runs, n;
+	void *ctx;
+	/* Row i's name, or NULL when it is skipped or has failed. */
+	const char *(*active)(void *ctx, unsigned int i);
+	/* One timed run of row i and its untimed cleanup: 0 (a failure is
+	 * the row's own, said in it), or negative to stop everything. */
+	int (*once)(void *ctx, unsigned int i, unsigned int run);
+};
+
+/* Runs outer, rows inner and rotated: 0, or the first negative once(). */
+int bench_rotate(const struct bench_loop *l);
 
 /* ---- stats.c ---- */
 
@@ -95,7 +169,7 @@ bool summary_noisy(const struct summary *s);
 
 struct json {
 	FILE *f;
-	bool first;
+	json_t *v;	/* the object or array being filled */
 };
 
 void json_begin(struct json *j, FILE *f);
@@ -106,12 +180,10 @@ void json_uint(struct json *j, const char *key, unsigned long long val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_nums(struct json *j, const char *key, const double *vals,
 	       unsigned int n);
-void json_escape(FILE *f, const char *s);
 /* A nested object ('{') or array ('[') under key (NULL: an element of the
- * parent array), written through child until json_sub_end('}' or ']'). */
+ * parent array), filled through child; the parent owns it. */
 void json_sub(struct json *parent, const char *key, char open,
 	      struct json *child);
-void json_sub_end(struct json *child, char close);
 
 /* ---- host.c ---- */
 
@@ -136,6 +208,13 @@ struct host_info {
  * same for the rest of the process.
  */
 const struct host_info *host_info(void);
+/* name's path in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin into
+ * out ("" and false if in none). */
+bool bench_find_tool(const char *name, char *out, size_t len);
+/* "what: error: the context's message" into err; returns ret. */
+struct vnic_ctx;
+int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
+		   size_t errlen);
 /* "versions: libvnic 0.1.0, ip ..., nft ..." on one line. */
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */
@@ -421,41 +500,16 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
 		      enum vnic_naming naming, char *name, char *peer,
 		      struct vnic_nic_opts *nic);
 
-/* ---- scn_guest.c ---- */
-
-int scn_guest(const struct bench_opts *o);
-
-/* ---- scn_guests.c ---- */
-
-int scn_guests(const struct bench_opts *o);
-
-/* ---- scn_growth.c, scn_all.c: their own options ---- */
-
-void growth_usage(FILE *f);
-/* Parse, prepare --out, enter the namespace (enter()), run. */
-int main_growth(int argc, char **argv, int (*enter)(void));
-void all_usage(FILE *f);
-int main_all(int argc, char **argv, const char *self);
-
-/* main.c: a new file /tmp/vnic-bench-TAG.XXXXXX (its name in path) open
+/* outdir.c: a new file /tmp/vnic-bench-TAG.XXXXXX (its name in path) open
  * for writing, or NULL with errno set; bench_tmpfile_close() closes it and
  * on a write error removes it: 0 or a negative errno. */
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
 int bench_tmpfile_close(FILE *f, const char *path);
 
-/* main.c: a whole number in min..max for option opt (else -EINVAL). */
-int bench_parse_uint(const char *opt, const char *s, unsigned int min,
-		     unsigned int max, unsigned int *out);
-
 /* report.c: the machine's facts every run records, and its load. */
 void bench_host(char *kernel, size_t len, long *cpus, double *load1);
 double bench_load_average(void);
 
-/* scn_guest.c: name is one of list's comma-separated words (NULL: all). */
-bool bench_in_list(const char *list, const char *name);
-/* scn_guest.c: every word of list is one of known (else a message). */
-int bench_check_methods(const char *list, const char *const *known,
-			unsigned int nknown);
 /* scn_guest.c: one untimed floor guest, then back to the baseline. */
 int bench_warm_up(struct guest_env *e);
 

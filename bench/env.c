@@ -89,23 +89,6 @@ bool env_in_base(const struct guest_env *e, int ifindex)
 		       cmp_ifindex) != NULL;
 }
 
-static void find_ip(struct guest_env *e)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
-					    "/bin", "/usr/local/sbin" };
-	unsigned int i;
-
-	/* A fixed list rather than $PATH: root's PATH under sudo varies,
-	 * and the figure should not depend on which copy is found. */
-	e->ip_path[0] = 0;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(e->ip_path, sizeof(e->ip_path), "%s/ip", dirs[i]);
-		if (access(e->ip_path, X_OK) == 0)
-			return;
-	}
-	e->ip_path[0] = 0;
-}
-
 static int make_lower(struct guest_env *e)
 {
 	struct link_spec ls = {
@@ -178,7 +161,7 @@ int env_setup(struct guest_env *e, const struct bench_opts *o)
 
 	memset(e, 0, sizeof(*e));
 	e->o = o;
-	find_ip(e);
+	bench_find_tool("ip", e->ip_path, sizeof(e->ip_path));
 	err = rawnl_open(&e->nl, rcvbuf_for(o));
 	if (err)
 		return err;

@@ -93,22 +93,6 @@ void filt_nic_ll6(unsigned int i, char *buf)
 		 (m[2] << 8) | 0xff, 0xfe00 | m[3], (m[4] << 8) | m[5]);
 }
 
-static int find_nft(struct filt_env *e)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
-					    "/bin", "/usr/local/sbin" };
-	unsigned int i;
-
-	/* As find_ip() in env.c: a fixed list, not root's $PATH. */
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(e->nft_path, sizeof(e->nft_path), "%s/nft", dirs[i]);
-		if (access(e->nft_path, X_OK) == 0)
-			return 0;
-	}
-	e->nft_path[0] = 0;
-	return 0;
-}
-
 /*
  * One lower veth pair per FILT_NICS_PER_LOWER NICs: the kernel walks a
  * lower's upper devices on every macvlan it links (O(uppers)), so 40,000
@@ -159,8 +143,8 @@ static int make_lowers(struct filt_env *e, unsigned int nnics)
 	return 0;
 }
 
-static int make_nics(struct filt_env *e, unsigned int first,
-		     unsigned int count)
+int filt_queue_nics(struct filt_env *e, unsigned int first,
+		    unsigned int count)
 {
 	char name[16], peer[16];
 	unsigned char mac[6];
@@ -188,7 +172,6 @@ static int make_nics(struct filt_env *e, unsigned int first,
 		ls.lower = e->lower;
 		ls.mode = MACVLAN_MODE_BRIDGE;
 	}
-	progress("making %u NICs (untimed)", count);
 	for (i = first; i < first + count && !err; i++) {
 		if (ls.lower)
 			ls.lower = e->lowers[i / FILT_NICS_PER_LOWER];
@@ -197,6 +180,16 @@ static int make_nics(struct filt_env *e, unsigned int first,
 		filt_nic_mac(i, mac);
 		err = rawnl_queue_newlink(&e->nl, &ls);
 	}
+	return err;
+}
+
+static int make_nics(struct filt_env *e, unsigned int first,
+		     unsigned int count)
+{
+	int err;
+
+	progress("making %u NICs (untimed)", count);
+	err = filt_queue_nics(e, first, count);
 	if (!err)
 		err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
 	progress_clear();
@@ -217,13 +210,13 @@ int filt_nfnl_open(struct filt_env *e)
 	return 0;
 }
 
-int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup(struct filt_env *e, const struct bench_opts *o,
 		   unsigned int nnics)
 {
 	return filt_env_setup_cap(e, o, nnics, nnics);
 }
 
-int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 		       unsigned int nnics, unsigned int cap)
 {
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = BENCH_OWNER,
@@ -233,7 +226,7 @@ int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
 
 	memset(e, 0, sizeof(*e));
 	e->o = o;
-	find_nft(e);
+	bench_find_tool("nft", e->nft_path, sizeof(e->nft_path));
 	err = rawnl_open(&e->nl, FILT_RCVBUF);
 	if (!err)
 		err = filt_nfnl_open(e);

@@ -10,6 +10,8 @@
  *			statement, the per-guest-chain layout
  * m_xt.c		anchors that run the xtables tools (iptables,
  *			ip6tables, arptables; legacy and nft variants)
+ * floor.c		the floor rows: libvnic's own batches, captured and
+ *			sent again by the bench's socket
  * freport.c		table, JSON lines and verdicts of these scenarios
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -45,25 +47,11 @@
 #define PFX_SKIP "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)"
 
 
-struct filt_opts {
-	const char *scenario;		/* filters, filters-add, restart */
-	unsigned int guests;		/* filters, restart */
-	unsigned int nics_per_guest;
-	unsigned int existing;		/* filters-add */
-	unsigned int runs;
-	enum vnic_kind kind;		/* of the NICs: macvlan by default */
-	bool json;
-	const char *methods;		/* comma list, NULL: all */
-	unsigned int settle_ms;
-	unsigned int stmt_sample;	/* nft-per-stmt: items timed */
-	bool keep_files;		/* leave the rendered text in /tmp */
-	const char *out_dir;		/* --out: JSON, Markdown, SVG there */
-};
 
 /* ---- fenv.c ---- */
 
 struct filt_env {
-	const struct filt_opts *o;
+	const struct bench_opts *o;
 	struct rawnl nl;
 	int lower;			/* lowers[0] */
 	int *lowers;			/* "lower0", "lower1", ... */
@@ -88,15 +76,19 @@ void filt_nic_ipv6(unsigned int i, char *buf);
 void filt_nic_ll6(unsigned int i, char *buf);
 
 /* Make lower0 and nnics NICs (untimed); the context too. */
-int filt_env_setup(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup(struct filt_env *e, const struct bench_opts *o,
 		   unsigned int nnics);
 void filt_env_free(struct filt_env *e);
 /* growth: lowers for cap NICs, nnics of them made now. */
-int filt_env_setup_cap(struct filt_env *e, const struct filt_opts *o,
+int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,
 		       unsigned int nnics, unsigned int cap);
 /* Make NICs [first, first + count) (untimed, on the lowers made). */
 int filt_env_add_nics(struct filt_env *e, unsigned int first,
 		      unsigned int count);
+/* Queue the RTM_NEWLINKs of NICs [first, first + count) on e->nl, for
+ * the caller's rawnl_flush(). */
+int filt_queue_nics(struct filt_env *e, unsigned int first,
+		    unsigned int count);
 /* Delete every NIC filt_env_add_nics or setup made, in one request. */
 int filt_env_del_nics(struct filt_env *e);
 
@@ -118,6 +110,29 @@ int nfnl_genid(struct filt_env *e, uint32_t *genid);
  * own (the kernel's cost of per-device hooks here), deleted after. */
 int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 		    unsigned int count, double *ms);
+
+/* ---- floor.c ---- */
+
+/* The nf_tables batches one libvnic change sent, as sent. */
+struct floor_batch {
+	char *buf;
+	size_t len;
+};
+
+struct floor_batches {
+	struct floor_batch *v;
+	unsigned int n;
+	int err;			/* the capture ran out of memory */
+};
+
+/* Keep a copy of every batch handle h sends from now on (into fb; NULL:
+ * stop). */
+int floor_capture(struct vnic_filter *h, struct floor_batches *fb);
+void floor_free(struct floor_batches *fb);
+/* Send batches [from, to) of fb again, one sendmsg() each, timed to the
+ * last ack: 0 or the first error the kernel gave (-ENODATA: none kept). */
+int floor_replay(struct filt_env *e, struct floor_batches *fb,
+		 unsigned int from, unsigned int to, double *ms);
 
 /* ---- m_nft.c ---- */
 
@@ -245,6 +260,8 @@ struct ftarget {
 	double max_ms;			/* NAN: none */
 	double max_ratio;		/* NAN: none */
 	const char *ratio_to;		/* the row the ratio is taken to */
+	/* The floor of its own layout: at most BENCH_TARGET_RATIO of it. */
+	const char *floor;
 	bool zero_writes;
 };
 
@@ -279,19 +296,11 @@ struct freport_env {
 void frow_init(struct frow *r, const char *method, unsigned int runs);
 void frow_free(struct frow *r);
 struct fsample *frow_next(struct frow *r);
-void freport_env_init(struct freport_env *re, const struct filt_opts *o,
+void freport_env_init(struct freport_env *re, const struct bench_opts *o,
 		      unsigned int guests, unsigned int existing);
 void freport_header(const struct freport_env *re, bool json);
 /* Rows, then (table mode) notes and verdicts.  1 if a target was missed. */
 int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
 	    bool json);
-
-/* ---- scn_filters.c ---- */
-
-int filt_parse_args(const char *scenario, int argc, char **argv,
-		    struct filt_opts *o);
-void filt_usage(FILE *f);
-int scn_filters(const struct filt_opts *o);
-bool filt_is_scenario(const char *name);
 
 #endif /* VNIC_BENCH_FILTERS_H */

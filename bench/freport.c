@@ -40,7 +40,7 @@ struct fsample *frow_next(struct frow *r)
 	return s;
 }
 
-void freport_env_init(struct freport_env *re, const struct filt_opts *o,
+void freport_env_init(struct freport_env *re, const struct bench_opts *o,
 		      unsigned int guests, unsigned int existing)
 {
 	const struct host_info *h;
@@ -170,6 +170,13 @@ static bool meets(const struct frow *r, const struct frow *rows,
 			*measured = false;
 		ok &= x <= t->max_ratio;
 	}
+	if (t->floor) {
+		double x = ratio_to(r, rows, n, t->floor);
+
+		if (isnan(x))
+			*measured = false;
+		ok &= x <= BENCH_TARGET_RATIO;
+	}
 	for (i = 0; t->zero_writes && i < r->runs; i++)
 		ok &= r->s[i].writes == 0 && !(r->s[i].genid_delta > 0);
 	return ok && *measured;
@@ -178,7 +185,7 @@ static bool meets(const struct frow *r, const struct frow *rows,
 static bool has_target(const struct frow *r)
 {
 	return !isnan(r->target.max_ms) || !isnan(r->target.max_ratio) ||
-	       r->target.zero_writes;
+	       r->target.floor || r->target.zero_writes;
 }
 
 static void json_ratio(struct json *j, const struct fout *o,
@@ -210,6 +217,12 @@ static void json_target(struct json *j, const struct fout *o,
 	json_num(j, "target_ratio", r->target.max_ratio);
 	json_str(j, "target_ratio_to", r->target.ratio_to);
 	json_bool(j, "target_zero_writes", r->target.zero_writes);
+	if (r->target.floor) {
+		json_str(j, "target_floor", r->target.floor);
+		json_num(j, "target_ratio_to_floor", BENCH_TARGET_RATIO);
+		json_num(j, "ratio_to_floor",
+			 ratio_to(r, o->rows, o->n, r->target.floor));
+	}
 	json_bool(j, "meets_target", meets(r, o->rows, o->n, &measured));
 }
 
@@ -296,6 +309,17 @@ static void verdict(FILE *f, const struct frow *r, const struct frow *rows,
 		else
 			fprintf(f, " %.2fx %s (<= %.2fx) %s;", x, t->ratio_to,
 				t->max_ratio, x <= t->max_ratio ? "met" : "missed");
+	}
+	if (t->floor) {
+		double x = ratio_to(r, rows, n, t->floor);
+
+		if (isnan(x))
+			fprintf(f, " <= %.2fx %s not measured (no %s row);",
+				BENCH_TARGET_RATIO, t->floor, t->floor);
+		else
+			fprintf(f, " %.2fx %s (<= %.2fx) %s;", x, t->floor,
+				BENCH_TARGET_RATIO,
+				x <= BENCH_TARGET_RATIO ? "met" : "missed");
 	}
 	if (t->zero_writes) {
 		for (i = 0; i < r->runs; i++)

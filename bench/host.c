@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include <vnic/vnic.h>
+
 #include "bench.h"
 
 #ifndef VNIC_VERSION
@@ -17,7 +19,7 @@
 #endif
 
 /*
- * The directories the bench finds its tools in (see find_ip() in env.c):
+ * The directories the bench finds its tools in (as bench_find_tool() below):
  * a fixed list, not root's $PATH.  CNI plugins answer CNI_COMMAND=VERSION
  * on stdout with the spec versions they speak; they have no other.
  */
@@ -154,5 +156,32 @@ void host_json(struct json *j)
 	json_sub(j, "versions", '{', &v);
 	for (i = 0; i < h->ntools; i++)
 		json_str(&v, h->tools[i].name, h->tools[i].version);
-	json_sub_end(&v, '}');
+}
+
+/* A fixed list rather than $PATH: root's PATH under sudo varies, and the
+ * figure should not depend on which copy is found. */
+bool bench_find_tool(const char *name, char *out, size_t len)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
+					    "/bin", "/usr/local/sbin" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(out, len, "%s/%s", dirs[i], name);
+		if (access(out, X_OK) == 0)
+			return true;
+	}
+	out[0] = 0;
+	return false;
+}
+
+/* "what: the error: the library's message" into err; returns ret. */
+int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
+		   size_t errlen)
+{
+	const char *msg = ctx ? vnic_ctx_errmsg(ctx) : "";
+
+	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
+		 msg && *msg ? ": " : "", msg ? msg : "");
+	return ret;
 }

@@ -82,21 +82,6 @@ const char *xt_last_error(void)
 	return last_err;
 }
 
-static bool find_tool(const char *name, char *out, size_t len)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin",
-					    "/bin", "/usr/local/sbin" };
-	unsigned int i;
-
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(out, len, "%s/%s", dirs[i], name);
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = 0;
-	return false;
-}
-
 /*
  * Run argv with stdin from in_path (or /dev/null) and stdout into out_fd
  * (or /dev/null); stderr is kept for the error line.  0, -ECHILD when the
@@ -175,7 +160,7 @@ static void probe(void)
 					continue;
 				snprintf(name, sizeof(name), "%s-%s%s",
 					 fam_tool[f], var_name[v], kind[k]);
-				if (find_tool(name, paths[v][f][k],
+				if (bench_find_tool(name, paths[v][f][k],
 					      sizeof(paths[v][f][k])))
 					continue;
 				snprintf(skip_why[v], sizeof(skip_why[v]),

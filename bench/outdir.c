@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "bench.h"
@@ -85,7 +86,6 @@ static void json_lines(struct json *j, const char *key, const char *text)
 		json_str(&a, NULL, line);
 		p += n + (p[n] == '\n');
 	}
-	json_sub_end(&a, ']');
 }
 
 /* The scenario's fields, then the table's and the host's. */
@@ -106,10 +106,7 @@ static void json_rows(struct json *j, const struct out_doc *d)
 	for (i = 0; i < d->t->nrows; i++) {
 		json_sub(&a, NULL, '{', &o);
 		row_object(&o, d, &d->t->rows[i]);
-		json_sub_end(&o, '}');
-		fputc('\n', a.f);
 	}
-	json_sub_end(&a, ']');
 }
 
 static void write_json(FILE *f, const struct out_doc *d, const char *notes)
@@ -123,11 +120,8 @@ static void write_json(FILE *f, const struct out_doc *d, const char *notes)
 	json_sub(&j, "params", '{', &sub);
 	if (d->params)
 		d->params(&sub, d->ctx);
-	json_sub_end(&sub, '}');
 	json_sub(&j, "host", '{', &sub);
 	host_json(&sub);
-	json_sub_end(&sub, '}');
-	fputc('\n', f);
 	json_rows(&j, d);
 	json_uint(&j, "noisy_rows", d->t->noisy);
 	json_num(&j, "noisy_spread", BENCH_NOISY_SPREAD);
@@ -251,4 +245,35 @@ int out_write(const struct out_doc *d)
 	if (!ret)
 		fprintf(stderr, "wrote %s, %s, %s\n", path[0], path[1], path[2]);
 	return ret;
+}
+
+FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, pathlen, "/tmp/vnic-bench-%s.XXXXXX", tag);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
+}
+
+int bench_tmpfile_close(FILE *f, const char *path)
+{
+	int err = ferror(f) ? -EIO : 0;
+
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
 }

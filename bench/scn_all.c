@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,20 +56,6 @@ static const struct all_run runs[] = {
 };
 
 #define NRUNS	(sizeof(runs) / sizeof(runs[0]))
-
-void all_usage(FILE *f)
-{
-	fprintf(f,
-		"       vnic-bench all [--out DIR] [--quick]\n"
-		"all:     every scenario above, each in its own process and namespace,\n"
-		"         with sizes for a few minutes on two cores (guests 10 x 82,\n"
-		"         filters 250 guests,\n"
-		"         filters-add 2500 existing, growth to 4000 NICs, 3 runs; --quick:\n"
-		"         tiny sizes, 1-2 runs, a smoke test).  Writes DIR/<run>/<scenario>.*,\n"
-		"         DIR/<run>.txt and DIR/index.md (default DIR: a new\n"
-		"         /tmp/vnic-bench-all.XXXXXX).  Exit 1 if a scenario failed; a missed\n"
-		"         target is reported, not a failure.\n");
-}
 
 /* The child: stdout and stderr into DIR/<name>.txt, then this binary. */
 static void child(const char *self, const char *dir, const struct all_run *r,
@@ -160,45 +145,24 @@ static void write_index(const char *dir, const int *res, const double *ms,
 		fprintf(stderr, "vnic-bench: writing %s failed\n", path);
 }
 
-static const struct option longopts[] = {
-	{ "out", required_argument, NULL, 'o' },
-	{ "quick", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-int main_all(int argc, char **argv, const char *argv0)
+static int run(const struct bench_opts *o)
 {
 	char tmpl[] = "/tmp/vnic-bench-all.XXXXXX", self[4096];
-	const char *dir = NULL;
-	int res[NRUNS], c, failed = 0;
+	const char *dir = o->out_dir;
+	bool quick = o->quick;
+	int res[NRUNS], failed = 0;
 	double ms[NRUNS];
-	bool quick = false;
 	unsigned int i;
 	ssize_t n;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'o')
-			dir = optarg;
-		else if (c == 'q')
-			quick = true;
-		else {
-			all_usage(c == 'h' ? stdout : stderr);
-			return c == 'h' ? 0 : 2;
-		}
-	}
-	if (optind != argc) {
-		all_usage(stderr);
-		return 2;
-	}
 	/* Re-executed by path: argv[0] may be relative to a cwd we keep, but
 	 * /proc/self/exe is what is running. */
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		snprintf(self, sizeof(self), "%s", argv0);
-	else
-		self[n] = 0;
+	if (n <= 0) {
+		fprintf(stderr, "vnic-bench: /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+	self[n] = 0;
 	if (!dir && !(dir = mkdtemp(tmpl))) {
 		fprintf(stderr, "vnic-bench: mkdtemp: %s\n", strerror(errno));
 		return 1;
@@ -219,3 +183,19 @@ int main_all(int argc, char **argv, const char *argv0)
 	printf("wrote %s/index.md\n", dir);
 	return failed ? 1 : 0;
 }
+
+const struct scenario scn_all = {
+	.name = "all",
+	.usage =
+		"all [--out DIR] [--quick]\n"
+		"  Every scenario above, each in its own process and namespace, with\n"
+		"  sizes for a few minutes on two cores (guests 10 x 82, filters 250\n"
+		"  guests, filters-add 2500 existing, growth to 4000 NICs, 3 runs;\n"
+		"  --quick: tiny sizes, 1-2 runs, a smoke test).  Writes\n"
+		"  DIR/<run>/<scenario>.*, DIR/<run>.txt and DIR/index.md (default DIR:\n"
+		"  a new /tmp/vnic-bench-all.XXXXXX).  Exit 1 if a scenario failed; a\n"
+		"  missed target is reported, not a failure.\n",
+	.opts = O_OUT | O_QUICK,
+	.run = run,
+	.no_netns = true,
+};

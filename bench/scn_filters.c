@@ -16,7 +16,6 @@
  * and methods the inner one, rotated, as in the guest scenario.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,174 +24,13 @@
 
 #include "filters.h"
 
-#define FILT_MAX_NICS	400000
 
-/* ---- options ---- */
-
-static const char *const scenarios[] = { "filters", "filters-add", "restart" };
-
-bool filt_is_scenario(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (!strcmp(name, scenarios[i]))
-			return true;
-	return false;
-}
-
-void filt_usage(FILE *f)
-{
-	fprintf(f,
-		"       vnic-bench filters --guests G [--nics-per-guest K] [--runs R] [--json]\n"
-		"                          [--methods libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
-		"                                     nft-f-chains,kernel-hook-floor,\n"
-		"                                     xt-legacy-restore,xt-nft-restore,\n"
-		"                                     xt-legacy-per-rule,xt-nft-per-rule]\n"
-		"                          [--stmt-sample N]\n"
-		"       vnic-bench filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
-		"       vnic-bench restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
-		"  (all three: [--kind macvlan|macvtap|veth] [--settle MS] [--keep-files]\n"
-		"              [--out DIR])\n"
-		"\n"
-		"filters: G guests (default 1000) x K NICs (default 4) with a clean-traffic\n"
-		"         policy (MAC, one IPv4, one IPv6 per NIC), one batch, by libvnic,\n"
-		"         by nft -f of the same text, by one nft process per statement (over\n"
-		"         --stmt-sample items, default 200: the structure in full, that many\n"
-		"         items from the middle timed, the rest EXTRAPOLATED), by the\n"
-		"         per-guest-chain layout, and the kernel's cost of the hooks alone;\n"
-		"         xt-*: an equivalent iptables/ip6tables/arptables ruleset (one\n"
-		"         chain per NIC, see Documentation/benchmarks.rst) by *-restore\n"
-		"         and by one process per rule (sampled as nft-per-stmt)\n"
-		"filters-add: one guest added next to G installed (default 10000) and next\n"
-		"         to none; makes (G+1)*K NICs first (about 10 s for 40,000)\n"
-		"restart: G installed guests (default 100); a new process re-opens the\n"
-		"         persisted table and syncs the unchanged state, and one change\n");
-}
-
-static const struct option longopts[] = {
-	{ "guests", required_argument, NULL, 'g' },
-	{ "nics-per-guest", required_argument, NULL, 'k' },
-	{ "existing", required_argument, NULL, 'e' },
-	{ "runs", required_argument, NULL, 'r' },
-	{ "kind", required_argument, NULL, 'K' },
-	{ "methods", required_argument, NULL, 'm' },
-	{ "settle", required_argument, NULL, 's' },
-	{ "stmt-sample", required_argument, NULL, 'S' },
-	{ "keep-files", no_argument, NULL, 'F' },
-	{ "out", required_argument, NULL, 'o' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-
-static int parse_kind(const char *s, enum vnic_kind *kind)
-{
-	if (!strcmp(s, "macvlan"))
-		*kind = VNIC_KIND_MACVLAN;
-	else if (!strcmp(s, "macvtap"))
-		*kind = VNIC_KIND_MACVTAP;
-	else if (!strcmp(s, "veth"))
-		*kind = VNIC_KIND_VETH;
-	else {
-		fprintf(stderr, "vnic-bench: --kind: macvlan, macvtap or veth, not '%s'\n",
-			s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_one(int c, struct filt_opts *o)
-{
-	switch (c) {
-	case 'g':
-		return bench_parse_uint("--guests", optarg, 1, FILT_MAX_NICS,
-				  &o->guests);
-	case 'k':
-		return bench_parse_uint("--nics-per-guest", optarg, 1, 64,
-				  &o->nics_per_guest);
-	case 'e':
-		return bench_parse_uint("--existing", optarg, 0, FILT_MAX_NICS,
-				  &o->existing);
-	case 'r':
-		return bench_parse_uint("--runs", optarg, 1, 1000, &o->runs);
-	case 'K':
-		return parse_kind(optarg, &o->kind);
-	case 'm':
-		o->methods = optarg;
-		return 0;
-	case 's':
-		return bench_parse_uint("--settle", optarg, 0, 10000, &o->settle_ms);
-	case 'S':
-		return bench_parse_uint("--stmt-sample", optarg, 1, 1000000,
-				  &o->stmt_sample);
-	case 'F':
-		o->keep_files = true;
-		return 0;
-	case 'o':
-		o->out_dir = optarg;
-		return 0;
-	case 'j':
-		o->json = true;
-		return 0;
-	case 'h':
-		filt_usage(stdout);
-		exit(0);
-	default:
-		return -EINVAL;
-	}
-}
-
-int filt_parse_args(const char *scenario, int argc, char **argv,
-		    struct filt_opts *o)
-{
-	unsigned int guests;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->scenario = scenario;
-	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
-	o->runs = BENCH_DEFAULT_RUNS;
-	o->kind = VNIC_KIND_MACVLAN;
-	o->settle_ms = BENCH_DEFAULT_SETTLE_MS;
-	o->stmt_sample = FILT_DEFAULT_STMT_SAMPLE;
-	o->existing = FILT_DEFAULT_EXISTING;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (parse_one(c, o))
-			return -EINVAL;
-	if (optind != argc)
-		return -EINVAL;
-	if (!o->guests)
-		o->guests = !strcmp(scenario, "restart") ?
-			    FILT_DEFAULT_RESTART_GUESTS : FILT_DEFAULT_GUESTS;
-	if (strcmp(scenario, "filters-add"))
-		o->existing = 0;
-	guests = !strcmp(scenario, "filters-add") ? o->existing + 1 : o->guests;
-	if ((unsigned long)guests * o->nics_per_guest > FILT_MAX_NICS) {
-		fprintf(stderr, "vnic-bench: at most %u NICs\n", FILT_MAX_NICS);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static bool selected(const struct filt_opts *o, const char *name)
+static bool selected(const struct bench_opts *o, const char *name)
 {
 	return bench_in_list(o->methods, name);
 }
 
 /* ---- shared steps ---- */
-
-static int lib_fail(struct filt_env *e, const char *what, int ret, char *err,
-		    size_t errlen)
-{
-	const char *msg = e->ctx ? vnic_ctx_errmsg(e->ctx) : "";
-
-	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
-		 msg && *msg ? ": " : "", msg ? msg : "");
-	return ret;
-}
 
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
 static const char *const nic_prefixes[] = { "nv", NULL };
@@ -206,7 +44,7 @@ static int nft_open(struct filt_env *e, const char *const *pfx,
 
 	if (ret) {
 		*h = NULL;
-		return lib_fail(e, "vnic_filter_open", ret, err, errlen);
+		return bench_lib_fail(e->ctx, "vnic_filter_open", ret, err, errlen);
 	}
 	if (pfx && !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
 		vnic_filter_close(*h);
@@ -263,13 +101,26 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
        F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
-       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F__MAX };
+       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
+       F__MAX };
 
-static const char *const f_names[F__MAX] = {
-	"libvnic", "nft-f", "nft-f-split", "nft-per-stmt", "nft-f-chains",
-	"kernel-hook-floor", "xt-legacy-restore", "xt-nft-restore",
-	"xt-legacy-per-rule", "xt-nft-per-rule", "libvnic-prefix",
+struct filters;
+
+/*
+ * A row of the filters scenario: its name, why it cannot run here (NULL:
+ * it can), and one timed run of row m.  What the rows share (the rendered
+ * text, the statements, the xtables sets, libvnic's batches) is prepared
+ * once, untimed, by filters_prepare().  A row is one entry below, its
+ * index in the enum above and its run.
+ */
+struct fmethod {
+	const char *name;
+	const char *(*skip)(const struct filters *f, unsigned int m);
+	int (*run)(struct filters *f, unsigned int m, struct fsample *s,
+		   char *err, size_t errlen);
 };
+
+static const struct fmethod fmethods[F__MAX];
 
 struct filters {
 	struct filt_env e;
@@ -285,6 +136,10 @@ struct filters {
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
 	struct frow rows[F__MAX];
 	double pfx_open_ms;		/* the last prefix open, untimed */
+	/* The batches of libvnic's apply, by name and by prefix (floor.c);
+	 * capture: where run_libvnic keeps them, NULL: nowhere. */
+	struct floor_batches floor[2];
+	struct floor_batches *capture;
 };
 
 static int run_libvnic(struct filters *f, const char *const *pfx,
@@ -300,11 +155,13 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 		return ret;
 	if (pfx)
 		f->pfx_open_ms = ms_since(t0);
+	if (f->capture)
+		floor_capture(h, f->capture);
 	t0 = now_ns();
 	ret = vnic_filter_apply(h, f->p, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		lib_fail(&f->e, "vnic_filter_apply", ret, err, errlen);
+		bench_lib_fail(f->e.ctx, "vnic_filter_apply", ret, err, errlen);
 	else
 		take_result(s, &res);
 	vnic_filter_close(h);
@@ -373,8 +230,62 @@ static int run_nft_stmt(struct filters *f, struct fsample *s, char *err,
 	return 0;
 }
 
+/*
+ * The floor of a layout: the handle opened as libvnic's row opens it
+ * (untimed: by prefix, that makes the prefix chains), then the batches
+ * libvnic's apply sent, sent again.
+ */
+static int run_floor(struct filters *f, const char *const *pfx,
+		     struct floor_batches *fb, struct fsample *s, char *err,
+		     size_t errlen)
+{
+	struct vnic_filter *h;
+	int ret;
+
+	ret = nft_open(&f->e, pfx, &h, err, errlen);
+	if (ret)
+		return ret;
+	vnic_filter_close(h);
+	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
+			 fb->n, strerror(-ret));
+	return ret;
+}
+
+/* Untimed, once per layout: libvnic's apply with its batches kept. */
+static void capture_floor(struct filters *f, unsigned int m,
+			  const char *const *pfx, struct floor_batches *fb)
+{
+	struct frow *r = &f->rows[m];
+	char err[256] = "";
+	struct fsample s;
+	size_t len = 0;
+	unsigned int i;
+	int ret;
+
+	if (r->skip)
+		return;
+	f->capture = fb;
+	ret = run_libvnic(f, pfx, &s, r->error, sizeof(r->error));
+	f->capture = NULL;
+	reset_ruleset(&f->e, err, sizeof(err));
+	if (ret == -EOPNOTSUPP && pfx) {
+		r->skip = PFX_SKIP;
+		r->error[0] = '\0';
+		return;
+	}
+	for (i = 0; i < fb->n; i++)
+		len += fb->v[i].len;
+	if (!ret)
+		snprintf(r->note, sizeof(r->note),
+			 "the kernel's cost of libvnic's own change: the %u nf_tables batch(es) vnic_filter_apply sent (%zu bytes, captured untimed by the library's batch tap), sent again by the bench's socket, one sendmsg() each, to the last ack",
+			 fb->n, len);
+}
+
 /* The xtables rows: restore per variant, then per rule per variant. */
-static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
+static int run_xt(struct filters *f, unsigned int m, struct fsample *s,
+		  char *err, size_t errlen)
 {
 	bool by_rule = m >= F_XT_RULE;
 	unsigned int v = m - (by_rule ? F_XT_RULE : F_XT_RESTORE);
@@ -383,34 +294,74 @@ static int run_xt(struct filters *f, unsigned int m, struct fsample *s)
 			      &f->rows[m], s);
 }
 
-static int filters_run(struct filters *f, unsigned int m, struct fsample *s,
-		       char *err, size_t errlen)
+static int run_lib(struct filters *f, unsigned int m, struct fsample *s,
+		   char *err, size_t errlen)
 {
-	int ret;
-
-	switch (m) {
-	case F_LIBVNIC:
-		return run_libvnic(f, NULL, s, err, errlen);
-	case F_LIBVNIC_PFX:
-		return run_libvnic(f, nic_prefixes, s, err, errlen);
-	case F_NFT_F:
-		return run_nft_file(f, f->text_path, s, err, errlen);
-	case F_NFT_SPLIT:
-		return run_nft_file(f, f->split_path, s, err, errlen);
-	case F_NFT_STMT:
-		return run_nft_stmt(f, s, err, errlen);
-	case F_XT_RESTORE ... F_LIBVNIC_PFX - 1:
-		return run_xt(f, m, s);
-	case F_FLOOR:
-		ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
-		if (ret)
-			snprintf(err, errlen, "hooking %u NICs: %s",
-				 f->e.nnics, strerror(-ret));
-		return ret;
-	default:
-		return run_nft_file(f, f->chains_path, s, err, errlen);
-	}
+	return run_libvnic(f, m == F_LIBVNIC_PFX ? nic_prefixes : NULL, s,
+			   err, errlen);
 }
+
+static int run_bfloor(struct filters *f, unsigned int m, struct fsample *s,
+		      char *err, size_t errlen)
+{
+	bool pfx = m == F_BFLOOR_PFX;
+
+	return run_floor(f, pfx ? nic_prefixes : NULL, &f->floor[pfx], s,
+			 err, errlen);
+}
+
+static int run_hook_floor(struct filters *f, unsigned int m,
+			  struct fsample *s, char *err, size_t errlen)
+{
+	int ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
+
+	if (ret)
+		snprintf(err, errlen, "hooking %u NICs: %s", f->e.nnics,
+			 strerror(-ret));
+	return ret;
+}
+
+/* nft-f, nft-f-split, nft-f-chains: one nft -f of their file. */
+static int run_file(struct filters *f, unsigned int m, struct fsample *s,
+		    char *err, size_t errlen)
+{
+	const char *path = m == F_NFT_F ? f->text_path :
+			   m == F_NFT_SPLIT ? f->split_path : f->chains_path;
+
+	return run_nft_file(f, path, s, err, errlen);
+}
+
+static int run_stmt(struct filters *f, unsigned int m, struct fsample *s,
+		    char *err, size_t errlen)
+{
+	return run_nft_stmt(f, s, err, errlen);
+}
+
+static const char *skip_nft(const struct filters *f, unsigned int m)
+{
+	return nft_skip(&f->e);
+}
+
+static const char *skip_xt(const struct filters *f, unsigned int m)
+{
+	return xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
+}
+
+static const struct fmethod fmethods[F__MAX] = {
+	[F_LIBVNIC] = { "libvnic", NULL, run_lib },
+	[F_NFT_F] = { "nft-f", skip_nft, run_file },
+	[F_NFT_SPLIT] = { "nft-f-split", skip_nft, run_file },
+	[F_NFT_STMT] = { "nft-per-stmt", skip_nft, run_stmt },
+	[F_NFT_CHAINS] = { "nft-f-chains", skip_nft, run_file },
+	[F_FLOOR] = { "kernel-hook-floor", NULL, run_hook_floor },
+	[F_XT_RESTORE + XT_LEGACY] = { "xt-legacy-restore", skip_xt, run_xt },
+	[F_XT_RESTORE + XT_NFT] = { "xt-nft-restore", skip_xt, run_xt },
+	[F_XT_RULE + XT_LEGACY] = { "xt-legacy-per-rule", skip_xt, run_xt },
+	[F_XT_RULE + XT_NFT] = { "xt-nft-per-rule", skip_xt, run_xt },
+	[F_LIBVNIC_PFX] = { "libvnic-prefix", NULL, run_lib },
+	[F_BFLOOR] = { "floor", NULL, run_bfloor },
+	[F_BFLOOR_PFX] = { "floor-prefix", NULL, run_bfloor },
+};
 
 /* The text libvnic would install, rendered by a handle of its own. */
 static int render(struct filters *f, double *ms, char *err, size_t errlen)
@@ -427,7 +378,7 @@ static int render(struct filters *f, double *ms, char *err, size_t errlen)
 	*ms = ms_since(t0);
 	if (ret) {
 		f->text = NULL;
-		lib_fail(&f->e, "vnic_filter_render", ret, err, errlen);
+		bench_lib_fail(f->e.ctx, "vnic_filter_render", ret, err, errlen);
 	}
 	vnic_filter_close(h);
 	if (!ret)
@@ -605,15 +556,16 @@ static int prepare_chains(struct filters *f, char *err, size_t errlen)
 static void filters_targets(struct filters *f)
 {
 	static const unsigned int lib_rows[] = { F_LIBVNIC, F_LIBVNIC_PFX };
-	const struct filt_opts *o = f->e.o;
+	const struct bench_opts *o = f->e.o;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
 		struct frow *r = &f->rows[lib_rows[i]];
 
 		r->has_result = true;
+		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
-		r->target.ratio_to = f_names[F_NFT_F];
+		r->target.ratio_to = fmethods[F_NFT_F].name;
 		/* The millisecond target is stated for this size only. */
 		if (o->guests == 1000 && o->nics_per_guest == 4)
 			r->target.max_ms = TARGET_APPLY_MS;
@@ -629,13 +581,13 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	int ret;
 
 	for (m = 0; m < F__MAX; m++) {
-		frow_init(&rows[m], f_names[m], f->e.o->runs);
-		if (!selected(f->e.o, f_names[m]))
+		const struct fmethod *fm = &fmethods[m];
+
+		frow_init(&rows[m], fm->name, f->e.o->runs);
+		if (!selected(f->e.o, fm->name))
 			rows[m].skip = "not selected (--methods)";
-		else if (m >= F_XT_RESTORE && m < F_LIBVNIC_PFX)
-			rows[m].skip = xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
-		else if (m != F_LIBVNIC && m != F_FLOOR && m != F_LIBVNIC_PFX)
-			rows[m].skip = nft_skip(&f->e);
+		else if (fm->skip)
+			rows[m].skip = fm->skip(f, m);
 	}
 	for (m = 0; m < XT__VARIANTS; m++)
 		if (!rows[F_XT_RESTORE + m].skip || !rows[F_XT_RULE + m].skip)
@@ -646,6 +598,8 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 		 "not a filter: one raw nfnetlink batch creating a table and base chains (<= %u devices each, no rules) hooking all %u NICs, sendmsg to last ack: the part of any per-device-hook layout the kernel charges for hooks alone",
 		 FILT_NETDEV_MAX, f->e.nnics);
 	filters_targets(f);
+	capture_floor(f, F_BFLOOR, NULL, &f->floor[0]);
+	capture_floor(f, F_BFLOOR_PFX, nic_prefixes, &f->floor[1]);
 	if (!rows[F_NFT_CHAINS].skip)
 		prepare_chains(f, rows[F_NFT_CHAINS].error,
 			       sizeof(rows[F_NFT_CHAINS].error));
@@ -706,6 +660,8 @@ static void filters_cleanup(struct filters *f)
 		xt_set_free(&f->xt[m]);
 	}
 	stmt_free(&f->stmts);
+	floor_free(&f->floor[0]);
+	floor_free(&f->floor[1]);
 	free(f->text);
 	if (f->p)
 		vnic_policy_free(f->p);
@@ -713,10 +669,40 @@ static void filters_cleanup(struct filters *f)
 		frow_free(&f->rows[m]);
 }
 
+static const char *filters_active(void *ctx, unsigned int m)
+{
+	const struct frow *r = &((struct filters *)ctx)->rows[m];
+
+	return r->skip || r->error[0] ? NULL : r->method;
+}
+
+/* One run of row m, then the ruleset emptied (a failure there ends all). */
+static int filters_once(void *ctx, unsigned int m, unsigned int run)
+{
+	struct filters *f = ctx;
+	struct frow *r = &f->rows[m];
+	char err[256];
+	int ret;
+
+	ret = fmethods[m].run(f, m, frow_next(r), r->error, sizeof(r->error));
+	if (ret == -EOPNOTSUPP && (m == F_LIBVNIC_PFX || m == F_BFLOOR_PFX)) {
+		r->skip = PFX_SKIP;
+		r->error[0] = '\0';
+	} else if (ret)
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	else
+		r->runs++;
+	if (reset_ruleset(&f->e, err, sizeof(err))) {
+		fprintf(stderr, "vnic-bench: %s\n", err);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int filters_runs(struct filters *f)
 {
-	const struct filt_opts *o = f->e.o;
-	unsigned int run, k, m;
+	struct bench_loop bl = { .runs = f->e.o->runs, .n = F__MAX, .ctx = f,
+				 .active = filters_active, .once = filters_once };
 	char err[256];
 	struct fsample s;
 
@@ -726,34 +712,10 @@ static int filters_runs(struct filters *f)
 		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
 	if (reset_ruleset(&f->e, err, sizeof(err)))
 		return -EIO;
-	for (run = 0; run < o->runs; run++) {
-		for (k = 0; k < F__MAX; k++) {
-			struct frow *r = &f->rows[m = (k + run) % F__MAX];
-			int ret;
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->method, run + 1, o->runs);
-			ret = filters_run(f, m, frow_next(r), r->error,
-					  sizeof(r->error));
-			if (ret == -EOPNOTSUPP && m == F_LIBVNIC_PFX) {
-				r->skip = PFX_SKIP;
-				r->error[0] = '\0';
-			} else if (ret)
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->method, r->error);
-			else
-				r->runs++;
-			if (reset_ruleset(&f->e, err, sizeof(err))) {
-				fprintf(stderr, "vnic-bench: %s\n", err);
-				return -EIO;
-			}
-		}
-	}
-	return 0;
+	return bench_rotate(&bl);
 }
 
-static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
+static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
 {
 	struct filters f;
 	char err[256] = "";
@@ -783,14 +745,14 @@ static int scn_filters_one(const struct filt_opts *o, struct freport_env *re)
 	if (!ret) {
 		struct frow *lv = &f.rows[F_LIBVNIC];
 
-		re->ratio_a = f_names[F_LIBVNIC];
-		re->ratio_b = f_names[F_NFT_F];
+		re->ratio_a = fmethods[F_LIBVNIC].name;
+		re->ratio_b = fmethods[F_NFT_F].name;
 		re->label_a = "x_libvnic";
 		re->label_b = "x_nft-f";
 		/* The rendered text would not load: the same ruleset with its
 		 * base chains split is the nearest nft -f there is. */
 		if (!f.rows[F_NFT_F].runs && f.rows[F_NFT_SPLIT].runs) {
-			re->ratio_b = lv->target.ratio_to = f_names[F_NFT_SPLIT];
+			re->ratio_b = lv->target.ratio_to = fmethods[F_NFT_SPLIT].name;
 			re->label_b = "x_nft-f-sp";
 			snprintf(lv->note + strlen(lv->note),
 				 sizeof(lv->note) - strlen(lv->note),
@@ -837,7 +799,7 @@ static int install_chunked(struct filt_env *e, struct vnic_filter *h,
 			snprintf(what, sizeof(what),
 				 "vnic_filter_apply (guests %u..%u, setup)", first,
 				 first + n - 1);
-			lib_fail(e, what, ret, err, errlen);
+			bench_lib_fail(e->ctx, what, ret, err, errlen);
 		}
 		*batches += res.batches;
 		*messages += res.messages;
@@ -850,7 +812,7 @@ static int install_chunked(struct filt_env *e, struct vnic_filter *h,
 
 /* The same four rows with NICs hooked by name, then by prefix. */
 enum { A_ADD_G, A_ADD_NONE, A_RM_G, A_RM_NONE, A_FLOOR, A_PFX,
-       A__MAX = A_PFX + 4 };
+       A_BF = A_PFX + 4, A__MAX = A_BF + 4 };
 
 static const char *const a_names[A__MAX] = {
 	"libvnic-add-next-to-G", "libvnic-add-next-to-none",
@@ -858,7 +820,34 @@ static const char *const a_names[A__MAX] = {
 	"kernel-hook-floor",
 	"libvnic-prefix-add-next-to-G", "libvnic-prefix-add-next-to-none",
 	"libvnic-prefix-remove-next-to-G", "libvnic-prefix-remove-next-to-none",
+	"floor-add-next-to-G", "floor-add-next-to-none",
+	"floor-prefix-add-next-to-G", "floor-prefix-add-next-to-none",
 };
+
+/*
+ * The floor of one add: the add batch libvnic sent in the warm-up (kept
+ * by the batch tap), sent again, timed; then its remove batch, untimed.
+ */
+static void add_floor(struct filt_env *e, struct floor_batches *fb,
+		      struct frow *r)
+{
+	struct fsample *s;
+	double ms;
+	int ret;
+
+	if (!r || r->error[0])
+		return;
+	s = frow_next(r);
+	ret = floor_replay(e, fb, 0, 1, &s->ms);
+	if (!ret)
+		ret = floor_replay(e, fb, 1, fb->n, &ms);
+	if (ret)
+		snprintf(r->error, sizeof(r->error),
+			 "sending libvnic's batches again: %s", strerror(-ret));
+	else
+		r->runs++;
+	usleep(e->o->settle_ms * 1000);
+}
 
 /* Add guest 'one' and remove it again, each timed, on an open handle. */
 static int add_remove(struct filt_env *e, struct vnic_filter *h,
@@ -874,7 +863,7 @@ static int add_remove(struct filt_env *e, struct vnic_filter *h,
 	ret = vnic_filter_apply(h, one, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_filter_apply", ret, add->error,
+		return bench_lib_fail(e->ctx, "vnic_filter_apply", ret, add->error,
 				sizeof(add->error));
 	take_result(s, &res);
 	add->runs++;
@@ -885,7 +874,7 @@ static int add_remove(struct filt_env *e, struct vnic_filter *h,
 	ret = vnic_filter_remove(h, &name, 1, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return lib_fail(e, "vnic_filter_remove", ret, rm->error,
+		return bench_lib_fail(e->ctx, "vnic_filter_remove", ret, rm->error,
 				sizeof(rm->error));
 	take_result(s, &res);
 	rm->runs++;
@@ -907,8 +896,10 @@ static int count_installed(struct vnic_filter *h, unsigned int *count)
 static int add_phase(struct filt_env *e, const char *const *pfx,
 		     const struct vnic_policy *one, const char *name,
 		     struct frow *add, struct frow *rm, struct frow *floor,
-		     unsigned int one_first, unsigned int existing)
+		     struct frow *bfloor, unsigned int one_first,
+		     unsigned int existing)
 {
+	struct floor_batches fb = { 0 };
 	unsigned int run, count = 0;
 	struct vnic_filter *h;
 	uint64_t t0;
@@ -916,9 +907,10 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 
 	add->existing = rm->existing = existing;
 	add->has_result = rm->has_result = true;
+	bfloor->existing = existing;
 	ret = nft_open(e, pfx, &h, add->error, sizeof(add->error));
 	if (ret == -EOPNOTSUPP && pfx) {
-		add->skip = rm->skip = PFX_SKIP;
+		add->skip = rm->skip = bfloor->skip = PFX_SKIP;
 		add->error[0] = '\0';
 		return 0;
 	}
@@ -941,9 +933,15 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 	{
 		struct frow wa, wr;
 
-		frow_init(&wa, "warm", 1);
-		frow_init(&wr, "warm", 1);
+		frow_init(&wa, "warm", 2);
+		frow_init(&wr, "warm", 2);
 		ret = add_remove(e, h, one, name, &wa, &wr);
+		/* A second one, its batches kept: the first may have made
+		 * the table, which the timed adds find made. */
+		floor_capture(h, &fb);
+		if (!ret)
+			ret = add_remove(e, h, one, name, &wa, &wr);
+		floor_capture(h, NULL);
 		if (ret)
 			snprintf(add->error, sizeof(add->error), "warm-up: %.200s",
 				 wa.error[0] ? wa.error : wr.error);
@@ -974,12 +972,24 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 		fprintf(stderr,
 			"vnic-bench: vnic_filter_guests says %u guests are installed, not %u\n",
 			count, existing);
-out:
+	/* The floor's runs follow libvnic's: the table libvnic owned takes
+	 * the bench's batches once no handle holds it. */
 	vnic_filter_close(h);
+	h = NULL;
+	for (run = 0; run < e->o->runs && !ret && !bfloor->skip; run++)
+		add_floor(e, &fb, bfloor);
+	if (fb.n)
+		snprintf(bfloor->note, sizeof(bfloor->note),
+			 "the kernel's cost of libvnic's own add: its add batch (%zu bytes, captured untimed by the library's batch tap) sent again by the bench's socket, one sendmsg() to the last ack, after libvnic's runs and its handle closed; then its remove batch, untimed",
+			 fb.v[0].len);
+out:
+	floor_free(&fb);
+	if (h)
+		vnic_filter_close(h);
 	return ret;
 }
 
-static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
+static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
 {
 	struct vnic_policy *one = NULL;
 	struct frow rows[A__MAX];
@@ -994,6 +1004,7 @@ static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
 		rows[m].target.max_ms = TARGET_ADD_MS;
 		rows[m].target.max_ratio = TARGET_ADD_X_EMPTY;
 		rows[m].target.ratio_to = a_names[m + A_ADD_NONE];
+		rows[m].target.floor = a_names[A_BF + (m ? 2 : 0)];
 	}
 	rows[A_FLOOR].existing = G;
 	snprintf(rows[A_FLOOR].note, sizeof(rows[A_FLOOR].note),
@@ -1012,12 +1023,14 @@ static int scn_filters_add(const struct filt_opts *o, struct freport_env *re)
 		const char *const *pfx = m ? nic_prefixes : NULL;
 
 		ret = add_phase(&e, pfx, one, name, &rows[m + A_ADD_NONE],
-				&rows[m + A_RM_NONE], NULL, 0, 0);
+				&rows[m + A_RM_NONE], NULL,
+				&rows[A_BF + (m ? 3 : 1)], 0, 0);
 		if (!ret)
 			ret = reset_ruleset(&e, err, sizeof(err));
 		if (!ret)
 			ret = add_phase(&e, pfx, one, name, &rows[m + A_ADD_G],
 					&rows[m + A_RM_G], m ? NULL : &rows[A_FLOOR],
+					&rows[A_BF + (m ? 2 : 0)],
 					G * o->nics_per_guest, G);
 		if (!ret)
 			ret = reset_ruleset(&e, err, sizeof(err));
@@ -1112,7 +1125,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 				       vnic_filter_sync(h, p, &out.res);
 	out.ms = ms_since(t0);
 	if (out.ret) {
-		lib_fail(e, job == JOB_REAPPLY ? "vnic_filter_apply" : "vnic_filter_sync",
+		bench_lib_fail(e->ctx, job == JOB_REAPPLY ? "vnic_filter_apply" : "vnic_filter_sync",
 			 out.ret, out.err, sizeof(out.err));
 		goto done;
 	}
@@ -1124,7 +1137,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 		/* Back to the state every run starts from, untimed. */
 		out.ret = vnic_filter_sync(h, orig, &back);
 		if (out.ret)
-			lib_fail(e, "vnic_filter_sync (back)", out.ret, out.err,
+			bench_lib_fail(e->ctx, "vnic_filter_sync (back)", out.ret, out.err,
 				 sizeof(out.err));
 	}
 done:
@@ -1211,7 +1224,7 @@ static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
 	return ret;
 }
 
-static void restart_rows(const struct filt_opts *o, struct frow *rows)
+static void restart_rows(const struct bench_opts *o, struct frow *rows)
 {
 	unsigned int m;
 
@@ -1267,7 +1280,7 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 	return ret;
 }
 
-static int scn_restart(const struct filt_opts *o, struct freport_env *re)
+static int run_restart(const struct bench_opts *o, struct freport_env *re)
 {
 	struct frow rows[R__MAX];
 	struct vnic_policy *p = NULL;
@@ -1320,7 +1333,7 @@ static int scn_restart(const struct filt_opts *o, struct freport_env *re)
 	return ret;
 }
 
-int scn_filters(const struct filt_opts *o)
+static int run(const struct bench_opts *o)
 {
 	struct freport_env re;
 	uint64_t t0 = now_ns();
@@ -1333,11 +1346,74 @@ int scn_filters(const struct filt_opts *o)
 	if (!strcmp(o->scenario, "filters"))
 		ret = scn_filters_one(o, &re);
 	else if (!strcmp(o->scenario, "filters-add"))
-		ret = scn_filters_add(o, &re);
+		ret = run_filters_add(o, &re);
 	else
-		ret = scn_restart(o, &re);
+		ret = run_restart(o, &re);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	return ret;
 }
+
+static void defaults(struct bench_opts *o)
+{
+	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
+	o->kind = VNIC_KIND_MACVLAN;
+	o->stmt_sample = FILT_DEFAULT_STMT_SAMPLE;
+	o->guests = !strcmp(o->scenario, "restart") ?
+		    FILT_DEFAULT_RESTART_GUESTS : FILT_DEFAULT_GUESTS;
+	if (!strcmp(o->scenario, "filters-add"))
+		o->existing = FILT_DEFAULT_EXISTING;
+}
+
+static int check(struct bench_opts *o)
+{
+	unsigned int guests = !strcmp(o->scenario, "filters-add") ?
+			      o->existing + 1 : o->guests;
+
+	if ((unsigned long)guests * o->nics_per_guest > BENCH_MAX_FILTER_NICS) {
+		fprintf(stderr, "vnic-bench: at most %u NICs\n",
+			BENCH_MAX_FILTER_NICS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define FILT_OPTS	(O_NPG | O_RUNS | O_KIND | O_SETTLE | O_KEEP | O_OUT | \
+			 O_JSON | O_METHODS)
+#define FILT_KINDS	(KBIT(MACVLAN) | KBIT(MACVTAP) | KBIT(VETH))
+#define FILT_SCENARIO(n, u, o)						\
+	{ .name = n, .usage = u, .opts = FILT_OPTS | (o),		\
+	  .kinds = FILT_KINDS, .defaults = defaults, .check = check,	\
+	  .run = run }
+
+const struct scenario scn_filters = FILT_SCENARIO("filters",
+	"filters [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"        [--methods floor,libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
+	"                   nft-f-chains,kernel-hook-floor,\n"
+	"                   xt-legacy-restore,xt-nft-restore,\n"
+	"                   xt-legacy-per-rule,xt-nft-per-rule]\n"
+	"        [--stmt-sample N]\n"
+	"  G guests (default 1000) x K NICs (default 4) with a clean-traffic\n"
+	"  policy (MAC, one IPv4, one IPv6 per NIC), one batch, by libvnic,\n"
+	"  by the very batch libvnic sends, pre-encoded (floor), by nft -f of\n"
+	"  the same text, by one nft process per statement (over --stmt-sample\n"
+	"  items, default 200: the structure in full, that many items from the\n"
+	"  middle timed, the rest EXTRAPOLATED), by the per-guest-chain layout,\n"
+	"  and the kernel's cost of the hooks alone; xt-*: an equivalent\n"
+	"  iptables/ip6tables/arptables ruleset (one chain per NIC, see\n"
+	"  Documentation/benchmarks.rst) by *-restore and by one process per\n"
+	"  rule (sampled as nft-per-stmt)\n",
+	O_GUESTS | O_STMT_SAMPLE);
+const struct scenario scn_filters_add = FILT_SCENARIO("filters-add",
+	"filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"  One guest added next to G installed (default 10000) and next to\n"
+	"  none; makes (G+1)*K NICs first (about 10 s for 40,000)\n",
+	O_EXISTING);
+const struct scenario scn_restart = FILT_SCENARIO("restart",
+	"restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
+	"  G installed guests (default 100); a new process re-opens the\n"
+	"  persisted table and syncs the unchanged state, and one change\n"
+	"  (filters, filters-add, restart: [--kind macvlan|macvtap|veth]\n"
+	"   [--settle MS] [--keep-files] [--out DIR])\n",
+	O_GUESTS);

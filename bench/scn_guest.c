@@ -29,54 +29,9 @@ static const struct method *const methods[] = {
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 
 /* Whether name is one of list's comma-separated words (NULL: all are). */
-bool bench_in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = list;
-
-	if (!p)
-		return true;
-	while ((p = strstr(p, name))) {
-		bool start = p == list || p[-1] == ',';
-		bool end = p[len] == ',' || p[len] == 0;
-
-		if (start && end)
-			return true;
-		p += len;
-	}
-	return false;
-}
-
 static bool selected(const struct bench_opts *o, const char *name)
 {
 	return bench_in_list(o->methods, name);
-}
-
-/* Unknown names in --methods are a typo, not an empty selection. */
-int bench_check_methods(const char *list, const char *const *known,
-			unsigned int nknown)
-{
-	char *dup, *tok, *save = NULL;
-	unsigned int i;
-	int ret = 0;
-
-	if (!list)
-		return 0;
-	dup = strdup(list);
-	if (!dup)
-		return -ENOMEM;
-	for (tok = strtok_r(dup, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < nknown; i++)
-			if (!strcmp(tok, known[i]))
-				break;
-		if (i == nknown) {
-			fprintf(stderr, "vnic-bench: unknown method '%s'\n", tok);
-			ret = -EINVAL;
-		}
-	}
-	free(dup);
-	return ret;
 }
 
 /* All-or-nothing means all: every NIC must be there after success... */
@@ -201,32 +156,40 @@ int bench_warm_up(struct guest_env *e)
 	return env_restore(e, &deleted);
 }
 
-static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
+struct loop {
+	struct guest_env *e;
+	struct result *res;
+};
+
+static const char *active(void *ctx, unsigned int i)
 {
-	unsigned int run, k;
+	const struct result *r = &((struct loop *)ctx)->res[i];
+
+	return r->skip || r->error[0] ? NULL : r->method;
+}
+
+/* A failed restore ends everything. */
+static int once(void *ctx, unsigned int i, unsigned int run)
+{
+	struct loop *l = ctx;
+	struct result *r = &l->res[i];
 	bool fatal = false;
 
-	if (bench_warm_up(e))
-		return -EIO;
-	for (run = 0; run < e->o->runs && !fatal; run++) {
-		for (k = 0; k < nres && !fatal; k++) {
-			/* Rotated each run: no method always runs just after
-			 * the same neighbour's cleanup. */
-			struct result *r = &res[(k + run) % nres];
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->method, run + 1,
-				 e->o->runs);
-			if (run_once(e, method_of(r), r, &fatal))
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->method, r->error);
-		}
-	}
+	if (run_once(l->e, method_of(r), r, &fatal))
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
 	return fatal ? -EIO : 0;
 }
 
-int scn_guest(const struct bench_opts *o)
+static int run_all(struct guest_env *e, struct result *res, unsigned int nres)
+{
+	struct loop l = { e, res };
+	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
+				 .active = active, .once = once };
+
+	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
+}
+
+static int run(const struct bench_opts *o)
 {
 	struct result res[NMETHODS];
 	struct report_env re;
@@ -266,3 +229,47 @@ int scn_guest(const struct bench_opts *o)
 		fprintf(stderr, "baseline deleted in %.0f ms\n", ms_since(t0));
 	return ret ? 1 : 0;
 }
+
+static void defaults(struct bench_opts *o)
+{
+	o->kind = VNIC_KIND_MACVTAP;
+}
+
+static int check(struct bench_opts *o)
+{
+	if (!o->nics) {
+		fprintf(stderr, "vnic-bench: --nics is required\n");
+		return -EINVAL;
+	}
+	if (o->existing > BENCH_MAX_NICS) {
+		fprintf(stderr, "vnic-bench: --existing: at most %u\n",
+			BENCH_MAX_NICS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const struct scenario scn_guest = {
+	.name = "guest",
+	.usage =
+		"guest --nics N [--kind macvtap|macvlan|veth|tap] [--existing N]\n"
+		"      [--runs R] [--json] [--up] [--settle MS] [--fill-lower same|other]\n"
+		"      [--methods floor,libvnic-kernel,...] [--out DIR]\n"
+		"  Creates one guest's N NICs with each method, R times, and reports\n"
+		"  medians next to the kernel floor.\n"
+		"  Methods: floor floor-tagged libvnic-kernel libvnic-cache\n"
+		"           libvnic-explicit ip-link-add ip-batch ioctl-probe\n"
+		"           cni-macvlan (--kind macvlan: the CNI plugin, one exec per\n"
+		"           NIC into a target netns, as container runtimes do)\n"
+		"  --existing N  start every run next to N macvlans (e.g. 4000)\n"
+		"  --fill-lower same|other  the existing macvlans sit on the NICs'\n"
+		"                lower (default) or on another device\n"
+		"  --up          bring every NIC up, in every method\n"
+		"  --settle MS   idle after each untimed cleanup (default 50)\n",
+	.opts = O_NICS | O_KIND | O_EXISTING | O_RUNS | O_JSON | O_UP |
+		O_SETTLE | O_FILL | O_METHODS | O_OUT,
+	.kinds = KBIT(MACVTAP) | KBIT(MACVLAN) | KBIT(VETH) | KBIT(TAP),
+	.defaults = defaults,
+	.check = check,
+	.run = run,
+};

@@ -282,30 +282,39 @@ static void free_results(struct gresult *res, unsigned int nres)
 	}
 }
 
-/* Runs outer, methods inner and rotated, as in the guest scenario. */
-static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+struct loop {
+	struct guest_env *e;
+	struct gresult *res;
+};
+
+static const char *active(void *ctx, unsigned int i)
 {
-	unsigned int run, k;
+	const struct gresult *r = &((struct loop *)ctx)->res[i];
+
+	return r->skip || r->error[0] ? NULL : r->gm->name;
+}
+
+/* A failed restore ends everything. */
+static int once(void *ctx, unsigned int i, unsigned int run)
+{
+	struct loop *l = ctx;
+	struct gresult *r = &l->res[i];
 	bool fatal = false;
 
-	if (bench_warm_up(e))
-		return -EIO;
-	for (run = 0; run < e->o->runs && !fatal; run++) {
-		for (k = 0; k < nres && !fatal; k++) {
-			struct gresult *r = &res[(k + run) % nres];
-
-			if (r->skip || r->error[0])
-				continue;
-			progress("%s run %u/%u", r->gm->name, run + 1,
-				 e->o->runs);
-			if (run_once(e, r, &fatal)) {
-				progress_clear();
-				fprintf(stderr, "vnic-bench: %s: %s\n",
-					r->gm->name, r->error);
-			}
-		}
+	if (run_once(l->e, r, &fatal)) {
+		progress_clear();
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->gm->name, r->error);
 	}
 	return fatal ? -EIO : 0;
+}
+
+static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+{
+	struct loop l = { e, res };
+	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
+				 .active = active, .once = once };
+
+	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
 }
 
 /* ---- the report: the shared table, --json lines and --out files ---- */
@@ -659,7 +668,7 @@ static int report(const struct bench_opts *o, const struct gresult *res,
 	return failed || ret ? -1 : 0;
 }
 
-int scn_guests(const struct bench_opts *o)
+static int run(const struct bench_opts *o)
 {
 	struct gresult res[NGMETHODS];
 	const char *names[NGMETHODS];
@@ -699,3 +708,43 @@ int scn_guests(const struct bench_opts *o)
 	env_free(&e);
 	return ret ? 1 : 0;
 }
+
+static void defaults(struct bench_opts *o)
+{
+	o->kind = VNIC_KIND_MACVTAP;
+	o->runs = BENCH_GUESTS_DEFAULT_RUNS;
+	o->guests = BENCH_GUESTS_DEFAULT_COUNT;
+	o->nics = BENCH_GUESTS_DEFAULT_NICS;
+}
+
+static int check(struct bench_opts *o)
+{
+	if ((unsigned long)o->guests * o->nics > BENCH_MAX_NICS) {
+		fprintf(stderr, "vnic-bench: guests: --count x --nics: at most %u NICs\n",
+			BENCH_MAX_NICS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Taps are refused: a tap lives as long as its fd, and the per-guest
+ * methods would have to hand G sets of fds around. */
+const struct scenario scn_guests = {
+	.name = "guests",
+	.usage =
+		"guests [--count G] [--nics K] [--kind macvtap|macvlan|veth]\n"
+		"       [--existing N] [--runs R] [--json] [--up] [--settle MS]\n"
+		"       [--methods floor,libvnic-cache,...] [--out DIR]\n"
+		"  Starts G guests of K NICs one after another on a filling host (default\n"
+		"  20 x 82, 3 runs): nothing is deleted until the run ends.  Reports the\n"
+		"  total and the per-guest cost of the first and last tenth of guests;\n"
+		"  --out adds DIR/guests-curve.svg, the median cost of each guest.\n"
+		"  Methods: floor libvnic-kernel libvnic-cache libvnic-explicit\n"
+		"           ip-link-add ip-batch ioctl-probe cni-macvlan\n",
+	.opts = O_NICS | O_COUNT | O_KIND | O_EXISTING | O_RUNS | O_JSON |
+		O_UP | O_SETTLE | O_METHODS | O_OUT,
+	.kinds = KBIT(MACVTAP) | KBIT(MACVLAN) | KBIT(VETH),
+	.defaults = defaults,
+	.check = check,
+	.run = run,
+};

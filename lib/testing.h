@@ -2,12 +2,14 @@
 /*
  * Test hooks: exported under the LIBVNIC_PRIVATE version node
  * (lib/libvnic.map), never installed, never part of the ABI.  The selftests
- * include this header; programs (vnicctl, the bench) must not.  A hook may
- * change or go in any release.
+ * include this header; installed programs (vnicctl) must not.  vnic-bench,
+ * never installed and always built from the same tree, uses the batch tap
+ * for its floor rows.  A hook may change or go in any release.
  */
 #ifndef VNIC_LIB_TESTING_H
 #define VNIC_LIB_TESTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <vnic/context.h>
 #include <stddef.h>
@@ -82,5 +84,15 @@ int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth);
  * and the mean ns per run. */
 int vnic_bpf_test_run(struct vnic_bpf *b, int prog, int ifindex, const void *frame,
 		      size_t len, unsigned int repeat, int *verdict, uint32_t *ns);
+
+/*
+ * Call fn(arg, buf, len) with each nf_tables batch (BEGIN to END, as sent)
+ * right before its sendmsg() (NULL: no hook; nft backend only).  vnic-bench keeps the bytes
+ * to time the kernel's own cost of the very batch (its floor rows).
+ * Returns 0, -EINVAL for a NULL handle, or -EOPNOTSUPP for bpf.
+ */
+int vnic_filter_set_batch_tap(struct vnic_filter *f,
+			      void (*fn)(void *arg, const void *buf, size_t len),
+			      void *arg);
 
 #endif /* VNIC_LIB_TESTING_H */

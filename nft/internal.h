@@ -193,6 +193,9 @@ struct vnic_nft {
 	int ifsock;			/* for SIOCGIFINDEX, in ctx's netns */
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
+	/* vnic_nft_set_batch_tap(): each batch's bytes, right before sendmsg. */
+	void (*batch_tap)(void *arg, const void *buf, size_t len);
+	void *batch_tap_arg;
 	struct nfnl_replay *replay;	/* fuzzing and seeds, or NULL */
 	/* The table is as libvnic's last commit left it at generation
 	 * clean_gen (sync.c): a sync may then skip reading it back. */

@@ -214,6 +214,8 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 	nl_fit_sndbuf(&n->nl, len);
 	n->ctx->stats.sendmsg_calls++;
 	n->ctx->stats.requests += b->msgs + 2;
+	if (n->batch_tap)
+		n->batch_tap(n->batch_tap_arg, start, len);
 	err = nl_send(&n->nl, start, len);
 	if (!err)
 		err = collect_errors(n, buf);

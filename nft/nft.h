@@ -195,5 +195,9 @@ int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p, char **text
 
 /* Test hook behind vnic_filter_set_before_commit() (lib/testing.h). */
 int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg), void *arg);
+/* Test hook behind vnic_filter_set_batch_tap() (lib/testing.h). */
+int vnic_nft_set_batch_tap(struct vnic_nft *n,
+			   void (*fn)(void *arg, const void *buf, size_t len),
+			   void *arg);
 
 #endif /* VNIC_NFT_NFT_H */

@@ -286,6 +286,18 @@ int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
 	return 0;
 }
 
+int vnic_nft_set_batch_tap(struct vnic_nft *n,
+				       void (*fn)(void *arg, const void *buf,
+						  size_t len),
+				       void *arg)
+{
+	if (!n)
+		return -EINVAL;
+	n->batch_tap = fn;
+	n->batch_tap_arg = arg;
+	return 0;
+}
+
 void vnic_nft_close(struct vnic_nft *n)
 {
 

@@ -22,7 +22,7 @@ case_growth_out() {
 	run 0 bench growth --max-nics 40 --points 2 --runs 1 --settle 0 \
 		--out "$TMP/o" || return 1
 	grep -q '^curve: ' "$TMP/out" || fail "no curve table" || return 1
-	jq -e '.scenario == "growth" and (.rows | length == 5) and
+	jq -e '.scenario == "growth" and (.rows | length == 7) and
 	       (.params.points // .points | length == 2) and .host.kernel' \
 		"$f.json" >/dev/null || fail "growth.json: not the document" || return 1
 	jq -e '[.rows[] | select(.method == "libvnic-prefix" or .method == "libvnic")
@@ -40,7 +40,7 @@ assert t.tag == "{http://www.w3.org/2000/svg}svg", t.tag' "$f.svg" ||
 case_growth_json() {
 	run 0 bench growth --max-nics 8 --points 2 --runs 1 --settle 0 \
 		--methods libvnic --json || return 1
-	jq -e -s 'length == 5 and ([.[] | select(.method == "libvnic")
+	jq -e -s 'length == 7 and ([.[] | select(.method == "libvnic")
 		  | .median_ms_per_point | length] == [2])' "$TMP/out" >/dev/null ||
 		fail "--json lines" || return 1
 }

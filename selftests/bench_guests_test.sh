@@ -125,10 +125,10 @@ case_skip_missing() {
 
 case_usage() {
 	run 2 bench guests --kind tap || return
-	grep -q 'tap is not supported' "$TMP/err" || fail "tap: $(cat "$TMP/err")" ||
+	grep -q "not 'tap'" "$TMP/err" || fail "tap: $(cat "$TMP/err")" ||
 		return
 	run 2 bench guest --nics 2 --count 3 || return
-	grep -q -- '--count is for the guests scenario' "$TMP/err" ||
+	grep -q -- '--count is not an option of guest' "$TMP/err" ||
 		fail "--count: $(cat "$TMP/err")" || return
 	run 2 bench guests --methods floor,nope || return
 	grep -q "unknown method 'nope'" "$TMP/err" || fail "--methods"

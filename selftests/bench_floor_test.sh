@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnic-bench's floor rows, as TAP: the nf_tables batches libvnic sent,
+# kept through the batch tap and sent again by the bench's own socket, are
+# taken by the kernel in every run (a batch it refused would fail the row),
+# and libvnic's rows carry their ratio to the floor of their layout.  Tiny
+# sizes: the figures are not what is tested.
+#
+#   selftests/bench_floor_test.sh [CASE...]     (root; BENCH= overrides the binary)
+
+set -u -o pipefail
+
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
+
+BENCH=${BENCH:-$here/../build/vnic-bench}
+
+# Exit 0, or 1 for a missed target (reported, not a failure): tiny sizes
+# judge nothing.
+bench01() {
+	local rc
+	"$BENCH" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -le 1 ] && return 0
+	log "'vnic-bench $*' exited $rc"
+	sed 's/^/  stderr: /' "$TMP/err" >&2
+	return 1
+}
+
+jqo() {
+	local filter=$1
+	shift
+	jq -e -s "$@" "$filter" "$TMP/out" >/dev/null ||
+		fail "jq: $filter: $(cat "$TMP/out")"
+}
+
+PFX_OR_RAN='(.runs == 2) or (.skipped and (.reason | test("prefix")))'
+
+case_filters_floor() {
+	bench01 filters --guests 2 --nics-per-guest 2 --runs 2 --settle 0 \
+		--methods libvnic,libvnic-prefix,floor,floor-prefix --json || return
+	jqo 'any(.method == "floor" and .runs == 2 and
+		 (.note | test("1 nf_tables batch")))' || return
+	jqo "any(.method == \"floor-prefix\" and ($PFX_OR_RAN))" || return
+	jqo 'any(.method == "libvnic" and .target_floor == "floor" and
+		 .ratio_to_floor > 0 and .target_ratio_to_floor == 1.15)' || return
+	bench01 filters --guests 2 --nics-per-guest 2 --runs 1 --settle 0 \
+		--methods libvnic,floor || return
+	grep -q '^verdict: libvnic .* [0-9.]*x floor (<= 1.15x)' "$TMP/out" ||
+		fail "no floor verdict: $(cat "$TMP/out")"
+}
+
+case_filters_add_floor() {
+	bench01 filters-add --existing 2 --nics-per-guest 2 --runs 2 \
+		--settle 0 --json || return
+	jqo 'any(.method == "floor-add-next-to-G" and .runs == 2) and
+	     any(.method == "floor-add-next-to-none" and .runs == 2)' || return
+	jqo "[.[] | select(.method | startswith(\"floor-prefix-add\"))] |
+	     length == 2 and all($PFX_OR_RAN)" || return
+	jqo 'any(.method == "libvnic-add-next-to-G" and
+		 .target_floor == "floor-add-next-to-G" and .ratio_to_floor > 0)'
+}
+
+case_growth_floor() {
+	bench01 growth --max-nics 8 --points 2 --runs 1 --settle 0 \
+		--methods libvnic,floor --json || return
+	jqo 'any(.method == "floor" and (.median_ms_per_point | length == 2
+		 and all(. != null)))' || return
+	jqo 'any(.method == "libvnic" and (.ratio_to_floor_per_point |
+		 length == 2 and all(. > 0)))'
+}
+
+CASES=(filters_floor filters_add_floor growth_floor)
+
+setup_case() {
+	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
+}
+
+tap_main jq -- "$@"
