@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # libvnic: plain make.  Everything is built under $(O) (default build/).
 #
-#   make            library (shared + static), libvnic.pc, vnicctl
+#   make            library (shared + static), libvnic.pc, vnicctl, vnic-cni
 #   make tests      the selftests and the fuzz regression programs (these
 #                   need the kernel source: the kselftest harness)
 #   make bench      vnic-bench
@@ -24,6 +24,10 @@ LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# CNI plugins are found by the runtime in fixed directories, not under a
+# prefix: Debian's containerd, CRI-O and podman search /usr/lib/cni (where
+# containernetworking-plugins lives); upstream defaults are /opt/cni/bin.
+CNIDIR ?= /usr/lib/cni
 O ?= build
 
 CC ?= cc
@@ -55,11 +59,12 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 CLI_SRCS := $(sort $(wildcard tools/*.c))
+CNI_SRCS := $(sort $(wildcard tools/cni/*.c))
 PUBLIC_HDRS := $(sort $(wildcard include/vnic/*.h))
 MAN_PAGES := $(sort $(wildcard Documentation/man/*.8))
 
 # The default goal needs no kernel source: only the tests do.
-all: lib $(O)/vnicctl
+all: lib $(O)/vnicctl $(O)/vnic-cni
 lib: $(SHLIB) $(STLIB) $(O)/libvnic.pc
 tests: $(TEST_BINS)
 bench: $(O)/vnic-bench
@@ -103,6 +108,7 @@ FORCE:
 # directories: no -fPIC or hidden visibility outside the library.
 PROG_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
+CNI_OBJS := $(CNI_SRCS:%.c=$(O)/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/%.o)
 
 $(O)/tools/%.o: tools/%.c
@@ -116,6 +122,9 @@ $(O)/bench/%.o: bench/%.c
 # Tools link the static library so they run from the build tree.
 $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+
+$(O)/vnic-cni: $(CNI_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CNI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) -lpthread -lm
@@ -226,8 +235,9 @@ fuzz-regress: $(FUZZ_RUNS)
 		$$t fuzz/corpus/$$n/* || exit 1; \
 	done
 
-install: $(SHLIB) $(STLIB) $(O)/vnicctl
+install: $(SHLIB) $(STLIB) $(O)/vnicctl $(O)/vnic-cni
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/vnic $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(CNIDIR)
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/vnic/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libvnic.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -236,6 +246,7 @@ install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(O)/vnic-cni $(DESTDIR)$(CNIDIR)/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
 
 # Exactly the files install writes, with the same variables; of the
@@ -247,6 +258,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libvnic.so.$(VERSION) $(SONAME) libvnic.so libvnic.a \
 		pkgconfig/libvnic.pc)
 	rm -f $(DESTDIR)$(BINDIR)/vnicctl
+	rm -f $(DESTDIR)$(CNIDIR)/vnic-cni
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
 
 # The docs as their tools read them, any warning an error: reStructuredText
