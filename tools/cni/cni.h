@@ -74,6 +74,8 @@ struct cni_conf {
 	const char *data_dir;
 	uint32_t mtu;
 	bool filter;		/* veth: install the anti-spoof filter */
+	/* hook host ends by hostPrefix (Linux 6.17), not one by one */
+	bool hook_prefix;
 	json_t *ipam;		/* NULL: no IPAM */
 	const char *ipam_type;
 	json_t *prev;		/* prevResult or NULL */

@@ -104,6 +104,11 @@ static int parse_filter(struct cni_run *r)
 				"\"filter\": a macvlan in the container's "
 				"namespace cannot be filtered from the host "
 				"(Documentation/cni.rst); use \"mode\": \"veth\"");
+	f = json_object_get(c->root, "hookPrefix");
+	if (f && !json_is_boolean(f))
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"hookPrefix\" must be true or false");
+	c->hook_prefix = json_is_true(f);
 	if (str_key(r, "filterBackend", "nft", &backend) ||
 	    str_key(r, "table", "vnic_cni", &c->table))
 		return -1;

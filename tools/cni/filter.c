@@ -22,7 +22,7 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 	const char *prefixes[] = { r->conf.host_prefix, NULL };
 	VNIC_OPTS(vnic_nft_opts, opts, .table = r->conf.table,
 		  .flags = read_only ? VNIC_NFT_READ_ONLY : 0,
-		  .hook_prefixes = prefixes);
+		  .hook_prefixes = r->conf.hook_prefix ? prefixes : NULL);
 	int err = vnic_nft_open(ctx, &opts, out);
 
 	if (err)
