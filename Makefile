@@ -10,6 +10,7 @@
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall, same vars
 #   make doccheck   docutils and groff over the docs, warnings are errors
 #   make hdrcheck   every public header compiles on its own
+#   make importcheck  no two files of a layer import each other (nm)
 #   make abicheck   exports, version script, headers and the ABI baseline agree
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
 #   make fuzz-regress  each target once over its committed corpus (any cc)
@@ -28,6 +29,7 @@ MANDIR ?= $(PREFIX)/share/man
 # prefix: Debian's containerd, CRI-O and podman search /usr/lib/cni (where
 # containernetworking-plugins lives); upstream defaults are /opt/cni/bin.
 CNIDIR ?= /usr/lib/cni
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 O ?= build
 
 CC ?= cc
@@ -162,6 +164,10 @@ hdrcheck:
 		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
 
+# Each layer's files call one another one way only (scripts/importcheck.sh).
+importcheck: lib
+	scripts/importcheck.sh $(O)
+
 # The ABI (Documentation/abi.rst): version script, exports and public
 # headers agree, and libabigail finds no change from abi/libvnic.abi.
 # abi-update rewrites that baseline, for a deliberate change only.
@@ -248,6 +254,10 @@ install: $(SHLIB) $(STLIB) $(O)/vnicctl $(O)/vnic-cni
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
 	install -m 755 $(O)/vnic-cni $(DESTDIR)$(CNIDIR)/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|' tools/vnicctl-filter-hold@.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
 
 # Exactly the files install writes, with the same variables; of the
 # directories only $(INCDIR)/vnic is ours (the others may hold other
@@ -260,6 +270,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vnicctl
 	rm -f $(DESTDIR)$(CNIDIR)/vnic-cni
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
 
 # The docs as their tools read them, any warning an error: reStructuredText
 # through docutils (python3-docutils), man pages through groff, whose
@@ -283,7 +294,7 @@ clean:
 distclean:
 	rm -rf $(O)
 
-.PHONY: all lib tests check demo bench hdrcheck install uninstall doccheck clean distclean \
+.PHONY: all lib tests check demo bench hdrcheck importcheck install uninstall doccheck clean distclean \
 	fuzz fuzz-regress fuzz-seeds
 
 # ASan + UBSan: the whole tree built again under $(SAN_O) by a sub-make, so
@@ -312,7 +323,7 @@ SAN_CI := $(addprefix $(SAN_O)/selftests/,alloc_guest_test alloc_input_test \
 	alloc_kinds_test alloc_naming_test alloc_netns_test alloc_queues_test \
 	alloc_race_test filter_nft_test filter_prefix_test filter_shard_test) \
 	$(addprefix selftests/,vnicctl_test.sh vnicctl_filter_test.sh \
-	vnicctl_input_test.sh)
+	vnicctl_input_test.sh vnicctl_hold_test.sh)
 
 # The harness ends each test process with _exit(), skipping LSan's check
 # at exit: the tests get an _exit() that runs it first.

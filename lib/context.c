@@ -17,14 +17,6 @@
 #define DEFAULT_MONITOR_RCVBUF	(8u << 20)
 #define DEFAULT_NAME_TIMEOUT_MS	10000
 
-uint64_t vnic_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Owners and guests end up in a ':'-separated alias tag: keep them simple. */
 int vnic_valid_tag(const char *s, size_t max)
 {

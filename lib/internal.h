@@ -182,8 +182,10 @@ void name_prefix(const char *tmpl, char *prefix);
 /* "prefixN" into out[IFNAMSIZ]. */
 void name_format(char *out, const char *prefix, uint32_t suffix);
 
-/* mac.c: "02:00:5e:10:00:01", unicast, not zero. */
+/* mac.c: "02:00:5e:10:00:01", unicast, not zero; mac_parse_why() also says
+ * why not (*why, NULL when fine). */
 int mac_parse(const char *s, uint8_t mac[6]);
+int mac_parse_why(const char *s, uint8_t mac[6], const char **why);
 /* A random locally administered unicast MAC carrying a 14-bit mark
  * (MAC_MARK_MASK) in its first two octets, and the test for it. */
 #define MAC_MARK_MASK	0x3fffu

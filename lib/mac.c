@@ -10,11 +10,13 @@
 #include "lib/internal.h"
 
 /* "02:00:5e:10:00:01" (or '-' separated): exactly 17 characters, hex
- * pairs and one kind of separator; unicast, not all-zero. */
-int mac_parse(const char *s, uint8_t mac[6])
+ * pairs and one kind of separator; unicast, not all-zero.  *why says which
+ * of these failed, for messages that must say more than "invalid". */
+int mac_parse_why(const char *s, uint8_t mac[6], const char **why)
 {
 	unsigned int i;
 
+	*why = "is not a MAC address like 02:00:00:00:00:01";
 	if (strlen(s) != 17)
 		return -EINVAL;
 	for (i = 0; i < 17; i++) {
@@ -24,11 +26,21 @@ int mac_parse(const char *s, uint8_t mac[6])
 	}
 	for (i = 0; i < 6; i++)
 		mac[i] = (uint8_t)strtoul((char[]){ s[3 * i], s[3 * i + 1], 0 }, NULL, 16);
+	*why = "is a multicast or broadcast MAC address (a NIC's is unicast)";
 	if (mac[0] & 1)
-		return -EINVAL;		/* multicast or broadcast */
+		return -EINVAL;
+	*why = "is the all-zeroes MAC address";
 	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
 		return -EINVAL;
+	*why = NULL;
 	return 0;
+}
+
+int mac_parse(const char *s, uint8_t mac[6])
+{
+	const char *why;
+
+	return mac_parse_why(s, mac, &why);
 }
 
 /*

@@ -92,15 +92,38 @@ static int check_one(struct vnic_nft *n, struct nftnl_set *s,
 	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
 		return damaged(n, "map %s does not map to %s", name, d->render_type);
 	if ((d->flags & NFT_SET_OBJECT) &&
-	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != NFT_OBJECT_COUNTER)
+	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != d->obj_type)
 		return damaged(n, "map %s does not map to counters", name);
 	return 0;
 }
 
+/* A set's size from its description, and the masks whose sets exist (a
+ * mask's set, chains and rules are made in one batch).  Fed by the one set
+ * dump check_sets() makes; sizes_reset() first. */
+static void sizes_reset(struct vnic_nft *n)
+{
+	memset(n->size, 0, sizeof(n->size));
+	memset(n->swmasks, 0, sizeof(n->swmasks));
+}
+
+static void set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name)
+{
+	uint32_t mask = swmask_parse(name), size;
+	unsigned int i;
+
+	size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
+		nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+	if (mask) {
+		swmask_mark(n, mask);
+		n->size[S_MASK(mask)] = size;
+	}
+	for (i = 0; i < S__MAX; i++)
+		if (!strcmp(name, nset_descs[i].name))
+			n->size[i] = size;
+}
+
 static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 {
-	static const struct nset_desc mask = { NULL, DT_IFINDEX, 4, 0, 0,
-					       "iface_index", 1 };
 	struct set_read *sr = data;
 	struct nftnl_set *s = nftnl_set_alloc();
 	const char *name;
@@ -112,7 +135,7 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
 		goto out;
 	sr->count++;
-	read_set_size(sr->n, s, name);
+	set_size(sr->n, s, name);
 	for (i = 0; i < S__MAX; i++)
 		if (!strcmp(name, nset_descs[i].name))
 			break;
@@ -121,7 +144,7 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 		if (!sr->err)
 			sr->err = check_one(sr->n, s, name, &nset_descs[i]);
 	} else if (swmask_parse(name) && !sr->err) {
-		sr->err = check_one(sr->n, s, name, &mask);
+		sr->err = check_one(sr->n, s, name, nset_desc(S_MASK(1)));
 	}
 	/* Other sets are someone's additions: harmless to libvnic. */
 out:
@@ -141,7 +164,7 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 	if (!s)
 		return -ENOMEM;
 	n->tflags = ti->flags;
-	read_sizes_reset(n);
+	sizes_reset(n);
 	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);

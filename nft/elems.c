@@ -453,7 +453,7 @@ static int chain_devs(struct put *pt, const struct pguest *g)
 			    (!pt->add || !prefix_covers(pt->n, g->nics[i].ifname)))
 				devs[n++] = g->nics[i].ifname;
 		devs[n] = NULL;
-		err = layout_chain_devs(pt->n, c, devs, n, !pt->add);
+		err = shard_note_devs(pt->n, c, devs, n, !pt->add);
 	}
 	free(devs);
 	return err;
@@ -542,7 +542,7 @@ static int to_chain(struct put *pt, const struct pguest *g)
 		nbatch_end(pt->b, nlh);
 	}
 	nftnl_chain_free(c);
-	err = nlh ? layout_to_rule(pt->n, pt->b, name) : -ENOMEM;
+	err = nlh ? rule_to_guest(pt->n, pt->b, name) : -ENOMEM;
 	if (!err)
 		err = devlist_add(&pt->n->tochains, name);
 out:

@@ -46,15 +46,23 @@ enum nset {
 	S__MAX,
 };
 
+/* A set, as schema.c describes it and layout_set() makes it. */
 struct nset_desc {
 	const char *name;
 	uint32_t key_type, key_len;
 	uint32_t flags;			/* NFT_SET_MAP, NFT_SET_OBJECT, ... */
-	uint32_t data_type;		/* maps */
+	uint32_t data_type;		/* maps: NFT_DATA_VERDICT */
+	uint32_t obj_type;		/* object maps: NFT_OBJECT_* */
+	const uint8_t *udata;		/* what nft(8) reads: typeof, byte order */
+	uint32_t udata_len;
+	const uint8_t *elems;		/* constant sets: nelems keys of key_len */
+	uint32_t nelems;
 	const char *render_type;	/* "iface_index . ether_addr" */
 	uint32_t per_nic;		/* size: elements per NIC (0: unsized) */
 };
 extern const struct nset_desc nset_descs[S__MAX];
+/* schema.c: set s's description (a mask's set: the one they share). */
+const struct nset_desc *nset_desc(enum nset s);
 
 /* The base chains, each for a hook and the NIC kinds that use it. */
 enum nchain {
@@ -68,6 +76,7 @@ enum nchain {
 	 * chain of a table only (nf_tables_updchain()). */
 };
 extern const char *const nchain_names[C__MAX];
+uint32_t nchain_hook(enum nchain c);
 
 /* The from-guest switches (all of VNIC_SW_* but no-promisc, which is
  * to the guest).  Each mask in use has a set of the NICs with that mask,
@@ -96,6 +105,7 @@ struct devlist {
 	struct strmap map;
 };
 
+/* devlist.c */
 void devlist_clear(struct devlist *d);
 bool devlist_has(const struct devlist *d, const char *name);
 int devlist_add(struct devlist *d, const char *name);
@@ -191,11 +201,25 @@ struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
 /* src's messages after dst's. */
 int nbatch_append(struct nbatch *dst, const struct nbatch *src);
+/* An nftnl object built into a message of b; obj freed either way. */
+int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
+	       void *obj, void (*build)(struct nlmsghdr *, const void *),
+	       void (*freeobj)(void *));
+#define PUT(b, type, flags, obj, kind)						\
+	nbatch_put(b, type, flags, obj,						\
+		   (void (*)(struct nlmsghdr *, const void *))nftnl_##kind##_nlmsg_build_payload, \
+		   (void (*)(void *))nftnl_##kind##_free)
 /* Wrap in BEGIN (with the genid, unless NO_GENID) / END, send in one
  * sendmsg, collect errors. */
 #define NO_GENID UINT64_MAX
 int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  unsigned int *sent);
+/* nbatch_commit(), counted into res (NULL: not counted). */
+int nbatch_commit_res(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
+		      struct vnic_nft_result *res);
+/* The handle's error: the kernel's extack and what failed. */
+__attribute__((format(printf, 3, 4)))
+int nfnl_set_err(struct vnic_nft *n, int err, const char *fmt, ...);
 /* The ruleset generation. */
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
 /* A GET request (dump or not); cb sees each reply, once it passed the
@@ -229,22 +253,23 @@ struct nfnl_replay {
 	uint8_t *rec;
 	size_t rec_len;
 };
-/* nft.c: vnic_nft_open() with a replay (opts whole, already checked). */
+/* open.c: vnic_nft_open() with a replay (opts whole, already checked). */
 int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		    struct nfnl_replay *replay, struct vnic_nft **out);
 struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n);
 
-/* layout.c: the table, its sets and base-chain rules. */
+/* layout.c: the table and its sets. */
 int layout_table(struct vnic_nft *n, struct nbatch *b, bool create);
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b);
+
+/* shard.c: the devices of the shared base chains. */
 /* Note devices to add to (del = false) or remove from a base chain. */
-int layout_chain_devs(struct vnic_nft *n, enum nchain c, const char **devs,
+int shard_note_devs(struct vnic_nft *n, enum nchain c, const char **devs,
 		      unsigned int ndevs, bool del);
 /* Emit the noted changes: one create or update per chain. */
-int layout_flush_devs(struct vnic_nft *n, struct nbatch *b);
+int shards_flush(struct vnic_nft *n, struct nbatch *b);
 /* Forget noted changes (the batch was dropped). */
-void layout_drop_devs(struct vnic_nft *n);
-enum nchain layout_from_chain(enum vnic_kind kind);
+void shards_drop(struct vnic_nft *n);
 
 #define PFX_FROM_IN	"pfx_from_in"
 #define PFX_FROM_EG	"pfx_from_eg"
@@ -252,11 +277,25 @@ enum nchain layout_from_chain(enum vnic_kind kind);
 #define PFX_CHAIN_IN	"pfxin_"	/* + the prefix */
 #define PFX_CHAIN_EG	"pfxeg_"
 
-/* layout.c: the regular chains prefix chains jump to, with their rules,
- * and the rules of one prefix's base chain for hook c. */
+/* layout.c: the regular chains prefix chains jump to, with their rules. */
 int layout_pfx_shared(struct vnic_nft *n, struct nbatch *b);
-int layout_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
-		     const char *chain);
+
+/* rules.c: the rules of the table's chains. */
+/* A base chain's (or shared prefix chain's): a jump per mask in use, then
+ * the custom rules' map. */
+int rules_base_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		     const char *name);
+/* "iif @sw_7f jump sw_in_7f" into chain, appended or first (prepend). */
+int rule_mask(struct vnic_nft *n, struct nbatch *b, const char *chain,
+	      enum nchain c, uint32_t mask, bool prepend);
+/* The rules of the switches of mask, into its chain name for kind c. */
+int rules_switch(struct vnic_nft *n, struct nbatch *b, const char *name,
+		 enum nchain c, uint32_t mask);
+/* The rules of one prefix's base chain for hook c. */
+int rule_pfx_guard(struct vnic_nft *n, struct nbatch *b, enum nchain c,
+		   const char *chain);
+/* The rule of every to-guest chain. */
+int rule_to_guest(struct vnic_nft *n, struct nbatch *b, const char *chain);
 
 /* prefix.c: hooks by name prefix (see vnic_nft_opts.hook_prefixes). */
 int prefix_ask(struct vnic_nft *n, const char *const *prefixes);
@@ -272,7 +311,9 @@ void prefix_done(struct vnic_nft *n, bool made);
 /* The NIC's name starts with an installed prefix: it needs no own hook. */
 bool prefix_covers(const struct vnic_nft *n, const char *ifname);
 
-/* layout.c: the chains of the from-guest switches, by mask. */
+/* schema.c: names and masks; the kind of base chain a NIC kind uses. */
+enum nchain layout_from_chain(enum vnic_kind kind);
+uint32_t layout_egress_hook(void);
 void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len);
 /* A set's name: nset_descs' or "sw_7f". */
 const char *set_name(enum nset s, char *buf, size_t len);
@@ -280,10 +321,10 @@ const char *set_name(enum nset s, char *buf, size_t len);
 uint32_t swmask_parse(const char *set);
 bool swmask_ready(const struct vnic_nft *n, uint32_t mask);
 void swmask_mark(struct vnic_nft *n, uint32_t mask);
-/* Make mask's set, chains and base-chain rules unless they exist. */
+/* layout.c: make mask's set, chains and base-chain rules unless they exist. */
 int layout_sw_mask(struct vnic_nft *n, struct nbatch *b, uint32_t mask);
 
-/* layout.c: comment userdata as nft(8) writes it into out; its length, or
+/* schema.c: comment userdata as nft(8) writes it into out; its length, or
  * 0 when it does not fit. */
 size_t udata_comment(const char *s, uint8_t *out, size_t max);
 
@@ -305,9 +346,6 @@ int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest);
  * (n NULL: all of them); NULL-terminated, malloc'd. */
 const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
 			   unsigned int *count);
-/* The rule of every to-guest chain. */
-int layout_to_rule(struct vnic_nft *n, struct nbatch *b, const char *chain);
-uint32_t layout_egress_hook(void);
 
 /* The guests set's key for a guest, and its counter and chain names. */
 uint32_t guest_key(const char *name);
@@ -321,9 +359,9 @@ void guest_names(const char *guest, char *ctr, char *chain, size_t len);
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add);
 /* NEWSET for set s of size (0: unsized); an update if it exists. */
 int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s, uint32_t size);
-/* The size a new table gives set s. */
+/* schema.c: the size a new table gives set s. */
 uint32_t layout_set_size(const struct vnic_nft *n, enum nset s);
-/* nft.c: every NIC of a policy resolved to its ifindex, in one batch:
+/* resolve.c: every NIC of a policy resolved to its ifindex, in one batch:
  * guest g's NIC k is ifi[off[g] + k]. */
 struct resolved {
 	int *ifi;
@@ -334,8 +372,49 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 void resolved_free(struct resolved *r);
 /* A guest's digest: its policy and its NICs' ifindexes. */
 uint64_t guest_digest(const struct pguest *g, const int *ifi);
+/* The handle's socket for SIOCGIFINDEX / SIOCGIFNAME, in ctx's netns. */
+int ifsock_get(struct vnic_nft *n);
 
+/* installed.c: the guests the handle knows. */
+void inst_clear(struct vnic_nft *n);
+struct installed *inst_find(struct vnic_nft *n, const char *name);
+struct installed *inst_new(struct vnic_nft *n, const char *name);
+void inst_forget(struct vnic_nft *n, struct installed *in);
+/* Guest i's NICs are its own now (nic_owner()). */
+int inst_claim(struct vnic_nft *n, uint32_t i);
+/* The installed guest that claims NIC ifname, or NULL. */
+const struct installed *nic_owner(const struct vnic_nft *n, const char *ifname);
+/* The guests set read back: each guest known by name and digest; the XOR
+ * of their state_mix() and their count out. */
+int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count);
 /* One guest's part of the state digest (the digest XORs them). */
 uint64_t state_mix(const char *name, uint64_t digest);
+
+/* open.c: read (and check) the table, then claim it; reading fails: the
+ * handle is stale and reads again before its next change. */
+int open_state(struct vnic_nft *n);
+
+/* purge.c: a guest known by name only out, into b. */
+int purge_guest(struct vnic_nft *n, struct nbatch *b, const char *name,
+		unsigned int keep);
+
+/* change.c: one batch of guest changes, from begin to its commit. */
+struct change {
+	struct vnic_nft *n;
+	struct nbatch b;
+	uint64_t digest;		/* of the state after the change */
+	struct vnic_nft_result *res;
+};
+/* res: the change's own counts (reset here), or NULL. */
+void result_reset(struct vnic_nft_result *res);
+int change_begin(struct vnic_nft *n, struct change *ch, struct vnic_nft_result *res);
+/* err: of building; the batch is committed only without one. */
+int change_end(struct change *ch, int err, uint64_t genid);
+int change_drop(struct change *ch, struct installed *in, unsigned int keep);
+int change_add(struct change *ch, const struct pguest *g, const int *ifi,
+	       unsigned int keep);
+/* What replacing in by g keeps (GP_KEEP_*). */
+unsigned int change_keep(struct vnic_nft *n, const struct installed *in,
+			 const struct pguest *g);
 
 #endif /* VNIC_NFT_INTERNAL_H */

@@ -12,6 +12,7 @@
  * what is queued tells the outcome.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -125,6 +126,23 @@ int nbatch_append(struct nbatch *dst, const struct nbatch *src)
 	return 0;
 }
 
+/* An nftnl object as the payload of one message; freed either way. */
+int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
+		void *obj, void (*build)(struct nlmsghdr *, const void *),
+		void (*freeobj)(void *))
+{
+	struct nlmsghdr *nlh = nbatch_msg(b, type, flags);
+
+	if (!nlh) {
+		freeobj(obj);
+		return -ENOMEM;
+	}
+	build(nlh, obj);
+	nbatch_end(b, nlh);
+	freeobj(obj);
+	return 0;
+}
+
 static ssize_t recv_one(struct vnic_nft *n, char *buf, int flags)
 {
 	ssize_t r;
@@ -212,6 +230,39 @@ int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		*sent += b->msgs;
 	return err;
 }
+
+/* The handle's error: the kernel's extack (collect_errors() left it in
+ * ctx->err.extack) with a message saying what failed. */
+__attribute__((format(printf, 3, 4)))
+int nfnl_set_err(struct vnic_nft *n, int err, const char *fmt, ...)
+{
+	char extack[VNIC_EXTACK_MAX];
+	va_list ap;
+
+	/* collect_errors() left the kernel's message in ctx->err.extack. */
+	snprintf(extack, sizeof(extack), "%s", n->ctx->err.extack);
+	n->ctx->err.extack[0] = '\0';
+	va_start(ap, fmt);
+	err = vnic_set_errv(n->ctx, err, VNIC_STEP_CREATE, -1, extack, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* nbatch_commit(), counted into res (a change's own, never the caller's). */
+int nbatch_commit_res(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
+		      struct vnic_nft_result *res)
+{
+	unsigned int sent = 0;
+	int err = nbatch_commit(n, b, genid, &sent);
+
+	if (res) {	/* the change's own (result_out()), never the caller's */
+		res->messages += sent;
+		res->batches += sent ? 1 : 0;
+		res->writes = res->writes || sent;
+	}
+	return err;
+}
+
 
 struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n)
 {

@@ -11,7 +11,7 @@
  *
  * Per prefix P, two base chains: "pfxin_P" (ingress) and "pfxeg_P"
  * (egress).  Their rules send a packet by its device's kind to the shared
- * regular chains that hold the shards' rules (layout_pfx_guard()).
+ * regular chains that hold the shards' rules (rule_pfx_guard()).
  *
  * libnftnl 1.2 has no way to put NFTA_DEVICE_PREFIX, so these chain
  * messages are written here, attribute by attribute.
@@ -124,7 +124,7 @@ static int prefix_chains(struct vnic_nft *n, struct nbatch *b, const char *p)
 		snprintf(name, sizeof(name), "%s%s", heads[c], p);
 		err = base_chain(n, b, (enum nchain)c, name, p);
 		if (!err)
-			err = layout_pfx_guard(n, b, (enum nchain)c, name);
+			err = rule_pfx_guard(n, b, (enum nchain)c, name);
 	}
 	return err;
 }

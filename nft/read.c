@@ -120,31 +120,6 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	return err || !ti->exists ? err : check_sets(n, ti);
 }
 
-/* A set's size from its description, and the masks whose sets exist (a
- * mask's set, chains and rules are made in one batch).  Fed by the one set
- * dump check_sets() makes; read_sizes_reset() first. */
-void read_sizes_reset(struct vnic_nft *n)
-{
-	memset(n->size, 0, sizeof(n->size));
-	memset(n->swmasks, 0, sizeof(n->swmasks));
-}
-
-void read_set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name)
-{
-	uint32_t mask = swmask_parse(name), size;
-	unsigned int i;
-
-	size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
-		nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
-	if (mask) {
-		swmask_mark(n, mask);
-		n->size[S_MASK(mask)] = size;
-	}
-	for (i = 0; i < S__MAX; i++)
-		if (!strcmp(name, nset_descs[i].name))
-			n->size[i] = size;
-}
-
 struct chain_read {
 	struct vnic_nft *n;
 	struct devlist *names;		/* every chain's name, for check_chains() */
@@ -380,65 +355,4 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		*bytes = cr.bytes;
 	}
 	return err;
-}
-
-/* --- device lists ------------------------------------------------------ */
-
-void devlist_clear(struct devlist *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < d->n; i++)
-		free(d->names[i]);
-	free(d->names);
-	free(d->live);
-	strmap_free(&d->map);
-	memset(d, 0, sizeof(*d));
-}
-
-bool devlist_has(const struct devlist *d, const char *name)
-{
-	uint32_t v;
-
-	return !strmap_get(&d->map, name, &v) && d->live[v];
-}
-
-void devlist_del(struct devlist *d, const char *name)
-{
-	uint32_t v;
-
-	if (!strmap_get(&d->map, name, &v))
-		d->live[v] = false;
-}
-
-int devlist_add(struct devlist *d, const char *name)
-{
-	uint32_t v;
-	char *copy;
-
-	if (!strmap_get(&d->map, name, &v)) {
-		d->live[v] = true;
-		return 0;
-	}
-	if (d->n == d->cap) {
-		unsigned int cap = d->cap ? d->cap * 2 : 16;
-		char **p = realloc(d->names, cap * sizeof(*p));
-		bool *l = realloc(d->live, cap * sizeof(*l));
-
-		if (p)
-			d->names = p;
-		if (l)
-			d->live = l;
-		if (!p || !l)
-			return -ENOMEM;
-		d->cap = cap;
-	}
-	copy = strdup(name);
-	if (!copy || strmap_add(&d->map, copy, d->n)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	d->live[d->n] = true;
-	d->names[d->n++] = copy;
-	return 0;
 }

@@ -21,9 +21,6 @@ struct table_info {
 int read_table(struct vnic_nft *n, struct table_info *ti);
 /* The state element: ti->has_digest and ti->digest. */
 int read_state(struct vnic_nft *n, struct table_info *ti);
-/* Every set's size (n->size) and the masks in use, one set at a time. */
-void read_sizes_reset(struct vnic_nft *n);
-void read_set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *name);
 /* Which base chains (shards) exist, and their devices; every chain's name
  * into names. */
 int read_chains(struct vnic_nft *n, struct devlist *names);

@@ -4,7 +4,7 @@
  * on an empty table, for debugging and for loading with nft -f (which gives
  * the same ruleset, but for the owner and persist flags that nft 1.0.6
  * cannot spell).  Rules are written the way nft 1.0.6 lists the rules
- * layout.c builds, so that they parse back into the same expressions.
+ * rules.c builds, so that they parse back into the same expressions.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -59,7 +59,7 @@ static void put(struct out *o, const char *fmt, ...)
 /* The base chains' last rule, after one per switch mask (@K: iif or oif). */
 static const char *const custom_rule_text = "@K vmap @custom";
 
-/* The rules of each from-guest switch, in layout.c's order. */
+/* The rules of each from-guest switch, in rules.c's order. */
 static const struct {
 	uint32_t sw;
 	const char *rule;

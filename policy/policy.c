@@ -201,7 +201,7 @@ VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 	if (err)
 		return bad(p, err, guest, "vnic_guest_policy");
 	if (!vnic_valid_tag(guest, POLICY_GUEST_MAX))
-		return bad(p, -EINVAL, guest, "a guest name is 1..64 of [A-Za-z0-9_.-]");
+		return bad(p, -EINVAL, guest, "a guest name is 1 to 64 of [A-Za-z0-9_.-]");
 	if (!strmap_get(&p->guests, guest, &idx))
 		return bad(p, -EEXIST, guest, "already in the policy");
 	g = calloc(1, sizeof(*g));
@@ -243,33 +243,40 @@ static int parse_addrs(const struct vnic_policy *p, const char *guest,
 	unsigned int i;
 
 	if (o->n_ipv4 > POLICY_ADDRS_MAX || o->n_ipv6 > POLICY_ADDRS_MAX)
-		return bad(p, -E2BIG, guest, "%s: at most 64 addresses per family",
-			   nic->ifname);
+		return bad(p, -E2BIG, guest, "NIC %s: %u ipv4 and %u ipv6 addresses: "
+			   "at most %d per family", nic->ifname, o->n_ipv4,
+			   o->n_ipv6, POLICY_ADDRS_MAX);
 	if ((o->n_ipv4 && !o->ipv4) || (o->n_ipv6 && !o->ipv6))
-		return bad(p, -EINVAL, guest, "%s: address count without addresses",
+		return bad(p, -EINVAL, guest, "NIC %s: address count without addresses",
 			   nic->ifname);
 	nic->v4 = calloc(o->n_ipv4 + 1, sizeof(*nic->v4));
 	nic->v6 = calloc(o->n_ipv6 + 1, sizeof(*nic->v6));
 	if (!nic->v4 || !nic->v6)
 		return -ENOMEM;
+	/* The field and index as the caller's arrays have them, so that a
+	 * tool can point at the element (ipv6[1]) without checking it too. */
 	for (i = 0; i < o->n_ipv4; i++, nic->n4++)
 		if (!o->ipv4[i] || inet_pton(AF_INET, o->ipv4[i], &nic->v4[i]) != 1)
-			return bad(p, -EINVAL, guest, "%s: '%s' is no IPv4 address",
-				   nic->ifname, o->ipv4[i] ? o->ipv4[i] : "(null)");
+			return bad(p, -EINVAL, guest, "NIC %s: ipv4[%u] '%s' is not an "
+				   "IPv4 address like 192.0.2.10", nic->ifname, i,
+				   o->ipv4[i] ? o->ipv4[i] : "(null)");
 	for (i = 0; i < o->n_ipv6; i++, nic->n6++)
 		if (!o->ipv6[i] || inet_pton(AF_INET6, o->ipv6[i], &nic->v6[i]) != 1)
-			return bad(p, -EINVAL, guest, "%s: '%s' is no IPv6 address",
-				   nic->ifname, o->ipv6[i] ? o->ipv6[i] : "(null)");
+			return bad(p, -EINVAL, guest, "NIC %s: ipv6[%u] '%s' is not an "
+				   "IPv6 address like 2001:db8::10", nic->ifname, i,
+				   o->ipv6[i] ? o->ipv6[i] : "(null)");
 	for (i = 0; i < nic->n4; i++)
 		for (unsigned int k = 0; k < i; k++)
 			if (nic->v4[i].s_addr == nic->v4[k].s_addr)
-				return bad(p, -EEXIST, guest, "%s: IPv4 address '%s' "
-					   "listed twice", nic->ifname, o->ipv4[i]);
+				return bad(p, -EEXIST, guest, "NIC %s: ipv4[%u] '%s' is "
+					   "ipv4[%u] again", nic->ifname, i,
+					   o->ipv4[i], k);
 	for (i = 0; i < nic->n6; i++)
 		for (unsigned int k = 0; k < i; k++)
 			if (!memcmp(&nic->v6[i], &nic->v6[k], sizeof(nic->v6[i])))
-				return bad(p, -EEXIST, guest, "%s: IPv6 address '%s' "
-					   "listed twice", nic->ifname, o->ipv6[i]);
+				return bad(p, -EEXIST, guest, "NIC %s: ipv6[%u] '%s' is "
+					   "ipv6[%u] again", nic->ifname, i,
+					   o->ipv6[i], k);
 	/* The link-local every IPv6 stack derives from its MAC, unless given. */
 	link_local(nic->mac, &nic->v6[nic->n6]);
 	for (i = 0; i < nic->n6; i++)
@@ -287,20 +294,21 @@ static int check_nic(const struct vnic_policy *p, const struct pguest *g,
 	int err;
 
 	if (!o->ifname || name_check(o->ifname, &tmpl, &why) || tmpl)
-		return bad(p, -EINVAL, g->name, "NIC name '%s': %s",
+		return bad(p, -EINVAL, g->name, "NIC ifname '%s': %s",
 			   o->ifname ? o->ifname : "(null)",
-			   why ? why : "a NIC needs an exact name");
+			   why ? why : "a NIC needs an exact name, not a template");
 	snprintf(nic->ifname, sizeof(nic->ifname), "%s", o->ifname);
 	if (o->kind != VNIC_KIND_MACVTAP && o->kind != VNIC_KIND_MACVLAN &&
 	    o->kind != VNIC_KIND_VETH && o->kind != VNIC_KIND_TAP)
-		return bad(p, -EOPNOTSUPP, g->name, "%s: kind %s cannot be filtered "
-			   "(macvtap, macvlan, veth, tap)", nic->ifname,
+		return bad(p, -EOPNOTSUPP, g->name, "NIC %s: kind %s cannot be "
+			   "filtered (macvtap, macvlan, veth, tap)", nic->ifname,
 			   vnic_kind_name(o->kind) ? vnic_kind_name(o->kind) : "unknown");
 	nic->kind = o->kind;
-	if (!o->mac || mac_parse(o->mac, nic->mac))
-		return bad(p, -EINVAL, g->name, "%s: MAC '%s' is not a unicast "
-			   "xx:xx:xx:xx:xx:xx address", nic->ifname,
-			   o->mac ? o->mac : "(none)");
+	if (!o->mac)
+		return bad(p, -EINVAL, g->name, "NIC %s: no mac", nic->ifname);
+	if (mac_parse_why(o->mac, nic->mac, &why))
+		return bad(p, -EINVAL, g->name, "NIC %s: mac '%s' %s", nic->ifname,
+			   o->mac, why);
 	err = switches_of(p, g->name, o->switches, o->switches_set, g->sw, &nic->sw);
 	if (!err)
 		err = parse_addrs(p, g->name, o, nic);
@@ -414,8 +422,11 @@ static int parse_cidr(const char *s, struct prule *r)
 		return -EINVAL;
 	plen = max;
 	if (slash) {
+		/* Digits only: strtol() would take " +24" too. */
+		if (slash[1] < '0' || slash[1] > '9' || strlen(slash + 1) > 3)
+			return -EINVAL;
 		plen = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || plen < 0 || plen > (long)max)
+		if (*end || plen > (long)max)
 			return -EINVAL;
 	}
 	r->plen = (uint8_t)plen;
@@ -424,31 +435,37 @@ static int parse_cidr(const char *s, struct prule *r)
 	return 0;
 }
 
-static int check_rule(const struct vnic_policy *p, const char *guest,
+/* Messages name the rule as rules[i], i counting the guest's rules added. */
+static int check_rule(const struct vnic_policy *p, const struct pguest *g,
 		      const struct vnic_rule *o, struct prule *r)
 {
 	bool ports = o->l4proto == IPPROTO_TCP || o->l4proto == IPPROTO_UDP;
+	const char *guest = g->name;
+	unsigned int i = g->nr;
 
 	if (o->l4proto && !ports && o->l4proto != IPPROTO_ICMP &&
 	    o->l4proto != IPPROTO_ICMPV6)
-		return bad(p, -EINVAL, guest, "rule: protocol %u (tcp, udp, icmp, "
-			   "icmpv6 or any)", o->l4proto);
+		return bad(p, -EINVAL, guest, "rules[%u]: protocol %u (tcp, udp, "
+			   "icmp, icmpv6 or any)", i, o->l4proto);
 	r->l4proto = o->l4proto;
 	r->pmin = o->dport_min;
 	r->pmax = o->dport_max ? o->dport_max : o->dport_min;
 	if ((r->pmin || r->pmax) && !ports)
-		return bad(p, -EINVAL, guest, "rule: ports need tcp or udp");
+		return bad(p, -EINVAL, guest, "rules[%u]: a dport needs protocol "
+			   "tcp or udp", i);
 	if (r->pmin > r->pmax)
-		return bad(p, -EINVAL, guest, "rule: port range %u-%u",
-			   o->dport_min, o->dport_max);
+		return bad(p, -EINVAL, guest, "rules[%u]: dport range %u-%u ends "
+			   "before it starts", i, o->dport_min, o->dport_max);
 	if (o->daddr && parse_cidr(o->daddr, r))
-		return bad(p, -EINVAL, guest, "rule: '%s' is no IPv4/IPv6 CIDR",
-			   o->daddr);
+		return bad(p, -EINVAL, guest, "rules[%u]: daddr '%s' is not an "
+			   "address or CIDR like 198.51.100.0/24", i, o->daddr);
 	if ((r->family == AF_INET && o->l4proto == IPPROTO_ICMPV6) ||
 	    (r->family == AF_INET6 && o->l4proto == IPPROTO_ICMP))
-		return bad(p, -EINVAL, guest, "rule: ICMP version and address family differ");
+		return bad(p, -EINVAL, guest, "rules[%u]: the ICMP version and the "
+			   "daddr's address family differ", i);
 	if (o->action != VNIC_RULE_DROP && o->action != VNIC_RULE_ACCEPT)
-		return bad(p, -EINVAL, guest, "rule: unknown action %d", o->action);
+		return bad(p, -EINVAL, guest, "rules[%u]: unknown action %d", i,
+			   o->action);
 	r->accept = o->action == VNIC_RULE_ACCEPT;
 	return 0;
 }
@@ -467,8 +484,9 @@ VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 		return err;
 	g = p->g[gi];
 	if (g->nr >= POLICY_RULES_MAX)
-		return bad(p, -E2BIG, guest, "at most %d rules", POLICY_RULES_MAX);
-	err = check_rule(p, guest, &o, &r);
+		return bad(p, -E2BIG, guest, "rules[%u]: at most %d rules", g->nr,
+			   POLICY_RULES_MAX);
+	err = check_rule(p, g, &o, &r);
 	if (!err)
 		err = grow((void **)&g->rules, &g->capr, g->nr, sizeof(*g->rules));
 	if (!err)
@@ -485,7 +503,8 @@ VNIC_EXPORT int vnic_policy_check(const struct vnic_policy *p)
 	vnic_clear_err(p->ctx);
 	for (i = 0; i < p->n; i++)
 		if (!p->g[i]->nn)
-			return bad(p, -EINVAL, p->g[i]->name, "has no NIC");
+			return bad(p, -EINVAL, p->g[i]->name,
+				   "has no NIC (a guest needs at least one)");
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-make -s -j"$(nproc)" WERROR=1 all tests bench hdrcheck doccheck
+make -s -j"$(nproc)" WERROR=1 all tests bench hdrcheck importcheck doccheck
 # The ABI: exports, version script and headers agree; no change from the
 # baseline abi/libvnic.abi (Documentation/abi.rst).
 make -s abicheck

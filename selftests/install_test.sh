@@ -88,7 +88,10 @@ case_prefix_usr() {
 	install_and_run /usr/lib PREFIX=/usr || return
 	[ -x "$TMP/root/usr/bin/vnicctl" ] || fail "no vnicctl in /usr/bin" || return
 	[ -r "$TMP/root/usr/share/man/man8/vnicctl.8" ] || fail "no man page" || return
-	[ -r "$TMP/root/usr/include/vnic/vnic.h" ] || fail "no header"
+	[ -r "$TMP/root/usr/include/vnic/vnic.h" ] || fail "no header" || return
+	grep -qx 'ExecStart=/usr/bin/vnicctl filter hold %f' \
+		"$TMP/root/usr/lib/systemd/system/vnicctl-filter-hold@.service" ||
+		fail "the hold unit does not run /usr/bin/vnicctl"
 }
 
 # Every directory variable set apart from PREFIX.
@@ -118,7 +121,8 @@ uninstall_leaves_nothing() {
 }
 
 # make uninstall with the install's variables removes every file it wrote
-# (headers, both libraries and their links, the .pc, vnicctl, man page).
+# (headers, both libraries and their links, the .pc, vnicctl, man page,
+# the systemd unit of filter hold).
 case_uninstall_prefix_usr() {
 	install_and_run /usr/lib PREFIX=/usr || return
 	uninstall_leaves_nothing PREFIX=/usr
@@ -130,6 +134,9 @@ case_uninstall_libdir_incdir() {
 	install_and_run /opt/vn/lib64 "${vars[@]}" || return
 	[ -x "$TMP/root/opt/vn/sbin/vnicctl" ] || fail "no vnicctl in BINDIR" || return
 	[ -r "$TMP/root/opt/vn/man/man8/vnicctl.8" ] || fail "no man page in MANDIR" || return
+	grep -qx 'ExecStart=/opt/vn/sbin/vnicctl filter hold %f' \
+		"$TMP/root/opt/vn/lib/systemd/system/vnicctl-filter-hold@.service" ||
+		fail "the hold unit does not run BINDIR's vnicctl" || return
 	uninstall_leaves_nothing "${vars[@]}" || return
 	[ ! -e "$TMP/root/opt/vn/inc/vnic" ] || fail "uninstall left INCDIR/vnic"
 }

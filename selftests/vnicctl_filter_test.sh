@@ -244,58 +244,77 @@ case_sync_changed() {
 	! has_mac "$(mac_of vm1m0)" || fail "vm1 still installed"
 }
 
-# Bad policy files: exit 2, the message names the JSON path, nothing is
-# installed (no table at all on an empty ruleset; the ruleset unchanged
-# next to installed guests, for apply and for sync).
+# Bad policy files: exit 2, the message names the JSON path and says what
+# is wrong (vnicctl checks the JSON's shape, the library's policy model every
+# value, so most messages are the library's), nothing is installed (no
+# table at all on an empty ruleset; the ruleset unchanged next to installed
+# guests, for apply and for sync).
 case_bad_json() {
-	local pass mod path cmd n=0
+	local pass mod path msg want cmd n=0
 	write_policy "$TMP/p.json" || return
 	for pass in empty installed; do
 		if [ "$pass" = installed ]; then
 			run 0 vc filter apply "$TMP/p.json" || return
 		fi
 		nft list ruleset >"$TMP/before"
-		while IFS='|' read -r mod path; do
+		while IFS='|' read -r mod path msg; do
 			n=$((n + 1))
 			if [ "${mod:0:1}" = '!' ]; then
 				printf '%s' "${mod:1}" >"$TMP/bad.json"
 			else
 				jq "$mod" "$TMP/p.json" >"$TMP/bad.json" || return
 			fi
+			# "FILE: PATH: ..."; a syntax error "FILE:LINE:COLUMN: ...".
+			want="bad.json: $path"
+			[ "${path:0:1}" = : ] && want="bad.json$path"
 			for cmd in apply sync; do
 				run 2 vc filter "$cmd" "$TMP/bad.json" || {
 					log "case $n: $mod"; return 1; }
-				grep -qF -- "$path" "$TMP/err" ||
-					fail "$cmd $mod: message does not name $path: $(cat "$TMP/err")" ||
+				grep -qF -- "$want" "$TMP/err" &&
+				grep -qF -- "$msg" "$TMP/err" ||
+					fail "$cmd $mod: message lacks '$want' or '$msg': $(cat "$TMP/err")" ||
 					return
+				[ "$(wc -l <"$TMP/err")" = 1 ] ||
+					fail "$cmd $mod: more than one line: $(cat "$TMP/err")" || return
 				[ ! -s "$TMP/out" ] || fail "$cmd $mod: stdout not empty" || return
 				nft list ruleset | cmp -s - "$TMP/before" ||
 					fail "$cmd $mod ($pass): the ruleset changed" || return
 			done
 		done <<-'EOF'
-		.guests[0].nics[1].mac = "02:00:00:00:00:zz"|guests[0].nics[1].mac
-		.guests[1].nics[0].mac = "ff:ff:ff:ff:ff:ff"|guests[1].nics[0].mac
-		.guests[1].nics[0].colour = "blue"|guests[1].nics[0].colour
-		.guests[0].nics[1].ipv4 = "192.0.2.11"|guests[0].nics[1].ipv4
-		.guests[0].nics[0].ipv6[0] = "2001:db8::zz"|guests[0].nics[0].ipv6[0]
-		.guests[1].switches[1] = "bogus"|guests[1].switches[1]
-		.guests[0].rules[1].dport = "2000-1000"|guests[0].rules[1].dport
-		.guests[0].rules[0].dport = 0|guests[0].rules[0].dport
-		.guests[0].rules[1].daddr = "198.51.100.0/33"|guests[0].rules[1].daddr
-		.guests[0].rules[0].action = "reject"|guests[0].rules[0].action
-		.guests[0].rules[0] = {proto: "icmp", daddr: "2001:db8::/32", action: "drop"}|guests[0].rules[0]
-		.guests[1].nics[0].ifname = "vm1m0"|guests[1].nics[0].ifname
-		.guests[1].name = "vm1"|guests[1].name
-		.guests[1].name = "no/slash"|guests[1].name
-		.guests[1].nics = []|guests[1].nics
-		del(.guests[0].nics[0].kind)|guests[0].nics[0].kind
-		.guests[0].nics[0].kind = "tun"|guests[0].nics[0].kind
-		.guests[0].nics[0].ifname = "0123456789abcdef"|guests[0].nics[0].ifname
-		.guests[0].name = 42|guests[0].name
-		.guests = {}|guests
-		.extra = 1|extra
-		[.]|top level
-		!{"guests": [{"name": "vm1",}]}|bad.json:1:
+		.guests[0].nics[1].mac = "02:00:00:00:00:zz"|guests[0].nics[1]: |NIC vm1m1: mac '02:00:00:00:00:zz' is not a MAC address like
+		.guests[1].nics[0].mac = "ff:ff:ff:ff:ff:ff"|guests[1].nics[0]: |NIC vm2h0: mac 'ff:ff:ff:ff:ff:ff' is a multicast or broadcast MAC
+		.guests[1].nics[0].mac = "00:00:00:00:00:00"|guests[1].nics[0]: |is the all-zeroes MAC address
+		.guests[1].nics[0].colour = "blue"|guests[1].nics[0].colour: |unknown key (known: ifname,
+		.guests[0].nics[1].ipv4 = "192.0.2.11"|guests[0].nics[1].ipv4: |expected an array of IPv4 addresses, got a string
+		.guests[0].nics[1].ipv4 = [11]|guests[0].nics[1].ipv4[0]: |expected an address string, got an integer
+		.guests[0].nics[0].ipv6[0] = "2001:db8::zz"|guests[0].nics[0]: |NIC vm1m0: ipv6[0] '2001:db8::zz' is not an IPv6 address
+		.guests[0].nics[0].ipv4[0] = "192.0.2.10/24"|guests[0].nics[0]: |NIC vm1m0: ipv4[0] '192.0.2.10/24' is not an IPv4 address
+		.guests[0].nics[0].ipv6 += ["2001:db8::0010"]|guests[0].nics[0]: |ipv6[1] '2001:db8::0010' is ipv6[0] again
+		.guests[0].nics[0].ipv4 = reduce range(65) as $i ([]; . + ["10.0.0.\($i)"])|guests[0].nics[0]: |65 ipv4 and 1 ipv6 addresses: at most 64 per family
+		.guests[1].switches[1] = "bogus"|guests[1].switches[1]: |unknown switch 'bogus' (known: mac-spoof,
+		.guests[1].switches[1] = "mac-spoof"|guests[1].switches[1]: |switch 'mac-spoof' repeats one listed before
+		.guests[0].rules[1].dport = "2000-1000"|guests[0].rules[1]: |rules[1]: dport range 2000-1000 ends before it starts
+		.guests[0].rules[0].dport = 0|guests[0].rules[0].dport: |0 is not a port in 1..65535
+		.guests[0].rules[0].dport = "22x"|guests[0].rules[0].dport: |'22x' is not a port or a range
+		.guests[0].rules[0].proto = "icmp"|guests[0].rules[0]: |rules[0]: a dport needs protocol tcp or udp
+		.guests[0].rules[1].daddr = "198.51.100.0/33"|guests[0].rules[1]: |rules[1]: daddr '198.51.100.0/33' is not an address or CIDR
+		.guests[0].rules[1].daddr = "198.51.100.0/+3"|guests[0].rules[1]: |daddr '198.51.100.0/+3' is not an address or CIDR
+		.guests[0].rules[0].action = "reject"|guests[0].rules[0].action: |unknown action 'reject' (accept, drop)
+		.guests[0].rules[0] = {proto: "icmp", daddr: "2001:db8::/32", action: "drop"}|guests[0].rules[0]: |the ICMP version and the daddr's address family differ
+		.guests[1].nics[0].ifname = "vm1m0"|guests[1].nics[0]: |NIC vm1m0 is claimed by guest vm1 already
+		.guests[1].name = "vm1"|guests[1].name: |guest vm1: already in the policy
+		.guests[1].name = "no/slash"|guests[1].name: |guest no/slash: a guest name is 1 to 64 of [A-Za-z0-9_.-]
+		.guests[1].nics = []|validate: |guest vm2: has no NIC (a guest needs at least one)
+		del(.guests[0].nics[0].kind)|guests[0].nics[0].kind: |missing
+		.guests[0].nics[0].kind = "tun"|guests[0].nics[0]: |NIC vm1m0: kind tun cannot be filtered (macvtap, macvlan, veth, tap)
+		.guests[0].nics[0].kind = "bogus"|guests[0].nics[0].kind: |unknown kind 'bogus' (kinds: macvtap,
+		.guests[0].nics[0].ifname = "0123456789abcdef"|guests[0].nics[0]: |NIC ifname '0123456789abcdef': longer than 15 characters
+		.guests[0].nics[0].ifname = "vm%d"|guests[0].nics[0]: |NIC ifname 'vm%d': a NIC needs an exact name, not a template
+		.guests[0].name = 42|guests[0].name: |expected the guest's name, got an integer
+		.guests = {}|guests: |expected an array of guest objects, got an object
+		.extra = 1|extra: |unknown key (known: guests)
+		[.]|top level: |expected an object
+		!{"guests": [{"name": "vm1",}]}|:1:|
 		EOF
 	done
 }

@@ -73,10 +73,18 @@ void cli_guest_table(const struct vnic_guest *g, unsigned int from);
 int cli_guest_print(struct cli *cli, const struct vnic_guest *g,
 		    unsigned int from);
 
-/* cli_policy.c: the filter policy file */
-int cli_policy_load(const char *file, json_t **root);
-int cli_policy_build(struct cli *cli, const char *file, json_t *root,
-		     struct vnic_policy **out);
+/* cli_policy.c: the filter policy file ("-": stdin) read and checked by
+ * the library's policy model; no context needed.  Returns 0 with *out set,
+ * or an exit status after printing the problem. */
+int cli_policy_load(const char *file, struct vnic_policy **out);
+
+/* cli_filter.c: a filter command's operands (-1: go on, else the exit
+ * status); the table opened for writing (claimed unless --no-owner)
+ * or read-only; a commit's result printed.  Both return an exit status. */
+int cli_filter_operands(const char *cmd, const char *what, int argc,
+			char **argv, int min, int max);
+int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out);
+int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r);
 
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);
@@ -85,6 +93,7 @@ int cmd_guest_add(struct cli *cli, int argc, char **argv);
 int cmd_gc(struct cli *cli, int argc, char **argv);
 int cmd_features(struct cli *cli, int argc, char **argv);
 int cmd_filter(struct cli *cli, int argc, char **argv);
+int cmd_filter_hold(struct cli *cli, int argc, char **argv);
 
 void usage_main(FILE *f);
 void usage_guest(FILE *f);

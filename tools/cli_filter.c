@@ -2,7 +2,7 @@
 /*
  * vnicctl filter apply|sync|show|remove|render: the guests' filter policy
  * enforced by libvnic's nftables table (nft.h).  The policy file is parsed
- * in cli_policy.c.
+ * in cli_policy.c; filter hold is cli_hold.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +16,8 @@
  * refused ("-" alone is an operand: stdin), the operand count must be in
  * min..max.  Returns -1 to go on, else an exit status.
  */
-static int operands(const char *cmd, const char *what, int argc, char **argv,
-		    int min, int max)
+int cli_filter_operands(const char *cmd, const char *what, int argc,
+			char **argv, int min, int max)
 {
 	int i;
 
@@ -43,7 +43,7 @@ static int operands(const char *cmd, const char *what, int argc, char **argv,
  * Linux 6.9): elsewhere the table would go with vnicctl, so refuse.  Reading
  * commands open it read-only.
  */
-static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
+int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out)
 {
 	VNIC_OPTS(vnic_nft_opts, opts);
 	struct vnic_nft *n;
@@ -75,7 +75,7 @@ static int nft_open(struct cli *cli, bool write, struct vnic_nft **out)
 	return CLI_OK;
 }
 
-static int print_result(struct cli *cli, const struct vnic_nft_result *r)
+int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r)
 {
 	if (cli->json)
 		return cli_json_print(cli, json_pack(
@@ -104,7 +104,6 @@ static int print_result(struct cli *cli, const struct vnic_nft_result *r)
 /* What apply, sync and render start from: a policy file read, checked and
  * built, and the table opened.  ret < 0: ready; else the exit status. */
 struct file_job {
-	json_t *root;
 	struct vnic_policy *p;
 	struct vnic_nft *n;
 };
@@ -115,16 +114,14 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 	int ret;
 
 	memset(job, 0, sizeof(*job));
-	ret = operands(cmd, "policy file", argc, argv, 1, 1);
+	ret = cli_filter_operands(cmd, "policy file", argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
-	ret = cli_policy_load(argv[1], &job->root);
+	ret = cli_policy_load(argv[1], &job->p);
 	if (!ret)
 		ret = cli_open(cli);
 	if (!ret)
-		ret = cli_policy_build(cli, argv[1], job->root, &job->p);
-	if (!ret)
-		ret = nft_open(cli, write, &job->n);
+		ret = cli_filter_open(cli, write, &job->n);
 	return ret ? ret : -1;
 }
 
@@ -133,7 +130,6 @@ static void file_job_close(struct file_job *job)
 	if (job->n)
 		vnic_nft_close(job->n);
 	vnic_policy_free(job->p);
-	json_decref(job->root);
 }
 
 enum commit { C_APPLY, C_SYNC };
@@ -150,7 +146,7 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 	if (ret < 0) {
 		err = how == C_APPLY ? vnic_nft_apply(job.n, job.p, &res) :
 				       vnic_nft_sync(job.n, job.p, &res);
-		ret = err ? cli_fail(cli, err, "%s", cmd) : print_result(cli, &res);
+		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
 	}
 	file_job_close(&job);
 	return ret;
@@ -172,18 +168,18 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	struct vnic_nft *n;
 	int ret, err;
 
-	ret = operands("filter remove", "guest name", argc, argv, 1, argc);
+	ret = cli_filter_operands("filter remove", "guest name", argc, argv, 1, argc);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	ret = nft_open(cli, true, &n);
+	ret = cli_filter_open(cli, true, &n);
 	if (ret)
 		return ret;
 	err = vnic_nft_remove(n, (const char *const *)argv + 1,
 			      (unsigned int)argc - 1, &res);
-	ret = err ? cli_fail(cli, err, "filter remove") : print_result(cli, &res);
+	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
 	vnic_nft_close(n);
 	return ret;
 }
@@ -281,13 +277,13 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	struct vnic_nft *n;
 	int ret;
 
-	ret = operands("filter show", "guest name", argc, argv, 0, 1);
+	ret = cli_filter_operands("filter show", "guest name", argc, argv, 0, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	ret = nft_open(cli, false, &n);
+	ret = cli_filter_open(cli, false, &n);
 	if (ret)
 		return ret;
 	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
@@ -323,6 +319,7 @@ static const struct subcommand filter_cmds[] = {
 	{ "show",	"list",		filter_show },
 	{ "remove",	"del",		filter_remove },
 	{ "render",	NULL,		filter_render },
+	{ "hold",	NULL,		cmd_filter_hold },
 };
 
 int cmd_filter(struct cli *cli, int argc, char **argv)

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The public changes: apply (add or replace guests), remove, sync (make
+ * the table hold exactly a policy).  Each checks its input, then builds
+ * one change (change.c); a change whose prefix chains the kernel refused
+ * is built once more without them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nft/read.h"
+
+static int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
+{
+	if (!n)
+		return -EINVAL;
+	return res ? vnic_out_check(n->ctx, res, VNIC_SZ_0_1(vnic_nft_result, writes),
+				    "vnic_nft_result") : 0;
+}
+
+static int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
+		      int err)
+{
+	if (!err && res)
+		vnic_out_copy(res, r, sizeof(*r));
+	return err;
+}
+
+/* A NIC of p that an installed guest p does not replace has: refused.
+ * Looked up per NIC of p, so the cost does not grow with the table. */
+static int check_claims(struct vnic_nft *n, const struct vnic_policy *p)
+{
+	unsigned int i, k;
+	uint32_t gi;
+
+	for (i = 0; i < p->n; i++)
+		for (k = 0; k < p->g[i]->nn; k++) {
+			const char *nic = p->g[i]->nics[k].ifname;
+			const struct installed *in = nic_owner(n, nic);
+
+			if (in && policy_find(p, in->name, &gi))
+				return vnic_set_err(n->ctx, -EEXIST, VNIC_STEP_VALIDATE,
+						    -1, NULL, "NIC %s belongs to installed "
+						    "guest %s", nic, in->name);
+		}
+	return 0;
+}
+
+/* Add what is new, replace what changed, leave what is equal. */
+static int apply_guests(struct change *ch, const struct vnic_policy *p,
+			const struct resolved *r, struct vnic_nft_result *res)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < p->n && !err; i++) {
+		const struct pguest *g = p->g[i];
+		const int *ifi = &r->ifi[r->off[i]];
+		struct installed *in = inst_find(ch->n, g->name);
+		unsigned int keep = 0;
+
+		if (in && in->digest == guest_digest(g, ifi)) {
+			if (res)
+				res->guests_unchanged++;
+			continue;
+		}
+		if (in) {
+			keep = change_keep(ch->n, in, g);
+			err = change_drop(ch, in, keep);
+		}
+		if (!err)
+			err = change_add(ch, g, ifi, keep);
+		if (!err && res) {
+			if (in)
+				res->guests_changed++;
+			else
+				res->guests_added++;
+		}
+	}
+	return err;
+}
+
+static uint64_t policy_digest(const struct vnic_policy *p, const struct resolved *r)
+{
+	uint64_t d = 0;
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++)
+		d ^= state_mix(p->g[i]->name,
+			       guest_digest(p->g[i], &r->ifi[r->off[i]]));
+	return d;
+}
+
+static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
+		   struct vnic_nft_result *res, struct resolved *r, uint32_t *genid)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!n || !p)
+		return -EINVAL;
+	err = vnic_policy_check(p);
+	if (!err && (n->flags & VNIC_NFT_READ_ONLY))
+		err = vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
+				   "table %s was opened read-only", n->table);
+	/* A table missing at open may have been made since: read it. */
+	if (!err && (n->stale || n->pending))
+		err = open_state(n);
+	if (!err)
+		err = check_claims(n, p);
+	if (!err)
+		err = resolve_policy(n, p, r);
+	if (!err)
+		n->change_nics = r->off[p->n];
+	if (!err)
+		err = nfnl_genid(n, genid);
+	return err;
+}
+
+/* A change whose prefix chains the kernel refused is built again without
+ * them (once: the feature is off by then). */
+static bool redo(struct vnic_nft *n, int err)
+{
+	if (!err || !n || !n->pfx_refused)
+		return false;
+	n->pfx_refused = false;
+	vnic_clear_err(n->ctx);
+	return true;
+}
+
+static int apply_once(struct vnic_nft *n, const struct vnic_policy *p,
+		      struct vnic_nft_result *res)
+{
+	struct resolved r;
+	struct change ch;
+	uint32_t genid = 0;
+	int err = prepare(n, p, res, &r, &genid);
+
+	if (!err) {
+		change_begin(n, &ch, res);
+		err = apply_guests(&ch, p, &r, res);
+		err = change_end(&ch, err, genid);
+	}
+	resolved_free(&r);
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
+			       struct vnic_nft_result *res)
+{
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
+
+	if (err)
+		return err;
+	err = apply_once(n, p, rp);
+	if (redo(n, err))
+		err = apply_once(n, p, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"applying the policy");
+	return result_out(res, rp, err);
+}
+
+static int remove_once(struct vnic_nft *n, const char *const *guests,
+		       unsigned int count, struct vnic_nft_result *res)
+{
+	struct change ch;
+	uint32_t genid = 0;
+	unsigned int i;
+	int err = 0;
+
+	if (!n || (count && !guests))
+		return -EINVAL;
+	vnic_clear_err(n->ctx);
+	if (n->flags & VNIC_NFT_READ_ONLY)
+		return vnic_set_err(n->ctx, -EROFS, VNIC_STEP_VALIDATE, -1, NULL,
+				    "table %s was opened read-only", n->table);
+	if ((n->stale || n->pending) && (err = open_state(n)))
+		return err;
+	for (i = 0; i < count; i++)
+		if (!guests[i] || !inst_find(n, guests[i]))
+			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
+					    NULL, "guest %s is not installed",
+					    guests[i] ? guests[i] : "(null)");
+	err = nfnl_genid(n, &genid);
+	if (err)
+		return err;
+	change_begin(n, &ch, res);
+	for (i = 0; i < count && !err; i++) {
+		struct installed *in = inst_find(n, guests[i]);
+
+		if (!in)
+			continue;	/* named twice */
+		err = change_drop(&ch, in, 0);
+		if (!err && res)
+			res->guests_removed++;
+	}
+	return change_end(&ch, err, genid);
+}
+
+VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
+				unsigned int count, struct vnic_nft_result *res)
+{
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
+
+	if (err)
+		return err;
+	err = remove_once(n, guests, count, rp);
+	if (redo(n, err))
+		err = remove_once(n, guests, count, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"removing guests");
+	return result_out(res, rp, err);
+}
+
+static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
+		     struct vnic_nft_result *res)
+{
+	struct table_info ti;
+	struct resolved r;
+	struct change ch;
+	uint32_t genid = 0, gi;
+	unsigned int i;
+	int err = prepare(n, p, res, &r, &genid);
+
+	if (!err)
+		err = read_state(n, &ti);
+	if (err)
+		goto out;
+	/* One read, and nothing to write when the digests agree. */
+	if (ti.has_digest && ti.digest == policy_digest(p, &r)) {
+		result_reset(res);
+		if (res) {
+			res->guests_unchanged = p->n;
+			res->genid = genid;
+		}
+		goto out;
+	}
+	if (!ti.has_digest || ti.digest != n->table_digest)
+		err = open_state(n);	/* changed behind our back */
+	change_begin(n, &ch, res);
+	for (i = 0; !err && i < n->ninst; i++) {
+		struct installed *in = &n->inst[i];
+
+		if (!in->name[0] || !policy_find(p, in->name, &gi))
+			continue;
+		err = change_drop(&ch, in, 0);
+		if (!err && res)
+			res->guests_removed++;
+	}
+	if (!err)
+		err = apply_guests(&ch, p, &r, res);
+	err = change_end(&ch, err, genid);
+out:
+	resolved_free(&r);
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
+			      struct vnic_nft_result *res)
+{
+	struct vnic_nft_result r, *rp = res ? &r : NULL;
+	int err = result_check(n, res);
+
+	if (err)
+		return err;
+	err = sync_once(n, p, rp);
+	if (redo(n, err))
+		err = sync_once(n, p, rp);
+	if (err)
+		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
+					"syncing the policy");
+	return result_out(res, rp, err);
+}

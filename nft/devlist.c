@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Device (and chain) name lists with O(1) membership: the devices of a
+ * base chain, the custom and to-guest chains read back.  A removed name
+ * stays in its slot, marked dead, so indexes stay valid within a batch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nft/internal.h"
+
+void devlist_clear(struct devlist *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->names[i]);
+	free(d->names);
+	free(d->live);
+	strmap_free(&d->map);
+	memset(d, 0, sizeof(*d));
+}
+
+bool devlist_has(const struct devlist *d, const char *name)
+{
+	uint32_t v;
+
+	return !strmap_get(&d->map, name, &v) && d->live[v];
+}
+
+void devlist_del(struct devlist *d, const char *name)
+{
+	uint32_t v;
+
+	if (!strmap_get(&d->map, name, &v))
+		d->live[v] = false;
+}
+
+int devlist_add(struct devlist *d, const char *name)
+{
+	uint32_t v;
+	char *copy;
+
+	if (!strmap_get(&d->map, name, &v)) {
+		d->live[v] = true;
+		return 0;
+	}
+	if (d->n == d->cap) {
+		unsigned int cap = d->cap ? d->cap * 2 : 16;
+		char **p = realloc(d->names, cap * sizeof(*p));
+		bool *l = realloc(d->live, cap * sizeof(*l));
+
+		if (p)
+			d->names = p;
+		if (l)
+			d->live = l;
+		if (!p || !l)
+			return -ENOMEM;
+		d->cap = cap;
+	}
+	copy = strdup(name);
+	if (!copy || strmap_add(&d->map, copy, d->n)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	d->live[d->n] = true;
+	d->names[d->n++] = copy;
+	return 0;
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * What the handle knows is installed: the guests it installed (with their
+ * policy and ifindexes) or read back after a restart (by name and digest),
+ * which guest each NIC belongs to, and the public readers of that state:
+ * the guests and their drop counters.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libnftnl/set.h>
+
+#include "nft/read.h"
+
+void inst_clear(struct vnic_nft *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->ninst; i++) {
+		pguest_free(n->inst[i].g);
+		free(n->inst[i].ifindex);
+	}
+	free(n->inst);
+	n->inst = NULL;
+	n->ninst = n->capinst = 0;
+	strmap_free(&n->inst_map);
+	strmap_free(&n->nic_owner);
+	for (i = 0; i < n->nnic_keys; i++)
+		free(n->nic_keys[i]);
+	free(n->nic_keys);
+	n->nic_keys = NULL;
+	n->nnic_keys = n->capnic_keys = 0;
+}
+
+/* The guest at index i claims its NICs (nic_owner). */
+int inst_claim(struct vnic_nft *n, uint32_t i)
+{
+	const struct pguest *g = n->inst[i].g;
+	unsigned int k;
+	char *key;
+
+	for (k = 0; k < g->nn; k++) {
+		if (!strmap_set(&n->nic_owner, g->nics[k].ifname, i))
+			continue;
+		if (n->nnic_keys == n->capnic_keys) {
+			unsigned int cap = n->capnic_keys ? n->capnic_keys * 2 : 64;
+			char **v = realloc(n->nic_keys, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			n->nic_keys = v;
+			n->capnic_keys = cap;
+		}
+		key = strdup(g->nics[k].ifname);
+		if (!key)
+			return -ENOMEM;
+		n->nic_keys[n->nnic_keys++] = key;
+		if (strmap_add(&n->nic_owner, key, i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The installed guest (known in full) that has NIC ifname, or NULL. */
+const struct installed *nic_owner(const struct vnic_nft *n,
+					 const char *ifname)
+{
+	const struct installed *in;
+	uint32_t i;
+	unsigned int k;
+
+	if (strmap_get(&n->nic_owner, ifname, &i))
+		return NULL;
+	in = &n->inst[i];
+	for (k = 0; in->name[0] && in->g && k < in->g->nn; k++)
+		if (!strcmp(in->g->nics[k].ifname, ifname))
+			return in;
+	return NULL;
+}
+
+struct installed *inst_find(struct vnic_nft *n, const char *name)
+{
+	uint32_t i;
+
+	if (strmap_get(&n->inst_map, name, &i) || !n->inst[i].name[0])
+		return NULL;
+	return &n->inst[i];
+}
+
+/* The map borrows inst[].name: the array only grows by realloc, so the
+ * map is rebuilt then. */
+static int inst_rehash(struct vnic_nft *n)
+{
+	unsigned int i;
+	int err = 0;
+
+	strmap_free(&n->inst_map);
+	for (i = 0; i < n->ninst && !err; i++)
+		if (n->inst[i].name[0])
+			err = strmap_add(&n->inst_map, n->inst[i].name, i);
+	return err;
+}
+
+struct installed *inst_new(struct vnic_nft *n, const char *name)
+{
+	struct installed *in;
+
+	if (n->ninst == n->capinst) {
+		unsigned int cap = n->capinst ? n->capinst * 2 : 64;
+
+		in = realloc(n->inst, cap * sizeof(*in));
+		if (!in)
+			return NULL;
+		n->inst = in;
+		n->capinst = cap;
+		if (inst_rehash(n))
+			return NULL;
+	}
+	in = &n->inst[n->ninst];
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", name);
+	if (strmap_add(&n->inst_map, in->name, n->ninst))
+		return NULL;
+	n->ninst++;
+	return in;
+}
+
+void inst_forget(struct vnic_nft *n, struct installed *in)
+{
+	pguest_free(in->g);
+	free(in->ifindex);
+	in->g = NULL;
+	in->ifindex = NULL;
+	in->name[0] = '\0';	/* a hole; the map entry no longer matches */
+}
+
+/* Order-independent digest of the whole state: XOR of these. */
+uint64_t state_mix(const char *name, uint64_t digest)
+{
+	return vnic_hash64(&digest, sizeof(digest),
+			   vnic_hash64(name, strlen(name), VNIC_HASH_INIT));
+}
+
+/* --- reading back after a restart -------------------------------------- */
+
+/* Every element but the state's is a guest's "NAME DIGEST": another one
+ * means the table is not (only) ours (check.c). */
+static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct vnic_nft *n = data;
+	const char *c = elem_comment(e);
+	uint32_t klen = 0, key = 0;
+	const void *k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	char name[POLICY_GUEST_MAX + 1] = "";
+	unsigned long long d = 0;
+	struct installed *in;
+	bool parsed;
+	int err;
+
+	if (k && klen == sizeof(key))
+		memcpy(&key, k, sizeof(key));
+	parsed = c && sscanf(c, "%64s %llx", name, &d) == 2 &&
+		 strcmp(name, "libvnic-state");
+	err = check_guest_elem(n, key, name, parsed);
+	if (err || key == STATE_KEY)
+		return err;
+	in = inst_find(n, name) ? inst_find(n, name) : inst_new(n, name);
+	if (!in)
+		return -ENOMEM;
+	in->digest = d;
+	return 0;
+}
+
+/* The guests, and the digest and count the state element must have. */
+int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count)
+{
+	unsigned int i;
+	int err;
+
+	inst_clear(n);
+	*digest = 0;
+	*count = 0;
+	err = read_elems(n, S_GUESTS, guests_elem_cb, n);
+	for (i = 0; !err && i < n->ninst; i++) {
+		*digest ^= state_mix(n->inst[i].name, n->inst[i].digest);
+		++*count;
+	}
+	return err;
+}
+
+VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
+{
+	unsigned int i, k = 0;
+	size_t bytes = 0;
+	char **out, *s;
+
+	if (!n || !names || !count)
+		return -EINVAL;
+	for (i = 0; i < n->ninst; i++)
+		if (n->inst[i].name[0])
+			bytes += strlen(n->inst[i].name) + 1, k++;
+	out = malloc((k + 1) * sizeof(*out) + bytes);
+	if (!out)
+		return -ENOMEM;
+	s = (char *)(out + k + 1);
+	for (i = 0, k = 0; i < n->ninst; i++) {
+		if (!n->inst[i].name[0])
+			continue;
+		out[k++] = strcpy(s, n->inst[i].name);
+		s += strlen(s) + 1;
+	}
+	out[k] = NULL;
+	*names = out;
+	*count = k;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_nft_counter(struct vnic_nft *n, const char *guest,
+				 uint64_t *packets, uint64_t *bytes)
+{
+	char ctr[80], chain[80];
+	uint64_t p, b;
+	int err;
+
+	if (!n || !guest || !packets || !bytes)
+		return -EINVAL;
+	vnic_clear_err(n->ctx);
+	guest_names(guest, ctr, chain, sizeof(ctr));
+	err = read_counter(n, ctr, &p, &b);
+	if (err)
+		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "counter of guest %s", guest);
+	*packets = p;
+	*bytes = b;
+	return 0;
+}

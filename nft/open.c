@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The handle's lifecycle: open (probe the kernel's features, read and check
+ * the table, claim it), close, and what opening found.  Opening writes
+ * nothing but the claim: a missing table is made by the first commit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "lib/testing.h"
+#include "nft/read.h"
+
+static int kernel_at_least(unsigned int maj, unsigned int min)
+{
+	struct utsname u;
+	unsigned int a = 0, b = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &a, &b) != 2)
+		return 0;
+	return a > maj || (a == maj && b >= min);
+}
+
+/* Table flags and hooks cannot be probed without changing the ruleset, so
+ * the kernel version tells (Documentation/filters.rst). */
+static uint32_t probe(void)
+{
+	uint32_t f = 0;
+
+	if (kernel_at_least(4, 11))
+		f |= VNIC_NFT_FEAT_GENID;
+	if (kernel_at_least(5, 12))
+		f |= VNIC_NFT_FEAT_OWNER;
+	if (kernel_at_least(6, 9))
+		f |= VNIC_NFT_FEAT_PERSIST;
+	if (kernel_at_least(5, 16))
+		f |= VNIC_NFT_FEAT_EGRESS;
+	if (kernel_at_least(6, 4))
+		f |= VNIC_NFT_FEAT_HOOK_UPDATE;
+	if (kernel_at_least(6, 5))
+		f |= VNIC_NFT_FEAT_SET_SIZE;
+	/* Cleared if the kernel refuses the first prefix chain. */
+	if (kernel_at_least(6, 17))
+		f |= VNIC_NFT_FEAT_PREFIX_HOOK;
+	return f;
+}
+
+/*
+ * An existing table claimed (owner flag), once it was checked: nothing is
+ * written to a table that is not ours.  The kernel lets a process claim a
+ * table that persists and has no owner; one made without those flags
+ * (VNIC_NFT_NO_OWNER) cannot be claimed.
+ */
+static int claim_table(struct vnic_nft *n, const struct table_info *ti)
+{
+	struct nbatch b;
+	int err;
+
+	/* No generation check: claiming does not depend on what else the
+	 * ruleset holds (and a busy host would keep it failing). */
+	nbatch_init(&b);
+	err = layout_table(n, &b, false);
+	if (!err)
+		err = nbatch_commit_res(n, &b, NO_GENID, NULL);
+	nbatch_free(&b);
+	if (err == -EPERM || err == -EBUSY)
+		return nfnl_set_err(n, err, "table netdev %s is owned by another process",
+			       n->table);
+	if (err == -EOPNOTSUPP)
+		return nfnl_set_err(n, err, "table netdev %s cannot be claimed: it was "
+			       "made without the owner and persist flags (flags "
+			       "0x%x); open it without claiming (VNIC_NFT_NO_OWNER, "
+			       "vnicctl --no-owner)", n->table, ti->flags);
+	if (err)
+		return nfnl_set_err(n, err, "claiming table netdev %s", n->table);
+	return 0;
+}
+
+/* Whether opening must write: to claim the table. */
+static bool open_claims(const struct vnic_nft *n, const struct table_info *ti)
+{
+	return ti->exists && !(n->flags & (VNIC_NFT_READ_ONLY | VNIC_NFT_NO_OWNER));
+}
+
+/* No table: no guests, and the sizes a new table gets.  A writing handle
+ * makes the table with its first commit. */
+static void open_empty(struct vnic_nft *n)
+{
+	unsigned int s;
+
+	for (s = 0; s < S__MAX; s++)
+		n->size[s] = layout_set_size(n, (enum nset)s);
+	memset(n->swmasks, 0, sizeof(n->swmasks));
+	memset(n->nelem, 0, sizeof(n->nelem));
+	memset(n->pend, 0, sizeof(n->pend));
+	inst_clear(n);
+	shards_clear(n);
+	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
+	n->pfx_shared = false;
+	n->table_digest = 0;
+	n->has_state = false;
+	n->pending = !(n->flags & VNIC_NFT_READ_ONLY);
+}
+
+/* The table as the kernel has it, checked (check.c) and read. */
+static int read_all(struct vnic_nft *n, struct table_info *ti)
+{
+	struct devlist names = { 0 };
+	unsigned int count = 0;
+	uint64_t digest = 0;
+	int err = read_table(n, ti);
+
+	if (err || !ti->exists)
+		return err;
+	err = read_state(n, ti);
+	if (!err) {
+		n->table_digest = ti->has_digest ? ti->digest : 0;
+		n->has_state = ti->has_digest;
+		/* Unknown counts (a table without them): from nothing; a
+		 * set that is fuller than that refuses with ENFILE. */
+		memset(n->nelem, 0, sizeof(n->nelem));
+		memset(n->pend, 0, sizeof(n->pend));
+		if (ti->has_counts)
+			memcpy(n->nelem, ti->nelem, sizeof(ti->nelem));
+	}
+	if (!err)
+		err = read_chains(n, &names);
+	if (!err)
+		err = check_chains(n, &names);
+	devlist_clear(&names);
+	if (!err)
+		err = read_guests(n, &digest, &count);
+	if (!err)
+		err = check_state(n, ti, digest, count);
+	return err;
+}
+
+/*
+ * The table is read in several requests, so a commit by anyone else
+ * between two of them makes the pieces disagree (a state digest that is
+ * not the guests', a chain not there yet): check.c would call that damage.
+ * Read again while the generation moves, a bounded number of times; the
+ * error of a torn read is dropped, not the caller's earlier one.  *gen:
+ * the generation before the read, then the one it saw.
+ */
+#define READ_TRIES 5
+
+static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
+{
+	const struct vnic_err saved = n->ctx->err;
+	unsigned int i;
+	uint32_t g;
+	int err, gerr;
+
+	/* A replay (fuzzing, seeds) has no other writer, and its recorded
+	 * replies follow the requests of one read. */
+	if (n->replay)
+		return read_all(n, ti);
+	for (i = 1;; i++) {
+		err = read_all(n, ti);
+		gerr = nfnl_genid(n, &g);
+		if (gerr)
+			return err ? err : gerr;
+		if (g == *gen || i == READ_TRIES)
+			return err;
+		*gen = g;
+		n->ctx->err = saved;
+	}
+}
+
+/*
+ * Read (and check) the table, then claim it.  Opening writes nothing else:
+ * a missing table, and the chains of asked hook prefixes, are made by the
+ * first commit, in its batch, so a command that fails leaves the ruleset
+ * as it was.  A claim that is not the only commit since the read (someone
+ * changed the table meanwhile) makes it read again.
+ */
+int open_state(struct vnic_nft *n)
+{
+	struct table_info ti;
+	uint32_t g0 = 0, g1 = 0;
+	int err = nfnl_genid(n, &g0);
+
+	n->pending = false;
+	if (!err)
+		err = read_stable(n, &ti, &g0);
+	if (!err && open_claims(n, &ti)) {
+		err = claim_table(n, &ti);
+		if (!err)
+			err = nfnl_genid(n, &g1);
+		if (!err && g1 - g0 > 1)
+			err = read_all(n, &ti);
+	}
+	if (!err && !ti.exists)
+		open_empty(n);
+	if (!err)
+		prefix_plan(n, (n->features & VNIC_NFT_FEAT_PREFIX_HOOK) &&
+			       !(n->flags & VNIC_NFT_READ_ONLY));
+	n->stale = err != 0;
+	if (err && !n->ctx->err.err)
+		nfnl_set_err(n, err, "reading table netdev %s", n->table);
+	return err;
+}
+
+/* The handle; replay (fuzzing, seeds) stands in for the kernel or records. */
+static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		    struct nfnl_replay *replay, struct vnic_nft **out)
+{
+	const struct vnic_nft_opts o = *opts;
+	struct vnic_nft *n;
+	int err;
+
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->ctx = ctx;
+	n->replay = replay;
+	n->flags = o.flags;
+	n->features = probe();
+	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
+	n->ifsock = -1;
+	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
+	err = prefix_ask(n, o.hook_prefixes);
+	if (err) {
+		free(n);
+		return err;
+	}
+	err = replay && !replay->record ? 0 : nfnl_open(n);
+	if (err)
+		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
+	if (!err)
+		err = open_state(n);
+	if (err) {
+		vnic_nft_close(n);
+		return err;
+	}
+	*out = n;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+			      struct vnic_nft **out)
+{
+	struct vnic_nft_opts o;
+	int err;
+
+	if (!ctx || !out)
+		return -EINVAL;
+	vnic_clear_err(ctx);
+	err = vnic_opts_copy(&o, sizeof(o), opts);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL, "vnic_nft_opts");
+	if (o.table && !vnic_valid_tag(o.table, 32))
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "table name '%s' must be 1..32 of [A-Za-z0-9_.-]",
+				    o.table);
+	if (o.capacity > NFT_MAX_CAPACITY)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "capacity %u is over %u NICs", o.capacity,
+				    NFT_MAX_CAPACITY);
+	return vnic_err_fallback(ctx, nft_open(ctx, &o, NULL, out),
+				 VNIC_STEP_SOCKET, "the nftables handle");
+}
+
+int nft_open_replay(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
+		    struct nfnl_replay *replay, struct vnic_nft **out)
+{
+	vnic_clear_err(ctx);
+	return nft_open(ctx, opts, replay, out);
+}
+
+VNIC_EXPORT int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
+					   void *arg)
+{
+	if (!n)
+		return -EINVAL;
+	n->before_commit = fn;
+	n->before_commit_arg = arg;
+	return 0;
+}
+
+VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
+{
+
+	if (!n)
+		return;
+	inst_clear(n);
+	shards_clear(n);
+	guest_adds_drop(n);
+	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
+	shards_drop(n);
+	if (n->nl)
+		mnl_socket_close(n->nl);
+	if (n->ifsock >= 0)
+		close(n->ifsock);
+	free(n);
+}
+
+VNIC_EXPORT uint32_t vnic_nft_features(const struct vnic_nft *n)
+{
+	return n ? n->features : 0;
+}
+

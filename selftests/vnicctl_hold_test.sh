@@ -1,0 +1,320 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnicctl filter hold, as TAP.  Each case runs in its own network namespace
+# (unshare -n) holding two guests, each a veth whose guest end sits in a
+# namespace of its own (a `sleep` made by unshare -n, entered with nsenter):
+#
+#   vm1: vm1h0 192.0.2.1/24     <->  vm1p0 192.0.2.10 (+ 192.0.2.99)
+#   vm2: vm2h0 198.51.100.1/24  <->  vm2p0 198.51.100.20 (+ 198.51.100.99)
+#
+# The policy gives each guest clean traffic and its first address; the
+# second (.99) is the spoof.  Real frames: a UDP datagram sent from the
+# guest's namespace from a given source address must reach a socket on the
+# host end's address (legit) or not (spoofed; then the guest's drop counter
+# must have risen).  A spoof is only judged after the legit datagram of the
+# same guest arrived.  What hold did is read with nft -j, polled for up to
+# POLL_S seconds; no assertion on time (how long a change took is logged).
+#
+#   selftests/vnicctl_hold_test.sh [CASE...]   (root; VERBOSE=1 shows the
+#   measured delays)
+
+set -u -o pipefail
+
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
+
+POLL_S=${POLL_S:-5}
+GPID=()		# the guests' namespaces (index 1, 2)
+HOLD=		# the running hold's pid
+HOST=(- 192.0.2.1 198.51.100.1)
+LEGIT=(- 192.0.2.10 198.51.100.20)
+SPOOF=(- 192.0.2.99 198.51.100.99)
+
+cleanup() {
+	local p
+	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null && wait "$HOLD" 2>/dev/null
+	for p in "${GPID[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+
+# A namespace for guest $1 and its veth; IPv6 off everywhere (no autoconf
+# chatter in the drop counters).
+make_guest() {
+	local g=$1 pid i
+	unshare -n sleep 600 &
+	pid=$!
+	GPID[g]=$pid
+	for i in $(seq 50); do
+		[ "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.02
+	done
+	ip link add "vm${g}h0" type veth peer name "vm${g}p0" &&
+	ip link set "vm${g}p0" netns "$pid" &&
+	ip addr add "${HOST[g]}/24" dev "vm${g}h0" &&
+	ip link set "vm${g}h0" up &&
+	nsenter -t "$pid" -n sh -c "
+		sysctl -qw net.ipv6.conf.all.disable_ipv6=1 &&
+		ip link set lo up &&
+		ip addr add ${LEGIT[g]}/24 dev vm${g}p0 &&
+		ip addr add ${SPOOF[g]}/24 dev vm${g}p0 &&
+		ip link set vm${g}p0 up"
+}
+
+setup_case() {
+	trap cleanup EXIT
+	sysctl -qw net.ipv6.conf.all.disable_ipv6=1 &&
+	ip link set lo up && make_guest 1 && make_guest 2 || return
+	cat >"$TMP/probe.py" <<-'EOF'
+	# probe.py PID SRC DST: 0 if a datagram sent in PID's namespace from
+	# SRC reaches DST here (a fresh marker, 1 s to arrive), else 1.
+	import os, socket, subprocess, sys
+	pid, src, dst = sys.argv[1:4]
+	r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	r.bind((dst, 0))
+	r.settimeout(1.0)
+	marker = os.urandom(8).hex()
+	send = ("import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+		"s.bind((sys.argv[1], 0)); s.sendto(sys.argv[3].encode(), (sys.argv[2], int(sys.argv[4])))")
+	subprocess.run(["nsenter", "-t", pid, "-n", sys.executable, "-c", send, src, dst,
+			marker, str(r.getsockname()[1])], check=True)
+	try:
+	    while True:
+	        data, addr = r.recvfrom(256)
+	        if data == marker.encode() and addr[0] == src:
+	            sys.exit(0)
+	except socket.timeout:
+	    sys.exit(1)
+	EOF
+}
+
+mac_g() { nsenter -t "${GPID[$1]}" -n ip -j link show "vm$1p0" | jq -r '.[0].address'; }
+
+# write_policy FILE [VM2-ADDRESS [EXTRA-GUEST-JSON]]: both guests, clean
+# traffic, each with its legit address (vm2's may be changed).
+write_policy() {
+	local out=$1 a2=${2:-${LEGIT[2]}} extra=${3:-null}
+	jq -n --arg m1 "$(mac_g 1)" --arg m2 "$(mac_g 2)" --arg a1 "${LEGIT[1]}" \
+	      --arg a2 "$a2" --argjson extra "$extra" '
+	{guests: ([
+	  {name: "vm1", nics: [{ifname: "vm1h0", kind: "veth", mac: $m1, ipv4: [$a1]}]},
+	  {name: "vm2", nics: [{ifname: "vm2h0", kind: "veth", mac: $m2, ipv4: [$a2]}]}]
+	  + (if $extra then [$extra] else [] end))}' >"$out"
+}
+
+# Replace FILE as editors do: a new file renamed over it.
+replace_policy() { write_policy "$TMP/new.json" "${@:2}" && mv "$TMP/new.json" "$1"; }
+
+counter() { vc -j filter show "vm$1" | jq '.packets'; }
+
+# delivered G SRC: a datagram from guest G with source SRC arrives.
+delivered() { python3 "$TMP/probe.py" "${GPID[$1]}" "$2" "${HOST[$1]}"; }
+
+# legit_ok G [ADDR]: G's datagram from its address arrives.
+legit_ok() {
+	delivered "$1" "${2:-${LEGIT[$1]}}" ||
+		fail "vm$1: legit datagram from ${2:-${LEGIT[$1]}} not delivered"
+}
+
+# spoof_dropped G [ADDR]: after a legit one arrived, G's datagram from
+# another address does not, and G's drop counter rises.
+spoof_dropped() {
+	local before after
+	before=$(counter "$1") || fail "no counter for vm$1" || return
+	! delivered "$1" "${2:-${SPOOF[$1]}}" ||
+		fail "vm$1: spoofed datagram from ${2:-${SPOOF[$1]}} delivered" || return
+	after=$(counter "$1")
+	[ "$after" -gt "$before" ] || fail "vm$1: drop counter $before -> $after"
+}
+
+# Every guest's filter works: legit delivered, spoofed dropped.
+filters_work() {
+	local g
+	for g in 1 2; do
+		legit_ok "$g" && spoof_dropped "$g" || { log "($*)"; return 1; }
+	done
+}
+
+# wait_for DESC CMD...: poll CMD every 50 ms for up to POLL_S seconds;
+# logs how long it took.
+wait_for() {
+	local desc=$1 t0 i
+	shift
+	t0=$(date +%s%N)
+	for i in $(seq $((POLL_S * 20))); do
+		if "$@"; then
+			log "# $desc after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+			return 0
+		fi
+		sleep 0.05
+	done
+	fail "$desc: not within ${POLL_S} s"
+}
+
+ruleset_has() { nft -j list ruleset | jq -r '.. | strings' | grep -qxF -- "$1"; }
+lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+owned() {
+	nft -j list tables netdev |
+		jq -e '[.nftables[].table? // empty | select(.name == "vnic") |
+			[.flags] | flatten | index("owner")] | .[0] != null' >/dev/null
+}
+
+# start_hold [ARGS...]: hold of $TMP/p.json runs and has synced once.
+start_hold() {
+	"$VNICCTL" "$@" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	wait_for "first sync" lines "$TMP/hold.out" 1 || return
+	kill -0 "$HOLD" || fail "hold exited: $(cat "$TMP/hold.err")"
+}
+
+# stop_hold SIGNAL: hold exits 0 on it.
+stop_hold() {
+	local rc
+	kill -"$1" "$HOLD" && wait "$HOLD"
+	rc=$?
+	HOLD=
+	expect_eq "$rc" 0 "hold's exit status on SIG$1 ($(cat "$TMP/hold.err"))"
+}
+
+# ------------------------------------------------------------------ cases
+
+# While hold runs, other processes' flush and delete leave every filter
+# working: the table is owned, a flush skips it, a delete is refused.
+case_tamper() {
+	write_policy "$TMP/p.json" && start_hold || return
+	owned || fail "table not owned while hold runs" || return
+	grep -q '^2 added' "$TMP/hold.out" || fail "hold: $(cat "$TMP/hold.out")" || return
+	filters_work before || return
+	nft flush ruleset 2>"$TMP/nft.err"
+	log "# nft flush ruleset: exit $? $(cat "$TMP/nft.err")"
+	filters_work after flush ruleset || return
+	! nft delete table netdev vnic 2>/dev/null ||
+		fail "nft delete table succeeded next to hold" || return
+	! nft flush table netdev vnic 2>/dev/null ||
+		fail "nft flush table succeeded next to hold" || return
+	filters_work after delete table || return
+	owned || fail "table no longer owned" || return
+	stop_hold TERM
+}
+
+# A changed file is applied: replaced by rename, then written in place.
+# vm2's allowed address moves to .99 and back; frames follow.
+case_file_change() {
+	write_policy "$TMP/p.json" && start_hold || return
+	filters_work before || return
+	replace_policy "$TMP/p.json" "${SPOOF[2]}" || return
+	wait_for "renamed file applied" ruleset_has "${SPOOF[2]}" || return
+	! ruleset_has "${LEGIT[2]}" || fail "old address still installed" || return
+	legit_ok 2 "${SPOOF[2]}" && spoof_dropped 2 "${LEGIT[2]}" || return
+	legit_ok 1 && spoof_dropped 1 || return
+	write_policy "$TMP/p.json" || return	# in place, back
+	wait_for "file written in place applied" ruleset_has "${LEGIT[2]}" || return
+	! ruleset_has "${SPOOF[2]}" || fail "changed address still installed" || return
+	filters_work after the change back || return
+	grep -c '^0 added, 1 changed, 0 removed, 1 unchanged' "$TMP/hold.out" |
+		grep -qx 2 || fail "hold's output: $(cat "$TMP/hold.out")" || return
+	# A file of the same directory is not ours: nothing happens.
+	write_policy "$TMP/other.json" "${SPOOF[2]}" && sleep 0.3 &&
+	expect_eq "$(wc -l <"$TMP/hold.out")" 3 "syncs after another file" || return
+	stop_hold INT
+}
+
+# SIGHUP re-syncs: a file naming a NIC that does not exist yet is refused
+# (the rules stay); once the NIC exists, SIGHUP applies it.
+case_sighup() {
+	local m3
+	write_policy "$TMP/p.json" && start_hold || return
+	ip link add vm3h0x type veth peer name vm3p0 || return
+	m3=$(ip -j link show vm3p0 | jq -r '.[0].address')
+	nft -j list ruleset >"$TMP/before"
+	replace_policy "$TMP/p.json" "${LEGIT[2]}" "$(jq -nc --arg m "$m3" \
+		'{name: "vm3", nics: [{ifname: "vm3h0", kind: "veth", mac: $m}]}')" || return
+	wait_for "refusal reported" grep -q 'not applied; the rules synced before stay' \
+		"$TMP/hold.err" || return
+	grep -q 'vm3h0' "$TMP/hold.err" || fail "refusal: $(cat "$TMP/hold.err")" || return
+	nft -j list ruleset | cmp -s - "$TMP/before" ||
+		fail "a refused sync changed the ruleset" || return
+	kill -0 "$HOLD" || fail "hold exited" || return
+	filters_work after the refusal || return
+	ip link set vm3h0x name vm3h0 || return
+	kill -HUP "$HOLD" || return
+	wait_for "SIGHUP applied" ruleset_has vm3h0 || return
+	grep -q '^1 added, 0 changed, 0 removed, 2 unchanged' "$TMP/hold.out" ||
+		fail "hold's output: $(cat "$TMP/hold.out")" || return
+	# SIGHUP with nothing changed writes nothing.
+	kill -HUP "$HOLD" && wait_for "SIGHUP again" lines "$TMP/hold.out" 3 || return
+	tail -1 "$TMP/hold.out" | grep -q 'nothing written' ||
+		fail "unchanged re-sync: $(tail -1 "$TMP/hold.out")" || return
+	filters_work after SIGHUP && stop_hold TERM
+}
+
+# SIGTERM and SIGINT: exit 0, the rules stay (persisted, no longer owned),
+# the next vnicctl can take the table over.
+case_sigterm() {
+	local sig
+	write_policy "$TMP/p.json" || return
+	for sig in TERM INT; do
+		start_hold && owned || fail "not owned" || return
+		nft -j list table netdev vnic | jq -S 'del(.nftables[].table?.flags)' \
+			>"$TMP/held"
+		stop_hold "$sig" || return
+		! owned || fail "still owned after SIG$sig" || return
+		nft -j list table netdev vnic | jq -S 'del(.nftables[].table?.flags)' |
+			cmp -s - "$TMP/held" || fail "SIG$sig changed the table" || return
+		filters_work after SIG$sig || return
+	done
+	run 0 vc filter sync "$TMP/p.json" || return
+	grep -q 'nothing written' "$TMP/out" || fail "sync after hold: $(cat "$TMP/out")"
+}
+
+# A file that becomes invalid (JSON syntax, a bad value): the error on
+# stderr, hold keeps running, the ruleset stays byte-identical and the
+# filters work; a valid file afterwards is applied.
+case_invalid_file() {
+	write_policy "$TMP/p.json" && start_hold || return
+	nft -j list ruleset >"$TMP/before"
+	printf '{"guests": [' >"$TMP/new.json" && mv "$TMP/new.json" "$TMP/p.json" || return
+	wait_for "bad JSON reported" grep -q 'p.json:1:' "$TMP/hold.err" || return
+	write_policy "$TMP/new.json" && jq '.guests[1].nics[0].mac = "ff:ff:ff:ff:ff:ff"' \
+		"$TMP/new.json" >"$TMP/p.json" || return
+	wait_for "bad MAC reported" grep -q "guests\[1\].nics\[0\]: .*mac 'ff:ff:ff:ff:ff:ff'" \
+		"$TMP/hold.err" || return
+	expect_eq "$(grep -c 'not applied; the rules synced before stay' "$TMP/hold.err")" 2 \
+		"refusals reported" || return
+	kill -0 "$HOLD" || fail "hold exited" || return
+	nft -j list ruleset | cmp -s - "$TMP/before" ||
+		fail "an invalid file changed the ruleset" || return
+	filters_work after invalid files || return
+	replace_policy "$TMP/p.json" "${SPOOF[2]}" || return
+	wait_for "valid file applied" ruleset_has "${SPOOF[2]}" || return
+	legit_ok 2 "${SPOOF[2]}" && stop_hold TERM
+}
+
+# Bad starts exit with a message and leave no table: usage (2), a bad file
+# (2), a file naming a missing device (1).
+case_bad_start() {
+	local rc args
+	write_policy "$TMP/p.json" || return
+	jq '.guests[0].nics[0].ifname = "nosuch0"' "$TMP/p.json" >"$TMP/nodev.json"
+	printf '{"guests": [' >"$TMP/broken.json"
+	while IFS='|' read -r rc args; do
+		# shellcheck disable=SC2086
+		run "$rc" timeout 10 "$VNICCTL" $args || { log "$args"; return 1; }
+		grep -q '^vnicctl: ' "$TMP/err" || fail "$args: no message" || return
+		expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after '$args'" || return
+	done <<-EOF
+	2|filter hold
+	2|filter hold -
+	2|filter hold $TMP/p.json $TMP/p.json
+	2|--no-owner filter hold $TMP/p.json
+	2|filter hold --bogus $TMP/p.json
+	2|filter hold $TMP/nosuch.json
+	2|filter hold $TMP/broken.json
+	1|filter hold $TMP/nodev.json
+	EOF
+}
+
+CASES=(tamper file_change sighup sigterm invalid_file bad_start)
+
+tap_main ip jq nft unshare nsenter python3 timeout -- "$@"

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vnicctl filter hold FILE: the file's policy synced, and the table kept
+ * owned (NFT_TABLE_F_OWNER) for as long as this runs, so that no other
+ * process can flush or delete it.  For operators who use the CLI rather
+ * than a program linking libvnic; tools/vnicctl-filter-hold@.service runs it.
+ *
+ *   1. Load FILE (exit 2 if it is bad), open the table claiming it (owner
+ *      and persist flags, cli_filter_open()), sync (exit 1 if refused).
+ *   2. Wait in poll() on a signalfd (SIGHUP, SIGTERM, SIGINT: blocked, so
+ *      nothing runs in a handler) and an inotify watch of FILE's directory:
+ *      an editor that writes a new file and renames it over FILE replaces
+ *      the directory entry, which a watch on FILE's inode would miss.
+ *   3. FILE closed after writing, or renamed into place: re-sync once no
+ *      such event came for HOLD_QUIET_MS (one save is often several
+ *      events).  SIGHUP: re-sync now (e.g. a NIC the file names now exists).
+ *   4. A file that does not load, or a sync the kernel refuses: the message
+ *      on stderr; the rules synced last stay, and hold goes on.
+ *   5. SIGTERM, SIGINT: close the handle, exit 0.  The table persists
+ *      (NFT_TABLE_F_PERSIST), unowned, until the next claim.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+
+#include "cli.h"
+
+#define HOLD_QUIET_MS	100
+#define HOLD_TRIES	3	/* syncs raced by another writer (-EAGAIN) */
+
+struct hold {
+	struct cli *cli;
+	const char *file;
+	const char *base;	/* FILE's name in its directory */
+	struct vnic_nft *n;
+	int sfd, ifd;		/* signalfd, inotify (-1: none) */
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Make the table equal p (NULL: FILE loaded again, freed after); the
+ * exit status. */
+static int resync(struct hold *h, struct vnic_policy *p, bool first)
+{
+	VNIC_OPTS(vnic_nft_result, res);
+	int ret = 0, err, i;
+
+	if (!p)
+		ret = cli_policy_load(h->file, &p);
+	if (!ret) {
+		for (i = 0, err = -EAGAIN; i < HOLD_TRIES && err == -EAGAIN; i++)
+			err = vnic_nft_sync(h->n, p, &res);
+		vnic_policy_free(p);
+		ret = err ? cli_fail(h->cli, err, "filter hold: sync") :
+			    cli_filter_result(h->cli, &res);
+	}
+	if (ret && !first)
+		fprintf(stderr, "vnicctl: filter hold: %s not applied; the rules "
+			"synced before stay\n", h->file);
+	fflush(stdout);
+	fflush(stderr);
+	return ret;
+}
+
+/* The inotify watch on FILE's directory. */
+static int watch_dir(struct hold *h)
+{
+	const char *slash = strrchr(h->file, '/');
+	char dir[PATH_MAX];
+
+	h->base = slash ? slash + 1 : h->file;
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == h->file)
+		strcpy(dir, "/");
+	else if ((size_t)(slash - h->file) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - h->file), h->file);
+	else
+		return cli_usage_err("filter hold", "path too long: %s", h->file);
+	if (!*h->base)
+		return cli_usage_err("filter hold", "'%s' names a directory", h->file);
+	h->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (h->ifd < 0)
+		return cli_syserr("filter hold: inotify", -errno);
+	if (inotify_add_watch(h->ifd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		fprintf(stderr, "vnicctl: filter hold: watch %s: %s\n", dir,
+			strerror(errno));
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+/* Read what inotify has; true if FILE was written or replaced. */
+static bool file_changed(struct hold *h)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	bool hit = false;
+	ssize_t len;
+	char *p;
+
+	while ((len = read(h->ifd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW)
+				hit = true;	/* events lost: maybe ours */
+			else if (ev->len && !strcmp(ev->name, h->base))
+				hit = true;
+			if (ev->mask & IN_IGNORED) {
+				fprintf(stderr, "vnicctl: filter hold: the directory "
+					"of %s is gone; only SIGHUP re-syncs now\n",
+					h->file);
+				close(h->ifd);
+				h->ifd = -1;
+				return hit;
+			}
+		}
+	}
+	return hit;
+}
+
+/* The signals hold waits for, blocked and read from a signalfd. */
+static int signals(struct hold *h, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, set, NULL))
+		return cli_syserr("filter hold: sigprocmask", -errno);
+	h->sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (h->sfd < 0)
+		return cli_syserr("filter hold: signalfd", -errno);
+	return CLI_OK;
+}
+
+/* 0: go on (*hup set for SIGHUP), 1: SIGTERM or SIGINT. */
+static int read_signals(struct hold *h, bool *hup)
+{
+	struct signalfd_siginfo si;
+
+	while (read(h->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			*hup = true;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static int loop(struct hold *h)
+{
+	long long due = -1;
+	bool hup;
+	int timeout, n;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = h->sfd, .events = POLLIN },
+			{ .fd = h->ifd, .events = POLLIN },
+		};
+
+		timeout = due < 0 ? -1 : (int)(due > now_ms() ? due - now_ms() : 0);
+		n = poll(pfd, h->ifd >= 0 ? 2 : 1, timeout);
+		if (n < 0 && errno != EINTR)
+			return cli_syserr("filter hold: poll", -errno);
+		hup = false;
+		if (n > 0 && pfd[0].revents && read_signals(h, &hup))
+			return CLI_OK;
+		if (n > 0 && h->ifd >= 0 && pfd[1].revents && file_changed(h))
+			due = now_ms() + HOLD_QUIET_MS;
+		if (hup || (due >= 0 && now_ms() >= due)) {
+			due = -1;
+			resync(h, NULL, false);
+		}
+	}
+}
+
+int cmd_filter_hold(struct cli *cli, int argc, char **argv)
+{
+	struct hold h = { .cli = cli, .sfd = -1, .ifd = -1 };
+	struct vnic_policy *p = NULL;
+	sigset_t set;
+	int ret;
+
+	sigemptyset(&set);
+	ret = cli_filter_operands("filter hold", "policy file", argc, argv, 1, 1);
+	if (ret >= 0)
+		return ret;
+	h.file = argv[1];
+	if (!strcmp(h.file, "-"))
+		return cli_usage_err("filter hold", "needs a file it can read again, not standard input");
+	if (cli->no_owner)
+		return cli_usage_err("filter hold", "--no-owner: hold exists to own the table");
+	/* A bad file is refused before any netlink traffic (exit 2). */
+	ret = cli_policy_load(h.file, &p);
+	/* Signals and the watch before the first sync: a change or a SIGTERM
+	 * that comes while it runs is handled right after it. */
+	if (!ret)
+		ret = signals(&h, &set);
+	if (!ret)
+		ret = watch_dir(&h);
+	if (!ret)
+		ret = cli_open(cli);
+	if (!ret)
+		ret = cli_filter_open(cli, true, &h.n);
+	if (!ret) {
+		ret = resync(&h, p, true);
+		p = NULL;
+	}
+	if (!ret)
+		ret = loop(&h);
+	vnic_policy_free(p);
+	if (h.n)
+		vnic_nft_close(h.n);
+	if (h.ifd >= 0)
+		close(h.ifd);
+	if (h.sfd >= 0)
+		close(h.sfd);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	return ret;
+}
