@@ -14,6 +14,7 @@
 
 CNI=${VNIC_CNI:-$here/../build/vnic-cni}
 STOCK=/usr/lib/cni
+LONG=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 HOLDERS=()
 
 jqo() { jq -e "$1" "$TMP/out" >/dev/null || fail "jq '$1' on: $(cat "$TMP/out")"; }
@@ -176,22 +177,24 @@ case_check_reports_faults() {
 	jqo '.code == 102'
 }
 
-# GC with a valid list that leaves out c2: c2's NIC, filter, lease and state
-# go; c1 and c3 stay whole, as do an attachment of another network and a
-# veth no one tagged.
+# GC with a valid list that leaves out the second attachment (a 64-digit
+# container id, as runtimes make, whose guest name is abbreviated and whose
+# lease only the state file can name): its NIC, filter, lease and state go;
+# c1 and c3 stay whole, as do an attachment of another network and a veth
+# no one tagged.
 case_gc_removes_only_the_stale() {
-	local ns1 ns2 ns3 ns4 h2 valid
+	local ns1 ns2 ns3 ns4 h2 valid c2=$LONG
 	container ns1 && container ns2 && container ns3 && container ns4 || return
-	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
+	add c1 "$ns1" && add "$c2" "$ns2" && add c3 "$ns3" || return
 	cni ADD c4 eth0 "$ns4" "$(conf '{"name": "net2", "hostPrefix": "vd", "ipam": {"ranges": [[{"subnet": "10.8.0.0/24"}]]}}')" ||
 		fail "ADD net2: $(cat "$TMP/out")" || return
 	cp "$TMP/out" "$TMP/res.c4"
 	ip link add vcforeign type veth peer name vcforeign1 || return
-	h2=$(host_end c2)
+	h2=$(host_end "$c2")
 	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"},
 	       {"containerID": "c3", "ifname": "eth0"}]}'
 	cni GC "" "" "" "$(conf "$valid")" || fail "GC: $(cat "$TMP/out")" || return
-	ip link show "$h2" >/dev/null 2>&1 && fail "GC left c2's NIC $h2" && return 1
+	ip link show "$h2" >/dev/null 2>&1 && fail "GC left $c2's NIC $h2" && return 1
 	ip link show "$(host_end c1)" >/dev/null && ip link show "$(host_end c3)" >/dev/null &&
 	ip link show "$(host_end c4)" >/dev/null && ip link show vcforeign >/dev/null ||
 		fail "GC removed a NIC it should have kept" || return
