@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tools/cni/cni.h"
@@ -188,6 +189,59 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	return 0;
 }
 
+/*
+ * The negotiated version is kept in dataDir, keyed by the plugin file's
+ * identity (device, inode, size, mtime): asking costs one more exec of a
+ * Go binary per call, as much as the IPAM call itself.  One file per
+ * plugin and config version, read and written under the dataDir lock; a
+ * replaced binary has another key.
+ */
+static void cache_key(const char *path, char *key, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		key[0] = 0;
+		return;
+	}
+	snprintf(key, len, "%llu:%llu:%lld:%lld.%09ld",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec);
+}
+
+static int cached_version(struct cni_run *r, const char *path, const char **ver)
+{
+	char file[PATH_MAX], key[128], line[256], *sp;
+	unsigned int i;
+	FILE *f;
+	int ret = -1;
+
+	snprintf(file, sizeof(file), "%s/ipam-%s-%s.version", r->conf.data_dir,
+		 r->conf.ipam_type, r->conf.version);
+	cache_key(path, key, sizeof(key));
+	f = key[0] ? fopen(file, "re") : NULL;
+	if (f && fgets(line, sizeof(line), f) && (sp = strchr(line, ' ')) &&
+	    (size_t)(sp - line) == strlen(key) && !strncmp(line, key, strlen(key))) {
+		sp[strcspn(sp, "\n")] = 0;
+		for (i = 0; i < cni_nversions; i++)
+			if (!strcmp(sp + 1, cni_versions[i]) &&
+			    ver_cmp(cni_versions[i], r->conf.version) <= 0) {
+				*ver = cni_versions[i];
+				ret = 0;
+			}
+	}
+	if (f)
+		fclose(f);
+	if (!ret || negotiate(r, path, ver))
+		return ret ? -1 : 0;
+	if (key[0] && (f = fopen(file, "we"))) {
+		fprintf(f, "%s %s\n", key, *ver);
+		fclose(f);
+	}
+	return 0;
+}
+
 /* Its error object, passed on with its code, or ours when it sent none. */
 static int ipam_error(struct cni_run *r, const char *path, json_t *res,
 		      int status)
@@ -215,7 +269,7 @@ static int exec_as(struct cni_run *r, const char *command, const char *cid,
 	if (ipam_path(r, path, sizeof(path)))
 		return -1;
 	/* GC releases many leases with one plugin: ask its versions once. */
-	if (!r->ipam_ver && negotiate(r, path, &r->ipam_ver))
+	if (!r->ipam_ver && cached_version(r, path, &r->ipam_ver))
 		return -1;
 	ver = r->ipam_ver;
 	conf = json_deep_copy(r->conf.root);
