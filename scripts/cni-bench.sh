@@ -43,7 +43,7 @@ call() {
 	local t0 t1
 	t0=${EPOCHREALTIME/./}
 	CNI_COMMAND=$2 CNI_CONTAINERID=$3 CNI_IFNAME=$4 CNI_NETNS=$5 CNI_PATH=$STOCK \
-		"$1" <<<"$6" >"$T/out" 2>&1 || { echo "FAILED: $1 $2: $(cat "$T/out")" >&2; exit 1; }
+		"$1" <<<"$6" >"$T/out" 2>&1 || { echo "FAILED: $1 $2: $(cat "$T/out")" >&2; return 1; }
 	t1=${EPOCHREALTIME/./}
 	echo $((t1 - t0))
 }
@@ -71,9 +71,14 @@ many() {
 	container ns
 	t0=${EPOCHREALTIME/./}
 	for i in $(seq 0 81); do
-		call "$plugin" ADD "m$id" "eth$i" "$ns" "$c" >/dev/null
+		call "$plugin" ADD "m$id" "eth$i" "$ns" "$c" >/dev/null 2>"$T/err" || {
+			printf '%-28s 82 ADDs   refused: attachment %d: %s\n' "$name" "$i" \
+				"$(jq -r .msg "$T/out" 2>/dev/null | head -c 80)"
+			break
+		}
 	done
 	t1=${EPOCHREALTIME/./}
+	[ "$i" = 81 ] || { for i in $(seq 0 81); do call "$plugin" DEL "m$id" "eth$i" "$ns" "$c" >/dev/null 2>&1; done; return; }
 	printf '%-28s 82 ADDs %8.1f ms\n' "$name" "$(echo "($t1 - $t0) / 1000" | bc -l)"
 	for i in $(seq 0 81); do
 		call "$plugin" DEL "m$id" "eth$i" "$ns" "$c" >/dev/null
