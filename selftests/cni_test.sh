@@ -95,12 +95,16 @@ setup_case() {
 }
 
 # ADD: the host end named and tagged by libvnic, the container end in the
-# container under CNI_IFNAME with host-local's address, the filter
+# container under CNI_IFNAME (which the host also has) with host-local's
+# address, the filter
 # installed; a legit datagram is delivered, one from an address the
 # container gave itself is dropped and counted, as is one from a MAC it
 # gave itself.
 case_add_filters_real_frames() {
 	local ns h before mac dropped
+	# The host has an eth0 too: the container end's name is checked in
+	# the container's namespace only.
+	ip link add eth0 type veth peer name eth0p || return
 	container ns && add c1 "$ns" || return
 	jq -e '.cniVersion == "1.1.0" and (.interfaces | length) == 2 and
 	       .interfaces[1].name == "eth0" and .interfaces[1].sandbox != null and
