@@ -43,7 +43,7 @@ int homes_get(struct homes *hs, int nsfd, unsigned int *idx)
 	if (hs->n == MAX_HOMES)
 		return -E2BIG;
 	h = &hs->h[hs->n];
-	err = nl_open(&h->own, nsfd, hs->ctx->rcvbuf, hs->ctx->window,
+	err = nl_open(&h->own, NETLINK_ROUTE, nsfd, hs->ctx->rcvbuf, hs->ctx->window,
 		      &hs->ctx->stats, NULL);
 	if (err)
 		return err;

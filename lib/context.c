@@ -80,12 +80,15 @@ static int ctx_init(struct vnic_ctx *ctx, const struct vnic_ctx_opts *opts)
 		return err;
 	err = vnic_fault(ctx, VNIC_STEP_SOCKET, 0);
 	if (!err)
-		err = nl_open(&ctx->nl, ctx->netns_fd, ctx->rcvbuf, ctx->window,
-			      &ctx->stats, &ctx->features);
+		err = nl_open(&ctx->nl, NETLINK_ROUTE, ctx->netns_fd, ctx->rcvbuf,
+			      ctx->window, &ctx->stats, &ctx->features);
 	if (err)
 		return vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
 				    "rtnetlink socket");
-	ctx->features |= vnic_probe_features(ctx);
+	err = vnic_probe_features(ctx, &ctx->features);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "probing the kernel's features");
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <linux/netlink.h>
 #include <vnic/context.h>
 
@@ -47,12 +48,16 @@ struct linkcache;
 
 /* A netlink socket and the counters every request on it feeds. */
 struct nl_sock {
-	struct mnl_socket *mnl;
+	struct mnl_socket *mnl;	/* NULL: a stand-in answers (recv_fn) */
 	uint32_t portid;
 	uint32_t seq;
 	uint32_t window;	/* requests per sendmsg */
 	size_t sndbuf;		/* usable bytes per sendmsg */
 	struct vnic_ctx_stats *stats;
+	/* Replies to nl_request() come from here instead of the socket when
+	 * set (nft/'s replay of recorded replies, and its recording). */
+	ssize_t (*recv_fn)(void *arg, char *buf, size_t len, uint32_t seq);
+	void *recv_arg;
 };
 
 struct vnic_ctx {
@@ -105,11 +110,21 @@ int vnic_netns_same(int a, int b);
 int vnic_netns_is_ctx(const struct vnic_ctx *ctx, int nsfd);
 
 /* nl.c: sockets ------------------------------------------------------- */
-/* Open a NETLINK_ROUTE socket in nsfd (-1: current) with extended acks,
- * strict checking and capped acks, sized for the pipeline. */
-int nl_open(struct nl_sock *s, int nsfd, uint32_t rcvbuf, uint32_t window,
-	    struct vnic_ctx_stats *stats, uint64_t *features);
+/* Open a netlink socket of protocol proto (NETLINK_ROUTE,
+ * NETLINK_NETFILTER) in nsfd (-1: current), close-on-exec, with extended
+ * acks, strict checking and capped acks, sized for the pipeline. */
+int nl_open(struct nl_sock *s, int proto, int nsfd, uint32_t rcvbuf,
+	    uint32_t window, struct vnic_ctx_stats *stats, uint64_t *features);
 void nl_close(struct nl_sock *s);
+/* One datagram from the socket itself (flags: MSG_DONTWAIT...), or -errno. */
+ssize_t nl_recv_sock(struct nl_sock *s, char *buf, size_t len, int flags);
+/* buf in one sendmsg(); 0 or -errno. */
+int nl_send(struct nl_sock *s, const void *buf, size_t len);
+/* Raise the send buffer so that one message of len bytes fits. */
+void nl_fit_sndbuf(struct nl_sock *s, size_t len);
+/* An NLMSG_ERROR's code: 0 or -errno, -EBADMSG (and *bad says why) for a
+ * short one or a code outside -4095..0. */
+int nl_ack_error(const struct nlmsghdr *nlh, const char **bad);
 
 /* A batch of requests built back to back in one buffer, sent in windows. */
 typedef int (*nl_reply_cb)(const struct nlmsghdr *nlh, void *data);
@@ -139,10 +154,20 @@ struct nlmsghdr *nl_batch_msg(struct nl_batch *b, uint16_t type, uint16_t flags)
 int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
 		 void *data);
 /* Send everything, collect every ack.  Returns 0 when every request got its
- * ack (each with its own err), or a negative errno if the transport failed. */
+ * ack (each with its own err), or a negative errno if the transport failed
+ * or a reply callback did (no window is sent after that one). */
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b);
 
-/* One dump request; cb sees every message until NLMSG_DONE.  Returns 0,
+/* One request (its seq set here); cb sees each reply with its seq until
+ * NLMSG_DONE or the ack.  A negative return of cb is the result (cb is not
+ * called again, the rest is read and dropped); else the ack's error, with
+ * the kernel's message in extack.  Returns 0, NL_DUMP_INTR (below), or a
+ * negative errno; -EBADMSG with *bad saying why for a malformed reply. */
+int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
+	       void *data, char *extack, size_t extack_len, const char **bad);
+
+/* One dump request; cb sees every message until NLMSG_DONE (a negative
+ * return of cb ends it with that error).  Returns 0,
  * NL_DUMP_INTR when the kernel marked the dump inconsistent (the table
  * changed while it was read: entries that lived through it are all there,
  * the others may be missing or stale), or a negative errno. */
@@ -169,7 +194,11 @@ static inline bool nl_msg_ok(const struct nlmsghdr *nlh, int len)
 char *parse_extack(const struct nlmsghdr *nlh);
 
 /* probe.c */
-uint64_t vnic_probe_features(struct vnic_ctx *ctx);
+/* The kernel's features, or'ed into *out; 0 or -errno (a probe could not
+ * be sent or answered). */
+int vnic_probe_features(struct vnic_ctx *ctx, uint64_t *out);
+/* uname()'s release is maj.min or later. */
+int vnic_kernel_at_least(unsigned int maj, unsigned int min);
 
 /* context.c: 1..max of [A-Za-z0-9_.-] (owners, guests). */
 int vnic_valid_tag(const char *s, size_t max);

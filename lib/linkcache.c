@@ -51,6 +51,8 @@ struct lc_free {
 
 struct linkcache {
 	struct mnl_socket *mon;
+	const struct vnic_ctx *ctx;	/* its faults (lib/testing.h) */
+	unsigned int replies;		/* links the dump handed over */
 	bool built;
 	uint32_t quarantine_ms;
 	uint64_t epoch;
@@ -347,7 +349,9 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 	quarantine(lc, p, s);
 }
 
-static void apply_link(struct linkcache *lc, const struct link_attrs *la)
+/* 0, or -ENOMEM: the table no longer says which names are taken (the
+ * caller's rebuild fails rather than trust it). */
+static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 {
 	struct lc_link *l = find_link(lc, la->ifindex);
 	struct lc_prefix *p;
@@ -362,19 +366,25 @@ static void apply_link(struct linkcache *lc, const struct link_attrs *la)
 			 * replayed delete of an older link of this name (one
 			 * the dump still showed) may have cleared it. */
 			set_used(l->p, s);
-			return;
+			return 0;
 		}
 		if (la->type == RTM_NEWLINK && !la->name)
-			return;	/* says nothing about the name */
+			return 0;	/* says nothing about the name */
 		forget_link(lc, l);	/* deleted, or renamed */
 	}
-	if (!named)
-		return;
+	/* A name too long for a prefix we make, or a suffix past what
+	 * we would pick, is no name of ours: not tracked. */
+	if (!named || strlen(prefix) >= VNIC_IFNAME_MAX)
+		return 0;
 	p = get_prefix(lc, prefix, true);
-	if (!p || s > p->max || grow_prefix(p, s))
-		return;
+	if (!p)
+		return -ENOMEM;
+	if (s > p->max)
+		return 0;
+	if (grow_prefix(p, s))
+		return -ENOMEM;
 	set_used(p, s);
-	insert_link(lc, la->ifindex, p, s);
+	return insert_link(lc, la->ifindex, p, s);
 }
 
 /* Empty the ifindex map (memset of a map never allocated is UB even for 0
@@ -392,6 +402,10 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	struct link_attrs la;
 	unsigned int i;
 
+	/* A test's fault: the callback of the dump's k-th link fails
+	 * (unit k of VNIC_STEP_DUMP; unit 0 is before the dump). */
+	if (nlh && lc->ctx && vnic_fault(lc->ctx, VNIC_STEP_DUMP, ++lc->replies))
+		return -EIO;
 	if (!nlh) {	/* dump restarted: forget what it gave so far */
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
@@ -399,9 +413,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		forget_all_links(lc);
 		return 0;
 	}
-	if (!link_parse(nlh, &la))
-		apply_link(lc, &la);
-	return 0;
+	return link_parse(nlh, &la) ? 0 : apply_link(lc, &la);
 }
 
 struct mon_args {
@@ -479,9 +491,10 @@ static int apply_events(struct linkcache *lc, char *buf, size_t len)
 		for (nlh = (const struct nlmsghdr *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			struct link_attrs la;
+			int err = link_parse(nlh, &la) ? 0 : apply_link(lc, &la);
 
-			if (!link_parse(nlh, &la))
-				apply_link(lc, &la);
+			if (err)
+				return err;
 		}
 	}
 }
@@ -510,6 +523,7 @@ static int rebuild_once(struct linkcache *lc, struct nl_sock *s, char *buf)
 
 	drain_monitor(lc, buf, LC_BUF_SIZE);
 	clear_all_used(lc);
+	lc->replies = 0;
 	if (!lc->mon) {
 		err = nl_dump_settled(s, link_dump_request(buf), dump_cb, lc,
 				      NULL, 0);
@@ -563,6 +577,8 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 		*resynced = 1;
 		return linkcache_rebuild(lc, s);
 	}
+	if (err)
+		lc->built = false;	/* an event not applied: dump again */
 	return err;
 }
 
@@ -623,6 +639,7 @@ static int ctx_cache_init(struct vnic_ctx *ctx)
 	ctx->cache = linkcache_new(ctx->quarantine_ms);
 	if (!ctx->cache)
 		return -ENOMEM;
+	ctx->cache->ctx = ctx;
 	if (ctx->flags & VNIC_CTX_NO_MONITOR)
 		return 0;
 	err = linkcache_monitor(ctx->cache, ctx->netns_fd, ctx->monitor_rcvbuf);

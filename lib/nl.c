@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The netlink request engine.
+ * The netlink request engine, for any netlink protocol: NETLINK_ROUTE for
+ * the context and the allocator, NETLINK_NETFILTER for nft/ (nfnl.c adds
+ * only nfnetlink's batch framing on top).
  *
  * Requests are built back to back in one buffer and sent many at a time: a
  * window of them goes out in a single sendmsg(), which the kernel processes
@@ -32,6 +34,7 @@
 #define NL_RECV_SIZE	(64 * 1024)
 
 struct open_args {
+	int proto;
 	struct mnl_socket *mnl;
 };
 
@@ -39,7 +42,7 @@ static int open_fn(void *p)
 {
 	struct open_args *a = p;
 
-	a->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	a->mnl = mnl_socket_open2(a->proto, SOCK_CLOEXEC);
 	return a->mnl ? 0 : -errno;
 }
 
@@ -70,10 +73,10 @@ static void set_flag(int fd, int opt, uint64_t *features, uint64_t bit)
 		*features |= bit;
 }
 
-int nl_open(struct nl_sock *s, int nsfd, uint32_t rcvbuf, uint32_t window,
-	    struct vnic_ctx_stats *stats, uint64_t *features)
+int nl_open(struct nl_sock *s, int proto, int nsfd, uint32_t rcvbuf,
+	    uint32_t window, struct vnic_ctx_stats *stats, uint64_t *features)
 {
-	struct open_args a = { 0 };
+	struct open_args a = { .proto = proto };
 	int fd, err, rcv;
 
 	memset(s, 0, sizeof(*s));
@@ -109,6 +112,19 @@ void nl_close(struct nl_sock *s)
 	if (s->mnl)
 		mnl_socket_close(s->mnl);
 	s->mnl = NULL;
+}
+
+int nl_send(struct nl_sock *s, const void *buf, size_t len)
+{
+	return mnl_socket_sendto(s->mnl, buf, len) < 0 ? -errno : 0;
+}
+
+void nl_fit_sndbuf(struct nl_sock *s, size_t len)
+{
+	int fd = mnl_socket_get_fd(s->mnl);
+
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, (uint32_t)len + 4096);
+	s->sndbuf = (size_t)get_buf(fd, SO_SNDBUF) - 64;
 }
 
 void nl_batch_init(struct nl_batch *b)
@@ -186,53 +202,85 @@ static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
 	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
 }
 
-/* Handle one reply; returns 1 if it was the ack of a pending request. */
+int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
+		*bad = "a short error message";
+		return -EBADMSG;
+	}
+	/* 0 or -1..-4095, as the kernel sends (the ERR_PTR range). */
+	if (e->error > 0 || e->error < -4095) {
+		*bad = "an error code out of range";
+		return -EBADMSG;
+	}
+	return e->error;
+}
+
+/* Handle one reply; returns 1 if it was the ack of a pending request.  The
+ * first error a reply callback returns goes to *cb_err. */
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
-			unsigned int hi, const struct nlmsghdr *nlh)
+			unsigned int hi, const struct nlmsghdr *nlh, int *cb_err)
 {
 	unsigned int i = nlh->nlmsg_seq - base;
+	const char *bad = NULL;
 	struct nl_req *r;
 
 	if (nlh->nlmsg_seq < base || i < lo || i >= hi)
 		return 0;	/* not ours, or stale: ignore */
 	r = &b->reqs[i];
 	if (nlh->nlmsg_type != NLMSG_ERROR) {
-		if (r->cb && !r->acked)
-			r->cb(nlh, r->data);
+		if (r->cb && !r->acked && !*cb_err) {
+			int err = r->cb(nlh, r->data);
+
+			*cb_err = err < 0 ? err : 0;
+		}
 		return 0;
 	}
 	if (r->acked)
 		return 0;
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nlmsgerr))
-		r->err = -EBADMSG;
-	else
-		r->err = ((const struct nlmsgerr *)mnl_nlmsg_get_payload(nlh))->error;
+	r->err = nl_ack_error(nlh, &bad);
 	if (r->err)
 		r->extack = parse_extack(nlh);
 	r->acked = true;
 	return 1;
 }
 
-static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len)
+/* A datagram longer than buf is an error (-ENOSPC), not a short read. */
+ssize_t nl_recv_sock(struct nl_sock *s, char *buf, size_t len, int flags)
 {
+	struct iovec iov = { buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
 	do {
-		n = mnl_socket_recvfrom(s->mnl, buf, len);
+		n = recvmsg(mnl_socket_get_fd(s->mnl), &msg, flags);
 	} while (n < 0 && errno == EINTR);
 	if (s->stats)
 		s->stats->recvmsg_calls++;
+	if (n >= 0 && (msg.msg_flags & MSG_TRUNC))
+		return -ENOSPC;
 	return n < 0 ? -errno : n;
+}
+
+/* The replies to request seq: from the stand-in if there is one. */
+static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
+{
+	if (s->recv_fn)
+		return s->recv_fn(s->recv_arg, buf, len, seq);
+	return nl_recv_sock(s, buf, len, 0);
 }
 
 static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 			unsigned int lo, unsigned int hi, char *rbuf)
 {
 	unsigned int pending = hi - lo;
+	int cb_err = 0;
 
 	while (pending) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE);
+		ssize_t n = nl_recv_sock(s, rbuf, NL_RECV_SIZE, 0);
 		int left;
 
 		if (n < 0)
@@ -240,9 +288,9 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 		left = (int)n;
 		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left))
-			pending -= handle_reply(b, base, lo, hi, nlh);
+			pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
 	}
-	return 0;
+	return cb_err;
 }
 
 /* How many requests from i fit one sendmsg. */
@@ -286,36 +334,40 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 			s->stats->sendmsg_calls++;
 			s->stats->requests += j - i;
 		}
-		if (mnl_socket_sendto(s->mnl, b->buf + b->reqs[i].off, len) < 0) {
-			err = -errno;
-			break;
-		}
-		err = collect_acks(s, b, base, i, j, rbuf);
+		err = nl_send(s, b->buf + b->reqs[i].off, len);
+		if (!err)
+			err = collect_acks(s, b, base, i, j, rbuf);
 	}
 	free(rbuf);
 	return err;
 }
 
-static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
-		     void *data, char *rbuf, char *extack, size_t extack_len)
+int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
+	       void *data, char *extack, size_t extack_len, const char **bad)
 {
-	bool intr = false;
+	char *rbuf = malloc(NL_RECV_SIZE);
+	bool intr = false, done = false;
+	int err = 0;
 
+	*bad = NULL;
+	if (!rbuf)
+		return -ENOMEM;
 	req->nlmsg_seq = ++s->seq;
 	if (s->stats) {
 		s->stats->sendmsg_calls++;
 		s->stats->requests++;
-		s->stats->dumps++;
 	}
-	if (mnl_socket_sendto(s->mnl, req, req->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
+	if (s->mnl)
+		err = nl_send(s, req, req->nlmsg_len);
+	while (!err && !done) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE);
+		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE, req->nlmsg_seq);
 		int left;
 
-		if (n < 0)
-			return (int)n;
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
 		left = (int)n;
 		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
@@ -326,25 +378,37 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 				if (s->stats)
 					s->stats->dumps_interrupted++;
 			}
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return intr ? NL_DUMP_INTR : 0;
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-				char *msg;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+				/* The ack does not undo what a callback
+				 * failed with. */
+				int e = nl_ack_error(nlh, bad);
+				char *msg = e ? parse_extack(nlh) : NULL;
 
-				if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
-					return -EBADMSG;
-				msg = parse_extack(nlh);
 				if (msg && extack)
 					snprintf(extack, extack_len, "%s", msg);
 				free(msg);
-				if (e->error)
-					return e->error;
-				return intr ? NL_DUMP_INTR : 0;
+				err = err ? err : e;
+				done = true;
+			} else if (!err && cb) {
+				int e = cb(nlh, data);
+
+				err = e < 0 ? e : 0;
 			}
-			cb(nlh, data);
+		}
+		/* The kernel sends whole messages: bytes left over are a
+		 * message whose length runs past the datagram. */
+		if (left > 0 && !done) {
+			if (!err) {
+				*bad = "a message overruns its datagram";
+				err = -EBADMSG;
+			}
+			done = true;
 		}
 	}
+	free(rbuf);
+	return err ? err : intr ? NL_DUMP_INTR : 0;
 }
 
 /*
@@ -357,15 +421,12 @@ static int dump_once(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 int nl_dump(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb, void *data,
 	    char *extack, size_t extack_len)
 {
-	char *rbuf = malloc(NL_RECV_SIZE);
-	int err;
+	const char *bad;
 
-	if (!rbuf)
-		return -ENOMEM;
 	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
-	err = dump_once(s, req, cb, data, rbuf, extack, extack_len);
-	free(rbuf);
-	return err;
+	if (s->stats)
+		s->stats->dumps++;
+	return nl_request(s, req, cb, data, extack, extack_len, &bad);
 }
 
 int nl_dump_settled(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,

@@ -42,7 +42,9 @@ VNIC_EXPORT const char *vnic_feature_name(uint64_t feature)
 	return NULL;
 }
 
-static int kernel_at_least(unsigned int maj, unsigned int min)
+/* The one version check of the library, for what no probe can ask
+ * without changing something (see its callers). */
+int vnic_kernel_at_least(unsigned int maj, unsigned int min)
 {
 	struct utsname u;
 	unsigned int a = 0, b = 0;
@@ -98,19 +100,24 @@ static int tun_open_fn(void *arg)
 	return 0;
 }
 
-uint64_t vnic_probe_features(struct vnic_ctx *ctx)
+int vnic_probe_features(struct vnic_ctx *ctx, uint64_t *out)
 {
 	uint64_t f = VNIC_FEAT_IFNAME_TEMPLATE;	/* every kernel since 2.6.23 */
+	int err;
 
 	/*
 	 * Kernels before 6.2 accept NLM_F_ECHO on RTM_NEWLINK but send no
 	 * echo, and probing it would mean creating a device; the version says
 	 * it, and the allocator still copes if an echo it expected is missing.
 	 */
-	if (kernel_at_least(6, 2) && !(ctx->flags & VNIC_CTX_NO_ECHO))
+	if (vnic_kernel_at_least(6, 2) && !(ctx->flags & VNIC_CTX_NO_ECHO))
 		f |= VNIC_FEAT_NEWLINK_ECHO;
-	probe_kinds(ctx, &f);
+	err = probe_kinds(ctx, &f);
+	if (err)
+		return err;
+	/* Not being able to open it is the answer, whatever the errno. */
 	if (vnic_in_netns(ctx->netns_fd, tun_open_fn, NULL) == 0)
 		f |= VNIC_FEAT_TUN;
-	return f;
+	*out |= f;
+	return 0;
 }

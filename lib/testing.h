@@ -16,7 +16,9 @@
  * vnic_ctx_new(), with a fault armed from the start: the fault_nth
  * (1-based) unit of work at step fault_step fails with -EIO (for per-NIC
  * steps the unit is the NIC index + 1; the context's own socket is unit 1
- * of VNIC_STEP_SOCKET).  fault_step 0 arms nothing.  Returns what
+ * of VNIC_STEP_SOCKET; unit 1 of VNIC_STEP_DUMP is before the link table's
+ * dump, unit k + 1 that dump's reply callback for its k-th link, which
+ * then returns -EIO to the netlink engine).  fault_step 0 arms nothing.  Returns what
  * vnic_ctx_new() returns, or -EINVAL (with a message, no context) for a
  * fault_step outside enum vnic_step.
  */

@@ -34,9 +34,6 @@
 
 #include "nft/internal.h"
 
-#ifndef NFTA_DEVICE_PREFIX
-#define NFTA_DEVICE_PREFIX 2
-#endif
 /* Newer than Debian 12's headers; libnftnl 1.2.4 skips them. */
 #define NFTA_SET_TYPE_	(NFTA_SET_EXPRESSIONS + 1)
 #define NFTA_SET_COUNT_	(NFTA_SET_EXPRESSIONS + 2)

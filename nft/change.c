@@ -271,7 +271,10 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	shards_drop(n);
 	counts_done(n, !err && wrote);
 	if (err) {
-		open_state(n);	/* the kernel's state is the truth */
+		/* The kernel's state is the truth.  Reading it may fail too:
+		 * then the handle is stale and reads before its next change,
+		 * and the commit's error stays the one reported. */
+		(void)open_state(n);
 		return err;
 	}
 	if (wrote) {
@@ -280,7 +283,9 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
-	if (ch->res)
-		nfnl_genid(n, &ch->res->genid);
+	if (ch->res && (err = nfnl_genid(n, &ch->res->genid)))
+		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "the change is committed, but reading the "
+				    "ruleset generation after it failed");
 	return 0;
 }

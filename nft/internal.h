@@ -19,6 +19,11 @@
 #ifndef NFT_TABLE_F_PERSIST
 #define NFT_TABLE_F_PERSIST 0x4
 #endif
+/* A hook on every device whose name starts with it (6.17), newer than
+ * Debian 12's headers. */
+#ifndef NFTA_DEVICE_PREFIX
+#define NFTA_DEVICE_PREFIX 2
+#endif
 
 struct nftnl_set;
 
@@ -143,8 +148,7 @@ struct installed {
 
 struct vnic_nft {
 	struct vnic_ctx *ctx;
-	struct mnl_socket *nl;
-	uint32_t portid, seq;
+	struct nl_sock nl;		/* NETLINK_NETFILTER (lib/nl.c) */
 	char table[64];
 	uint32_t flags, features;
 	/* The shared base chains, as shards of at most SHARD_DEVS devices
@@ -220,6 +224,14 @@ int nbatch_commit_res(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 /* The handle's error: the kernel's extack and what failed. */
 __attribute__((format(printf, 3, 4)))
 int nfnl_set_err(struct vnic_nft *n, int err, const char *fmt, ...);
+/* Wrap in BEGIN (genid as given, or NO_GENID) without END and send: the
+ * kernel checks every message and discards the batch, changing nothing.
+ * Each message should carry NLM_F_ACK; errs[i]: message i's answer (0 or
+ * -errno).  Returns 0, the batch's own error (-ERESTART: genid is not the
+ * ruleset's), or -errno of the transport. */
+int nbatch_check(struct vnic_nft *n, struct nbatch *b, uint64_t genid, int *errs);
+/* probe.c: the kernel's VNIC_NFT_FEAT_* bits, asked of it. */
+int nft_probe(struct vnic_nft *n, uint32_t *features);
 /* The ruleset generation. */
 int nfnl_genid(struct vnic_nft *n, uint32_t *genid);
 /* A GET request (dump or not); cb sees each reply, once it passed the

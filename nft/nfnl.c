@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * nfnetlink transport for nf_tables.
+ * nfnetlink for nf_tables, on lib/nl.c's engine (socket, buffers, receive
+ * loop, extack): what is added here is nfnetlink's framing.
  *
  * A batch is NFNL_MSG_BATCH_BEGIN (carrying the generation it was built
  * against), the messages, NFNL_MSG_BATCH_END: the kernel applies all of it
@@ -26,36 +27,25 @@
 #define NFNL_RCVBUF	(4u << 20)
 #define RECV_SIZE	(64 * 1024)
 
-struct open_args {
-	struct mnl_socket *nl;
-};
+static ssize_t replay_recv(void *arg, char *buf, size_t len, uint32_t seq);
+static ssize_t record_recv(void *arg, char *buf, size_t len, uint32_t seq);
 
-static int open_fn(void *p)
-{
-	struct open_args *a = p;
-
-	a->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	return a->nl ? 0 : -errno;
-}
-
+/* The socket, or for a replay the stand-in for the kernel (no socket). */
 int nfnl_open(struct vnic_nft *n)
 {
-	struct open_args a = { 0 };
-	int one = 1, v = NFNL_RCVBUF, fd, err;
+	struct nfnl_replay *r = n->replay;
+	int err = 0;
 
-	err = vnic_in_netns(n->ctx->netns_fd, open_fn, &a);
+	if (!r || r->record)
+		err = nl_open(&n->nl, NETLINK_NETFILTER, n->ctx->netns_fd,
+			      NFNL_RCVBUF, 0, &n->ctx->stats, NULL);
 	if (err)
 		return err;
-	n->nl = a.nl;
-	fd = mnl_socket_get_fd(n->nl);
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (mnl_socket_bind(n->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return -errno;
-	n->portid = mnl_socket_get_portid(n->nl);
-	n->seq = (uint32_t)vnic_now_ms();
+	n->nl.seq = (uint32_t)vnic_now_ms();
+	if (r) {
+		n->nl.recv_fn = r->record ? record_recv : replay_recv;
+		n->nl.recv_arg = n;
+	}
 	return 0;
 }
 
@@ -143,36 +133,28 @@ int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
 	return 0;
 }
 
-static ssize_t recv_one(struct vnic_nft *n, char *buf, int flags)
-{
-	ssize_t r;
-
-	do {
-		r = recv(mnl_socket_get_fd(n->nl), buf, RECV_SIZE, flags);
-	} while (r < 0 && errno == EINTR);
-	n->ctx->stats.recvmsg_calls++;
-	return r < 0 ? -errno : r;
-}
-
 /* The first error queued for the batch, with the kernel's message. */
 static int collect_errors(struct vnic_nft *n, char *buf)
 {
 	int first = 0;
 	ssize_t r;
 
-	while ((r = recv_one(n, buf, MSG_DONTWAIT)) > 0) {
+	while ((r = nl_recv_sock(&n->nl, buf, RECV_SIZE, MSG_DONTWAIT)) > 0) {
 		const struct nlmsghdr *nlh;
 		int left = (int)r;
 
 		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+			const char *bad;
 			char *msg;
+			int e;
 
-			if (nlh->nlmsg_type != NLMSG_ERROR || first ||
-			    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e) || !e->error)
+			if (nlh->nlmsg_type != NLMSG_ERROR || first)
 				continue;
-			first = e->error;
+			e = nl_ack_error(nlh, &bad);
+			if (!e)
+				continue;
+			first = e;
 			msg = parse_extack(nlh);
 			if (msg)
 				snprintf(n->ctx->err.extack,
@@ -185,49 +167,131 @@ static int collect_errors(struct vnic_nft *n, char *buf)
 	return first;
 }
 
-static void size_sndbuf(struct vnic_nft *n, size_t len)
+/*
+ * BEGIN (with genid, unless NO_GENID) right before the first message, in
+ * the head nbatch_msg() keeps free, and END after the last unless !end.
+ * Returns where the batch starts (its length in *len), or NULL.
+ */
+static char *frame(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
+		   bool end, size_t *len)
 {
-	int fd = mnl_socket_get_fd(n->nl), v = (int)len + 4096;
+	struct nlmsghdr *begin;
+	size_t hdr;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	if (!b->len)
+		b->len = NB_ROOM / 64;
+	if (reserve(b, NB_ROOM))
+		return NULL;
+	begin = nftnl_batch_begin(b->buf, n->nl.seq++);
+	if (genid != NO_GENID)
+		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl((uint32_t)genid));
+	hdr = MNL_ALIGN(begin->nlmsg_len);
+	memmove(b->buf + NB_ROOM / 64 - hdr, begin, begin->nlmsg_len);
+	if (end) {
+		struct nlmsghdr *e = nftnl_batch_end(b->buf + b->len, n->nl.seq++);
+
+		b->len += MNL_ALIGN(e->nlmsg_len);
+	}
+	*len = b->len - (NB_ROOM / 64 - hdr);
+	return b->buf + NB_ROOM / 64 - hdr;
 }
 
 int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 		  unsigned int *sent)
 {
-	struct nlmsghdr *begin, *end;
 	char *buf, *start;
-	size_t hdr;
+	size_t len;
 	int err;
 
 	if (!b->msgs)
 		return 0;
-	/* BEGIN goes right before the first message, in the reserved head. */
-	begin = nftnl_batch_begin(b->buf, n->seq++);
-	if ((n->features & VNIC_NFT_FEAT_GENID) && genid != NO_GENID)
-		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl((uint32_t)genid));
-	hdr = MNL_ALIGN(begin->nlmsg_len);
-	start = b->buf + NB_ROOM / 64 - hdr;
-	memmove(start, begin, begin->nlmsg_len);
-	if (reserve(b, NB_ROOM))
-		return -ENOMEM;
-	start = b->buf + NB_ROOM / 64 - hdr;
-	end = nftnl_batch_end(b->buf + b->len, n->seq++);
-	b->len += MNL_ALIGN(end->nlmsg_len);
-	size_sndbuf(n, b->len);
-	buf = malloc(RECV_SIZE);
+	if (!(n->features & VNIC_NFT_FEAT_GENID))
+		genid = NO_GENID;
+	start = frame(n, b, genid, true, &len);
+	buf = start ? malloc(RECV_SIZE) : NULL;
 	if (!buf)
 		return -ENOMEM;
+	nl_fit_sndbuf(&n->nl, len);
 	n->ctx->stats.sendmsg_calls++;
 	n->ctx->stats.requests += b->msgs + 2;
-	if (mnl_socket_sendto(n->nl, start, b->len - (size_t)(start - b->buf)) < 0)
-		err = -errno;
-	else
+	err = nl_send(&n->nl, start, len);
+	if (!err)
 		err = collect_errors(n, buf);
 	free(buf);
 	if (sent)
 		*sent += b->msgs;
+	return err;
+}
+
+/* The answers to a checked batch: the batch's own error, each message's. */
+struct check_acks {
+	uint32_t begin, base;		/* seqs: BEGIN's, the first message's */
+	unsigned int msgs, got;
+	int batch_err;
+	int *errs;
+};
+
+static void check_ack(struct check_acks *a, const struct nlmsghdr *nlh)
+{
+	const char *bad;
+	int e;
+
+	if (nlh->nlmsg_type != NLMSG_ERROR)
+		return;
+	e = nl_ack_error(nlh, &bad);
+	if (nlh->nlmsg_seq == a->begin) {
+		a->batch_err = a->batch_err ? a->batch_err : (e ? e : -EPROTO);
+	} else if (nlh->nlmsg_seq - a->base < a->msgs) {
+		a->errs[nlh->nlmsg_seq - a->base] = e;
+		a->got++;
+	}
+}
+
+int nbatch_check(struct vnic_nft *n, struct nbatch *b, uint64_t genid, int *errs)
+{
+	struct check_acks a = { .msgs = b->msgs, .errs = errs };
+	struct nlmsghdr *nlh;
+	char *buf, *start;
+	size_t len, off;
+	unsigned int i;
+	ssize_t r;
+	int err;
+
+	start = frame(n, b, genid, false, &len);
+	buf = start ? malloc(RECV_SIZE) : NULL;
+	if (!buf)
+		return -ENOMEM;
+	/* Every message its own seq, past BEGIN's: each ack says whose. */
+	nlh = (struct nlmsghdr *)start;
+	a.begin = nlh->nlmsg_seq;
+	a.base = n->nl.seq;
+	off = MNL_ALIGN(nlh->nlmsg_len);
+	for (i = 0; i < b->msgs; i++) {
+		nlh = (struct nlmsghdr *)(start + off);
+		nlh->nlmsg_seq = n->nl.seq++;
+		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	nl_fit_sndbuf(&n->nl, len);
+	n->ctx->stats.sendmsg_calls++;
+	n->ctx->stats.requests += b->msgs + 1;
+	err = nl_send(&n->nl, start, len);
+	/* nf_tables handled the batch within sendmsg(): the acks are queued. */
+	while (!err && (r = nl_recv_sock(&n->nl, buf, RECV_SIZE, MSG_DONTWAIT)) != -EAGAIN) {
+		int left = (int)r;
+
+		if (r < 0) {
+			err = (int)r;
+			break;
+		}
+		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left))
+			check_ack(&a, nlh);
+	}
+	free(buf);
+	if (!err)
+		err = a.batch_err;
+	if (!err && a.got != a.msgs)
+		err = -EPROTO;		/* a message the kernel did not answer */
 	return err;
 }
 
@@ -266,17 +330,19 @@ int nbatch_commit_res(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 
 struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_nft *n)
 {
-	return nftnl_nlmsg_build_hdr(buf, type, NFPROTO_NETDEV, flags, ++n->seq);
+	/* The seq is nl_request()'s. */
+	return nftnl_nlmsg_build_hdr(buf, type, NFPROTO_NETDEV, flags, 0);
 }
 
 /* The next reply of a replay: messages up to and with the first DONE or
  * ERROR (or the end), each given the request's seq. */
-static ssize_t replay_recv(struct nfnl_replay *r, char *buf, uint32_t seq)
+static ssize_t replay_recv(void *arg, char *buf, size_t len, uint32_t seq)
 {
+	struct nfnl_replay *r = ((struct vnic_nft *)arg)->replay;
 	const uint8_t *base = r->buf + r->off;
 	const struct nlmsghdr *nlh = (const void *)base;
 	size_t left = r->len - r->off, n;
-	int l = left > RECV_SIZE ? RECV_SIZE : (int)left;
+	int l = left > len ? (int)len : (int)left;
 	size_t window = (size_t)l;
 
 	if (!left)
@@ -299,24 +365,23 @@ static ssize_t replay_recv(struct nfnl_replay *r, char *buf, uint32_t seq)
 	return (ssize_t)n;
 }
 
-static ssize_t get_recv(struct vnic_nft *n, char *buf, uint32_t seq)
+/* The kernel's replies, appended to the recording. */
+static ssize_t record_recv(void *arg, char *buf, size_t len, uint32_t seq)
 {
+	struct vnic_nft *n = arg;
 	struct nfnl_replay *r = n->replay;
-	ssize_t len;
+	ssize_t got = nl_recv_sock(&n->nl, buf, len, 0);
 	uint8_t *p;
 
-	if (r && !r->record)
-		return replay_recv(r, buf, seq);
-	len = recv_one(n, buf, 0);
-	if (!r || len <= 0)
-		return len;
-	p = realloc(r->rec, r->rec_len + (size_t)len);
+	if (got <= 0)
+		return got;
+	p = realloc(r->rec, r->rec_len + (size_t)got);
 	if (!p)
 		return -ENOMEM;
-	memcpy(p + r->rec_len, buf, (size_t)len);
+	memcpy(p + r->rec_len, buf, (size_t)got);
 	r->rec = p;
-	r->rec_len += (size_t)len;
-	return len;
+	r->rec_len += (size_t)got;
+	return got;
 }
 
 /* A reply libnftnl must not see: said once, with what is wrong. */
@@ -327,84 +392,40 @@ static int malformed(struct vnic_nft *n, const char *why)
 			    n->table, why);
 }
 
-static int get_reply(struct vnic_nft *n, const struct nlmsghdr *nlh,
-		     const struct nreply *r,
-		     int (*cb)(const struct nlmsghdr *, void *), void *data)
+struct get_args {
+	struct vnic_nft *n;
+	const struct nreply *r;
+	int (*cb)(const struct nlmsghdr *, void *);
+	void *data;
+};
+
+/* Each reply passes r's policy before the caller's callback sees it. */
+static int get_reply(const struct nlmsghdr *nlh, void *data)
 {
+	struct get_args *a = data;
 	char why[160];
 
-	if (!cb)
+	if (!a->cb)
 		return 0;
-	if (nreply_check(r, nlh, why, sizeof(why)))
-		return malformed(n, why);
-	return cb(nlh, data);
-}
-
-/* The ack's errno: 0 or -1..-4095, as the kernel sends (ERR_PTR range). */
-static int ack_error(struct vnic_nft *n, const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
-		return malformed(n, "a short error message");
-	if (e->error > 0 || e->error < -4095)
-		return malformed(n, "an error code out of range");
-	return e->error;
+	if (nreply_check(a->r, nlh, why, sizeof(why)))
+		return malformed(a->n, why);
+	return a->cb(nlh, a->data);
 }
 
 int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	     int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
-	char *buf = malloc(RECV_SIZE);
-	int err = 0;
-	bool done = false;
+	struct get_args a = { n, r, cb, data };
+	const char *bad;
+	int err;
 
-	if (!buf)
-		return -ENOMEM;
 	req->nlmsg_flags |= NLM_F_ACK;
-	n->ctx->stats.sendmsg_calls++;
-	n->ctx->stats.requests++;
-	if ((!n->replay || n->replay->record) &&
-	    mnl_socket_sendto(n->nl, req, req->nlmsg_len) < 0) {
-		free(buf);
-		return -errno;
-	}
-	while (!done) {
-		const struct nlmsghdr *nlh;
-		ssize_t len = get_recv(n, buf, req->nlmsg_seq);
-		int left;
-
-		if (len < 0) {
-			err = (int)len;
-			break;
-		}
-		left = (int)len;
-		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
-		     nlh = mnl_nlmsg_next(nlh, &left)) {
-			if (nlh->nlmsg_seq != req->nlmsg_seq)
-				continue;
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				done = true;
-			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
-				/* The ack of a GET does not undo what its
-				 * replies' callbacks failed with. */
-				int e = ack_error(n, nlh);
-
-				err = err ? err : e;
-				done = true;
-			} else if (!err) {
-				err = get_reply(n, nlh, r, cb, data);
-			}
-		}
-		/* The kernel sends whole messages: bytes left over are a
-		 * message whose length runs past the datagram. */
-		if (left > 0 && !done) {
-			err = err ? err : malformed(n, "a message overruns its datagram");
-			done = true;
-		}
-	}
-	free(buf);
-	return err;
+	err = nl_request(&n->nl, req, get_reply, &a, NULL, 0, &bad);
+	if (err == -EBADMSG && bad)
+		return malformed(n, bad);
+	/* A dump the ruleset changed under is caught by the generation
+	 * (read_stable()), not by NLM_F_DUMP_INTR. */
+	return err == NL_DUMP_INTR ? 0 : err;
 }
 
 static int genid_cb(const struct nlmsghdr *nlh, void *data)

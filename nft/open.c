@@ -8,45 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "lib/testing.h"
 #include "nft/read.h"
-
-static int kernel_at_least(unsigned int maj, unsigned int min)
-{
-	struct utsname u;
-	unsigned int a = 0, b = 0;
-
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &a, &b) != 2)
-		return 0;
-	return a > maj || (a == maj && b >= min);
-}
-
-/* Table flags and hooks cannot be probed without changing the ruleset, so
- * the kernel version tells (Documentation/filters.rst). */
-static uint32_t probe(void)
-{
-	uint32_t f = 0;
-
-	if (kernel_at_least(4, 11))
-		f |= VNIC_NFT_FEAT_GENID;
-	if (kernel_at_least(5, 12))
-		f |= VNIC_NFT_FEAT_OWNER;
-	if (kernel_at_least(6, 9))
-		f |= VNIC_NFT_FEAT_PERSIST;
-	if (kernel_at_least(5, 16))
-		f |= VNIC_NFT_FEAT_EGRESS;
-	if (kernel_at_least(6, 4))
-		f |= VNIC_NFT_FEAT_HOOK_UPDATE;
-	if (kernel_at_least(6, 5))
-		f |= VNIC_NFT_FEAT_SET_SIZE;
-	/* Cleared if the kernel refuses the first prefix chain. */
-	if (kernel_at_least(6, 17))
-		f |= VNIC_NFT_FEAT_PREFIX_HOOK;
-	return f;
-}
 
 /*
  * An existing table claimed (owner flag), once it was checked: nothing is
@@ -220,7 +185,6 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	n->ctx = ctx;
 	n->replay = replay;
 	n->flags = o.flags;
-	n->features = probe();
 	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
 	n->ifsock = -1;
 	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
@@ -229,9 +193,15 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		free(n);
 		return err;
 	}
-	err = replay && !replay->record ? 0 : nfnl_open(n);
+	err = nfnl_open(n);
 	if (err)
 		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
+	if (!err) {
+		err = nft_probe(n, &n->features);
+		if (err)
+			vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				     "probing the features of nf_tables");
+	}
 	if (!err)
 		err = open_state(n);
 	if (err) {
@@ -294,8 +264,7 @@ VNIC_EXPORT void vnic_nft_close(struct vnic_nft *n)
 	devlist_clear(&n->customs);
 	devlist_clear(&n->tochains);
 	shards_drop(n);
-	if (n->nl)
-		mnl_socket_close(n->nl);
+	nl_close(&n->nl);
 	if (n->ifsock >= 0)
 		close(n->ifsock);
 	free(n);

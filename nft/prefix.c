@@ -23,9 +23,6 @@
 
 #include "nft/internal.h"
 
-#ifndef NFTA_DEVICE_PREFIX
-#define NFTA_DEVICE_PREFIX 2
-#endif
 
 /* Room for the suffix a name needs after its prefix. */
 #define PREFIX_MAX (IFNAMSIZ - 2)

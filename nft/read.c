@@ -123,7 +123,6 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 struct chain_read {
 	struct vnic_nft *n;
 	struct devlist *names;		/* every chain's name, for check_chains() */
-	int err;
 };
 
 /* "in12" -> (C_IN, 12). */
@@ -163,58 +162,65 @@ static const char *chain_name(const struct nlmsghdr *nlh)
 	return name;
 }
 
+/* A shard's devices, as read (a chain has one, "dev", or a list). */
+static int shard_read(struct vnic_nft *n, const struct nftnl_chain *c,
+		      enum nchain kind, unsigned int k)
+{
+	struct shard *sh = shard_get(n, kind, k);
+	const char *dev, *const *devs;
+	int err = 0;
+
+	if (!sh)
+		return -ENOMEM;
+	sh->ready = true;
+	dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
+	if (dev)
+		err = devlist_add(&sh->devs, dev);
+	devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
+	while (!err && devs && *devs)
+		err = devlist_add(&sh->devs, *devs++);
+	return err;
+}
+
+/* A failure here is the read's: nfnl_get() returns it. */
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct chain_read *cr = data;
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	const char *name, *dev, *const *devs;
+	const char *name;
 	enum nchain kind;
 	unsigned int k;
+	int err = 0;
 
 	if (!c)
 		return -ENOMEM;
 	/* libnftnl 1.2 cannot parse a prefix hook: the name is read first. */
 	name = chain_name(nlh);
-	if (name)
+	if (name) {
 		prefix_seen(cr->n, name);
-	if (name && !cr->err)
-		cr->err = devlist_add(cr->names, name);
-	if (nftnl_chain_nlmsg_parse(nlh, c) < 0)
+		err = devlist_add(cr->names, name);
+	}
+	if (err || nftnl_chain_nlmsg_parse(nlh, c) < 0)
 		goto out;
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (name && !strncmp(name, "g_", 2))
-		devlist_add(&cr->n->customs, name);
-	if (name && !strncmp(name, "to_", 3))
-		devlist_add(&cr->n->tochains, name);
-
-	if (name && !shard_of(name, &kind, &k)) {
-		struct shard *sh = shard_get(cr->n, kind, k);
-
-		if (!sh) {
-			cr->err = -ENOMEM;
-			goto out;
-		}
-		sh->ready = true;
-		dev = nftnl_chain_get_str(c, NFTNL_CHAIN_DEV);
-		if (dev)
-			devlist_add(&sh->devs, dev);
-		devs = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
-		while (devs && *devs)
-			devlist_add(&sh->devs, *devs++);
-	}
+		err = devlist_add(&cr->n->customs, name);
+	if (!err && name && !strncmp(name, "to_", 3))
+		err = devlist_add(&cr->n->tochains, name);
+	if (!err && name && !shard_of(name, &kind, &k))
+		err = shard_read(cr->n, c, kind, k);
 out:
 	nftnl_chain_free(c);
-	return 0;
+	return err;
 }
 
 int read_chains(struct vnic_nft *n, struct devlist *names)
 {
 	char buf[512] = { 0 };
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	struct chain_read cr = { n, names, 0 };
+	struct chain_read cr = { n, names };
 	struct nlmsghdr *req;
 	unsigned int i;
-	int err;
 
 	if (!c)
 		return -ENOMEM;
@@ -228,8 +234,7 @@ int read_chains(struct vnic_nft *n, struct devlist *names)
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
 	nftnl_chain_nlmsg_build_payload(req, c);
 	nftnl_chain_free(c);
-	err = nfnl_get(n, req, &nr_chain, chain_cb, &cr);
-	return err ? err : cr.err;
+	return nfnl_get(n, req, &nr_chain, chain_cb, &cr);
 }
 
 struct elem_read {

@@ -70,13 +70,20 @@ static const struct {
 	{ VNIC_SW_IP_SPOOF, "@K . ip saddr != @ip4s counter name @K map @drops drop" },
 	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type nd-neighbor-solicit accept" },
 	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type mld2-listener-report accept" },
-	{ VNIC_SW_IP6_SPOOF, "@K . ip6 saddr != @ip6s counter name @K map @drops drop" },
+	{ VNIC_SW_IP6_SPOOF, "meta protocol ip6 @K . @nh,64,128 != @ip6s "
+			     "counter name @K map @drops drop" },
 	{ VNIC_SW_ARP_SPOOF, "meta protocol arp @K . @nh,64,48 != @macs "
 			     "counter name @K map @drops drop" },
 	{ VNIC_SW_ARP_SPOOF, "arp saddr ip != 0.0.0.0 @K . arp saddr ip != @ip4s "
 			     "counter name @K map @drops drop" },
+	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,64,128 != @ip6s "
+			    "counter name @K map @drops drop" },
+	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @th,192,16 != 0x0101 "
+			    "@th,192,16 != 0x0201 counter name @K map @drops drop" },
+	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,208,48 != @macs "
+			    "counter name @K map @drops drop" },
 	{ VNIC_SW_DHCP_SERVER, "meta protocol ip udp sport 67 counter name @K map @drops drop" },
-	{ VNIC_SW_DHCP_SERVER, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP6_SERVER, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
 	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-router-advert counter name @K map @drops drop" },
 	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-redirect counter name @K map @drops drop" },
 };
@@ -158,16 +165,17 @@ static void e_ip4(struct out *o, const struct pguest *g, const struct pnic *n,
 	}
 }
 
+/* ip6s holds raw 128-bit keys (nft/schema.c): written as nft prints them. */
 static void e_ip6(struct out *o, const struct pguest *g, const struct pnic *n,
 		  unsigned int i, bool *first)
 {
-	char a[INET6_ADDRSTRLEN];
-	unsigned int k;
+	unsigned int k, b;
 
 	for (k = 0; k < n->n6; k++) {
 		sep(o, first);
-		put(o, "\"%s\" . %s", n->ifname,
-		    inet_ntop(AF_INET6, &n->v6[k], a, sizeof(a)));
+		put(o, "\"%s\" . 0x", n->ifname);
+		for (b = 0; b < 16; b++)
+			put(o, "%02x", n->v6[k].s6_addr[b]);
 	}
 }
 

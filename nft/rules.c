@@ -255,6 +255,53 @@ static void r_arp_ip(struct rb *rb, uint32_t key)
 	count_drop(rb, key);
 }
 
+/*
+ * nd-spoof: a neighbour advertisement (ICMPv6 136) from the guest.  Its
+ * target (offset 8) must be one of the NIC's addresses; its first option
+ * (offset 24), if it has one, a link-layer address option of 8 bytes
+ * (type 1 or 2, length 1) carrying the NIC's MAC.  A rule cannot walk the
+ * options, so one of another kind first is refused: it could hide a
+ * foreign link-layer address behind it.  A load past the end of the
+ * packet (no option) ends a rule unmatched.
+ */
+static void need_na(struct rb *rb)
+{
+	need_proto(rb, ETH_P_IPV6);
+	need_l4(rb, IPPROTO_ICMPV6);
+	th_u8(rb, 0, 136);
+}
+
+static void r_na_target(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_TRANSPORT_HEADER, 8, 16 } };
+
+	need_na(rb);
+	not_own(rb, key, S_IP6, f, 1);
+	count_drop(rb, key);
+}
+
+static void r_na_option(struct rb *rb, uint32_t key)
+{
+	static const uint8_t sll[2] = { 1, 1 }, tll[2] = { 2, 1 };
+
+	need_na(rb);
+	/* Loaded twice, as nft(8) compiles the rendered text. */
+	payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 24, 2, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_NEQ, sll, 2);
+	payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 24, 2, NFT_REG32_01);
+	cmp(rb, NFT_REG32_01, NFT_CMP_NEQ, tll, 2);
+	count_drop(rb, key);
+}
+
+static void r_na_lladdr(struct rb *rb, uint32_t key)
+{
+	static const uint32_t f[][3] = { { NFT_PAYLOAD_TRANSPORT_HEADER, 26, 6 } };
+
+	need_na(rb);
+	not_own(rb, key, S_MAC, f, 1);
+	count_drop(rb, key);
+}
+
 static void r_dhcp_server(struct rb *rb, uint32_t key, uint16_t proto, uint16_t port)
 {
 	need_proto(rb, proto);
@@ -344,8 +391,11 @@ static const struct {
 	{ VNIC_SW_IP6_SPOOF, r_ip6 },
 	{ VNIC_SW_ARP_SPOOF, r_arp_mac },
 	{ VNIC_SW_ARP_SPOOF, r_arp_ip },
+	{ VNIC_SW_ND_SPOOF, r_na_target },
+	{ VNIC_SW_ND_SPOOF, r_na_option },
+	{ VNIC_SW_ND_SPOOF, r_na_lladdr },
 	{ VNIC_SW_DHCP_SERVER, r_dhcp4_server },
-	{ VNIC_SW_DHCP_SERVER, r_dhcp6_server },
+	{ VNIC_SW_DHCP6_SERVER, r_dhcp6_server },
 	{ VNIC_SW_RA_GUARD, r_ra_adv },
 	{ VNIC_SW_RA_GUARD, r_ra_redirect },
 };

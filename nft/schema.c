@@ -10,6 +10,7 @@
  *   eg  egress of macvtaps and macvlans           from the guest, key oif
  *   to  egress of veth host ends and taps         to the guest,   key oif
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,21 @@ static const uint8_t typeof_macs[] = {
 	0x07, 0x00, 0x00, 0x00, 0x01, 0x1e, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00,
 	0x01, 0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0x04, 0x01, 0x00, 0x00, 0x00,
 	0x03, 0x04, 0x30, 0x00, 0x00, 0x00, 0x04, 0x04, 0x30, 0x00, 0x00, 0x00,
+};
+
+/* "typeof iif . @nh,64,128": IPv6 addresses as raw 128-bit payload, so
+ * that one set serves the IPv6 source (network header, offset 8) and a
+ * neighbour advertisement's target (transport header, offset 8): nft 1.0.6
+ * has no typed field for the latter and refuses to look up a raw one in a
+ * set of ipv6_addr keys.  The bytes of typeof_macs, base 2 (network
+ * header), offset 64, length 128 bits. */
+static const uint8_t typeof_ip6[] = {
+	0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x03, 0x40, 0x00, 0x04, 0x0d, 0x00,
+	0x00, 0x00, 0x01, 0x38, 0x00, 0x0e, 0x00, 0x04, 0x09, 0x00, 0x00, 0x00,
+	0x01, 0x06, 0x00, 0x04, 0x04, 0x00, 0x00, 0x00, 0x01, 0x26, 0x00, 0x04,
+	0x07, 0x00, 0x00, 0x00, 0x01, 0x1e, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00,
+	0x01, 0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0x04, 0x02, 0x00, 0x00, 0x00,
+	0x03, 0x04, 0x40, 0x00, 0x00, 0x00, 0x04, 0x04, 0x80, 0x00, 0x00, 0x00,
 };
 
 static const uint8_t typeof_l2[] = {
@@ -63,9 +79,9 @@ const struct nset_desc nset_descs[S__MAX] = {
 	[S_IP4] = { .name = "ip4s", .key_type = CONCAT(DT_IFINDEX, DT_IPADDR),
 		    .key_len = 8, .render_type = "iface_index . ipv4_addr",
 		    .per_nic = 2 },
-	[S_IP6] = { .name = "ip6s", .key_type = CONCAT(DT_IFINDEX, DT_IP6ADDR),
-		    .key_len = 20, .render_type = "iface_index . ipv6_addr",
-		    .per_nic = 3 },
+	[S_IP6] = { .name = "ip6s", .key_type = CONCAT(DT_IFINDEX, DT_INTEGER),
+		    .key_len = 20, UD(typeof_ip6),
+		    .render_type = "typeof iif . @nh,64,128", .per_nic = 3 },
 	[S_CTR] = { .name = "drops", .key_type = DT_IFINDEX, .key_len = 4,
 		    .flags = NFT_SET_OBJECT, .obj_type = NFT_OBJECT_COUNTER,
 		    UD(host_order), .render_type = "iface_index : counter",
@@ -155,16 +171,22 @@ void swchain_name(enum nchain c, uint32_t mask, char *buf, size_t len)
 	snprintf(buf, len, "sw_%s_%02x", nchain_names[c], mask & SW_FROM);
 }
 
-/* "sw_7f" -> 0x7f; 0 for another name. */
+/* "sw_37f" -> 0x37f; 0 for another name, or one set_name() would not
+ * give (the digits as "sw_%02x" writes them). */
 uint32_t swmask_parse(const char *set)
 {
+	char canon[16];
 	unsigned long v;
 	char *end;
 
-	if (strncmp(set, "sw_", 3) || strlen(set) != 5)
+	if (strncmp(set, "sw_", 3) || strlen(set) < 5 || strlen(set) > 6 ||
+	    !isxdigit((unsigned char)set[3]))
 		return 0;
 	v = strtoul(set + 3, &end, 16);
-	return *end || (v & ~(unsigned long)SW_FROM) ? 0 : (uint32_t)v;
+	if (*end || !v || (v & ~(unsigned long)SW_FROM))
+		return 0;
+	snprintf(canon, sizeof(canon), "sw_%02lx", v);
+	return strcmp(canon, set) ? 0 : (uint32_t)v;
 }
 
 bool swmask_ready(const struct vnic_nft *n, uint32_t mask)

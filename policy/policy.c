@@ -12,10 +12,15 @@
 
 #include "policy/model.h"
 
+/* Bit i of enum vnic_switch; a new switch is appended (bits are ABI). */
 static const char *const switch_names[] = {
 	"mac-spoof", "ip-spoof", "ip6-spoof", "arp-spoof",
 	"dhcp-server", "ra-guard", "l2-allow", "no-promisc",
+	"nd-spoof", "dhcp6-server",
 };
+
+_Static_assert(VNIC_SW_CLEAN == (1u << ARRAY_SIZE(switch_names)) - 1,
+	       "a name for every switch of VNIC_SW_CLEAN");
 
 VNIC_EXPORT uint32_t vnic_switch_from_name(const char *name)
 {

@@ -377,6 +377,22 @@ static bool set_has_elem(json_t *set, const char *const *want, unsigned int n)
 	return false;
 }
 
+/* An IPv6 address as nft prints ip6s' raw 128-bit keys (nft/schema.c). */
+static const char *ip6_raw(const char *addr, char buf[35])
+{
+	unsigned char a[16];
+	unsigned int i;
+
+	if (inet_pton(AF_INET6, addr, a) != 1)
+		return "(bad address)";
+	strcpy(buf, "0x");
+	for (i = 0; i < 16; i++)
+		sprintf(buf + 2 + 2 * i, "%02x", a[i]);
+	return buf;
+}
+
+#define IP6(addr)	ip6_raw(addr, (char[35]){ 0 })
+
 #define HAS_ELEM(set, ...) set_has_elem(set, (const char *const[]){ __VA_ARGS__ }, \
 	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
 
@@ -701,10 +717,10 @@ static unsigned int mentions(json_t *root, const char *dev)
 #define SET_MAC	"macs"		/* iif . MAC */
 #define SET_IP4	"ip4s"		/* iif . IPv4 */
 #define SET_IP6	"ip6s"		/* iif . IPv6 */
-#define SET_SW	"sw_7f"		/* NICs with every from-guest switch */
-#define SET_SW_NOMAC "sw_7e"	/* the same but mac-spoof */
-#define SW_CLEAN_IN	"sw_in_7f"	/* every from-guest switch, ingress */
-#define SW_NOMAC_IN	"sw_in_7e"	/* the same but mac-spoof */
+#define SET_SW	"sw_37f"		/* NICs with every from-guest switch */
+#define SET_SW_NOMAC "sw_37e"	/* the same but mac-spoof */
+#define SW_CLEAN_IN	"sw_in_37f"	/* every from-guest switch, ingress */
+#define SW_NOMAC_IN	"sw_in_37e"	/* the same but mac-spoof */
 
 /* Rules of the table's chain that mention s (all of them if s is NULL). */
 static unsigned int chain_rules_with(json_t *root, const char *chain, const char *s)
@@ -774,11 +790,11 @@ TEST_F(nft, json_matches_policy)
 
 	s = vnic_set(root, SET_IP6);
 	ASSERT_NE(NULL, s);
-	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_IP6));
-	EXPECT_TRUE(HAS_ELEM(s, nic, PKT_NIC_LL6)) TH_LOG("no EUI-64 link-local");
-	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_IP6));
-	EXPECT_TRUE(HAS_ELEM(s, oth, PKT_OTHER_LL6));
-	EXPECT_FALSE(HAS_ELEM(s, nic, PKT_OTHER_IP6));
+	EXPECT_TRUE(HAS_ELEM(s, nic, IP6(PKT_NIC_IP6)));
+	EXPECT_TRUE(HAS_ELEM(s, nic, IP6(PKT_NIC_LL6))) TH_LOG("no EUI-64 link-local");
+	EXPECT_TRUE(HAS_ELEM(s, oth, IP6(PKT_OTHER_IP6)));
+	EXPECT_TRUE(HAS_ELEM(s, oth, IP6(PKT_OTHER_LL6)));
+	EXPECT_FALSE(HAS_ELEM(s, nic, IP6(PKT_OTHER_IP6)));
 
 	/* Both NICs are in the set of every switch, whose chain's rules look
 	 * up each address set (ARP's sender in macs and ip4s); the base
@@ -790,12 +806,12 @@ TEST_F(nft, json_matches_policy)
 	EXPECT_EQ(2u, chain_rules_with(root, "in0", NULL));
 	EXPECT_EQ(1u, chain_rules_with(root, "in0", SW_CLEAN_IN));
 	EXPECT_EQ(1u, chain_rules_with(root, "in0", "@" SET_SW));
-	EXPECT_EQ(13u, chain_rules_with(root, SW_CLEAN_IN, NULL));
+	EXPECT_EQ(16u, chain_rules_with(root, SW_CLEAN_IN, NULL));
 	EXPECT_EQ(1u, chain_rules_with(root, SW_CLEAN_IN, "@l2_allowed"));
-	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_MAC));
+	EXPECT_EQ(3u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_MAC));
 	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_IP4));
-	EXPECT_EQ(1u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_IP6));
-	EXPECT_EQ(10u, chain_rules_with(root, SW_CLEAN_IN, "@drops"));
+	EXPECT_EQ(2u, chain_rules_with(root, SW_CLEAN_IN, "@" SET_IP6));
+	EXPECT_EQ(13u, chain_rules_with(root, SW_CLEAN_IN, "@drops"));
 	s = vnic_set(root, "no_promisc");
 	ASSERT_NE(NULL, s);
 	EXPECT_TRUE(HAS_ELEM(s, nic));
@@ -1015,9 +1031,9 @@ TEST_F(nft, json_switch_off_then_remove)
 	EXPECT_FALSE(HAS_ELEM(vnic_set(root, SET_SW), nic));
 	/* One rule per mask in the base chain, before the custom one. */
 	EXPECT_EQ(3u, chain_rules_with(root, "in0", NULL));
-	/* Without mac-spoof, only ARP's rule looks up the MAC. */
-	EXPECT_EQ(12u, chain_rules_with(root, SW_NOMAC_IN, NULL));
-	EXPECT_EQ(1u, chain_rules_with(root, SW_NOMAC_IN, "@" SET_MAC));
+	/* Without mac-spoof, only ARP's and nd-spoof's rules look up the MAC. */
+	EXPECT_EQ(15u, chain_rules_with(root, SW_NOMAC_IN, NULL));
+	EXPECT_EQ(2u, chain_rules_with(root, SW_NOMAC_IN, "@" SET_MAC));
 	s = vnic_set(root, "no_promisc");
 	ASSERT_NE(NULL, s);
 	EXPECT_FALSE(HAS_ELEM(s, nic));
@@ -1157,7 +1173,7 @@ TEST_F(nft, owner_flag_survives_flush_and_delete)
 	TH_LOG("nft flush table: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
 	ret = st_run_cmd_err(err, sizeof(err),
-			     "nft delete element netdev vnic sw_7f '{ %s }'",
+			     "nft delete element netdev vnic sw_37f '{ %s }'",
 			     self->t.nic);
 	TH_LOG("nft delete element: exit %d '%s'", ret, err);
 	EXPECT_NE(0, ret);
@@ -1379,6 +1395,7 @@ TEST_F(nft, restart_reclaims_and_sync_writes_nothing)
 	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_MAC));
 	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_IP4));
 	EXPECT_EQ(NULL, strstr(events, PKT_OTHER_IP6));
+	EXPECT_EQ(NULL, strstr(events, IP6(PKT_OTHER_IP6) + 2));	/* raw */
 	free(events);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);

@@ -51,6 +51,12 @@ const unsigned int pkt_n_rules = sizeof(pkt_rules) / sizeof(pkt_rules[0]);
 #define ICMP6(t, ...)	{ .ethertype = ETH_P_IPV6, .proto = IPPROTO_ICMPV6,	\
 			  .icmp_type = t, __VA_ARGS__ }
 #define ARP(...)	{ .ethertype = ETH_P_ARP, __VA_ARGS__ }
+/* A neighbour advertisement from the link-local to all nodes. */
+#define NA(target, opt, mac)	ICMP6(136, .saddr = PKT_NIC_LL6,		\
+				      .daddr = "ff02::1",			\
+				      .dst_mac = "33:33:00:00:00:01",		\
+				      .nd_target = (target), .nd_opt = (opt),	\
+				      .nd_opt_mac = (mac))
 
 #define OUT_PASS(id, w, ...) [PKT_CASE_##id] = { .name = #id, .what = w,	\
 	.dir = PKT_OUT, .expect = PKT_PASS, __VA_ARGS__ }
@@ -141,7 +147,7 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	OUT_DROP(dhcp_server, "dhcp-server: UDP 67 -> 68 from the guest",
 		 .f = UDP4(.sport = 67, .dport = 68, .daddr = "255.255.255.255",
 			   .dst_mac = PKT_BCAST_MAC)),
-	OUT_DROP(dhcp6_server, "dhcp-server: UDP 547 -> 546 from the guest",
+	OUT_DROP(dhcp6_server, "dhcp6-server: UDP 547 -> 546 from the guest",
 		 .f = UDP6(.saddr = PKT_NIC_LL6, .daddr = PKT_FAR_LL6,
 			   .sport = 547, .dport = 546)),
 	OUT_DROP(ra, "ra-guard: router advertisement",
@@ -149,6 +155,23 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 			    .dst_mac = "33:33:00:00:00:01")),
 	OUT_DROP(redirect, "ra-guard: ICMPv6 redirect",
 		 .f = ICMP6(137, .saddr = PKT_NIC_LL6, .daddr = PKT_FAR_LL6)),
+
+	/* nd-spoof: neighbour advertisements (the frame's marker follows
+	 * the option, where a receiver would read a further option). */
+	OUT_PASS(legit_na, "NA for the NIC's IPv6 with its MAC as target link-layer address",
+		 .f = NA(PKT_NIC_IP6, 2, NULL)),
+	OUT_PASS(legit_na_sll, "NA for the link-local with a source link-layer option, its MAC",
+		 .f = NA(PKT_NIC_LL6, 1, NULL)),
+	OUT_DROP(nd_spoof_target, "nd-spoof: NA for an IPv6 address not the NIC's",
+		 .f = NA("2001:db8::99", 2, NULL)),
+	OUT_DROP(nd_spoof_target_other_guest, "nd-spoof: NA for the other guest's IPv6",
+		 .f = NA(PKT_OTHER_IP6, 2, NULL)),
+	OUT_DROP(nd_spoof_tll, "nd-spoof: NA, the target link-layer address not the NIC's",
+		 .f = NA(PKT_NIC_IP6, 2, PKT_OTHER_MAC)),
+	OUT_DROP(nd_spoof_sll, "nd-spoof: NA, a source link-layer address not the NIC's",
+		 .f = NA(PKT_NIC_IP6, 1, PKT_SPOOF_MAC)),
+	OUT_DROP(nd_spoof_option_first, "nd-spoof: NA whose first option is not a link-layer address",
+		 .f = NA(PKT_NIC_IP6, 14, NULL)),
 
 	/* Each switch, off for this NIC: the same frame passes. */
 	OUT_PASS(mac_spoof_off, "mac-spoof off: foreign source MAC passes",
@@ -166,6 +189,17 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 		 .sw_off = SW(DHCP_SERVER),
 		 .f = UDP4(.sport = 67, .dport = 68, .daddr = "255.255.255.255",
 			   .dst_mac = PKT_BCAST_MAC)),
+	OUT_PASS(nd_spoof_off, "nd-spoof off: NA for the other guest's IPv6 passes",
+		 .sw_off = SW(ND_SPOOF), .f = NA(PKT_OTHER_IP6, 2, PKT_OTHER_MAC)),
+	OUT_PASS(dhcp6_server_off, "dhcp6-server off: UDP 547 -> 546 passes",
+		 .sw_off = SW(DHCP6_SERVER),
+		 .f = UDP6(.saddr = PKT_NIC_LL6, .daddr = PKT_FAR_LL6,
+			   .sport = 547, .dport = 546)),
+	OUT_DROP(dhcp6_server_with_dhcp_server_off,
+		 "dhcp-server off, dhcp6-server on: UDP 547 -> 546 dropped",
+		 .sw_off = SW(DHCP_SERVER),
+		 .f = UDP6(.saddr = PKT_NIC_LL6, .daddr = PKT_FAR_LL6,
+			   .sport = 547, .dport = 546)),
 	OUT_PASS(ra_guard_off, "ra-guard off: router advertisement passes",
 		 .sw_off = SW(RA_GUARD),
 		 .f = ICMP6(134, .saddr = PKT_NIC_LL6, .daddr = "ff02::1",
@@ -258,7 +292,13 @@ static void put32(unsigned char *p, uint32_t v)
 	put16(p + 2, v & 0xffff);
 }
 
-/* The L4 header of f (proto, ports, ICMP type) at p; its length. */
+static int parse_mac(const char *s, const char *def, unsigned char mac[6])
+{
+	return st_mac_parse(s ? s : def, mac);
+}
+
+/* The L4 header of f (proto, ports, ICMP type) at p; its length, SIZE_MAX
+ * if a field does not parse. */
 static size_t build_l4(unsigned char *p, const struct pkt_frame *f,
 		       const unsigned char *target6)
 {
@@ -288,7 +328,14 @@ static size_t build_l4(unsigned char *p, const struct pkt_frame *f,
 		case 135:	/* NS */
 		case 136:	/* NA */
 			memcpy(p + 8, target6, 16);
-			return 24;
+			if (!f->nd_opt)
+				return 24;
+			p[24] = f->nd_opt;
+			p[25] = 1;		/* 8 bytes */
+			if ((f->nd_opt == 1 || f->nd_opt == 2) &&
+			    parse_mac(f->nd_opt_mac, PKT_NIC_MAC, p + 26))
+				return SIZE_MAX;
+			return 32;
 		case 137:	/* redirect: target, destination */
 			memcpy(p + 8, target6, 16);
 			memcpy(p + 24, target6, 16);
@@ -303,11 +350,6 @@ static size_t build_l4(unsigned char *p, const struct pkt_frame *f,
 		}
 	}
 	return 0;
-}
-
-static int parse_mac(const char *s, const char *def, unsigned char mac[6])
-{
-	return st_mac_parse(s ? s : def, mac);
 }
 
 size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
@@ -383,9 +425,13 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 			return 0;
 		/* ND target: the solicited address is the destination's for
 		 * a unicast NS, ours for DAD; good enough for a filter. */
-		inet_pton(AF_INET6, out ? PKT_NIC_IP6 : PKT_FAR_IP6, &t);
+		if (inet_pton(AF_INET6, f->nd_target ? f->nd_target :
+			      out ? PKT_NIC_IP6 : PKT_FAR_IP6, &t) != 1)
+			return 0;
 		l4 = l3 + 40 + ext;
 		hlen = build_l4(l4, f, t.s6_addr);
+		if (hlen == SIZE_MAX)
+			return 0;
 		memcpy(l4 + hlen, marker, PKT_MARKER_LEN);
 		l4len = hlen + PKT_MARKER_LEN;
 		l3[0] = 0x60;
@@ -1100,7 +1146,8 @@ int pkt_bad_add(const struct pkt_topo *t, struct vnic_policy *p,
 	case PKT_BAD_nic_kind_zero:	nic.kind = 0; break;
 	case PKT_BAD_nic_kind_out_of_range: nic.kind = VNIC_KIND__MAX + 3; break;
 	case PKT_BAD_switches_unknown_bit:
-		nic.switches = VNIC_SW_CLEAN | 0x100;
+		/* The bit past the last switch. */
+		nic.switches = VNIC_SW_CLEAN | ((uint32_t)VNIC_SW_CLEAN + 1);
 		nic.switches_set = 1;
 		break;
 	case PKT_BAD_guest_switches_unknown_bit:

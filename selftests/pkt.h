@@ -107,6 +107,11 @@ struct pkt_frame {
 	bool hbh;			/* IPv6: hop-by-hop router alert first */
 	uint16_t arp_op;		/* 1 request (default), 2 reply */
 	const char *arp_sha;		/* ARP sender MAC; NULL: Ethernet source */
+	const char *nd_target;		/* NS/NA target; NULL: see pkt_build() */
+	uint8_t nd_opt;			/* NS/NA: first option's type (0: none);
+					 * 1, 2 (link-layer address) carry
+					 * nd_opt_mac, others 6 zero bytes */
+	const char *nd_opt_mac;		/* NULL: the NIC's MAC */
 };
 
 struct pkt_case {
@@ -143,6 +148,10 @@ struct pkt_case {
 	X(arp_spoof_sha) X(arp_spoof_spa) X(arp_spoof_spa_other_guest)	\
 	X(arp_spoof_eth_and_sha) X(dhcp_server) X(dhcp6_server)		\
 	X(ra) X(redirect)						\
+	X(legit_na) X(legit_na_sll) X(nd_spoof_target)			\
+	X(nd_spoof_target_other_guest) X(nd_spoof_tll) X(nd_spoof_sll)	\
+	X(nd_spoof_option_first) X(nd_spoof_off) X(dhcp6_server_off)	\
+	X(dhcp6_server_with_dhcp_server_off)				\
 	X(mac_spoof_off) X(ip_spoof_off) X(ip6_spoof_off) X(arp_spoof_off) \
 	X(l2_allow_off) X(dhcp_server_off) X(ra_guard_off)		\
 	X(rule_tcp22_dropped) X(rule_tcp23_passes) X(rule_tcp22_outside_cidr) \

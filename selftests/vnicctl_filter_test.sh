@@ -30,8 +30,9 @@ ruleset_json() { nft -j list ruleset; }
 ruleset_strings() { ruleset_json | jq -r '.. | strings'; }
 
 # has_string S: the ruleset holds the string S somewhere (a set element,
-# a concatenation, a name).
-has_string() { ruleset_strings | grep -qxF -- "$1"; }
+# a concatenation, a name).  Not grep -q: its early exit would fail jq with
+# SIGPIPE, and the pipeline with it (pipefail).
+has_string() { ruleset_strings | grep -xF -- "$1" >/dev/null; }
 
 # has_mac M: the macs set holds MAC M (a raw 48-bit field: nft prints it
 # as a number).
@@ -632,9 +633,9 @@ damage_missing_chain() {
 			select(.table == "vnic" and .hook == "egress") | .name'); do
 		nft flush chain netdev vnic "$c" || return
 	done
-	nft flush chain netdev vnic sw_eg_7f && nft delete chain netdev vnic sw_eg_7f ||
+	nft flush chain netdev vnic sw_eg_37f && nft delete chain netdev vnic sw_eg_37f ||
 		return
-	WANT='chain sw_eg_7f of set sw_7f is missing'
+	WANT='chain sw_eg_37f of set sw_37f is missing'
 }
 damage_state_garbled() {
 	run 0 vc filter apply "$TMP/p.json" &&

@@ -152,7 +152,8 @@ wait_for() {
 	fail "$desc: not within ${POLL_S} s"
 }
 
-ruleset_has() { nft -j list ruleset | jq -r '.. | strings' | grep -qxF -- "$1"; }
+# Not grep -q: its early exit would fail jq with SIGPIPE (pipefail).
+ruleset_has() { nft -j list ruleset | jq -r '.. | strings' | grep -xF -- "$1" >/dev/null; }
 lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 owned() {
 	nft -j list tables netdev |

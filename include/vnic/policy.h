@@ -43,7 +43,14 @@ enum vnic_switch {
 	VNIC_SW_L2_ALLOW	= 1u << 6,	/* only IPv4, ARP, IPv6 ethertypes */
 	VNIC_SW_NO_PROMISC	= 1u << 7,	/* to the guest: unicast for another
 						 * MAC is dropped */
-	VNIC_SW_CLEAN		= 0xff,		/* all of the above: the default */
+	VNIC_SW_ND_SPOOF	= 1u << 8,	/* IPv6 neighbour advertisements:
+						 * the target must be one of the
+						 * NIC's IPv6 addresses, a link-
+						 * layer address option the NIC's
+						 * MAC (Documentation/filters.rst) */
+	VNIC_SW_DHCP6_SERVER	= 1u << 9,	/* no DHCPv6 server replies (UDP
+						 * sport 547) */
+	VNIC_SW_CLEAN		= 0x3ff,	/* all of the above: the default */
 };
 
 struct vnic_guest_policy {
