@@ -12,28 +12,9 @@
  * attachment that already existed (its interface name taken) is left as it
  * was.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
-
-/* VNIC_CNI_TIMING=1: each step's wall time on stderr, for measuring. */
-static void lap(const char *step)
-{
-	static struct timespec last;
-	struct timespec now;
-
-	if (!getenv("VNIC_CNI_TIMING"))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (last.tv_sec)
-		fprintf(stderr, "vnic-cni: %-8s %7.3f ms\n", step,
-			(double)(now.tv_sec - last.tv_sec) * 1e3 +
-			(double)(now.tv_nsec - last.tv_nsec) / 1e6);
-	last = now;
-}
 
 struct add {
 	int nsfd;
@@ -72,7 +53,7 @@ static int steps(struct cni_run *r, struct add *s)
 {
 	json_t *routes;
 
-	lap("start");
+	cni_lap("start");
 	if (r->conf.ipam) {
 		if (ipam_exec(r, "ADD", &s->ipam_res))
 			return -1;
@@ -80,28 +61,28 @@ static int steps(struct cni_run *r, struct add *s)
 		if (result_ips(r, s->ipam_res, s->ips, &s->nips))
 			return -1;
 	}
-	lap("ipam");
+	cni_lap("ipam");
 	if (attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a))
 		return -1;
 	s->nic_done = true;
-	lap("nic");
+	cni_lap("nic");
 	if (r->conf.filter) {
 		if (filter_apply(r, s->a.ctx, s->a.host, s->a.cont_mac, s->ips,
 				 s->nips))
 			return -1;
 		s->filter_done = true;
 	}
-	lap("filter");
+	cni_lap("filter");
 	routes = json_object_get(s->ipam_res, "routes");
 	if (ifcfg_apply(r, s->nsfd, r->env.ifname, s->ips, s->nips, routes))
 		return -1;
 	if (r->conf.mode == CNI_MODE_VETH &&
 	    ifcfg_host(r, s->a.host, s->ips, s->nips))
 		return -1;
-	lap("address");
+	cni_lap("address");
 	if (state_write(r))
 		return -1;
-	lap("state");
+	cni_lap("state");
 	r->result = result_build(r, s->ipam_res,
 				 r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL,
 				 s->a.host_mac, s->a.cont_mac);

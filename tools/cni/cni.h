@@ -106,6 +106,7 @@ int cni_fail(struct cni_run *r, int code, const char *msg,
 	     const char *fmt, ...) __printf(4, 5);
 int cni_fail_vnic(struct cni_run *r, int code, const char *msg,
 		  struct vnic_ctx *ctx, int err);
+void cni_lap(const char *step);
 
 /* conf.c */
 int conf_parse(struct cni_run *r, const char *text);

@@ -122,14 +122,17 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 	unsigned int i;
 	int err;
 
+	cni_lap("start");
 	err = vnic_guest_list(ctx, &g->live, &g->nlive);
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_IO, "cannot list interfaces", ctx, err);
 	for (i = 0; i < g->nlive; i++)
 		if (add_stale(g, g->live[i]))
 			return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
+	cni_lap("list");
 	if (state_each(r, stale_state, g))
 		return -1;
+	cni_lap("state");
 	if (r->conf.filter && g->nstale) {
 		if (filter_open(r, ctx, false, &n))
 			return -1;
@@ -138,13 +141,17 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 		if (err)
 			return -1;
 	}
+	cni_lap("filter");
 	if (r->conf.mode == CNI_MODE_VETH && g->nlive) {
 		err = vnic_collect_orphans(ctx, g->keep, g->nvalid, NULL);
 		if (err)
 			return cni_fail_vnic(r, CNI_ERR_NIC, "cannot delete interfaces",
 					     ctx, err);
 	}
-	return state_each(r, release, g);
+	cni_lap("nics");
+	err = state_each(r, release, g);
+	cni_lap("release");
+	return err;
 }
 
 int cni_gc(struct cni_run *r)

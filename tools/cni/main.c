@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
@@ -38,6 +39,22 @@ int cni_fail_vnic(struct cni_run *r, int code, const char *msg,
 	const char *m = ctx ? vnic_ctx_errmsg(ctx) : "";
 
 	return cni_fail(r, code, msg, "%s", m[0] ? m : vnic_strerror(err));
+}
+
+/* VNIC_CNI_TIMING=1: each step's wall time on stderr, for measuring. */
+void cni_lap(const char *step)
+{
+	static struct timespec last;
+	struct timespec now;
+
+	if (!getenv("VNIC_CNI_TIMING"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last.tv_sec)
+		fprintf(stderr, "vnic-cni: %-8s %9.3f ms\n", step,
+			(double)(now.tv_sec - last.tv_sec) * 1e3 +
+			(double)(now.tv_nsec - last.tv_nsec) / 1e6);
+	last = now;
 }
 
 static char *read_stdin(void)
