@@ -274,6 +274,8 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni FROB c1 eth0 "$ns" "$(conf)" && fail "verb FROB accepted" && return 1
 	jqo '.code == 4' || return
+	# All of these were refused before the dataDir was touched.
+	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
 	# A failure after IPAM ran: the interface name is taken in the
 	# container, so the NIC cannot be made; the lease goes back and the
 	# interface that was there stays.

@@ -12,6 +12,7 @@
  * attachment that already existed (its interface name taken) is left as it
  * was.
  */
+#include <limits.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
@@ -92,10 +93,16 @@ static int steps(struct cni_run *r, struct add *s)
 int cni_add(struct cni_run *r)
 {
 	struct add s = { .nsfd = -1 };
+	char path[PATH_MAX];
 	int ret;
 
-	if (state_lock(r) || netns_open(r, r->env.netns, &s.nsfd))
+	/* What can be refused without touching anything, before dataDir. */
+	if (netns_open(r, r->env.netns, &s.nsfd))
 		return -1;
+	if ((r->conf.ipam && ipam_path(r, path, sizeof(path))) || state_lock(r)) {
+		close(s.nsfd);
+		return -1;
+	}
 	ret = steps(r, &s);
 	if (ret)
 		undo(r, &s);
