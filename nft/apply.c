@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The public changes: apply (add or replace guests), remove, sync (make
- * the table hold exactly a policy).  Each checks its input, then builds
+ * The public changes: apply (add or replace guests), remove (sync, which
+ * makes the table hold exactly a policy, is sync.c).  Each checks its input, then builds
  * one change (change.c); a change whose prefix chains the kernel refused
  * is built once more without them.
  */
@@ -10,7 +10,7 @@
 
 #include "nft/read.h"
 
-static int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
+int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
 {
 	if (!n)
 		return -EINVAL;
@@ -18,7 +18,7 @@ static int result_check(struct vnic_nft *n, const struct vnic_nft_result *res)
 				    "vnic_nft_result") : 0;
 }
 
-static int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
+int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
 		      int err)
 {
 	if (!err && res)
@@ -80,17 +80,6 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 	return err;
 }
 
-static uint64_t policy_digest(const struct vnic_policy *p, const struct resolved *r)
-{
-	uint64_t d = 0;
-	unsigned int i;
-
-	for (i = 0; i < p->n; i++)
-		d ^= state_mix(p->g[i]->name,
-			       guest_digest(p->g[i], &r->ifi[r->off[i]]));
-	return d;
-}
-
 static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct vnic_nft_result *res, struct resolved *r, uint32_t *genid)
 {
@@ -107,6 +96,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err && (n->stale || n->pending))
 		err = open_state(n);
 	if (!err)
+		err = refuse_damaged(n);
+	if (!err)
 		err = check_claims(n, p);
 	if (!err)
 		err = resolve_policy(n, p, r);
@@ -119,7 +110,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 
 /* A change whose prefix chains the kernel refused is built again without
  * them (once: the feature is off by then). */
-static bool redo(struct vnic_nft *n, int err)
+bool redo(struct vnic_nft *n, int err)
 {
 	if (!err || !n || !n->pfx_refused)
 		return false;
@@ -178,6 +169,8 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 				    "table %s was opened read-only", n->table);
 	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
+	if ((err = refuse_damaged(n)))
+		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
 			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
@@ -213,65 +206,5 @@ VNIC_EXPORT int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 	if (err)
 		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
 					"removing guests");
-	return result_out(res, rp, err);
-}
-
-static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
-		     struct vnic_nft_result *res)
-{
-	struct table_info ti;
-	struct resolved r;
-	struct change ch;
-	uint32_t genid = 0, gi;
-	unsigned int i;
-	int err = prepare(n, p, res, &r, &genid);
-
-	if (!err)
-		err = read_state(n, &ti);
-	if (err)
-		goto out;
-	/* One read, and nothing to write when the digests agree. */
-	if (ti.has_digest && ti.digest == policy_digest(p, &r)) {
-		result_reset(res);
-		if (res) {
-			res->guests_unchanged = p->n;
-			res->genid = genid;
-		}
-		goto out;
-	}
-	if (!ti.has_digest || ti.digest != n->table_digest)
-		err = open_state(n);	/* changed behind our back */
-	change_begin(n, &ch, res);
-	for (i = 0; !err && i < n->ninst; i++) {
-		struct installed *in = &n->inst[i];
-
-		if (!in->name[0] || !policy_find(p, in->name, &gi))
-			continue;
-		err = change_drop(&ch, in, 0);
-		if (!err && res)
-			res->guests_removed++;
-	}
-	if (!err)
-		err = apply_guests(&ch, p, &r, res);
-	err = change_end(&ch, err, genid);
-out:
-	resolved_free(&r);
-	return err;
-}
-
-VNIC_EXPORT int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
-			      struct vnic_nft_result *res)
-{
-	struct vnic_nft_result r, *rp = res ? &r : NULL;
-	int err = result_check(n, res);
-
-	if (err)
-		return err;
-	err = sync_once(n, p, rp);
-	if (redo(n, err))
-		err = sync_once(n, p, rp);
-	if (err)
-		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
-					"syncing the policy");
 	return result_out(res, rp, err);
 }

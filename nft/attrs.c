@@ -412,3 +412,17 @@ int nreply_check(const struct nreply *r, const struct nlmsghdr *nlh,
 	return check_stream((const uint8_t *)nlh + hdr, nlh->nlmsg_len - hdr,
 			    r->pol, 0, &w);
 }
+
+/*
+ * Any message of its type whose attributes are well formed: for a reader
+ * that takes a few attributes itself and judges the rest by name
+ * (installed.c), so that a foreign object in libvnic's table (a set with an
+ * expression, a quota) is named and removed rather than refused whole.
+ * What it hands libnftnl it checks against the policies above first.
+ */
+static const struct apol any_pol[1];
+static const struct anest any = { "message", 0, false, 0, NULL, any_pol };
+const struct nreply nr_set_any = { NFT_MSG_NEWSET, &any };
+const struct nreply nr_chain_any = { NFT_MSG_NEWCHAIN, &any };
+const struct nreply nr_rule_any = { NFT_MSG_NEWRULE, &any };
+const struct nreply nr_obj_any = { NFT_MSG_NEWOBJ, &any };

@@ -283,6 +283,8 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
+	/* Its state element records no generation (n->state_gen 0). */
+	n->clean = n->clean && !wrote;
 	if (ch->res && (err = nfnl_genid(n, &ch->res->genid)))
 		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "the change is committed, but reading the "

@@ -122,18 +122,52 @@ static void set_size(struct vnic_nft *n, const struct nftnl_set *s, const char *
 			n->size[i] = size;
 }
 
+static int name_cb(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == NFTA_SET_NAME &&
+	    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+		*(const char **)data = mnl_attr_get_str(a);
+	return MNL_CB_OK;
+}
+
+static bool set_named_ours(const struct nlmsghdr *nlh)
+{
+	const char *name = NULL;
+	unsigned int i;
+
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), name_cb, &name);
+	if (!name)
+		return false;
+	for (i = 0; i < S__MAX; i++)
+		if (!strcmp(name, nset_descs[i].name))
+			return true;
+	return swmask_parse(name) != 0;
+}
+
 static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct set_read *sr = data;
 	struct nftnl_set *s = nftnl_set_alloc();
 	const char *name;
 	unsigned int i;
+	char why[160];
 
 	if (!s)
 		return -ENOMEM;
-	if (nftnl_set_nlmsg_parse(nlh, s) < 0 ||
-	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME)))
+	/* Someone's set (a set with an expression, say) is only named: the
+	 * dump passes any well-formed set, ours are checked here; a sync
+	 * removes the others (diff.c). */
+	if (set_named_ours(nlh) && nreply_check(&nr_set, nlh, why, sizeof(why))) {
+		nftnl_set_free(s);
+		return vnic_set_err(sr->n->ctx, -EBADMSG, VNIC_STEP_DUMP, -1, NULL,
+				    "table netdev %s: refused a malformed reply "
+				    "from the kernel: %s", sr->n->table, why);
+	}
+	if (!set_named_ours(nlh) || nftnl_set_nlmsg_parse(nlh, s) < 0 ||
+	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME))) {
+		sr->count++;
 		goto out;
+	}
 	sr->count++;
 	set_size(sr->n, s, name);
 	for (i = 0; i < S__MAX; i++)
@@ -169,7 +203,7 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
 	nftnl_set_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	err = nfnl_get(n, req, &nr_set, set_check_cb, &sr);
+	err = nfnl_get(n, req, &nr_set_any, set_check_cb, &sr);
 	if (err)
 		return err;
 	/* An earlier libvnic had a set per switch and no no_promisc. */

@@ -207,8 +207,9 @@ int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 	e = elem(&pt, S_GUESTS, &key, 4);
 
 	if (e && add) {
-		len = snprintf(comment, sizeof(comment), "libvnic-state %016llx n=",
-			       (unsigned long long)digest);
+		/* g=: the generation this commit makes (0: unknown). */
+		len = snprintf(comment, sizeof(comment), "libvnic-state %016llx g=%u n=",
+			       (unsigned long long)digest, n->state_gen);
 		for (s = 0; s < STATE_COUNTS; s++)
 			len += snprintf(comment + len, sizeof(comment) - (size_t)len,
 					"%s%lld", s ? "," : "",
@@ -426,6 +427,7 @@ static int custom_chain(struct put *pt, const struct pguest *g, const char *chai
 
 		if (!r)
 			return -ENOMEM;
+		rule_tag(r);
 		nlh = nbatch_msg(pt->b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
 		if (nlh) {
 			nftnl_rule_nlmsg_build_payload(nlh, r);

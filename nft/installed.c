@@ -197,6 +197,9 @@ VNIC_EXPORT int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int 
 
 	if (!n || !names || !count)
 		return -EINVAL;
+	/* A damaged table's guests are not known: say what is wrong. */
+	if (refuse_damaged(n))
+		return -EUCLEAN;
 	for (i = 0; i < n->ninst; i++)
 		if (n->inst[i].name[0])
 			bytes += strlen(n->inst[i].name) + 1, k++;

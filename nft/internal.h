@@ -194,6 +194,15 @@ struct vnic_nft {
 	void (*before_commit)(void *arg);
 	void *before_commit_arg;
 	struct nfnl_replay *replay;	/* fuzzing and seeds, or NULL */
+	/* The table is as libvnic's last commit left it at generation
+	 * clean_gen (sync.c): a sync may then skip reading it back. */
+	bool clean;
+	uint32_t clean_gen;
+	uint32_t state_gen;		/* g= the next state element says */
+	/* Open found the table damaged (check.c's message): only a sync,
+	 * which reads it whole, may write to it. */
+	bool damaged;
+	char damage[256];
 };
 
 /* nfnl.c */
@@ -249,6 +258,8 @@ struct nreply {
 	const struct anest *pol;
 };
 extern const struct nreply nr_table, nr_chain, nr_set, nr_elems, nr_obj, nr_gen;
+/* Well-formed attributes only: read by name, checked before parsing. */
+extern const struct nreply nr_set_any, nr_chain_any, nr_rule_any, nr_obj_any;
 /* 0, or -EBADMSG with the reason in why. */
 int nreply_check(const struct nreply *r, const struct nlmsghdr *nlh,
 		 char *why, size_t why_len);
@@ -428,5 +439,26 @@ int change_add(struct change *ch, const struct pguest *g, const int *ifi,
 /* What replacing in by g keeps (GP_KEEP_*). */
 unsigned int change_keep(struct vnic_nft *n, const struct installed *in,
 			 const struct pguest *g);
+
+/* diff.c: sync (commit) or diff (report only) the table to p; p NULL:
+ * the table against its own state element. */
+struct vnic_nft_diff;
+int diff_sync(struct vnic_nft *n, const struct vnic_policy *p,
+	      const struct resolved *r, bool commit,
+	      int (*fn)(const struct vnic_nft_diff *d, void *arg), void *arg,
+	      struct vnic_nft_result *res);
+
+/* ruletag.c: the tag of every rule libvnic writes (its userdata). */
+struct nftnl_rule;
+void rule_tag(struct nftnl_rule *r);
+bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag);
+
+/* damaged.c: -EUCLEAN with what open found damaged, or 0. */
+int refuse_damaged(struct vnic_nft *n);
+/* apply.c: shared with sync.c. */
+int result_check(struct vnic_nft *n, const struct vnic_nft_result *res);
+int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,
+	       int err);
+bool redo(struct vnic_nft *n, int err);
 
 #endif /* VNIC_NFT_INTERNAL_H */

@@ -138,6 +138,28 @@ static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
 }
 
 /*
+ * A table of libvnic's (its comment says so) that check.c finds damaged is
+ * opened all the same, knowing nothing installed: a sync reads it whole and
+ * repairs it (diff.c); apply, remove and the guests' list refuse it, saying
+ * what is wrong.
+ */
+static int open_damaged(struct vnic_nft *n)
+{
+	snprintf(n->damage, sizeof(n->damage), "%.255s", n->ctx->err.msg);
+	vnic_clear_err(n->ctx);
+	inst_clear(n);
+	shards_clear(n);
+	devlist_clear(&n->customs);
+	devlist_clear(&n->tochains);
+	memset(n->nelem, 0, sizeof(n->nelem));
+	n->table_digest = 0;
+	n->has_state = false;
+	n->damaged = true;
+	return 0;
+}
+
+
+/*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
  * a missing table, and the chains of asked hook prefixes, are made by the
  * first commit, in its batch, so a command that fails leaves the ruleset
@@ -151,14 +173,25 @@ int open_state(struct vnic_nft *n)
 	int err = nfnl_genid(n, &g0);
 
 	n->pending = false;
+	n->damaged = n->clean = false;
 	if (!err)
 		err = read_stable(n, &ti, &g0);
-	if (!err && open_claims(n, &ti)) {
+	if (err == -EUCLEAN && ti.comment_ours)
+		err = open_damaged(n);
+	/* libvnic's last commit wrote its generation into the state. */
+	n->clean = !err && !n->damaged && ti.exists && ti.has_digest &&
+		   ti.state_gen && ti.state_gen == g0;
+	n->clean_gen = g0;
+	/* A damaged table is claimed once a sync repaired it. */
+	if (!err && open_claims(n, &ti) && !n->damaged) {
 		err = claim_table(n, &ti);
 		if (!err)
 			err = nfnl_genid(n, &g1);
 		if (!err && g1 - g0 > 1)
 			err = read_all(n, &ti);
+		/* The claim is a commit: the only one since, or not clean. */
+		n->clean = n->clean && g1 == g0 + 1;
+		n->clean_gen = g1;
 	}
 	if (!err && !ti.exists)
 		open_empty(n);

@@ -95,6 +95,8 @@ static int state_cb(struct nftnl_set_elem *e, void *data)
 		ti->digest = d;
 		ti->has_digest = true;
 		ti->has_counts = !parse_counts(strstr(c, " n="), ti->nelem);
+		ti->state_gen = strstr(c, " g=") ?
+			(uint32_t)strtoul(strstr(c, " g=") + 3, NULL, 10) : 0;
 	}
 	ti->state_bad = !ti->has_digest;
 	return 0;

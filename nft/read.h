@@ -16,6 +16,8 @@ struct table_info {
 	uint32_t nelem[STATE_COUNTS];
 	bool comment_ours;		/* the table says "managed by libvnic" */
 	bool state_bad;			/* a key-0 element we cannot read */
+	uint32_t state_gen;		/* its g=: the generation it was written
+					 * in (0: unknown) */
 };
 
 int read_table(struct vnic_nft *n, struct table_info *ti);

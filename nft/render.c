@@ -253,7 +253,8 @@ static void guests_block(struct out *o, const struct vnic_policy *p,
 		    p->g[i]->name, (unsigned long long)d);
 		all ^= state_mix(p->g[i]->name, d);
 	}
-	put(o, " 0x%08x comment \"libvnic-state %016llx n=", STATE_KEY,
+	/* g=0: the generation is unknown, as after an apply (nft.h). */
+	put(o, " 0x%08x comment \"libvnic-state %016llx g=0 n=", STATE_KEY,
 	    (unsigned long long)all);
 	policy_counts(p, nelem);
 	for (i = 0; i < STATE_COUNTS; i++)

@@ -423,6 +423,7 @@ static int rule_end(struct nbatch *b, struct rb *rb, bool prepend)
 			nftnl_rule_free(rb->r);
 		return rb->err;
 	}
+	rule_tag(rb->r);
 	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | (prepend ? 0 : NLM_F_APPEND),
 		   rb->r, rule);
 }

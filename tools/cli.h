@@ -86,6 +86,17 @@ int cli_filter_operands(const char *cmd, const char *what, int argc,
 int cli_filter_open(struct cli *cli, bool write, struct vnic_nft **out);
 int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r);
 
+/* cli_diff.c: filter diff, and the differences sync and show report */
+struct vnic_nft;
+struct vnic_nft_diff;
+void cli_diff_phrase(const struct vnic_nft_diff *d, bool done, char *buf,
+		     size_t len);
+int cli_filter_diff(struct cli *cli, struct vnic_nft *n,
+		    const struct vnic_policy *p);
+int cli_filter_sync(struct vnic_nft *n, const struct vnic_policy *p,
+		    struct vnic_nft_result *res, char *repaired);
+int cli_filter_damage(struct cli *cli, struct vnic_nft *n);
+
 /* one file per command */
 int cli_print_guests(struct cli *cli, char **names, unsigned int count);
 int cmd_guest(struct cli *cli, int argc, char **argv);

@@ -79,7 +79,7 @@ int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r)
 {
 	if (cli->json)
 		return cli_json_print(cli, json_pack(
-			"{s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}",
+			"{s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I}",
 			"added", (json_int_t)r->guests_added,
 			"changed", (json_int_t)r->guests_changed,
 			"removed", (json_int_t)r->guests_removed,
@@ -87,7 +87,8 @@ int cli_filter_result(struct cli *cli, const struct vnic_nft_result *r)
 			"writes", r->writes != 0,
 			"messages", (json_int_t)r->messages,
 			"batches", (json_int_t)r->batches,
-			"genid", (json_int_t)r->genid));
+			"genid", (json_int_t)r->genid,
+			"repaired", (json_int_t)r->repaired));
 	printf("%u added, %u changed, %u removed, %u unchanged; ",
 	       r->guests_added, r->guests_changed, r->guests_removed,
 	       r->guests_unchanged);
@@ -139,14 +140,17 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 {
 	const char *cmd = how == C_APPLY ? "filter apply" : "filter sync";
 	VNIC_OPTS(vnic_nft_result, res);
+	char repaired[1024] = "";
 	struct file_job job;
 	int ret, err;
 
 	ret = file_job_open(cli, cmd, argc, argv, true, &job);
 	if (ret < 0) {
 		err = how == C_APPLY ? vnic_nft_apply(job.n, job.p, &res) :
-				       vnic_nft_sync(job.n, job.p, &res);
+				       cli_filter_sync(job.n, job.p, &res, repaired);
 		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
+		if (!err && *repaired && !cli->json)
+			printf("repaired: %s\n", repaired);
 	}
 	file_job_close(&job);
 	return ret;
@@ -287,7 +291,23 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
+	if (ret == CLI_OK && argc == 1)
+		ret = cli_filter_damage(cli, n);
 	vnic_nft_close(n);
+	return ret;
+}
+
+static int filter_diff(struct cli *cli, int argc, char **argv)
+{
+	struct file_job job;
+	int ret;
+
+	ret = file_job_open(cli, "filter diff", argc, argv, false, &job);
+	if (ret < 0)
+		ret = cli_filter_diff(cli, job.n, job.p);
+	else if (ret == CLI_FAIL)
+		ret = CLI_USAGE;	/* diff: 1 means "differs" */
+	file_job_close(&job);
 	return ret;
 }
 
@@ -319,6 +339,7 @@ static const struct subcommand filter_cmds[] = {
 	{ "show",	"list",		filter_show },
 	{ "remove",	"del",		filter_remove },
 	{ "render",	NULL,		filter_render },
+	{ "diff",	NULL,		filter_diff },
 	{ "hold",	NULL,		cmd_filter_hold },
 };
 

@@ -197,7 +197,6 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 	sigset_t set;
 	int ret;
 
-	sigemptyset(&set);
 	ret = cli_filter_operands("filter hold", "policy file", argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
@@ -229,8 +228,9 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 		vnic_nft_close(h.n);
 	if (h.ifd >= 0)
 		close(h.ifd);
+	/* The signals stay blocked: vnicctl exits next, and a second SIGTERM
+	 * pending now must not turn the exit status into 143. */
 	if (h.sfd >= 0)
 		close(h.sfd);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	return ret;
 }

@@ -77,9 +77,11 @@ enum vnic_nft_feature {
 /* Open the table: check and read what it holds, and claim it (owner flag)
  * unless VNIC_NFT_NO_OWNER; nothing else is written.  A missing table is
  * made by the first commit that writes, in its batch.  A table named like
- * ours that libvnic did not make or that was damaged is refused with
- * -EUCLEAN (-EPERM if a live process owns it) and a message saying what is
- * wrong; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP).
+ * ours that libvnic did not make is refused with -EUCLEAN (-EPERM if a live
+ * process owns it) and a message saying what is wrong; one of libvnic's
+ * that was damaged opens unclaimed, and apply, remove and vnic_nft_guests()
+ * refuse it with -EUCLEAN and that message until vnic_nft_sync() repairs
+ * it; one made with VNIC_NFT_NO_OWNER cannot be claimed (-EOPNOTSUPP).
  * Returns 0 with *out set, or a negative errno with nothing written: those,
  * -EINVAL (an invalid table name, prefix or capacity), -E2BIG (common.h),
  * -ENOMEM, or the kernel's (e.g. -EPERM without CAP_NET_ADMIN). */
@@ -99,6 +101,11 @@ struct vnic_nft_result {
 	uint32_t batches;		/* sendmsg() of batch pages */
 	uint32_t genid;			/* the ruleset generation after it */
 	int writes;			/* 0: nothing was written */
+	/* Since 0.1 too, after writes: objects of libvnic's that differed
+	 * from what it wrote though no guest change explains it (restored),
+	 * and objects it did not make (removed): vnic_nft_sync() repairs
+	 * both; vnic_nft_diff() counts what a sync would. */
+	uint32_t repaired;
 };
 
 /*
@@ -116,13 +123,67 @@ int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
  * done. */
 int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 		    unsigned int count, struct vnic_nft_result *res);
-/* Make the installed state equal p: read once, commit only the difference
- * (nothing at all when the digest matches). */
+/*
+ * Make the table exactly what a clean apply of p into an empty table makes,
+ * whatever another process did to it, in one atomic batch of the
+ * difference.  Nothing is read back when the kernel proves the table is as
+ * libvnic's last commit left it (the ruleset generation stored with the
+ * state is the current one) and p is what it holds; otherwise the table is
+ * read once (a bounded number of dumps, whatever the number of guests) and
+ * compared object by object: missing or changed elements, rules, chains,
+ * counters, sets and hooks of libvnic's are restored, objects it did not
+ * make are removed (Documentation/filters.rst, "Repair").  Returns as
+ * vnic_nft_apply(), and -EUCLEAN for a table libvnic did not make (or one
+ * whose sets were replaced by others of another type): nothing is written.
+ */
 int vnic_nft_sync(struct vnic_nft *n, const struct vnic_policy *p,
 		  struct vnic_nft_result *res);
 
+/* One difference between the table and a policy, as reported to a
+ * vnic_nft_diff_fn: the struct and its strings are libvnic's, valid during
+ * the call; fields at or past sz are not there. */
+enum vnic_nft_diff_kind {
+	VNIC_NFT_DIFF_GUEST_ADD = 1,	/* in the policy, not installed */
+	VNIC_NFT_DIFF_GUEST_CHANGE = 2,	/* installed otherwise */
+	VNIC_NFT_DIFF_GUEST_REMOVE = 3,	/* installed, not in the policy */
+	VNIC_NFT_DIFF_REPAIR = 4,	/* libvnic's object differs from what
+					 * it wrote: restored by a sync */
+	VNIC_NFT_DIFF_FOREIGN = 5,	/* not libvnic's: removed by a sync */
+};
+
+struct vnic_nft_diff {
+	size_t sz;
+	uint32_t kind;			/* enum vnic_nft_diff_kind */
+	const char *guest;		/* guest entries: its name; else NULL */
+	/* Repair and foreign entries: "set ip4s", "map drops", "chain eg0",
+	 * "counter c_vm1", "hooks of chain eg0", "state element"; NULL for a
+	 * guest entry. */
+	const char *object;
+	uint32_t added, removed;	/* its elements, rules or devices */
+};
+
+/* Called once per difference, guests first, then objects.  Return 0 to go
+ * on; anything else stops the call, which returns it (nothing written). */
+typedef int (*vnic_nft_diff_fn)(const struct vnic_nft_diff *d, void *arg);
+
+/*
+ * What vnic_nft_sync(n, p) would change, without writing anything (works
+ * on a handle opened VNIC_NFT_READ_ONLY): fn (may be NULL) sees each
+ * difference; res (may be NULL) gets the guests' counts, repaired, and
+ * writes set when a sync would write (messages: how many).  Returns 0 (the
+ * table differs when res->writes), -EINVAL, -ENODEV (a NIC of p does not
+ * exist), -EUCLEAN (a table libvnic did not make), -ENOMEM, fn's non-zero
+ * return, or the kernel's.
+ */
+int vnic_nft_diff(struct vnic_nft *n, const struct vnic_policy *p,
+		  vnic_nft_diff_fn fn, void *arg, struct vnic_nft_result *res);
+/* vnic_nft_sync() that reports each difference through fn (NULL: none)
+ * before it commits them. */
+int vnic_nft_sync_diff(struct vnic_nft *n, const struct vnic_policy *p,
+		       vnic_nft_diff_fn fn, void *arg, struct vnic_nft_result *res);
+
 /* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
- * -EINVAL or -ENOMEM. */
+ * -EINVAL, -ENOMEM, or -EUCLEAN on a damaged table (vnic_nft_open()). */
 int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count);
 /* A guest's drop counter.  Returns 0 with both set, -EINVAL, or the read's
  * negative errno (-ENOENT: no such guest installed). */

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The installed table read back once (for sync and diff), whatever is in it: the table, then
+ * one dump each of its sets, chains, rules and objects, then one dump per
+ * set of libvnic's of its elements.  The number of requests depends on the
+ * layout (the sets libvnic has), never on the number of guests or NICs, and
+ * nothing is looked up per NIC.
+ *
+ * Everything is kept by name (state.h).  An object whose name is not of
+ * libvnic's layout is only named: diff.c removes it.  One of libvnic's is
+ * checked against the reply policies (attrs.c) before libnftnl parses it;
+ * a set of ours whose elements cannot be read (an element with an
+ * expression libvnic does not parse) is marked unreadable: the sync flushes
+ * and fills it again.
+ *
+ * The pieces come from several requests: a commit by anyone in between
+ * would make them disagree, so the read is made again while the ruleset's
+ * generation moves (a bounded number of times).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <endian.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+
+#include "nft/read.h"
+#include "nft/state.h"
+
+#define READ_TRIES 5
+
+struct rd {
+	struct vnic_nft *n;
+	struct tstate *t;
+	struct st_set *set;		/* of the element dump */
+	int err;
+};
+
+/* The attributes of a message, by type (up to max). */
+struct attrs {
+	const struct nlattr *a[32];
+};
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	struct attrs *at = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (type < ARRAY_SIZE(at->a))
+		at->a[type] = a;
+	return MNL_CB_OK;
+}
+
+static void attrs_of(const struct nlmsghdr *nlh, struct attrs *at)
+{
+	memset(at, 0, sizeof(*at));
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, at);
+}
+
+static const char *a_str(const struct attrs *at, unsigned int type)
+{
+	const struct nlattr *a = at->a[type];
+
+	return a && !mnl_attr_validate(a, MNL_TYPE_NUL_STRING) ?
+		mnl_attr_get_str(a) : NULL;
+}
+
+static bool a_u32(const struct attrs *at, unsigned int type, uint32_t *v)
+{
+	const struct nlattr *a = at->a[type];
+
+	if (!a || mnl_attr_validate(a, MNL_TYPE_U32))
+		return false;
+	*v = ntohl(mnl_attr_get_u32(a));
+	return true;
+}
+
+static struct nlmsghdr *dump_req(char *buf, struct vnic_nft *n, uint16_t type,
+				 uint16_t flags)
+{
+	struct nlmsghdr *req = nfnl_req(buf, type, flags, n);
+
+	mnl_attr_put_strz(req, NFTA_TABLE_NAME, n->table);	/* attr 1 of each */
+	return req;
+}
+
+/* --- the table ---------------------------------------------------------- */
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+
+	if (!t)
+		return -ENOMEM;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		const void *ud;
+		uint32_t len = 0;
+
+		rd->t->exists = true;
+		rd->t->tflags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+		rd->t->comment_ours = check_table_comment(ud, len);
+	}
+	nftnl_table_free(t);
+	return 0;
+}
+
+/* --- sets ------------------------------------------------------------------ */
+
+static bool shape_ok(struct nftnl_set *s, const struct nset_desc *d)
+{
+	if (nftnl_set_get_u32(s, NFTNL_SET_KEY_TYPE) != d->key_type ||
+	    nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN) != d->key_len ||
+	    nftnl_set_get_u32(s, NFTNL_SET_FLAGS) != d->flags)
+		return false;
+	if ((d->flags & NFT_SET_MAP) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
+		return false;
+	if ((d->flags & NFT_SET_OBJECT) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != d->obj_type)
+		return false;
+	/* An expression on the set makes every element count or limit. */
+	return !nftnl_set_is_set(s, NFTNL_SET_EXPR) &&
+	       !nftnl_set_is_set(s, NFTNL_SET_EXPRESSIONS);
+}
+
+static int set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	struct attrs at;
+	const char *name;
+	struct st_set *st;
+	struct nftnl_set *s;
+	char why[160];
+	int idx;
+
+	attrs_of(nlh, &at);
+	name = a_str(&at, NFTA_SET_NAME);
+	if (!name)
+		return 0;
+	st = ntab_add(&rd->t->sets, name, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	idx = st_set_index(name);
+	st->ours = idx >= 0;
+	if (!st->ours || nreply_check(&nr_set, nlh, why, sizeof(why)))
+		return 0;
+	s = nftnl_set_alloc();
+	if (!s)
+		return -ENOMEM;
+	if (nftnl_set_nlmsg_parse(nlh, s) == 0) {
+		st->shape_ok = shape_ok(s, nset_desc((enum nset)idx));
+		st->size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
+			   nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
+	}
+	nftnl_set_free(s);
+	return 0;
+}
+
+/* --- chains, rules, objects ------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int chain_devs(struct st_chain *c, const struct nlmsghdr *nlh)
+{
+	struct nftnl_chain *ch = nftnl_chain_alloc();
+	const char *const *devs, *dev;
+	char why[160];
+	unsigned int k = 0, i;
+
+	if (!ch)
+		return -ENOMEM;
+	/* libnftnl 1.2 cannot parse a prefix hook: such a chain has none. */
+	if (nreply_check(&nr_chain, nlh, why, sizeof(why)) ||
+	    nftnl_chain_nlmsg_parse(nlh, ch) < 0)
+		goto out;
+	/* libnftnl 1.2 gives a chain of one device both ways. */
+	devs = nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES) ?
+	       nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES) : NULL;
+	dev = !devs && nftnl_chain_is_set(ch, NFTNL_CHAIN_DEV) ?
+	      nftnl_chain_get_str(ch, NFTNL_CHAIN_DEV) : NULL;
+	while (devs && devs[k])
+		k++;
+	c->devs = calloc(k + 2, sizeof(*c->devs));
+	if (!c->devs) {
+		nftnl_chain_free(ch);
+		return -ENOMEM;
+	}
+	if (dev)
+		c->devs[c->ndevs++] = strdup(dev);
+	for (i = 0; i < k; i++)
+		c->devs[c->ndevs++] = strdup(devs[i]);
+	for (i = 0; i < c->ndevs; i++)
+		if (!c->devs[i]) {
+			nftnl_chain_free(ch);
+			return -ENOMEM;
+		}
+	qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
+out:
+	nftnl_chain_free(ch);
+	return 0;
+}
+
+static int chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	struct attrs at;
+	const char *name;
+	struct st_chain *c;
+
+	attrs_of(nlh, &at);
+	name = a_str(&at, NFTA_CHAIN_NAME);
+	if (!name)
+		return 0;
+	c = ntab_add(&rd->t->chains, name, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->base = at.a[NFTA_CHAIN_HOOK] != NULL;
+	return c->base ? chain_devs(c, nlh) : 0;
+}
+
+static int rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	const struct nlattr *ud, *h;
+	struct attrs at;
+	const char *chain;
+	struct st_chain *c;
+	uint64_t handle = 0;
+
+	attrs_of(nlh, &at);
+	chain = a_str(&at, NFTA_RULE_CHAIN);
+	h = at.a[NFTA_RULE_HANDLE];
+	if (!chain || !h || mnl_attr_validate(h, MNL_TYPE_U64))
+		return 0;
+	handle = be64toh(mnl_attr_get_u64(h));
+	c = ntab_add(&rd->t->chains, chain, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ud = at.a[NFTA_RULE_USERDATA];
+	return st_rule_add(c, handle, ud ? mnl_attr_get_payload(ud) : NULL,
+			   ud ? mnl_attr_get_payload_len(ud) : 0, NULL);
+}
+
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	struct attrs at;
+	const char *name;
+	struct st_obj *o;
+	uint32_t type = 0;
+
+	attrs_of(nlh, &at);
+	name = a_str(&at, NFTA_OBJ_NAME);
+	if (!name || !a_u32(&at, NFTA_OBJ_TYPE, &type))
+		return 0;
+	o = ntab_add(&rd->t->objs, name, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->type = type;
+	return 0;
+}
+
+/* --- elements -------------------------------------------------------------- */
+
+static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
+{
+	const char *c = elem_comment(e);
+	char name[POLICY_GUEST_MAX + 1];
+	unsigned long long d;
+
+	if (key == STATE_KEY) {
+		struct tstate *t = rd->t;
+
+		t->has_state = true;
+		t->state_ok = !state_comment_parse(c, &t->state_digest, &t->state_gen);
+		free(t->state_comment);
+		t->state_comment = c ? strdup(c) : NULL;
+		return 0;
+	}
+	/* A guest's element: its name and digest, if its key is its name's. */
+	if (c && sscanf(c, "%64s %llx", name, &d) == 2 &&
+	    strcmp(name, "libvnic-state") && guest_key(name) == key)
+		return st_guest_add(rd->t, name, d);
+	return 0;
+}
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rd *rd = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	int err = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
+		goto out;
+	it = nftnl_set_elems_iter_create(s);
+	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
+	     e = nftnl_set_elems_iter_next(it)) {
+		uint32_t klen = 0, k = 0;
+		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+		char *val;
+
+		if (!key || !klen)
+			continue;
+		if (klen >= 4)
+			memcpy(&k, key, 4);
+		if (rd->set == ntab_get(&rd->t->sets, nset_descs[S_GUESTS].name)) {
+			err = guests_elem(rd, e, k);
+			if (err || (klen == 4 && k == STATE_KEY))
+				continue;
+		}
+		val = st_elem_val(e);
+		err = val ? st_elem_add(rd->set, key, klen, val, NULL) : -ENOMEM;
+		free(val);
+	}
+	nftnl_set_elems_iter_destroy(it);
+out:
+	nftnl_set_free(s);
+	return err;
+}
+
+static int read_set_elems(struct rd *rd, struct st_set *st)
+{
+	const struct vnic_err saved = rd->n->ctx->err;
+	char buf[512] = { 0 };
+	struct nlmsghdr *req;
+	int err;
+
+	rd->set = st;
+	req = nfnl_req(buf, NFT_MSG_GETSETELEM, NLM_F_DUMP, rd->n);
+	mnl_attr_put_strz(req, NFTA_SET_ELEM_LIST_TABLE, rd->n->table);
+	mnl_attr_put_strz(req, NFTA_SET_ELEM_LIST_SET, st->name);
+	err = nfnl_get(rd->n, req, &nr_elems, elem_cb, rd);
+	st->readable = !err;
+	if (err == -EBADMSG || err == -ENOENT) {
+		/* Unparsable elements (or the set went): flushed and filled. */
+		rd->n->ctx->err = saved;
+		return 0;
+	}
+	return err;
+}
+
+/* --- the whole --------------------------------------------------------- */
+
+static int read_once(struct vnic_nft *n, struct tstate *t)
+{
+	struct rd rd = { .n = n, .t = t };
+	char buf[512] = { 0 };
+	struct nlmsghdr *req;
+	unsigned int i;
+	int err;
+
+	tstate_free(t);
+	req = nfnl_req(buf, NFT_MSG_GETTABLE, 0, n);
+	mnl_attr_put_strz(req, NFTA_TABLE_NAME, n->table);
+	err = nfnl_get(n, req, &nr_table, table_cb, &rd);
+	if (err == -ENOENT)
+		return 0;
+	if (err || !t->exists)
+		return err;
+	err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETSET, NLM_F_DUMP),
+		       &nr_set_any, set_cb, &rd);
+	if (!err)
+		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETCHAIN, NLM_F_DUMP),
+			       &nr_chain_any, chain_cb, &rd);
+	if (!err)
+		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
+			       &nr_rule_any, rule_cb, &rd);
+	if (!err)
+		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETOBJ, NLM_F_DUMP),
+			       &nr_obj_any, obj_cb, &rd);
+	for (i = 0; !err && i < t->sets.n; i++) {
+		struct st_set *st = t->sets.v[i];
+
+		if (st->ours && st->shape_ok)
+			err = read_set_elems(&rd, st);
+	}
+	return err;
+}
+
+int installed_read(struct vnic_nft *n, struct tstate *t)
+{
+	uint32_t g0 = 0, g1 = 0;
+	unsigned int i;
+	int err = nfnl_genid(n, &g0);
+
+	for (i = 1; !err; i++) {
+		err = read_once(n, t);
+		if (!err)
+			err = nfnl_genid(n, &g1);
+		if (err || g1 == g0 || i == READ_TRIES)
+			break;
+		g0 = g1;
+	}
+	t->genid = g1;
+	return err;
+}

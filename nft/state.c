@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The table as objects by name (state.h): the containers installed.c and
+ * want.c fill and diff.c compares.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libnftnl/set.h>
+
+#include "nft/state.h"
+
+void *ntab_get(struct ntab *t, const char *name)
+{
+	uint32_t i;
+
+	return strmap_get(&t->idx, name, &i) ? NULL : t->v[i];
+}
+
+/* A new zeroed item of size bytes named name (or the one of that name). */
+void *ntab_add(struct ntab *t, const char *name, size_t size)
+{
+	void *it = ntab_get(t, name);
+	char **nm;
+
+	if (it)
+		return it;
+	if (t->n == t->cap) {
+		unsigned int cap = t->cap ? t->cap * 2 : 16;
+		void **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	it = calloc(1, size);
+	nm = it;
+	if (!it || !(*nm = strdup(name)) || strmap_add(&t->idx, *nm, t->n)) {
+		if (it)
+			free(*nm);
+		free(it);
+		return NULL;
+	}
+	t->v[t->n++] = it;
+	return it;
+}
+
+static void set_free(struct st_set *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->el[i].khex);
+		free(s->el[i].val);
+	}
+	for (i = 0; i < s->nparsed; i++)
+		nftnl_set_free(s->parsed[i]);
+	free(s->parsed);
+	free(s->el);
+	strmap_free(&s->idx);
+	free(s->msg);
+	free(s->msg2);
+}
+
+static void chain_free(struct st_chain *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->ndevs; i++)
+		free(c->devs[i]);
+	for (i = 0; i < c->nrules; i++)
+		free(c->rules[i].msg);
+	free(c->devs);
+	free(c->rules);
+	free(c->msg);
+}
+
+static void ntab_free(struct ntab *t, void (*fn)(void *))
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++) {
+		fn(t->v[i]);
+		free(*(char **)t->v[i]);
+		free(t->v[i]);
+	}
+	free(t->v);
+	strmap_free(&t->idx);
+}
+
+static void obj_free(void *o)
+{
+	free(((struct st_obj *)o)->msg);
+}
+
+void tstate_free(struct tstate *t)
+{
+	unsigned int i;
+
+	ntab_free(&t->sets, (void (*)(void *))set_free);
+	ntab_free(&t->chains, (void (*)(void *))chain_free);
+	ntab_free(&t->objs, obj_free);
+	for (i = 0; i < t->ng; i++)
+		free(t->gname[i]);
+	free(t->gname);
+	free(t->gdigest);
+	strmap_free(&t->guests);
+	free(t->state_comment);
+	memset(t, 0, sizeof(*t));
+}
+
+static void hex(char *out, const uint8_t *p, uint32_t len)
+{
+	static const char d[] = "0123456789abcdef";
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = d[p[i] >> 4];
+		out[2 * i + 1] = d[p[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
+			     uint32_t klen)
+{
+	char kh[2 * KEY_MAX + 1];
+	uint32_t i;
+
+	if (klen > KEY_MAX)
+		return NULL;
+	hex(kh, key, klen);
+	return strmap_get(&s->idx, kh, &i) ? NULL : &s->el[i];
+}
+
+/* The map borrows each element's khex: el only grows, its strings stay. */
+int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
+		const char *val, struct nftnl_set_elem *e)
+{
+	struct st_elem *el;
+
+	if (klen > KEY_MAX || st_elem_find(s, key, klen))
+		return 0;	/* a key is in a set once */
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap ? s->cap * 2 : 64;
+
+		el = realloc(s->el, cap * sizeof(*el));
+		if (!el)
+			return -ENOMEM;
+		s->el = el;
+		s->cap = cap;
+	}
+	el = &s->el[s->n];
+	memset(el, 0, sizeof(*el));
+	memcpy(el->key, key, klen);
+	el->klen = klen;
+	el->e = e;
+	el->khex = malloc(2 * klen + 1);
+	el->val = strdup(val ? val : "");
+	if (!el->khex || !el->val) {
+		free(el->khex);
+		free(el->val);
+		return -ENOMEM;
+	}
+	hex(el->khex, key, klen);
+	if (strmap_add(&s->idx, el->khex, s->n)) {
+		free(el->khex);
+		free(el->val);
+		return -ENOMEM;
+	}
+	s->n++;
+	return 0;
+}
+
+char *st_elem_val(struct nftnl_set_elem *e)
+{
+	const char *obj = NULL, *chain = NULL;
+	uint32_t len = 0, dlen = 0, verdict = 0;
+	const uint8_t *ud = NULL, *data = NULL;
+	char *out, *p;
+
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF))
+		obj = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
+		verdict = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT);
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
+		chain = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN);
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_USERDATA))
+		ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA))
+		data = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &dlen);
+	if (len > 255)
+		len = 255;
+	if (dlen > KEY_MAX)
+		dlen = KEY_MAX;
+	out = malloc(2 * (len + dlen) + (obj ? strlen(obj) : 0) +
+		     (chain ? strlen(chain) : 0) + 64);
+	if (!out)
+		return NULL;
+	p = out + sprintf(out, "o=%s v=%d c=%s d=", obj ? obj : "", (int)verdict,
+			  chain ? chain : "");
+	hex(p, data ? data : (const uint8_t *)"", data ? dlen : 0);
+	p += strlen(p);
+	p += sprintf(p, " u=");
+	hex(p, ud ? ud : (const uint8_t *)"", ud ? len : 0);
+	return out;
+}
+
+int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
+		uint32_t udlen, const struct nlmsghdr *msg)
+{
+	struct st_rule *r;
+
+	if (c->nrules == c->caprules) {
+		unsigned int cap = c->caprules ? c->caprules * 2 : 8;
+
+		r = realloc(c->rules, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		c->rules = r;
+		c->caprules = cap;
+	}
+	r = &c->rules[c->nrules];
+	memset(r, 0, sizeof(*r));
+	r->handle = handle;
+	r->tagged = rule_tag_parse(ud, udlen, &r->tag);
+	if (msg && !(r->msg = msg_dup(msg)))
+		return -ENOMEM;
+	c->nrules++;
+	return 0;
+}
+
+int st_guest_add(struct tstate *t, const char *name, uint64_t digest)
+{
+	if (t->ng == t->capg) {
+		unsigned int cap = t->capg ? t->capg * 2 : 64;
+		char **g = realloc(t->gname, cap * sizeof(*g));
+		uint64_t *d;
+
+		if (!g)
+			return -ENOMEM;
+		t->gname = g;
+		d = realloc(t->gdigest, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		t->gdigest = d;
+		t->capg = cap;
+	}
+	t->gname[t->ng] = strdup(name);
+	if (!t->gname[t->ng])
+		return -ENOMEM;
+	if (strmap_add(&t->guests, t->gname[t->ng], t->ng)) {
+		free(t->gname[t->ng]);
+		return 0;	/* named twice: the first counts */
+	}
+	t->gdigest[t->ng++] = digest;
+	return 0;
+}
+
+struct nlmsghdr *msg_dup(const struct nlmsghdr *nlh)
+{
+	struct nlmsghdr *m = malloc(nlh->nlmsg_len);
+
+	if (m)
+		memcpy(m, nlh, nlh->nlmsg_len);
+	return m;
+}
+
+int st_set_index(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < S__MAX; i++)
+		if (!strcmp(name, nset_descs[i].name))
+			return (int)i;
+	return swmask_parse(name) ? (int)S_MASK(swmask_parse(name)) : -1;
+}
+
+int state_comment_parse(const char *c, uint64_t *digest, uint32_t *gen)
+{
+	unsigned long long d;
+	const char *g;
+
+	if (!c || sscanf(c, "libvnic-state %llx", &d) != 1)
+		return -1;
+	*digest = d;
+	*gen = 0;
+	g = strstr(c, " g=");
+	if (g)
+		*gen = (uint32_t)strtoul(g + 3, NULL, 10);
+	return 0;
+}

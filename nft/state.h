@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The table as objects, by name: what the kernel has (installed.c, read
+ * back once) or what a policy wants (want.c, built as a clean apply would
+ * build it).  diff.c compares the two and writes the difference.
+ */
+#ifndef VNIC_NFT_STATE_H
+#define VNIC_NFT_STATE_H
+
+#include "nft/internal.h"
+
+struct nftnl_set;
+struct nftnl_set_elem;
+
+#define KEY_MAX 64
+
+struct st_elem {
+	uint8_t key[KEY_MAX];
+	uint32_t klen;
+	char *khex;			/* the map's key */
+	char *val;			/* all but the key, as a string */
+	struct nftnl_set_elem *e;	/* wanted: the element to add */
+};
+
+/* Every named thing starts with its name: the map borrows it. */
+struct st_set {
+	char *name;
+	bool ours;			/* a name of libvnic's layout */
+	bool shape_ok;			/* installed: of the layout's type */
+	bool readable;			/* installed: its elements were read */
+	uint32_t size;
+	struct st_elem *el;
+	unsigned int n, cap;
+	struct strmap idx;		/* khex -> index in el */
+	struct nlmsghdr *msg, *msg2;	/* wanted: NEWSET (and constant elements) */
+	struct nftnl_set **parsed;	/* wanted: own the elements */
+	unsigned int nparsed;
+};
+
+struct st_rule {
+	uint64_t tag;
+	bool tagged;
+	uint64_t handle;
+	struct nlmsghdr *msg;		/* wanted: NEWRULE */
+};
+
+struct st_chain {
+	char *name;
+	bool base;			/* has a hook */
+	char **devs;			/* hooked by name, sorted */
+	unsigned int ndevs;
+	struct st_rule *rules;
+	unsigned int nrules, caprules;
+	struct nlmsghdr *msg;		/* wanted: NEWCHAIN */
+};
+
+struct st_obj {
+	char *name;
+	uint32_t type;
+	struct nlmsghdr *msg;		/* wanted: NEWOBJ */
+};
+
+/* Named things in the order they were found, each allocated once. */
+struct ntab {
+	void **v;
+	unsigned int n, cap;
+	struct strmap idx;
+};
+
+struct tstate {
+	bool exists;
+	bool comment_ours;
+	uint32_t tflags;
+	struct ntab sets, chains, objs;
+	/* The guests set: guests by name, with their digests. */
+	struct strmap guests;		/* name -> index in gname */
+	char **gname;
+	uint64_t *gdigest;
+	unsigned int ng, capg;
+	/* The state element. */
+	bool has_state, state_ok;
+	uint64_t state_digest;
+	uint32_t state_gen;		/* g=: 0 unknown */
+	char *state_comment;
+	uint32_t genid;			/* the generation it was read at */
+};
+
+void *ntab_get(struct ntab *t, const char *name);
+void *ntab_add(struct ntab *t, const char *name, size_t size);
+void tstate_free(struct tstate *t);
+int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
+		const char *val, struct nftnl_set_elem *e);
+struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
+			     uint32_t klen);
+/* An element's value (data, object, verdict, userdata) as a string. */
+char *st_elem_val(struct nftnl_set_elem *e);
+int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
+		uint32_t udlen, const struct nlmsghdr *msg);
+int st_guest_add(struct tstate *t, const char *name, uint64_t digest);
+struct nlmsghdr *msg_dup(const struct nlmsghdr *nlh);
+/* A name of libvnic's sets (fixed or a switch mask's); its index or -1. */
+int st_set_index(const char *name);
+
+/* installed.c: the table as the kernel has it, in a bounded number of
+ * dumps (each set, the chains, the rules, the objects once), read again
+ * while the generation moves. */
+int installed_read(struct vnic_nft *n, struct tstate *have);
+
+/* want.c: the table a clean apply of p builds (r: its NICs' ifindexes). */
+int want_build(struct vnic_nft *n, const struct vnic_policy *p,
+	       const struct resolved *r, struct tstate *want);
+
+/* "libvnic-state DIGEST n=COUNTS g=GEN": parsed (0) or -1. */
+int state_comment_parse(const char *c, uint64_t *digest, uint32_t *gen);
+
+#endif /* VNIC_NFT_STATE_H */

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The table a policy wants: what a clean apply of it into an empty table
+ * would write, built by the same code (elems.c, layout.c, prefix.c) on a
+ * scratch handle that starts from nothing, and read back from that batch
+ * into objects by name (state.h).  diff.c copies the messages of what is
+ * missing, so a repaired object is byte for byte what a clean apply makes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/set.h>
+
+#include "nft/state.h"
+
+/* A scratch handle: n's table, flags, features and hook prefixes (the
+ * installed and the asked ones: all made, as on an empty table), nothing
+ * installed. */
+static struct vnic_nft *shadow_new(const struct vnic_nft *n, uint32_t nics)
+{
+	struct vnic_nft *s = calloc(1, sizeof(*s));
+	unsigned int i;
+
+	if (!s)
+		return NULL;
+	s->ctx = n->ctx;
+	s->ifsock = -1;
+	memcpy(s->table, n->table, sizeof(s->table));
+	s->flags = n->flags;
+	s->features = n->features;
+	s->capacity = n->capacity;
+	s->change_nics = nics;
+	for (i = 0; i < n->npfx; i++) {
+		if (!n->pfx[i].installed)
+			continue;
+		s->pfx[s->npfx] = n->pfx[i];
+		s->pfx[s->npfx].installed = s->pfx[s->npfx].pending = true;
+		s->npfx++;
+	}
+	for (i = 0; i < S__MAX; i++)
+		s->size[i] = layout_set_size(s, (enum nset)i);
+	return s;
+}
+
+static void shadow_free(struct vnic_nft *s)
+{
+	shards_clear(s);
+	guest_adds_drop(s);
+	shards_drop(s);
+	devlist_clear(&s->customs);
+	devlist_clear(&s->tochains);
+	free(s);
+}
+
+/* Sizes as a new table gets them: doubled until the elements fit. */
+static void fit_sizes(struct vnic_nft *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < S__MAX; i++) {
+		uint64_t sz = s->size[i];
+		int64_t need = s->pend[i] + (i == S_GUESTS);
+
+		while (sz && need > 0 && sz < (uint64_t)need)
+			sz *= 2;
+		s->size[i] = sz > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)sz;
+	}
+}
+
+static int build(struct vnic_nft *s, const struct vnic_policy *p,
+		 const struct resolved *r, struct nbatch *b)
+{
+	unsigned int i, k;
+	int err = 0;
+
+	for (i = 0; i < p->n && !err; i++) {
+		const int *ifi = &r->ifi[r->off[i]];
+
+		err = guest_put(s, b, p->g[i], ifi, guest_digest(p->g[i], ifi),
+				true, 0);
+	}
+	if (!err)
+		err = guest_adds_flush(s, b);
+	if (!err)
+		err = shards_flush(s, b);
+	if (!err)
+		err = prefix_build(s, b, &k);
+	fit_sizes(s);
+	if (!err)
+		err = layout_table(s, b, true);
+	if (!err)
+		err = layout_skeleton(s, b);
+	return err;
+}
+
+/* --- the batch read as objects ------------------------------------------- */
+
+static const char *str_attr(const struct nlmsghdr *nlh, uint16_t type)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == type &&
+		    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+			return mnl_attr_get_str(a);
+	return NULL;
+}
+
+static bool has_attr(const struct nlmsghdr *nlh, uint16_t type)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == type)
+			return true;
+	return false;
+}
+
+static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
+{
+	const char *name = str_attr(nlh, NFTA_SET_NAME);
+	struct nftnl_set *s;
+	struct st_set *st;
+
+	st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
+	if (!st)
+		return -ENOMEM;
+	st->ours = true;
+	st->shape_ok = st->readable = true;
+	if (!st->msg && !(st->msg = msg_dup(nlh)))
+		return -ENOMEM;
+	s = nftnl_set_alloc();
+	if (!s)
+		return -ENOMEM;
+	if (!nftnl_set_nlmsg_parse(nlh, s) && nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE))
+		st->size = nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE);
+	nftnl_set_free(s);
+	return 0;
+}
+
+/* libnftnl numbers the elements it builds 1, 2, ... where its parser
+ * wants each to be NFTA_LIST_ELEM (the kernel reads either): parsed from a
+ * copy that says so. */
+static int elems_parse(const struct nlmsghdr *nlh, struct nftnl_set *s)
+{
+	struct nlmsghdr *m = msg_dup(nlh);
+	struct nlattr *a, *e;
+	int ret;
+
+	if (!m)
+		return -1;
+	mnl_attr_for_each(a, m, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_ELEMENTS)
+			mnl_attr_for_each_nested(e, a)
+				e->nla_type = NLA_F_NESTED | NFTA_LIST_ELEM;
+	ret = nftnl_set_elems_nlmsg_parse(m, s);
+	free(m);
+	return ret;
+}
+
+static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
+{
+	const char *name = str_attr(nlh, NFTA_SET_ELEM_LIST_SET);
+	/* The skeleton's sets go last in the batch (want_build()). */
+	struct st_set *st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	struct nftnl_set *s, **v;
+	int err = 0;
+
+	if (!st)
+		return -ENOMEM;
+	if (!strcmp(name, nset_descs[S_L2OK].name)) {
+		/* A constant set: its elements are made with it. */
+		st->msg2 = msg_dup(nlh);
+		return st->msg2 ? 0 : -ENOMEM;
+	}
+	v = realloc(st->parsed, (st->nparsed + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	st->parsed = v;
+	s = nftnl_set_alloc();
+	if (!s)
+		return -ENOMEM;
+	st->parsed[st->nparsed++] = s;
+	if (elems_parse(nlh, s) < 0)
+		return -EPROTO;
+	it = nftnl_set_elems_iter_create(s);
+	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
+	     e = nftnl_set_elems_iter_next(it)) {
+		uint32_t klen = 0;
+		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+		char *val = st_elem_val(e);
+
+		err = val && key ? st_elem_add(st, key, klen, val, e) : -ENOMEM;
+		free(val);
+	}
+	nftnl_set_elems_iter_destroy(it);
+	return err;
+}
+
+static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
+{
+	const char *name = str_attr(nlh, NFTA_CHAIN_NAME);
+	const char *const *devs;
+	struct nftnl_chain *ch;
+	struct st_chain *c;
+	unsigned int k = 0;
+
+	c = name ? ntab_add(&t->chains, name, sizeof(*c)) : NULL;
+	if (!c)
+		return -ENOMEM;
+	c->base = has_attr(nlh, NFTA_CHAIN_HOOK);
+	if (!c->msg && !(c->msg = msg_dup(nlh)))
+		return -ENOMEM;
+	ch = c->base ? nftnl_chain_alloc() : NULL;
+	if (!ch)
+		return c->base ? -ENOMEM : 0;
+	if (nftnl_chain_nlmsg_parse(nlh, ch) == 0 &&
+	    nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES)) {
+		devs = nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES);
+		while (devs[k])
+			k++;
+		c->devs = calloc(k + 1, sizeof(*c->devs));
+		for (c->ndevs = 0; c->devs && c->ndevs < k; c->ndevs++)
+			if (!(c->devs[c->ndevs] = strdup(devs[c->ndevs])))
+				break;
+	}
+	nftnl_chain_free(ch);
+	return k && c->ndevs != k ? -ENOMEM : 0;
+}
+
+static int w_rule(struct tstate *t, const struct nlmsghdr *nlh)
+{
+	const char *chain = str_attr(nlh, NFTA_RULE_CHAIN);
+	const struct nlattr *a, *ud = NULL;
+	struct st_chain *c = chain ? ntab_add(&t->chains, chain, sizeof(*c)) : NULL;
+
+	if (!c)
+		return -ENOMEM;
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_RULE_USERDATA)
+			ud = a;
+	return st_rule_add(c, 0, ud ? mnl_attr_get_payload(ud) : NULL,
+			   ud ? mnl_attr_get_payload_len(ud) : 0, nlh);
+}
+
+static int w_obj(struct tstate *t, const struct nlmsghdr *nlh)
+{
+	const char *name = str_attr(nlh, NFTA_OBJ_NAME);
+	struct st_obj *o = name ? ntab_add(&t->objs, name, sizeof(*o)) : NULL;
+
+	if (!o)
+		return -ENOMEM;
+	o->type = NFT_OBJECT_COUNTER;
+	o->msg = msg_dup(nlh);
+	return o->msg ? 0 : -ENOMEM;
+}
+
+static int parse(struct tstate *t, const struct nbatch *b, size_t start)
+{
+	size_t off = start;
+	int err = 0;
+
+	while (!err && off + sizeof(struct nlmsghdr) <= b->len) {
+		const struct nlmsghdr *nlh = (const void *)(b->buf + off);
+
+		switch (NFNL_MSG_TYPE(nlh->nlmsg_type)) {
+		case NFT_MSG_NEWSET:
+			err = w_set(t, nlh);
+			break;
+		case NFT_MSG_NEWSETELEM:
+			err = w_elems(t, nlh);
+			break;
+		case NFT_MSG_NEWCHAIN:
+			err = w_chain(t, nlh);
+			break;
+		case NFT_MSG_NEWRULE:
+			err = w_rule(t, nlh);
+			break;
+		case NFT_MSG_NEWOBJ:
+			err = w_obj(t, nlh);
+			break;
+		}
+		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	return err;
+}
+
+int want_build(struct vnic_nft *n, const struct vnic_policy *p,
+	       const struct resolved *r, struct tstate *want)
+{
+	struct vnic_nft *s = shadow_new(n, r->off[p->n]);
+	struct nlmsghdr *first;
+	struct nbatch b;
+	size_t start;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	memset(want, 0, sizeof(*want));
+	nbatch_init(&b);
+	/* Where the messages start: where the first would be made. */
+	first = nbatch_msg(&b, 0, 0);
+	err = first ? 0 : -ENOMEM;
+	start = first ? (size_t)((char *)first - b.buf) : 0;
+	if (!err)
+		err = build(s, p, r, &b);
+	if (!err)
+		err = parse(want, &b, start);
+	want->exists = true;
+	want->comment_ours = true;
+	nbatch_free(&b);
+	shadow_free(s);
+	return err;
+}

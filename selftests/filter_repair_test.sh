@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnicctl filter sync repairs whatever another process did to libvnic's
+# table, as TAP.  Each case runs in its own network namespace holding N
+# macvlans on a veth lower (restart_nics.sh) and policy A of issue 14
+# (restart_policy.py): it syncs A, tampers with the table with nft(8) as
+# any root process could, checks that `vnicctl filter diff A` says so
+# (exit 1), syncs A again as a new process, and compares the table (nft -j,
+# normalized by nft_norm.jq) with the table a clean sync of A makes in a
+# fresh namespace with the same NICs; `filter diff` then exits 0.
+#
+#   selftests/filter_repair_test.sh [CASE...]   (root; VNICCTL= overrides)
+
+set -u -o pipefail
+
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
+
+N=20
+
+norm() { nft -j list table netdev vnic | jq -S -f "$here/nft_norm.jq"; }
+
+setup_case() {
+	"$here/restart_nics.sh" $N >/dev/null &&
+	python3 "$here/restart_policy.py" $N A >"$TMP/A.json" &&
+	python3 "$here/restart_policy.py" $N B >"$TMP/B.json"
+}
+
+# clean POLICY: the normalized table a clean sync of POLICY makes in a
+# fresh namespace with the same NICs (the same ifindexes), into $TMP/clean.
+clean() {
+	unshare -n bash -c '"$1/restart_nics.sh" "$2" >/dev/null &&
+		"$3" filter sync "$4" >/dev/null &&
+		nft -j list table netdev vnic' _ "$here" $N "$VNICCTL" "$1" |
+		jq -S -f "$here/nft_norm.jq" >"$TMP/clean" ||
+		fail "clean sync of $1 in a fresh namespace"
+}
+
+# same_as_clean POLICY: the table here is what a clean sync makes.
+same_as_clean() {
+	clean "$1" || return
+	norm >"$TMP/now" || return
+	diff -u "$TMP/clean" "$TMP/now" >"$TMP/delta" && return
+	head -60 "$TMP/delta" >&2
+	fail "the table differs from a clean sync of $(basename "$1")"
+}
+
+# repaired TAMPER...: sync A, tamper (an nft command line each, or a shell
+# function), then diff 1, sync, diff 0 and the clean table.
+repaired() {
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc filter diff "$TMP/A.json" || return
+	for t in "$@"; do
+		eval "$t" >"$TMP/tamper" 2>&1 ||
+			{ cat "$TMP/tamper" >&2; fail "tampering: $t"; return; }
+	done
+	run 1 vc filter diff "$TMP/A.json" || return
+	cp "$TMP/out" "$TMP/diff-before"
+	run 0 vc filter sync "$TMP/A.json" || return
+	cp "$TMP/out" "$TMP/sync"
+	grep -q 'repaired' "$TMP/sync" ||
+		fail "sync does not say what it repaired: $(cat "$TMP/sync")" || return
+	run 0 vc filter diff "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
+# The handle of the first rule of CHAIN.
+first_rule() {
+	nft -j -a list chain netdev vnic "$1" |
+		jq -r '[.nftables[] | .rule? // empty | .handle][0]'
+}
+
+# CHAIN hooked to every device it has but DEV: nft 1.0.6 cannot remove a
+# device from a chain, so the chain is made again without it, with its
+# rules (a firewall script that rebuilds it does the same).  The commands
+# name the chain, not the table: nft would update the table's flags (it
+# has libvnic's owner flag) and be refused.
+unhook() {
+	local chain=$1 dev=$2 body
+	body=$(nft list chain netdev vnic "$chain" | sed -n '3,/^\t}/p' | sed '$d')
+	{
+		echo "delete chain netdev vnic $chain"
+		echo "$body" | head -1 | sed -e "s/\b$dev, //; s/, $dev\b//" \
+			-e "s/^\t*/add chain netdev vnic $chain { /" -e 's/$/ }/'
+		echo "$body" | tail -n +2 | sed "s/^\t*/add rule netdev vnic $chain /"
+	} >"$TMP/unhook.nft"
+	nft -f "$TMP/unhook.nft" || { cat "$TMP/unhook.nft" >&2; return 1; }
+	nft list chain netdev vnic "$chain" | grep -q "\b$dev\b" &&
+		fail "$dev is still hooked"
+	return 0
+}
+
+# ------------------------------------------------------------------ cases
+
+case_flushed_ip4s() { repaired 'nft flush set netdev vnic ip4s'; }
+case_flushed_macs() { repaired 'nft flush set netdev vnic macs'; }
+case_flushed_sets() {
+	repaired 'nft flush set netdev vnic ip4s' 'nft flush set netdev vnic ip6s' \
+		'nft flush set netdev vnic macs' 'nft flush map netdev vnic custom'
+}
+case_flushed_guests() { repaired 'nft flush set netdev vnic guests'; }
+case_element_deleted() {
+	repaired "nft delete element netdev vnic ip4s '{ nv3 . 10.0.3.1 }'"
+}
+case_element_added() {
+	repaired "nft add element netdev vnic ip4s '{ nv3 . 192.0.2.99 }'"
+}
+# The egress chain of the switches every guest of A has.
+sw_eg() {
+	nft -j list chains netdev | jq -r '[.nftables[] | .chain? // empty |
+		select(.table == "vnic" and (.name | startswith("sw_eg_")))][0].name'
+}
+case_rule_deleted() {
+	repaired 'c=$(sw_eg) && nft delete rule netdev vnic $c handle $(first_rule $c)'
+}
+case_rule_added() { repaired 'nft insert rule netdev vnic eg0 accept'; }
+case_chain_deleted() { repaired 'nft delete chain netdev vnic eg0'; }
+case_counter_deleted() {
+	repaired "nft delete element netdev vnic drops '{ nv3 }'" \
+		'nft delete counter netdev vnic c_g3'
+}
+case_device_unhooked() { repaired 'unhook eg0 nv3'; }
+case_state_deleted() {
+	repaired "nft delete element netdev vnic guests '{ 0x0 }'"
+}
+case_state_forged() {
+	repaired "nft delete element netdev vnic guests '{ 0x0 }'" \
+		"nft add element netdev vnic guests '{ 0x0 comment \"libvnic-state 0123456789abcdef n=0,0,0,0,0,0,0\" }'"
+}
+
+# Additions of any kind to libvnic's table are removed: the table is
+# libvnic's, and a set or chain of someone else's there would change what
+# the policy means (a set with an expression libvnic does not parse, a
+# chain that accepts first).  Other tables are left alone.
+case_foreign_additions() {
+	repaired "nft add set netdev vnic foo '{ type ipv4_addr; size 10; flags dynamic; quota 10 mbytes; }'" \
+		'nft add chain netdev vnic mine' \
+		"nft add table netdev other" "nft add set netdev other keep '{ type ipv4_addr; }'" || return
+	grep -q 'foo' "$TMP/diff-before" ||
+		fail "filter diff does not name the foreign set: $(cat "$TMP/diff-before")" || return
+	nft list set netdev other keep >/dev/null || fail "another table was touched"
+}
+
+# A restart with a changed policy, twice: A, then B and A again, each by a
+# new process; each time the table is what a clean sync makes.
+case_restart_a_b_a() {
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 1 vc filter diff "$TMP/B.json" || return
+	run 0 vc filter sync "$TMP/B.json" || return
+	run 0 vc filter diff "$TMP/B.json" || return
+	same_as_clean "$TMP/B.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc filter diff "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
+# sendmsg() calls of a vnicctl -s run, from its stats line.
+sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
+
+# Unchanged and untouched: nothing is read back (the generation proves the
+# table untouched), nothing written.  After a commit elsewhere in the
+# namespace the generation proves nothing: the table is read back, and
+# still nothing written.
+case_unchanged_writes_nothing() {
+	local quiet busy
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "second sync: $(cat "$TMP/out")" || return
+	quiet=$(sends)
+	nft add table inet elsewhere || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "sync after a commit elsewhere: $(cat "$TMP/out")" || return
+	busy=$(sends)
+	[ -n "$quiet" ] && [ -n "$busy" ] && [ "$quiet" -lt "$busy" ] ||
+		fail "untouched sync sent $quiet messages, one that reads back $busy"
+}
+
+# diff: 2 is an error, never "differs": a file that does not load, a NIC
+# that does not exist; nothing is written either way.
+case_diff_errors_exit_2() {
+	run 0 vc filter sync "$TMP/A.json" || return
+	nft -j list ruleset >"$TMP/before"
+	echo '{"guests": [' >"$TMP/bad.json"
+	run 2 vc filter diff "$TMP/bad.json" || return
+	jq '.guests[0].nics[0].ifname = "nosuch0"' "$TMP/A.json" >"$TMP/nonic.json"
+	run 2 vc filter diff "$TMP/nonic.json" || return
+	grep -q nosuch0 "$TMP/err" || fail "no NIC named: $(cat "$TMP/err")" || return
+	nft -j list ruleset | cmp -s - "$TMP/before" || fail "diff wrote"
+}
+
+CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
+       element_added rule_deleted rule_added chain_deleted counter_deleted
+       device_unhooked state_deleted state_forged foreign_additions
+       restart_a_b_a unchanged_writes_nothing diff_errors_exit_2)
+
+tap_main nft jq python3 -- "$@"
