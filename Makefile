@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # libvnic: plain make.  Everything is built under $(O) (default build/).
 #
-#   make            library (shared + static), libvnic.pc, vnicctl
+#   make            library (shared + static), libvnic.pc, vnicctl, vnic-cni
 #   make tests      the selftests and the fuzz regression programs (these
 #                   need the kernel source: the kselftest harness)
 #   make bench      vnic-bench
@@ -25,6 +25,10 @@ LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# CNI plugins are found by the runtime in fixed directories, not under a
+# prefix: Debian's containerd, CRI-O and podman search /usr/lib/cni (where
+# containernetworking-plugins lives); upstream defaults are /opt/cni/bin.
+CNIDIR ?= /usr/lib/cni
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 O ?= build
 
@@ -61,11 +65,12 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 CLI_SRCS := $(sort $(wildcard tools/*.c))
+CNI_SRCS := $(sort $(wildcard tools/cni/*.c))
 PUBLIC_HDRS := $(sort $(wildcard include/vnic/*.h))
 MAN_PAGES := $(sort $(wildcard Documentation/man/*.8))
 
 # The default goal needs no kernel source: only the tests do.
-all: lib $(O)/vnicctl
+all: lib $(O)/vnicctl $(O)/vnic-cni
 lib: $(SHLIB) $(STLIB) $(O)/libvnic.pc
 tests: $(TEST_BINS)
 bench: $(O)/vnic-bench
@@ -120,6 +125,7 @@ FORCE:
 # directories: no -fPIC or hidden visibility outside the library.
 PROG_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
+CNI_OBJS := $(CNI_SRCS:%.c=$(O)/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/%.o)
 
 $(O)/tools/%.o: tools/%.c
@@ -139,6 +145,9 @@ $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 # private test hooks (lib/testing.h), so it lives with the selftests.
 $(O)/bpf-measure: selftests/measure/bpf_measure.c $(STLIB)
 	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $< $(STLIB) $(MNL_LIBS) -lpthread
+
+$(O)/vnic-cni: $(CNI_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CNI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread -lm
@@ -253,8 +262,9 @@ fuzz-regress: $(FUZZ_RUNS)
 		$$t fuzz/corpus/$$n/* || exit 1; \
 	done
 
-install: $(SHLIB) $(STLIB) $(O)/vnicctl
+install: $(SHLIB) $(STLIB) $(O)/vnicctl $(O)/vnic-cni
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/vnic $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(CNIDIR)
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/vnic/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libvnic.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -263,6 +273,7 @@ install: $(SHLIB) $(STLIB) $(O)/vnicctl
 	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libvnic.pc
 	install -m 755 $(O)/vnicctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(O)/vnic-cni $(DESTDIR)$(CNIDIR)/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed -e 's|@BINDIR@|$(BINDIR)|' tools/vnicctl-filter-hold@.service.in \
@@ -278,6 +289,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libvnic.so.$(VERSION) $(SONAME) libvnic.so libvnic.a \
 		pkgconfig/libvnic.pc)
 	rm -f $(DESTDIR)$(BINDIR)/vnicctl
+	rm -f $(DESTDIR)$(CNIDIR)/vnic-cni
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/vnicctl-filter-hold@.service
 

@@ -44,7 +44,8 @@ skip_all() {
 
 # tap_main TOOL... -- [CASE...]: each case in its own network namespace
 # (unshare -n re-running this script), TAP on stdout; its output shown as
-# comments when it fails (or always with VERBOSE=1).
+# comments when it fails (or always with VERBOSE=1).  A case that exits 77
+# is skipped.
 tap_main() {
 	local tools=() n=0 failed=0 c out
 
@@ -73,6 +74,10 @@ tap_main() {
 		if out=$(unshare -n "$0" __case "$c" 2>&1); then
 			echo "ok $n - $c"
 			[ "${VERBOSE:-0}" = 0 ] && out=
+		elif [ $? = 77 ]; then
+			# A case exits 77 to skip; its last line says why.
+			echo "ok $n - $c # SKIP ${out##*$'\n'}"
+			out=
 		else
 			echo "not ok $n - $c"
 			failed=$((failed + 1))

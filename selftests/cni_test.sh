@@ -1,0 +1,366 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnic-cni, run exactly as a container runtime runs a CNI plugin: the verb
+# and the attachment in CNI_* variables, the configuration on stdin, the
+# result or an error object on stdout.  IPAM is Debian's stock host-local
+# with a private dataDir; a "container" is a network namespace held by a
+# sleeping process.  Each case runs in a namespace of its own (cli_lib.sh),
+# which plays the host.  Frames are real: UDP from the container end to the
+# host end's address counts in the host's Udp NoPorts when delivered, and in
+# the attachment's drop counter (vnicctl filter show) when the filter drops
+# it.
+. "$(dirname "$0")/cli_lib.sh"
+
+CNI=${VNIC_CNI:-$here/../build/vnic-cni}
+STOCK=/usr/lib/cni
+LONG=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+HOLDERS=()
+
+jqo() { jq -e "$1" "$TMP/out" >/dev/null || fail "jq '$1' on: $(cat "$TMP/out")"; }
+
+# container VAR: a namespace held by a sleeping child (killed when the case
+# ends), its path in VAR.
+container() {
+	local ready=$TMP/ready.$RANDOM
+	unshare -n sh -c "touch $ready; exec sleep 600" >/dev/null 2>&1 &
+	HOLDERS+=($!)
+	while [ ! -e "$ready" ]; do sleep 0.01; done
+	# unshare has run once the file exists: the child is in its namespace.
+	printf -v "$1" '/proc/%s/ns/net' "$!"
+}
+
+# conf [JSON-TO-MERGE]: the network configuration, on stdout.
+conf() {
+	jq -c ". * ${1:-{\}}" <<EOC
+{"cniVersion": "1.1.0", "name": "net1", "type": "vnic-cni", "table": "vnic",
+ "dataDir": "$TMP/state",
+ "ipam": {"type": "host-local", "dataDir": "$TMP/ipam",
+	  "ranges": [[{"subnet": "10.9.0.0/24", "gateway": "10.9.0.1"}]],
+	  "routes": [{"dst": "0.0.0.0/0"}]}}
+EOC
+}
+
+# cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned.
+cni() {
+	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_IFNAME=$3 CNI_NETNS=$4 \
+		CNI_PATH=$STOCK "$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
+}
+
+# add CID NETNS [CONF]: ADD that must succeed; its result in $TMP/res.CID.
+add() {
+	cni ADD "$1" eth0 "$2" "${3:-$(conf)}" ||
+		fail "ADD $1: $(cat "$TMP/out" "$TMP/err")" || return
+	cp "$TMP/out" "$TMP/res.$1"
+}
+
+# The result as prevResult of a configuration (for CHECK).
+with_prev() {
+	jq -c --slurpfile r "$TMP/res.$1" '. + {prevResult: ($r[0] | del(.cniVersion))}' <<<"$2"
+}
+
+host_end() { jq -r '.interfaces[0].name' "$TMP/res.$1"; }
+cont_ip() { jq -r '.ips[0].address | sub("/.*"; "")' "$TMP/res.$1"; }
+in_ns() { nsenter --net="$1" "${@:2}"; }
+noports() { awk '/^Udp: [0-9]/ { print $3 }' /proc/net/snmp; }
+leases() { ls "$TMP/ipam/net1" 2>/dev/null | grep -c '^10\.' ; }
+states() { ls "$TMP/state/net1" 2>/dev/null | grep -vc '\.tmp$'; }
+drops() {
+	vc -j filter show >"$TMP/show" || return
+	jq -r --arg g "$1" '.[] | select(.guest == $g) | .packets' "$TMP/show"
+}
+guests() { vc -j filter show | jq -r '[.[].guest] | sort | join(" ")'; }
+links() { ip -o link show | awk -F': ' '{ print $2 }' | sed 's/@.*//' | sort | tr '\n' ' '; }
+
+# until CMD...: wait (up to 3 s) for CMD to succeed: for the event a frame
+# causes, never for a time; what must NOT change is asserted after it.
+until_ok() {
+	local i
+	for i in $(seq 30); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+gt() { [ "$($1 "${@:3}")" -gt "$2" ]; }
+
+# One UDP datagram from the container to the host end's address.
+send_udp() {
+	in_ns "$1" bash -c 'echo x >/dev/udp/10.9.0.1/9' 2>/dev/null
+}
+
+setup_case() {
+	trap 'kill "${HOLDERS[@]}" 2>/dev/null; rm -rf "$TMP"' EXIT
+	ip link set lo up
+}
+
+# ADD: the host end named and tagged by libvnic, the container end in the
+# container under CNI_IFNAME (which the host also has) with host-local's
+# address, the filter
+# installed; a legit datagram is delivered, one from an address the
+# container gave itself is dropped and counted, as is one from a MAC it
+# gave itself.
+case_add_filters_real_frames() {
+	local ns h before mac dropped
+	# The host has an eth0 too: the container end's name is checked in
+	# the container's namespace only.
+	ip link add eth0 type veth peer name eth0p || return
+	container ns && add c1 "$ns" || return
+	jq -e '.cniVersion == "1.1.0" and (.interfaces | length) == 2 and
+	       .interfaces[1].name == "eth0" and .interfaces[1].sandbox != null and
+	       .ips[0].interface == 1 and .ips[0].gateway == "10.9.0.1" and
+	       (.ips[0].address | startswith("10.9.0."))' "$TMP/res.c1" >/dev/null ||
+		fail "result: $(cat "$TMP/res.c1")" || return
+	h=$(host_end c1)
+	ip -j -d link show "$h" >"$TMP/out" || return
+	jqo '.[0].ifalias == "vnic:net1:c1.eth0:0" and .[0].linkinfo.info_kind == "veth"' || return
+	in_ns "$ns" ip -j addr show eth0 >"$TMP/out" || return
+	jq -e --arg ip "$(cont_ip c1)" '.[0].addr_info | any(.local == $ip)' "$TMP/out" >/dev/null ||
+		fail "container address: $(cat "$TMP/out")" || return
+	mac=$(jq -r '.interfaces[1].mac' "$TMP/res.c1")
+	in_ns "$ns" ip -j link show eth0 | jq -e --arg m "$mac" '.[0].address == $m' >/dev/null ||
+		fail "container MAC is not the result's $mac" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests" || return
+	before=$(noports)
+	send_udp "$ns"
+	until_ok gt noports "$before" || fail "legit datagram not delivered" || return
+	expect_eq "$(noports)" "$((before + 1))" "datagrams delivered" || return
+	expect_eq "$(drops c1.eth0)" 0 "drops before spoofing" || return
+	# The neighbour is resolved now: the next datagrams go out at once.
+	in_ns "$ns" ip addr add 10.9.0.77/24 dev eth0 &&
+	in_ns "$ns" ip route replace 10.9.0.1 dev eth0 src 10.9.0.77 || return
+	send_udp "$ns"
+	until_ok gt drops 0 c1.eth0 || fail "spoofed datagram not counted" || return
+	expect_eq "$(noports)" "$((before + 1))" "spoofed datagram dropped" || return
+	dropped=$(drops c1.eth0)
+	in_ns "$ns" ip route del 10.9.0.1 dev eth0 &&
+	in_ns "$ns" ip link set eth0 address 02:00:00:00:00:99 || return
+	send_udp "$ns"
+	until_ok gt drops "$dropped" c1.eth0 || fail "MAC-spoofed datagram not counted" || return
+	expect_eq "$(noports)" "$((before + 1))" "MAC-spoofed datagram dropped"
+}
+
+# DEL removes NIC, filter, lease and state; a second DEL succeeds and
+# changes nothing; so does a DEL once the container is gone.
+case_del_twice() {
+	local ns base
+	base=$(links)
+	container ns && add c1 "$ns" || return
+	expect_eq "$(leases)" 1 "lease after ADD" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/out" ] || fail "DEL printed $(cat "$TMP/out")" || return
+	expect_eq "$(links)" "$base" "links after DEL" || return
+	expect_eq "$(guests)" "" "filter guests after DEL" || return
+	expect_eq "$(leases)" 0 "leases after DEL" || return
+	expect_eq "$(states)" 0 "state files after DEL" || return
+	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && fail "eth0 still in the container" && return 1
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "second DEL: $(cat "$TMP/out")" || return
+	cni DEL c1 eth0 "" "$(conf)" || fail "DEL without netns: $(cat "$TMP/out")" || return
+	expect_eq "$(links)" "$base" "links after the second DEL"
+}
+
+# CHECK passes on a fresh attachment; after each fault it names the fault
+# with its own code: a host end deleted by hand (100), an address the
+# container lost (101), a filter removed behind its back (102).
+case_check_reports_faults() {
+	local ns1 ns2 ns3
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "CHECK of a good attachment: $(cat "$TMP/out")" || return
+	cni CHECK c1 eth0 "$ns1" "$(conf)" && fail "CHECK without prevResult passed" && return 1
+	jqo '.code == 7' || return
+	ip link del "$(host_end c1)" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" && fail "CHECK passed without its NIC" && return 1
+	jqo '.code == 100 and (.msg | length) > 0' || return
+	in_ns "$ns2" ip addr flush dev eth0 || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" && fail "CHECK passed without the address" && return 1
+	jqo '.code == 101 and (.details | test("10\\.9\\.0\\."))' || return
+	vc filter remove c3.eth0 >/dev/null || return
+	cni CHECK c3 eth0 "$ns3" "$(with_prev c3 "$(conf)")" && fail "CHECK passed without the filter" && return 1
+	jqo '.code == 102'
+}
+
+# GC with a valid list that leaves out the second attachment (a 64-digit
+# container id, as runtimes make, whose guest name is abbreviated and whose
+# lease only the state file can name): its NIC, filter, lease and state go;
+# c1 and c3 stay whole, as do an attachment of another network and a veth
+# no one tagged.
+case_gc_removes_only_the_stale() {
+	local ns1 ns2 ns3 ns4 h2 valid c2=$LONG
+	container ns1 && container ns2 && container ns3 && container ns4 || return
+	add c1 "$ns1" && add "$c2" "$ns2" && add c3 "$ns3" || return
+	cni ADD c4 eth0 "$ns4" "$(conf '{"name": "net2", "hostPrefix": "vd", "ipam": {"ranges": [[{"subnet": "10.8.0.0/24"}]]}}')" ||
+		fail "ADD net2: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.c4"
+	ip link add vcforeign type veth peer name vcforeign1 || return
+	h2=$(host_end "$c2")
+	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"},
+	       {"containerID": "c3", "ifname": "eth0"}]}'
+	cni GC "" "" "" "$(conf "$valid")" || fail "GC: $(cat "$TMP/out")" || return
+	ip link show "$h2" >/dev/null 2>&1 && fail "GC left $c2's NIC $h2" && return 1
+	ip link show "$(host_end c1)" >/dev/null && ip link show "$(host_end c3)" >/dev/null &&
+	ip link show "$(host_end c4)" >/dev/null && ip link show vcforeign >/dev/null ||
+		fail "GC removed a NIC it should have kept" || return
+	expect_eq "$(guests)" "c1.eth0 c3.eth0 c4.eth0" "filter guests after GC" || return
+	expect_eq "$(leases)" 2 "net1 leases after GC" || return
+	expect_eq "$(states)" 2 "net1 state files after GC" || return
+	ls "$TMP/ipam/net2" | grep -q '^10\.8\.' || fail "GC released net2's lease" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "c1 broken by GC: $(cat "$TMP/out")" || return
+	# An empty list: every attachment of net1 goes, net2's stays.
+	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": []}')" || return
+	expect_eq "$(guests)" "c4.eth0" "filter guests after an empty GC" || return
+	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
+}
+
+# STATUS: success, silent, while the table is usable; code 50 once a table
+# of that name exists that libvnic did not make.
+case_status() {
+	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
+	nft add table netdev vnic || return
+	cni STATUS "" "" "" "$(conf)" && fail "STATUS passed with a foreign table" && return 1
+	jqo '.code == 50 and .cniVersion == "1.1.0" and (.details | length) > 0' || return
+	nft delete table netdev vnic || return
+	cni STATUS "" "" "" "$(conf '{"ipam": {"type": "nosuch"}}')" && fail "STATUS passed without IPAM plugin" && return 1
+	jqo '.code == 50'
+}
+
+# Bad configurations and environments: each gets a CNI error object with
+# the spec's code on stdout, a nonzero exit, and leaves nothing: no link,
+# no filter, no lease, no state file.
+case_bad_input_leaves_nothing() {
+	local ns base c i
+	container ns || return
+	base=$(links)
+	local -a bad=(
+		'6|{"cniVersion": "1.1.0", "name":'
+		'6|["not", "an", "object"]'
+		'7|{"name": "net1", "type": "vnic-cni"}'
+		'1|'"$(conf '{"cniVersion": "9.9.9"}')"
+		'7|'"$(conf '{"name": "-bad"}')"
+		'7|'"$(conf '{"name": "a-network-name-that-is-far-too-long-for-an-owner"}')"
+		'7|'"$(conf '{"mode": "bridge"}')"
+		'7|'"$(conf '{"mode": "macvlan"}')"
+		'7|'"$(conf '{"mode": "macvlan", "master": "lo", "filter": true}')"
+		'7|'"$(conf '{"filterBackend": "bpf"}')"
+		'7|'"$(conf '{"filterBackend": "iptables"}')"
+		'7|'"$(conf '{"mtu": 12}')"
+		'7|'"$(conf '{"ipam": {"type": "nosuch"}}')"
+		'7|'"$(conf '{"ipam": {"type": "../bin/sh"}}')"
+		'7|'"$(conf '{"dataDir": "relative"}')"
+		'7|'"$(conf '{"hostPrefix": "far-too-long-prefix"}')"
+	)
+	for i in "${!bad[@]}"; do
+		c=${bad[$i]#*|}
+		cni ADD c1 eth0 "$ns" "$c" && fail "bad config $i accepted" && return 1
+		jqo ".code == ${bad[$i]%%|*} and (.msg | length) > 0" || { log "config $i: $c"; return 1; }
+	done
+	# The environment: no CNI_IFNAME, an invalid one, no netns, a path
+	# that is no namespace, an unknown verb.
+	CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" <<<"$(conf)" >"$TMP/out" &&
+		fail "ADD without CNI_IFNAME passed" && return 1
+	jqo '.code == 4' || return
+	cni ADD c1 "eth/0" "$ns" "$(conf)" && fail "ifname eth/0 accepted" && return 1
+	jqo '.code == 4' || return
+	cni ADD "-c1" eth0 "$ns" "$(conf)" && fail "container id -c1 accepted" && return 1
+	jqo '.code == 4' || return
+	cni ADD c1 eth0 "" "$(conf)" && fail "ADD without CNI_NETNS passed" && return 1
+	jqo '.code == 4' || return
+	cni ADD c1 eth0 /nonexistent "$(conf)" && fail "ADD into a missing netns passed" && return 1
+	jqo '.code == 3' || return
+	cni ADD c1 eth0 /etc/hostname "$(conf)" && fail "ADD into a file passed" && return 1
+	jqo '.code == 4' || return
+	cni FROB c1 eth0 "$ns" "$(conf)" && fail "verb FROB accepted" && return 1
+	jqo '.code == 4' || return
+	# All of these were refused before the dataDir was touched.
+	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
+	# A failure after IPAM ran: the interface name is taken in the
+	# container, so the NIC cannot be made; the lease goes back and the
+	# interface that was there stays.
+	in_ns "$ns" ip link add eth0 type veth peer name eth0p || return
+	cni ADD c1 eth0 "$ns" "$(conf)" && fail "ADD over a taken ifname passed" && return 1
+	jqo '.code == 103' || return
+	in_ns "$ns" ip link show eth0 >/dev/null || fail "the container's eth0 was deleted" || return
+	expect_eq "$(links)" "$base" "links" || return
+	expect_eq "$(leases)" 0 "leases" || return
+	expect_eq "$(states)" 0 "state files" || return
+	expect_eq "$(vc -j filter show)" "[]" "filter guests"
+}
+
+# macvlan: made in the container's namespace on the lower device, the
+# address configured there, tagged; DEL removes it and the lease; GC finds
+# a stale one through its state file while its namespace lives.
+case_macvlan() {
+	local ns1 ns2 mconf base
+	ip link add lower0 type veth peer name lower1 && ip link set lower0 up || return
+	base=$(links)
+	mconf=$(conf '{"mode": "macvlan", "master": "lower0"}')
+	container ns1 && container ns2 || return
+	add c1 "$ns1" "$mconf" && add c2 "$ns2" "$mconf" || return
+	jq -e '(.interfaces | length) == 1 and .interfaces[0].name == "eth0" and
+	       .ips[0].interface == 0' "$TMP/res.c1" >/dev/null ||
+		fail "result: $(cat "$TMP/res.c1")" || return
+	in_ns "$ns1" ip -j -d addr show eth0 >"$TMP/out" || return
+	jqo '.[0].linkinfo.info_kind == "macvlan" and .[0].ifalias == "vnic:net1:c1.eth0:0" and
+	     (.[0].addr_info | any(.family == "inet"))' || return
+	expect_eq "$(links)" "$base" "host links (the macvlan is not on the host)" || return
+	cni DEL c1 eth0 "$ns1" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
+	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 && fail "macvlan left after DEL" && return 1
+	expect_eq "$(leases)" 1 "leases after DEL" || return
+	cni GC "" "" "" "$(jq -c '. + {"cni.dev/valid-attachments": []}' <<<"$mconf")" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && fail "GC left c2's macvlan" && return 1
+	expect_eq "$(leases)" 0 "leases after GC"
+}
+
+# Chaining: a prevResult's interfaces and addresses are kept and ours
+# appended, indexes pointing at ours.  VERSION names 1.1.0.
+case_chained_prev_result_and_version() {
+	local ns prev
+	container ns || return
+	prev='{"prevResult": {"cniVersion": "1.1.0", "interfaces": [{"name": "lo0"}],
+	       "ips": [{"address": "192.0.2.1/32", "interface": 0}]}}'
+	add c1 "$ns" "$(conf "$prev")" || return
+	jq -e '(.interfaces | map(.name)) == ["lo0", "'"$(host_end c1 2>/dev/null)"'", "eth0"] or
+	       ((.interfaces | length) == 3 and .interfaces[0].name == "lo0" and .interfaces[2].name == "eth0")' \
+		"$TMP/res.c1" >/dev/null || fail "interfaces: $(cat "$TMP/res.c1")" || return
+	jq -e '(.ips | length) == 2 and .ips[0].address == "192.0.2.1/32" and .ips[1].interface == 2' \
+		"$TMP/res.c1" >/dev/null || fail "ips: $(cat "$TMP/res.c1")" || return
+	echo '{"cniVersion": "1.0.0"}' | CNI_COMMAND=VERSION "$CNI" >"$TMP/out" || return
+	jqo '.cniVersion == "1.0.0" and (.supportedVersions | index("1.1.0")) != null'
+	# A 0.4.0 runtime gets a 0.4.0-shaped result.
+	cni DEL c1 eth0 "$ns" "$(conf)" || return
+	add c1 "$ns" "$(conf '{"cniVersion": "0.4.0"}')" || return
+	jq -e '.cniVersion == "0.4.0" and .ips[0].version == "4"' "$TMP/res.c1" >/dev/null ||
+		fail "0.4.0 result: $(cat "$TMP/res.c1")"
+}
+
+# Through cnitool (libcni, spec 1.1) where it is installed: add, check,
+# status, del.  Otherwise SKIP (exit 77, cli_lib.sh).
+case_cnitool() {
+	local tool ns bin
+	tool=$(command -v cnitool || ls "${GOPATH:-$HOME/go}/bin/cnitool" 2>/dev/null) ||
+		{ echo "cnitool not installed (go install github.com/containernetworking/cni/cnitool@v1.3.0)"; return 77; }
+	container ns || return
+	mkdir -p "$TMP/netconf" "$TMP/bin" && ln -s "$(realpath "$CNI")" "$TMP/bin/vnic-cni" || return
+	conf | jq '{cniVersion, name, plugins: [del(.cniVersion, .name)]}' >"$TMP/netconf/10-net1.conflist"
+	bin="$TMP/bin:$STOCK"
+	export NETCONFPATH=$TMP/netconf CNI_PATH=$bin CNI_CACHE_DIR=$TMP/cache
+	run 0 "$tool" add net1 "$ns" || return
+	jqo '.interfaces[1].name == "eth0" and (.ips | length) == 1' || return
+	run 0 "$tool" check net1 "$ns" || return
+	run 0 "$tool" status net1 "$ns" || return
+	run 0 "$tool" del net1 "$ns" || return
+	expect_eq "$(guests)" "" "filter guests after cnitool del" || return
+	expect_eq "$(leases)" 0 "leases after cnitool del"
+}
+
+CASES=(add_filters_real_frames del_twice check_reports_faults
+       gc_removes_only_the_stale status bad_input_leaves_nothing macvlan
+       chained_prev_result_and_version cnitool)
+
+[ -x "$CNI" ] || skip_all "no $CNI (make)"
+[ -x "$STOCK/host-local" ] || skip_all "no $STOCK/host-local (apt install containernetworking-plugins)"
+tap_main jq ip nft nsenter unshare -- "$@"

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ADD, in the order a failure is cheapest to undo:
+ *   1. lock dataDir, open CNI_NETNS;
+ *   2. IPAM ADD (the addresses the filter needs);
+ *   3. the NIC, both ends where they live, up (allocator: all or nothing);
+ *   4. veth: the filter on the host end, before any address exists, so the
+ *      container never has an address it could use unfiltered;
+ *   5. addresses and routes (container end; veth: host end's routes);
+ *   6. the state file GC reads; the result.
+ * A failure undoes what this call did, in reverse, and nothing else: an
+ * attachment that already existed (its interface name taken) is left as it
+ * was.
+ */
+#include <limits.h>
+#include <unistd.h>
+
+#include "tools/cni/cni.h"
+
+struct add {
+	int nsfd;
+	json_t *ipam_res;
+	struct cni_ip ips[CNI_MAX_IPS];
+	unsigned int nips;
+	struct attach a;
+	bool ipam_done, nic_done, filter_done;
+};
+
+static void undo(struct cni_run *r, struct add *s)
+{
+	struct vnic_filter *n;
+	const char *g = r->guest;
+
+	if (s->filter_done && !filter_open(r, s->a.ctx, false, &n)) {
+		filter_remove(r, n, &g, 1);
+		vnic_filter_close(n);
+	}
+	if (s->nic_done && r->conf.mode == CNI_MODE_VETH)
+		attach_delete(r, s->a.ctx, r->guest);
+	if (s->nic_done && r->conf.mode == CNI_MODE_MACVLAN) {
+		struct vnic_ctx *in;
+
+		if (!attach_ctx(r, s->nsfd, &in)) {
+			attach_delete(r, in, r->guest);
+			vnic_ctx_free(in);
+		}
+	}
+	if (s->ipam_done)
+		ipam_exec(r, "DEL", NULL);
+	state_remove(r, r->guest);
+}
+
+static int steps(struct cni_run *r, struct add *s)
+{
+	json_t *routes;
+
+	cni_lap("start");
+	if (r->conf.ipam) {
+		if (ipam_exec(r, "ADD", &s->ipam_res))
+			return -1;
+		s->ipam_done = true;
+		if (result_ips(r, s->ipam_res, s->ips, &s->nips))
+			return -1;
+	}
+	cni_lap("ipam");
+	if (attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a))
+		return -1;
+	s->nic_done = true;
+	cni_lap("nic");
+	if (r->conf.filter) {
+		if (filter_apply(r, s->a.ctx, s->a.host, s->a.cont_mac, s->ips,
+				 s->nips))
+			return -1;
+		s->filter_done = true;
+	}
+	cni_lap("filter");
+	routes = json_object_get(s->ipam_res, "routes");
+	if (ifcfg_apply(r, s->nsfd, r->env.ifname, s->ips, s->nips, routes))
+		return -1;
+	if (r->conf.mode == CNI_MODE_VETH &&
+	    ifcfg_host(r, s->a.host, s->ips, s->nips))
+		return -1;
+	cni_lap("address");
+	if (state_write(r))
+		return -1;
+	cni_lap("state");
+	r->result = result_build(r, s->ipam_res,
+				 r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL,
+				 s->a.host_mac, s->a.cont_mac);
+	return 0;
+}
+
+int cni_add(struct cni_run *r)
+{
+	struct add s = { .nsfd = -1 };
+	char path[PATH_MAX];
+	int ret;
+
+	/* What can be refused without touching anything, before dataDir. */
+	if (netns_open(r, r->env.netns, &s.nsfd))
+		return -1;
+	if ((r->conf.ipam && ipam_path(r, path, sizeof(path))) || state_lock(r)) {
+		close(s.nsfd);
+		return -1;
+	}
+	ret = steps(r, &s);
+	if (ret)
+		undo(r, &s);
+	json_decref(s.ipam_res);
+	vnic_ctx_free(s.a.ctx);
+	close(s.nsfd);
+	return ret;
+}

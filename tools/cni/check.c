@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * CHECK: the attachment is as prevResult says.  Reported in this order,
+ * each with its own code (cni.h): the NIC (tagged host end, container end
+ * under CNI_IFNAME), each address prevResult gives the container end, the
+ * filter guest; then the IPAM plugin's own CHECK.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cni/cni.h"
+
+/* prevResult's IPs that belong to our container interface. */
+static int prev_ips(struct cni_run *r, struct cni_ip *ips, unsigned int *n)
+{
+	json_t *ifs = json_object_get(r->conf.prev, "interfaces");
+	json_t *list = json_object_get(r->conf.prev, "ips"), *ip, *mine;
+	struct cni_ip all[CNI_MAX_IPS];
+	unsigned int nall, k = 0;
+	size_t i;
+
+	if (result_ips(r, r->conf.prev, all, &nall))
+		return -1;
+	json_array_foreach(list, i, ip) {
+		json_t *idx = json_object_get(ip, "interface");
+		const char *name;
+
+		if (!json_is_integer(idx))
+			continue;
+		mine = json_array_get(ifs, (size_t)json_integer_value(idx));
+		name = json_string_value(json_object_get(mine, "name"));
+		if (name && !strcmp(name, r->env.ifname) &&
+		    json_object_get(mine, "sandbox"))
+			ips[k++] = all[i];
+	}
+	*n = k;
+	return 0;
+}
+
+static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
+{
+	struct vnic_filter *n;
+	int found;
+
+	if (filter_open(r, ctx, true, &n))
+		return -1;
+	found = filter_has(n, r->guest);
+	vnic_filter_close(n);
+	if (!found)
+		return cni_fail(r, CNI_ERR_FILTER_MISSING, "filter missing",
+				"table netdev %s has no guest %s", r->conf.table,
+				r->guest);
+	return 0;
+}
+
+static int check_all(struct cni_run *r, int nsfd, struct vnic_ctx *ctx)
+{
+	char host[VNIC_IFNAME_MAX + 1];
+	struct cni_ip ips[CNI_MAX_IPS];
+	unsigned int n;
+
+	if (prev_ips(r, ips, &n))
+		return -1;
+	if (r->conf.mode == CNI_MODE_VETH && attach_find(r, ctx, r->guest, host))
+		return -1;
+	if (ifcfg_has_addrs(r, nsfd, r->env.ifname, ips, n))
+		return -1;
+	if (r->conf.filter && check_filter(r, ctx))
+		return -1;
+	return r->conf.ipam ? ipam_exec(r, "CHECK", NULL) : 0;
+}
+
+int cni_check(struct cni_run *r)
+{
+	struct vnic_ctx *ctx;
+	int nsfd, ret;
+
+	if (!r->conf.prev)
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"CHECK needs \"prevResult\"");
+	if (state_lock(r) || netns_open(r, r->env.netns, &nsfd))
+		return -1;
+	ret = attach_ctx(r, 0, &ctx);
+	if (!ret) {
+		ret = check_all(r, nsfd, ctx);
+		vnic_ctx_free(ctx);
+	}
+	close(nsfd);
+	return ret;
+}

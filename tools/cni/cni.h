@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vnic-cni: what the plugin's files share.  One run is one verb: main.c
+ * reads the environment and the configuration into a struct cni_run, calls
+ * the verb, and prints either its result or the error recorded with
+ * cni_fail().  A verb returns 0 or -1 (the error is in run->err).
+ *
+ * Naming: an attachment (container id, interface name) of network NET is a
+ * libvnic guest of owner NET whose name cni_guest_name() derives from the
+ * pair; its host end, its filter guest and its state file carry that name,
+ * so DEL needs nothing but the environment and GC finds a network's
+ * attachments by their owner tag.
+ */
+#ifndef VNIC_CNI_H
+#define VNIC_CNI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <vnic/vnic.h>
+
+#ifndef VNIC_VERSION
+#define VNIC_VERSION "0.1.0"
+#endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+/* The spec's well-known error codes, then ours (100 and up). */
+enum cni_code {
+	CNI_ERR_VERSION		= 1,	/* incompatible CNI version */
+	CNI_ERR_FIELD		= 2,	/* unsupported field in the config */
+	CNI_ERR_NO_CONTAINER	= 3,	/* container unknown or gone */
+	CNI_ERR_ENV		= 4,	/* invalid environment variables */
+	CNI_ERR_IO		= 5,	/* I/O failure */
+	CNI_ERR_DECODE		= 6,	/* failed to decode content */
+	CNI_ERR_CONFIG		= 7,	/* invalid network config */
+	CNI_ERR_AGAIN		= 11,	/* try again later */
+	CNI_ERR_UNAVAILABLE	= 50,	/* cannot service ADD */
+	CNI_ERR_NIC_MISSING	= 100,	/* CHECK: the NIC is gone */
+	CNI_ERR_ADDR		= 101,	/* CHECK: an address differs */
+	CNI_ERR_FILTER_MISSING	= 102,	/* CHECK: the filter is gone */
+	CNI_ERR_NIC		= 103,	/* making or deleting the NIC failed */
+	CNI_ERR_FILTER		= 104,	/* the filter backend refused */
+	CNI_ERR_IPAM		= 105,	/* the IPAM plugin failed */
+};
+
+enum cni_mode { CNI_MODE_VETH = 1, CNI_MODE_MACVLAN };
+
+#define CNI_GUEST_MAX	64	/* libvnic's guest names */
+#define CNI_MAX_IPS	16
+
+struct cni_err {
+	int code;
+	char msg[256];
+	char details[1024];
+};
+
+struct cni_ip {
+	char addr[64];		/* "10.0.0.2/24" */
+	char gw[64];		/* "" if none */
+	int v6;
+};
+
+struct cni_conf {
+	json_t *root;		/* the whole configuration, as given */
+	const char *version;	/* cniVersion */
+	const char *name;	/* network name: the libvnic owner */
+	enum cni_mode mode;
+	const char *master;	/* macvlan: lower device */
+	const char *macvlan_mode;
+	const char *host_prefix;	/* veth host ends: "PREFIX%d" */
+	const char *table;	/* nft table */
+	const char *data_dir;
+	uint32_t mtu;
+	bool filter;		/* veth: install the anti-spoof filter */
+	/* hook host ends by hostPrefix (Linux 6.17), not one by one */
+	bool hook_prefix;
+	json_t *ipam;		/* NULL: no IPAM */
+	const char *ipam_type;
+	json_t *prev;		/* prevResult or NULL */
+	json_t *valid;		/* GC: cni.dev/valid-attachments */
+};
+
+struct cni_env {
+	const char *command;
+	const char *container_id;
+	const char *netns;
+	const char *ifname;
+	const char *args;
+	const char *path;
+};
+
+struct cni_run {
+	struct cni_env env;
+	struct cni_conf conf;
+	struct cni_err err;
+	char guest[CNI_GUEST_MAX + 1];
+	json_t *result;		/* what the verb prints, or NULL */
+	int lock_fd;
+	const char *ipam_ver;	/* negotiated with the IPAM plugin */
+};
+
+/* main.c */
+int cni_fail(struct cni_run *r, int code, const char *msg,
+	     const char *fmt, ...) __printf(4, 5);
+int cni_fail_vnic(struct cni_run *r, int code, const char *msg,
+		  struct vnic_ctx *ctx, int err);
+void cni_lap(const char *step);
+
+/* conf.c */
+int conf_parse(struct cni_run *r, const char *text);
+int conf_version_ok(const char *v);
+extern const char *const cni_versions[];
+extern const unsigned int cni_nversions;
+
+/* names.c */
+int cni_guest_name(const char *cid, const char *ifname, char *out);
+bool cni_valid_id(const char *s);
+bool cni_valid_ifname(const char *s);
+
+/* ipam.c */
+int ipam_exec(struct cni_run *r, const char *command, json_t **result);
+int ipam_path(struct cni_run *r, char *path, size_t len);
+int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname);
+
+/* result.c */
+int result_ips(struct cni_run *r, json_t *res, struct cni_ip *ips,
+	       unsigned int *n);
+json_t *result_build(struct cni_run *r, json_t *ipam_res,
+		     const char *host_name, const char *host_mac,
+		     const char *cont_mac);
+
+/* state.c */
+int state_lock(struct cni_run *r);
+int state_write(struct cni_run *r);
+void state_remove(struct cni_run *r, const char *guest);
+/* Each state file of the network: guest, container id, ifname, netns. */
+typedef int (*state_fn)(struct cni_run *r, const char *guest,
+			const char *cid, const char *ifname,
+			const char *netns, void *arg);
+int state_each(struct cni_run *r, state_fn fn, void *arg);
+
+/* ifcfg.c: addresses and routes, inside a namespace (fd) */
+int ifcfg_apply(struct cni_run *r, int nsfd, const char *ifname,
+		const struct cni_ip *ips, unsigned int n, json_t *routes);
+int ifcfg_host(struct cni_run *r, const char *host_if,
+	       const struct cni_ip *ips, unsigned int n);
+int ifcfg_has_addrs(struct cni_run *r, int nsfd, const char *ifname,
+		    const struct cni_ip *ips, unsigned int n);
+
+/* attach.c: the NIC through libvnic's allocator */
+struct attach {
+	struct vnic_ctx *ctx;
+	char host[VNIC_IFNAME_MAX + 1];	/* veth host end */
+	char host_mac[18];
+	char cont_mac[18];
+};
+int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx);
+int attach_create(struct cni_run *r, int nsfd, struct attach *a);
+int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		char *host);
+int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest);
+
+/* filter.c: the anti-spoof filter through the nft backend */
+int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+		struct vnic_filter **out);
+int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
+		 const char *mac, const struct cni_ip *ips, unsigned int n);
+int filter_remove(struct cni_run *r, struct vnic_filter *n,
+		  const char *const *guests, unsigned int count);
+int filter_has(struct vnic_filter *n, const char *guest);
+
+/* the verbs */
+int cni_add(struct cni_run *r);
+int cni_del(struct cni_run *r);
+int cni_check(struct cni_run *r);
+int cni_gc(struct cni_run *r);
+int cni_status(struct cni_run *r);
+
+/* netns.c */
+int netns_open(struct cni_run *r, const char *path, int *fd);
+
+#endif /* VNIC_CNI_H */

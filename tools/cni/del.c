@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * DEL: filter, NIC, IPAM lease, state file, each step fine when its part
+ * is already gone, so a second DEL (or one after a failed ADD) succeeds and
+ * changes nothing.  A macvlan lives in the container's namespace: without
+ * it (CNI_NETNS unset or gone) the NIC went with the namespace.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tools/cni/cni.h"
+
+static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
+{
+	const char *g = r->guest;
+	struct vnic_filter *n;
+	int ret;
+
+	if (!r->conf.filter)
+		return 0;
+	if (filter_open(r, ctx, false, &n))
+		return -1;
+	ret = filter_remove(r, n, &g, 1);
+	vnic_filter_close(n);
+	return ret;
+}
+
+static int del_macvlan(struct cni_run *r)
+{
+	struct vnic_ctx *ctx;
+	int fd, ret;
+
+	if (!r->env.netns)
+		return 0;
+	fd = open(r->env.netns, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ret = attach_ctx(r, fd, &ctx);
+	if (!ret) {
+		ret = attach_delete(r, ctx, r->guest);
+		vnic_ctx_free(ctx);
+	}
+	close(fd);
+	return ret;
+}
+
+int cni_del(struct cni_run *r)
+{
+	struct vnic_ctx *ctx;
+	int ret;
+
+	if (state_lock(r))
+		return -1;
+	if (r->conf.mode == CNI_MODE_MACVLAN) {
+		ret = del_macvlan(r);
+	} else {
+		if (attach_ctx(r, 0, &ctx))
+			return -1;
+		ret = del_filter(r, ctx);
+		if (!ret)
+			ret = attach_delete(r, ctx, r->guest);
+		vnic_ctx_free(ctx);
+	}
+	/* The lease goes even when the NIC could not: a runtime retries DEL
+	 * until it succeeds, and host-local's DEL is idempotent too. */
+	if (r->conf.ipam && ipam_exec(r, "DEL", NULL))
+		ret = -1;
+	if (!ret)
+		state_remove(r, r->guest);
+	return ret;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The anti-spoof filter of a veth attachment: one libvnic filter guest
+ * named like the attachment, one NIC (the host end, whose ingress sees
+ * every frame the container sends), the container end's MAC and the IPAM
+ * plugin's addresses, libvnic's default switches.  The table claims its
+ * owner flag for the length of the call and persists after it (Linux 6.9),
+ * so a flush by another tool between calls leaves it in place.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cni/cni.h"
+
+#define APPLY_TRIES	3
+
+int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+		struct vnic_filter **out)
+{
+	const char *prefixes[] = { r->conf.host_prefix, NULL };
+	VNIC_OPTS(vnic_filter_opts, opts, .table = r->conf.table,
+		  .flags = read_only ? VNIC_FILTER_READ_ONLY : 0,
+		  .hook_prefixes = r->conf.hook_prefix ? prefixes : NULL);
+	int err = vnic_filter_open(ctx, &opts, out);
+
+	if (err)
+		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
+				     ctx, err);
+	return 0;
+}
+
+static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
+		 const char *mac, const struct cni_ip *ips, unsigned int n,
+		 struct vnic_policy **out)
+{
+	char a4[CNI_MAX_IPS][64], a6[CNI_MAX_IPS][64];
+	const char *v4[CNI_MAX_IPS], *v6[CNI_MAX_IPS];
+	unsigned int i, n4 = 0, n6 = 0;
+	struct vnic_policy *p;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		char *dst = ips[i].v6 ? a6[n6] : a4[n4];
+
+		snprintf(dst, 64, "%.*s", (int)strcspn(ips[i].addr, "/"), ips[i].addr);
+		if (ips[i].v6)
+			v6[n6] = a6[n6], n6++;
+		else
+			v4[n4] = a4[n4], n4++;
+	}
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = host, .kind = VNIC_KIND_VETH,
+		  .mac = mac, .ipv4 = v4, .n_ipv4 = n4, .ipv6 = v6, .n_ipv6 = n6);
+	err = vnic_policy_new(ctx, &p);
+	if (!err)
+		err = vnic_policy_add_guest(p, r->guest, NULL);
+	if (!err)
+		err = vnic_policy_add_nic(p, r->guest, &nic);
+	if (err) {
+		vnic_policy_free(p);
+		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot build the filter",
+				     ctx, err);
+	}
+	*out = p;
+	return 0;
+}
+
+int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
+		 const char *mac, const struct cni_ip *ips, unsigned int n)
+{
+	struct vnic_policy *p;
+	struct vnic_filter *nft;
+	int err = -EAGAIN, i;
+
+	if (build(r, ctx, host, mac, ips, n, &p))
+		return -1;
+	if (filter_open(r, ctx, false, &nft)) {
+		vnic_policy_free(p);
+		return -1;
+	}
+	/* -EAGAIN: another writer changed the ruleset meanwhile. */
+	for (i = 0; i < APPLY_TRIES && err == -EAGAIN; i++)
+		err = vnic_filter_apply(nft, p, NULL);
+	vnic_filter_close(nft);
+	vnic_policy_free(p);
+	if (err)
+		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
+				     "cannot install the filter", ctx, err);
+	return 0;
+}
+
+int filter_has(struct vnic_filter *n, const char *guest)
+{
+	unsigned int count, i;
+	char **names;
+	int found = 0;
+
+	if (vnic_filter_guests(n, &names, &count))
+		return 0;
+	for (i = 0; i < count && !found; i++)
+		found = !strcmp(names[i], guest);
+	free(names);
+	return found;
+}
+
+/* Remove those of guests that are installed; the others are fine. */
+int filter_remove(struct cni_run *r, struct vnic_filter *n,
+		  const char *const *guests, unsigned int count)
+{
+	const char **rm = calloc(count + 1, sizeof(*rm));
+	unsigned int ninst, i, j, nrm = 0;
+	char **inst;
+	int err;
+
+	if (!rm)
+		return cni_fail(r, CNI_ERR_IO, "out of memory", "filter removal");
+	err = vnic_filter_guests(n, &inst, &ninst);
+	if (err) {
+		free(rm);
+		return cni_fail(r, CNI_ERR_FILTER, "cannot read the filter",
+				"%s", vnic_strerror(err));
+	}
+	for (i = 0; i < count; i++)
+		for (j = 0; j < ninst; j++)
+			if (!strcmp(inst[j], guests[i])) {
+				rm[nrm++] = guests[i];
+				break;
+			}
+	if (nrm)
+		err = vnic_filter_remove(n, rm, nrm, NULL);
+	free(inst);
+	free(rm);
+	if (err)
+		return cni_fail(r, CNI_ERR_FILTER, "cannot remove the filter",
+				"%s", vnic_strerror(err));
+	return 0;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * GC (CNI 1.1): every attachment of this network that is not in
+ * cni.dev/valid-attachments goes, with its filter, its NIC and its IPAM
+ * lease; nothing else is touched.  "Of this network" is what libvnic can
+ * prove: NICs whose tag and link group name the network as owner, and the
+ * state files under dataDir/NETWORK.  The NICs go in one request
+ * (vnic_collect_orphans), the filters in one nft batch; the leases one
+ * IPAM DEL each, because the stock IPAM plugins know no GC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cni/cni.h"
+
+struct gc {
+	char (*valid)[CNI_GUEST_MAX + 1];
+	const char **keep;
+	unsigned int nvalid;
+	const char **stale;
+	unsigned int nstale, cap;
+	char **live;		/* vnic_guest_list()'s block */
+	unsigned int nlive;
+};
+
+static bool is_valid(const struct gc *g, const char *guest)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nvalid; i++)
+		if (!strcmp(g->valid[i], guest))
+			return true;
+	return false;
+}
+
+static int add_stale(struct gc *g, const char *guest)
+{
+	unsigned int i;
+
+	if (is_valid(g, guest))
+		return 0;
+	for (i = 0; i < g->nstale; i++)
+		if (!strcmp(g->stale[i], guest))
+			return 0;
+	if (g->nstale == g->cap) {
+		unsigned int cap = g->cap ? g->cap * 2 : 64;
+		const char **n = realloc(g->stale, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		g->stale = n;
+		g->cap = cap;
+	}
+	g->stale[g->nstale] = strdup(guest);
+	return g->stale[g->nstale++] ? 0 : -ENOMEM;
+}
+
+static int valid_names(struct cni_run *r, struct gc *g)
+{
+	size_t n = json_array_size(r->conf.valid), i;
+	json_t *a;
+
+	g->valid = calloc(n + 1, sizeof(*g->valid));
+	g->keep = calloc(n + 1, sizeof(*g->keep));
+	if (!g->valid || !g->keep)
+		return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
+	json_array_foreach(r->conf.valid, i, a) {
+		const char *cid = json_string_value(json_object_get(a, "containerID"));
+		const char *ifn = json_string_value(json_object_get(a, "ifname"));
+
+		/* An id no ADD would take names no attachment of ours. */
+		if (!cni_valid_id(cid) || !cni_valid_ifname(ifn))
+			continue;
+		cni_guest_name(cid, ifn, g->valid[g->nvalid]);
+		g->keep[g->nvalid] = g->valid[g->nvalid];
+		g->nvalid++;
+	}
+	return 0;
+}
+
+static int stale_state(struct cni_run *r, const char *guest, const char *cid,
+		       const char *ifname, const char *netns, void *arg)
+{
+	return add_stale(arg, guest) ? cni_fail(r, CNI_ERR_IO, "out of memory",
+						"GC") : 0;
+}
+
+/* A stale macvlan lives in its container's namespace, if that still is. */
+static void gc_macvlan(struct cni_run *r, const char *guest, const char *netns)
+{
+	struct vnic_ctx *ctx;
+	int fd = netns ? open(netns, O_RDONLY | O_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return;
+	if (!attach_ctx(r, fd, &ctx)) {
+		attach_delete(r, ctx, guest);
+		vnic_ctx_free(ctx);
+	}
+	close(fd);
+}
+
+static int release(struct cni_run *r, const char *guest, const char *cid,
+		   const char *ifname, const char *netns, void *arg)
+{
+	if (is_valid(arg, guest))
+		return 0;
+	if (r->conf.mode == CNI_MODE_MACVLAN)
+		gc_macvlan(r, guest, netns);
+	if (r->conf.ipam && ipam_del_for(r, cid, ifname))
+		return -1;
+	state_remove(r, guest);
+	return 0;
+}
+
+static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
+{
+	struct vnic_filter *n;
+	unsigned int i;
+	int err;
+
+	cni_lap("start");
+	err = vnic_guest_list(ctx, &g->live, &g->nlive);
+	if (err)
+		return cni_fail_vnic(r, CNI_ERR_IO, "cannot list interfaces", ctx, err);
+	for (i = 0; i < g->nlive; i++)
+		if (add_stale(g, g->live[i]))
+			return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
+	cni_lap("list");
+	if (state_each(r, stale_state, g))
+		return -1;
+	cni_lap("state");
+	if (r->conf.filter && g->nstale) {
+		if (filter_open(r, ctx, false, &n))
+			return -1;
+		err = filter_remove(r, n, g->stale, g->nstale);
+		vnic_filter_close(n);
+		if (err)
+			return -1;
+	}
+	cni_lap("filter");
+	if (r->conf.mode == CNI_MODE_VETH && g->nlive) {
+		err = vnic_collect_orphans(ctx, g->keep, g->nvalid, NULL);
+		if (err)
+			return cni_fail_vnic(r, CNI_ERR_NIC, "cannot delete interfaces",
+					     ctx, err);
+	}
+	cni_lap("nics");
+	err = state_each(r, release, g);
+	cni_lap("release");
+	return err;
+}
+
+int cni_gc(struct cni_run *r)
+{
+	struct gc g = { 0 };
+	struct vnic_ctx *ctx = NULL;
+	unsigned int i;
+	int ret;
+
+	ret = state_lock(r) || valid_names(r, &g) || attach_ctx(r, 0, &ctx) ?
+	      -1 : collect(r, ctx, &g);
+	for (i = 0; i < g.nstale; i++)
+		free((char *)g.stale[i]);
+	free(g.stale);
+	free(g.live);
+	free(g.valid);
+	free(g.keep);
+	vnic_ctx_free(ctx);
+	return ret;
+}

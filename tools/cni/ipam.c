@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * IPAM delegation as the spec defines it: the plugin named by ipam.type is
+ * found on CNI_PATH and executed with our environment and the network
+ * configuration on stdin.  The stock plugins speak at most 1.0.0 and refuse
+ * a 1.1.0 configuration, so the configuration they get carries the highest
+ * version both sides know (asked with VERSION), never above the runtime's;
+ * their result is converted back by result.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tools/cni/cni.h"
+
+#define OUT_MAX		(1u << 20)
+
+int ipam_path(struct cni_run *r, char *path, size_t len)
+{
+	const char *p = r->env.path, *end;
+
+	while (p && *p) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p && (size_t)snprintf(path, len, "%.*s/%s", (int)(end - p),
+						p, r->conf.ipam_type) < len &&
+		    access(path, X_OK) == 0)
+			return 0;
+		p = *end ? end + 1 : end;
+	}
+	return cni_fail(r, CNI_ERR_CONFIG, "failed to find plugin",
+			"IPAM plugin \"%s\" not found in CNI_PATH %s",
+			r->conf.ipam_type, r->env.path);
+}
+
+static void child(int in, int out, const char *path, const char *command,
+		  const char *cid, const char *ifname)
+{
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+		_exit(127);
+	setenv("CNI_COMMAND", command, 1);
+	if (cid)
+		setenv("CNI_CONTAINERID", cid, 1);
+	if (ifname)
+		setenv("CNI_IFNAME", ifname, 1);
+	execl(path, path, (char *)NULL);
+	_exit(127);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static char *read_all(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1), *nb;
+	ssize_t n;
+
+	while (buf) {
+		if (len == cap) {
+			nb = cap >= OUT_MAX ? NULL : realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			buf[len] = 0;
+			return n < 0 ? (free(buf), NULL) : buf;
+		}
+		len += (size_t)n;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Run path with stdin text; its stdout and exit status come back. */
+static int run(struct cni_run *r, const char *path, const char *command,
+	       const char *cid, const char *ifname, const char *text,
+	       char **out, int *status)
+{
+	int ip[2], op[2];
+	pid_t pid;
+	char *got;
+
+	if (pipe2(ip, O_CLOEXEC) < 0)
+		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
+				"pipe: %s", strerror(errno));
+	if (pipe2(op, O_CLOEXEC) < 0) {
+		close(ip[0]);
+		close(ip[1]);
+		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
+				"pipe: %s", strerror(errno));
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		child(ip[0], op[1], path, command, cid, ifname);
+	close(ip[0]);
+	close(op[1]);
+	if (pid < 0) {
+		close(ip[1]);
+		close(op[0]);
+		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
+				"fork: %s", strerror(errno));
+	}
+	/* A plugin that exits without reading stdin must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	write_all(ip[1], text, strlen(text));
+	close(ip[1]);
+	got = read_all(op[0]);
+	close(op[0]);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	if (!got)
+		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
+				"reading %s's output failed", path);
+	*out = got;
+	return 0;
+}
+
+static int ver_cmp(const char *a, const char *b)
+{
+	unsigned int x[3] = { 0 }, y[3] = { 0 }, i;
+
+	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
+	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
+	for (i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* The highest version the plugin and we know, at most the config's. */
+static int negotiate(struct cni_run *r, const char *path, const char **ver)
+{
+	char *out = NULL, in[64];
+	json_t *root, *list, *v;
+	const char *best = NULL;
+	int status = 0;
+	size_t i;
+
+	snprintf(in, sizeof(in), "{\"cniVersion\": \"%s\"}", r->conf.version);
+	if (run(r, path, "VERSION", NULL, NULL, in, &out, &status))
+		return -1;
+	root = json_loads(out, 0, NULL);
+	list = json_object_get(root, "supportedVersions");
+	json_array_foreach(list, i, v) {
+		const char *s = json_string_value(v);
+
+		if (s && conf_version_ok(s) && ver_cmp(s, r->conf.version) <= 0 &&
+		    (!best || ver_cmp(s, best) > 0))
+			best = s;
+	}
+	/* best points into root: keep the static copy instead. */
+	for (i = 0; best && i < cni_nversions; i++)
+		if (!strcmp(best, cni_versions[i]))
+			*ver = cni_versions[i];
+	json_decref(root);
+	free(out);
+	if (!best)
+		return cni_fail(r, CNI_ERR_VERSION, "incompatible CNI versions",
+				"IPAM plugin %s supports no version in 0.3.0..%s",
+				path, r->conf.version);
+	return 0;
+}
+
+/*
+ * The negotiated version is kept in dataDir, keyed by the plugin file's
+ * identity (device, inode, size, mtime): asking costs one more exec of a
+ * Go binary per call, as much as the IPAM call itself.  One file per
+ * plugin and config version, read and written under the dataDir lock; a
+ * replaced binary has another key.
+ */
+static void cache_key(const char *path, char *key, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		key[0] = 0;
+		return;
+	}
+	snprintf(key, len, "%llu:%llu:%lld:%lld.%09ld",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec);
+}
+
+static int cached_version(struct cni_run *r, const char *path, const char **ver)
+{
+	char file[PATH_MAX], key[128], line[256], *sp;
+	unsigned int i;
+	FILE *f;
+	int ret = -1;
+
+	snprintf(file, sizeof(file), "%s/ipam-%s-%s.version", r->conf.data_dir,
+		 r->conf.ipam_type, r->conf.version);
+	cache_key(path, key, sizeof(key));
+	f = key[0] ? fopen(file, "re") : NULL;
+	if (f && fgets(line, sizeof(line), f) && (sp = strchr(line, ' ')) &&
+	    (size_t)(sp - line) == strlen(key) && !strncmp(line, key, strlen(key))) {
+		sp[strcspn(sp, "\n")] = 0;
+		for (i = 0; i < cni_nversions; i++)
+			if (!strcmp(sp + 1, cni_versions[i]) &&
+			    ver_cmp(cni_versions[i], r->conf.version) <= 0) {
+				*ver = cni_versions[i];
+				ret = 0;
+			}
+	}
+	if (f)
+		fclose(f);
+	if (!ret || negotiate(r, path, ver))
+		return ret ? -1 : 0;
+	if (key[0] && (f = fopen(file, "we"))) {
+		fprintf(f, "%s %s\n", key, *ver);
+		fclose(f);
+	}
+	return 0;
+}
+
+/* Its error object, passed on with its code, or ours when it sent none. */
+static int ipam_error(struct cni_run *r, const char *path, json_t *res,
+		      int status)
+{
+	json_t *code = json_object_get(res, "code");
+	const char *msg = json_string_value(json_object_get(res, "msg"));
+	const char *det = json_string_value(json_object_get(res, "details"));
+
+	if (json_is_integer(code) && msg)
+		return cni_fail(r, (int)json_integer_value(code), msg,
+				"IPAM plugin %s: %s", path, det ? det : msg);
+	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+			"%s exited with status %d and no error object", path,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static int exec_as(struct cni_run *r, const char *command, const char *cid,
+		   const char *ifname, json_t **result)
+{
+	char path[PATH_MAX], *text, *out = NULL;
+	const char *ver = NULL;
+	json_t *conf, *res;
+	int status = 0, ret;
+
+	if (ipam_path(r, path, sizeof(path)))
+		return -1;
+	/* GC releases many leases with one plugin: ask its versions once. */
+	if (!r->ipam_ver && cached_version(r, path, &r->ipam_ver))
+		return -1;
+	ver = r->ipam_ver;
+	conf = json_deep_copy(r->conf.root);
+	json_object_set_new(conf, "cniVersion", json_string(ver));
+	json_object_del(conf, "cni.dev/valid-attachments");
+	text = json_dumps(conf, JSON_COMPACT);
+	json_decref(conf);
+	ret = text ? run(r, path, command, cid, ifname, text, &out, &status) :
+		     cni_fail(r, CNI_ERR_IO, "out of memory", "IPAM config");
+	free(text);
+	if (ret)
+		return -1;
+	res = out[strspn(out, " \t\r\n")] ? json_loads(out, 0, NULL) : NULL;
+	free(out);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		ret = ipam_error(r, path, res, status);
+		json_decref(res);
+		return ret;
+	}
+	if (result && !json_is_object(res)) {
+		json_decref(res);
+		return cni_fail(r, CNI_ERR_DECODE, "failed to decode the IPAM result",
+				"%s printed no JSON object", path);
+	}
+	if (result)
+		*result = res;
+	else
+		json_decref(res);
+	return 0;
+}
+
+int ipam_exec(struct cni_run *r, const char *command, json_t **result)
+{
+	return exec_as(r, command, NULL, NULL, result);
+}
+
+int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname)
+{
+	return exec_as(r, "DEL", cid, ifname, NULL);
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * An attachment's name: the libvnic guest (and filter guest, and state
+ * file) of one (container id, interface name).  "CID.IFNAME" when it fits
+ * libvnic's 64 characters; runtimes use 64-character ids, which do not, so
+ * those get the id's first 47 characters, '-' and 16 hex digits of
+ * a 64-bit FNV-1a over id and name.  Deterministic, so DEL and CHECK need
+ * only the environment; GC learns the full pair from the state file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cni/cni.h"
+
+#define SHORT_ID	47
+
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+bool cni_valid_id(const char *s)
+{
+	size_t i;
+
+	if (!alnum(s[0]))
+		return false;
+	for (i = 1; s[i]; i++)
+		if (!alnum(s[i]) && !strchr("_.-", s[i]))
+			return false;
+	return i <= 1024;
+}
+
+/* The kernel's dev_valid_name(). */
+bool cni_valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > VNIC_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	return strcspn(s, "/: \t\n\r\v\f") == n;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int cni_guest_name(const char *cid, const char *ifname, char *out)
+{
+	size_t lc = strlen(cid), li = strlen(ifname), i;
+	bool plain = lc + 1 + li <= CNI_GUEST_MAX;
+	uint64_t h;
+
+	for (i = 0; plain && i < li; i++)
+		plain = alnum(ifname[i]) || strchr("_.-", ifname[i]);
+	if (plain) {
+		snprintf(out, CNI_GUEST_MAX + 1, "%s.%s", cid, ifname);
+		return 0;
+	}
+	h = fnv1a(0xcbf29ce484222325ull, cid, lc + 1);
+	h = fnv1a(h, ifname, li);
+	snprintf(out, CNI_GUEST_MAX + 1, "%.*s-%016llx",
+		 (int)(lc < SHORT_ID ? lc : SHORT_ID), cid, (unsigned long long)h);
+	return 0;
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * State on disk, under dataDir: one lock that serializes every call of the
+ * plugin sharing it (the nft table is claimed by one socket at a time, and
+ * libvnic's orphan collection must not run beside a creator of the same
+ * owner), and per network one file per attachment holding what GC needs
+ * and cannot derive from a NIC: the full container id and interface name
+ * (the IPAM plugin's lease key) and, for macvlan, the namespace the NIC
+ * lives in.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "tools/cni/cni.h"
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int net_dir(struct cni_run *r, char *buf, size_t len)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", r->conf.data_dir, r->conf.name) >= len)
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"dataDir\" is too long");
+	return 0;
+}
+
+int state_lock(struct cni_run *r)
+{
+	char path[PATH_MAX];
+	int err, fd;
+
+	if (net_dir(r, path, sizeof(path)))
+		return -1;
+	err = mkdirs(path);
+	if (err)
+		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
+				path, strerror(-err));
+	snprintf(path, sizeof(path), "%s/lock", r->conf.data_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
+				path, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return cni_fail(r, CNI_ERR_IO, "cannot lock dataDir",
+					"%s: %s", path, strerror(errno));
+		}
+	}
+	r->lock_fd = fd;
+	return 0;
+}
+
+int state_write(struct cni_run *r)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 96];
+	json_t *o;
+	int err;
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, r->guest);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	o = json_pack("{s:s, s:s, s:s}", "containerID", r->env.container_id,
+		      "ifname", r->env.ifname, "netns", r->env.netns);
+	err = json_dump_file(o, tmp, JSON_COMPACT);
+	json_decref(o);
+	if (err || rename(tmp, path)) {
+		unlink(tmp);
+		return cni_fail(r, CNI_ERR_IO, "cannot write state", "%s: %s",
+				path, strerror(errno));
+	}
+	return 0;
+}
+
+void state_remove(struct cni_run *r, const char *guest)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, guest);
+	unlink(path);
+}
+
+int state_each(struct cni_run *r, state_fn fn, void *arg)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return -1;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 :
+		       cni_fail(r, CNI_ERR_IO, "cannot read state", "%s: %s",
+				dir, strerror(errno));
+	while (!ret && (de = readdir(d))) {
+		const char *cid, *ifn, *ns;
+		json_t *o;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) > CNI_GUEST_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		o = json_load_file(path, 0, NULL);
+		cid = json_string_value(json_object_get(o, "containerID"));
+		ifn = json_string_value(json_object_get(o, "ifname"));
+		ns = json_string_value(json_object_get(o, "netns"));
+		if (cid && ifn)
+			ret = fn(r, de->d_name, cid, ifn, ns, arg);
+		json_decref(o);
+	}
+	closedir(d);
+	return ret;
+}

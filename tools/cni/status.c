@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * STATUS: could an ADD succeed now?  Code 50 when the filter backend
+ * cannot be used (the table is someone else's or damaged, nf_tables is
+ * missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  The
+ * table is opened as ADD opens it, so a table another process owns is
+ * seen; the claim is all it writes, and it ends with the call.  The stock IPAM
+ * plugins know no STATUS, so theirs is not asked.
+ */
+#include <limits.h>
+#include <stdio.h>
+
+#include "tools/cni/cni.h"
+
+int cni_status(struct cni_run *r)
+{
+	struct vnic_ctx *ctx;
+	struct vnic_filter *n;
+	int ret = 0;
+
+	char path[PATH_MAX];
+
+	if (r->conf.ipam && ipam_path(r, path, sizeof(path))) {
+		r->err.code = CNI_ERR_UNAVAILABLE;
+		return -1;
+	}
+	if (!r->conf.filter)
+		return 0;
+	if (attach_ctx(r, 0, &ctx))
+		return -1;
+	if (filter_open(r, ctx, false, &n)) {
+		/* Keep the backend's reason, under the spec's code. */
+		r->err.code = CNI_ERR_UNAVAILABLE;
+		snprintf(r->err.msg, sizeof(r->err.msg), "plugin not available: "
+			 "the nft filter backend cannot be used");
+		ret = -1;
+	} else {
+		vnic_filter_close(n);
+	}
+	vnic_ctx_free(ctx);
+	return ret;
+}
