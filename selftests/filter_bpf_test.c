@@ -239,6 +239,96 @@ TEST_F(prog, every_case_verdict)
 	EXPECT_LT(40u, checked);
 }
 
+/* Put n 8-byte destination-options headers (PadN only) between the IPv6
+ * header of frame (untagged, from pkt_build()) and what followed it. */
+static size_t add_dstopts(unsigned char *frame, size_t len, size_t cap,
+			  unsigned int n)
+{
+	unsigned char *l3 = frame + 14, next = l3[6];
+	size_t ext = 8 * (size_t)n, plen;
+	unsigned int i;
+
+	if (len + ext > cap)
+		return 0;
+	memmove(l3 + 40 + ext, l3 + 40, len - 14 - 40);
+	for (i = 0; i < n; i++) {
+		unsigned char *h = l3 + 40 + 8 * i;
+
+		memset(h, 0, 8);
+		h[0] = i + 1 < n ? 60 : next;
+		h[2] = 1;	/* PadN, 4 bytes */
+		h[3] = 4;
+	}
+	if (n)
+		l3[6] = 60;
+	plen = (size_t)(l3[4] << 8 | l3[5]) + ext;
+	l3[4] = (uint8_t)(plen >> 8);
+	l3[5] = (uint8_t)plen;
+	return len + ext;
+}
+
+/* The bound of the program's IPv6 extension-header walk (IP6_EXT_MAX in
+ * bpf/vnic.bpf.c). */
+#define EXT_MAX 16
+
+/* Case id's frame with n destination-options headers: its verdict from
+ * the from-guest program under the case's policy. */
+static int ext_verdict(struct __test_metadata *_metadata, FIXTURE_DATA(prog) *self,
+		       const FIXTURE_VARIANT(prog) *variant, enum pkt_case_id id,
+		       unsigned int n)
+{
+	const struct pkt_case *c = &pkt_cases[id];
+	int ifindex = (int)if_nametoindex(self->t.nic), verdict = 0, ret;
+	unsigned char frame[512];
+	struct vnic_policy *p;
+	size_t len;
+
+	ret = variant->many ? policy_many(&self->t, c, &p)
+			    : pkt_policy_build(&self->t, c, &p);
+	if (ret)
+		return -1000;
+	apply(_metadata, &self->t, self->b, p, NULL);
+	vnic_policy_free(p);
+	len = pkt_build(frame, sizeof(frame), &c->f, c->dir, "0123456789abcdef");
+	len = len ? add_dstopts(frame, len, sizeof(frame), n) : 0;
+	if (!len)
+		return -1001;
+	ret = vnic_bpf_test_run(self->b, prog_of(c, variant->kind), ifindex,
+				frame, len, 1, &verdict, NULL);
+	return ret ? ret - 2000 : verdict;
+}
+
+/*
+ * An RA, an NA with a foreign target and a DHCPv6 reply behind 0, 1, 6,
+ * EXT_MAX and EXT_MAX + 1 destination-options headers are dropped, as nft
+ * (ipv6_find_hdr() has no limit) drops them: the walk once stopped at 6 and
+ * passed the rest.  A legitimate frame behind 6 or EXT_MAX headers passes;
+ * behind EXT_MAX + 1 it is dropped while a check that needs the transport
+ * header is on (fail closed, documented), and passes with those off.
+ */
+TEST_F(prog, ipv6_ext_header_chain)
+{
+	static const enum pkt_case_id drops[] = {
+		PKT_CASE_ra, PKT_CASE_nd_spoof_target, PKT_CASE_dhcp6_server,
+	};
+	static const unsigned int ns[] = { 0, 1, 6, EXT_MAX, EXT_MAX + 1 };
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
+		for (j = 0; j < sizeof(ns) / sizeof(ns[0]); j++)
+			EXPECT_EQ(TC_ACT_SHOT,
+				  ext_verdict(_metadata, self, variant, drops[i], ns[j]))
+				TH_LOG("%s behind %u headers", pkt_cases[drops[i]].name, ns[j]);
+	EXPECT_EQ(-1, ext_verdict(_metadata, self, variant, PKT_CASE_legit_ipv6, 6));
+	EXPECT_EQ(-1, ext_verdict(_metadata, self, variant, PKT_CASE_legit_ipv6, EXT_MAX));
+	EXPECT_EQ(TC_ACT_SHOT, ext_verdict(_metadata, self, variant,
+					   PKT_CASE_legit_ipv6, EXT_MAX + 1));
+	/* ra-guard off still leaves nd-spoof and dhcp6-server on: fail closed. */
+	EXPECT_EQ(TC_ACT_SHOT, ext_verdict(_metadata, self, variant,
+					   PKT_CASE_ra_guard_off, EXT_MAX + 1));
+	EXPECT_EQ(-1, ext_verdict(_metadata, self, variant, PKT_CASE_ra_guard_off, EXT_MAX));
+}
+
 /* A frame on a device that is no guest's NIC passes both programs. */
 TEST_F(prog, foreign_device_passes)
 {
