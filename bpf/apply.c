@@ -9,11 +9,14 @@
  *  3. Read back every NIC's filters (one pipelined batch of gets), and
  *     attach what is missing: every qdisc, then every filter.  A filter on
  *     a NIC without map state passes everything, so this changes no verdict.
+ *     A filter of ours that runs an older program is left alone (4b).
  *  4. Map writes, each logged with what it replaced: per changed NIC, its
  *     addresses under a new generation, its counter, then its "nics" entry,
  *     the instant the NIC's new policy takes effect; removed NICs' entries;
- *     the guests' entries and the state.  A failure here undoes the log in
- *     reverse and the filters step 3 made.
+ *     the guests' entries and the state.
+ * 4b. Filters of ours on an older program swapped in place to ours.  A
+ *     failure in 4 or 4b undoes the log in reverse, the filters step 3
+ *     made, and puts the older program back where 4b swapped it.
  *  5. Past that point nothing fails the change: the previous generation's
  *     addresses, the counters of NICs gone, and the filters of NICs no
  *     guest uses any more are removed.
@@ -326,6 +329,8 @@ struct change {
 	bool *gone;		/* per installed guest: removed or replaced */
 	bool *drop;		/* per installed guest: removed (not replaced) */
 	uint32_t *gen;		/* per NIC of p: its generation after */
+	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
+	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
 	struct ulog log;
 };
 
@@ -386,29 +391,45 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 	return 0;
 }
 
-/* Step 3: the hooks of every NIC of p hold our filters. */
+/* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
+ * filter of ours runs an older program (a library upgrade, maps that could
+ * not be adopted) keeps it until the new maps are written: repoint(). */
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 		  struct vnic_filter_result *res)
 {
 	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
-	uint32_t *want, *have;
 	int err;
 
 	if (!total)
 		return 0;
-	want = calloc(total, sizeof(*want));
-	have = calloc(total, sizeof(*have));
-	err = want && have ? 0 : -ENOMEM;
-	for (gi = 0; !err && gi < c->p->n; gi++)
+	c->want = calloc(total, sizeof(*c->want));
+	c->have = calloc(total, sizeof(*c->have));
+	c->old = calloc(2 * total, sizeof(*c->old));
+	err = c->want && c->have && c->old ? 0 : -ENOMEM;
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: out of memory for %u NICs", total);
+	for (gi = 0; gi < c->p->n; gi++)
 		for (k = 0; k < c->p->g[gi]->nn; k++)
-			want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
+			c->want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
+	err = tc_check(b, c->ifi, c->want, c->have, c->old, total);
 	if (!err)
-		err = tc_check(b, c->ifi, want, have, total);
-	if (!err)
-		err = tc_attach(b, c->ifi, want, have, total, made, res);
-	free(want);
-	free(have);
+		err = tc_attach(b, c->ifi, c->want, c->have, c->old, total, false,
+				made, res);
 	return err;
+}
+
+/* Step 4b: our filters that still run an older program are swapped, each in
+ * place, to ours, now that our maps hold the policy: no hook is ever
+ * without a filter, nor runs ours over empty maps. */
+static int repoint(struct vnic_bpf *b, struct change *c, struct tc_made *made,
+		   struct vnic_filter_result *res)
+{
+	unsigned int total = c->p ? c->off[c->p->n] : 0;
+
+	if (!total)
+		return 0;
+	return tc_attach(b, c->ifi, c->want, c->have, c->old, total, true, made, res);
 }
 
 static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *pn,
@@ -631,6 +652,9 @@ static void change_free(struct change *c)
 	free(c->gone);
 	free(c->drop);
 	free(c->gen);
+	free(c->want);
+	free(c->have);
+	free(c->old);
 	free(c->log.op);
 }
 
@@ -657,7 +681,7 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       struct vnic_filter_result *res)
 {
 	struct change c = { .p = p };
-	struct tc_made made = { 0 };
+	struct tc_made made = { 0 }, swapped = { 0 };
 	unsigned int total;
 	struct bpf_state st;
 	int err;
@@ -684,12 +708,15 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		err = attach(b, &c, &made, res);
 	if (!err) {
 		err = write_maps(b, &c, &st);
+		if (!err)
+			err = repoint(b, &c, &swapped, res);
 		if (err) {
 			ulog_undo(&c.log);
 			tc_undo(b, &made);
 		}
 	}
 	tc_made_free(&made);
+	tc_made_free(&swapped);
 	if (!err) {
 		if (c.log.writes) {
 			res->writes = 1;

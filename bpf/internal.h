@@ -88,23 +88,28 @@ void binst_free(struct binst *g);
 /* tc.c: attach, verify, detach through the context's rtnetlink socket. */
 uint32_t bpf_hooks_of(uint32_t kind);
 /* For each of n NICs, which of its hooks (HOOK_*) hold our filter with our
- * program. */
+ * program; old[2i] / old[2i+1] (ingress / egress): the program id of our
+ * filter there when it runs another program (an older library's), else 0. */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, unsigned int n);
+		 uint32_t *have, uint32_t *old, unsigned int n);
 /* What an attach made, for tc_undo(). */
 struct tc_made {
 	int *ifi;		/* NICs that needed something */
 	uint32_t *hooks;	/* hooks (re)attached */
 	bool *made_q;		/* the qdisc is ours from this attach */
 	unsigned int *req;	/* first request of each NIC's filters */
+	uint32_t *old;		/* 2 per NIC: re-pointed from this program id */
 	unsigned int n;
 };
 /* Attach where want & ~have: every qdisc first, then every filter; on
  * failure, what this call made is removed again; on success *made says
  * what was made (free it with tc_made_free()). */
+/* repoint: only the hooks whose filter of ours runs an older program
+ * (old[] set), swapped in place; else only the others.  The undo of a
+ * re-point puts the older program back in place. */
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		  const uint32_t *have, unsigned int n, struct tc_made *made,
-		  struct vnic_filter_result *res);
+		  const uint32_t *have, const uint32_t *old, unsigned int n,
+		  bool repoint, struct tc_made *made, struct vnic_filter_result *res);
 void tc_undo(struct vnic_bpf *b, const struct tc_made *made);
 void tc_made_free(struct tc_made *made);
 /* Remove our filters (and the clsact qdisc when nothing else is on it). */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <bpf/bpf.h>
 #include <vnic/vnic.h>
 
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -637,6 +638,112 @@ static void faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	vnic_policy_free(q);
 }
+
+/* The id of the program our filter runs on dev's hook, 0 if none. */
+static unsigned int filter_prog(const char *dev, const char *hook)
+{
+	char *s = tc_filters(dev, hook), *id = s ? strstr(s, " id ") : NULL;
+	unsigned int v = 0;
+
+	if (id && strstr(s, "vnic"))
+		v = (unsigned int)strtoul(id + 4, NULL, 10);
+	free(s);
+	return v;
+}
+
+/* Make the state map of program id unadoptable (its layout number off by
+ * one), as maps of an older library look to a newer one. */
+static int age_state(unsigned int id)
+{
+	struct bpf_prog_info info;
+	uint32_t ids[16], len = sizeof(info), i, zero = 0;
+	int fd = bpf_prog_get_fd_by_id(id), ret = -ENOENT;
+
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = 16;
+	info.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	for (i = 0; ret == -ENOENT && i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		unsigned char v[64];
+		uint32_t layout;
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (mfd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && !strcmp(mi.name, "state") &&
+		    mi.value_size >= 28 && mi.value_size <= sizeof(v) &&
+		    !bpf_map_lookup_elem(mfd, &zero, v)) {
+			memcpy(&layout, v + 24, 4);	/* bpf_state.layout */
+			layout++;
+			memcpy(v + 24, &layout, 4);
+			ret = bpf_map_update_elem(mfd, &zero, v, 0) ? -errno : 0;
+		}
+		close(mfd);
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * Our filters run an older program whose maps a new handle cannot adopt
+ * (a library upgrade): the first change loads fresh programs and maps and
+ * must swap each filter in place, after the new maps are written.  A fault
+ * at every map write and filter of that change leaves every hook on the
+ * old program, with the old policy enforced on the wire (IPv4 spoofing on:
+ * ip_spoof dropped); it once deleted the filter first and left the NIC
+ * with none.
+ */
+static void reload_faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+			  int what)
+{
+	static const char *const hooks[] = { "ingress", "egress" };
+	unsigned int old[2] = { 0, 0 }, nth, h;
+	struct vnic_policy *q;
+	int ret = -EIO;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (h = 0; h < 2; h++)
+		old[h] = filter_prog(self->t.nic, hooks[h]);
+	ASSERT_NE(0u, old[self->t.kind == VNIC_KIND_MACVTAP]);
+	ASSERT_EQ(0, age_state(old[self->t.kind == VNIC_KIND_MACVTAP]));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);	/* not adopted */
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, what, nth));
+		ret = vnic_bpf_sync(self->b, q, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		for (h = 0; h < 2; h++)
+			EXPECT_EQ(old[h], filter_prog(self->t.nic, hooks[h]))
+				TH_LOG("fault %d at %u: hook %u", what, nth, h);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	}
+	EXPECT_LT(1u, nth) TH_LOG("no fault was ever hit");
+	/* the change itself: every hook on the new program, new policy */
+	for (h = 0; h < 2; h++)
+		if (old[h])
+			EXPECT_NE(old[h], filter_prog(self->t.nic, hooks[h]));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	vnic_policy_free(q);
+}
+
+TEST_F(life, reload_fault_map_write_keeps_old_program) { reload_faults(_metadata, self, 1); }
+TEST_F(life, reload_fault_filter_keeps_old_program) { reload_faults(_metadata, self, 3); }
 
 TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }
 TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
