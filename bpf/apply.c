@@ -80,8 +80,10 @@ static int map_err(struct vnic_bpf *b, int err, const char *map)
 {
 	if (err == -E2BIG || err == -ENOSPC)
 		return vnic_set_err(b->ctx, -ENOSPC, VNIC_STEP_CONFIGURE, -1, NULL,
-				    "bpf: map %s is full (capacity %u NICs): open the "
-				    "backend with a larger capacity", map, b->capacity);
+				    "bpf: map %s is full (capacity %u NICs): remove guests, "
+				    "or remove every guest, close every handle and open "
+				    "with a larger vnic_bpf_opts.capacity (maps in use "
+				    "cannot grow)", map, b->capacity);
 	return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			    "bpf: writing map %s%s", map, err == -EIO ? " (injected)" : "");
 }

@@ -67,6 +67,7 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 	b->map_nics = b->map_ip4 = b->map_ip6 = -1;
 	b->map_drops = b->map_guests = b->map_state = -1;
 	b->capacity = o.capacity ? o.capacity : BPF_CAPACITY_DEFAULT;
+	b->cap_asked = o.capacity;
 	if (tcx_probe())
 		b->features |= VNIC_BPF_FEAT_TCX;
 	if (o.flags & ~VNIC_BPF_TCX) {

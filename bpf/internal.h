@@ -71,6 +71,7 @@ struct vnic_bpf {
 	int ifsock;
 	uint32_t features;
 	uint32_t capacity;
+	uint32_t cap_asked;		/* vnic_bpf_opts.capacity, 0: default */
 	bool adopted;
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;

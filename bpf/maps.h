@@ -96,7 +96,9 @@ struct bpf_state {
 	__u32 layout;		/* BPF_LAYOUT */
 	__u32 guests;
 	__u32 next_gen;
-	__u32 pad;
+	__u32 obj_hash;		/* FNV-1a of the embedded object that loaded
+				 * the programs: another build's are not
+				 * adopted (bpf/load.c) */
 };
 
 #endif /* VNIC_BPF_MAPS_H */
