@@ -606,7 +606,9 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	if (!next || !detach) {
 		free(next);
 		free(detach);
-		return -ENOMEM;
+		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: out of memory recording the change (the "
+				    "kernel holds it; open a new handle to read it back)");
 	}
 	for (i = 0; i < b->ni; i++) {
 		if (!c->gone[i]) {
@@ -643,6 +645,11 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);
+	bpf_drop_stale(b);
+	if (err)
+		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+			     "bpf: out of memory recording the change (the kernel "
+			     "holds it; open a new handle to read it back)");
 	return err;
 }
 

@@ -33,6 +33,8 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	for (i = 0; i < b->ni; i++)
 		binst_free(&b->inst[i]);
 	free(b->inst);
+	free(b->stale[0]);
+	free(b->stale[1]);
 	if (b->ifsock >= 0)
 		close(b->ifsock);
 	free(b);

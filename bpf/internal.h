@@ -72,6 +72,10 @@ struct vnic_bpf {
 	uint32_t features;
 	uint32_t capacity;
 	uint32_t cap_asked;		/* vnic_bpf_opts.capacity, 0: default */
+	struct bpf_a6 *stale[2];	/* ip4s, ip6s keys of no NIC's current
+					 * gen, seen at open; dropped by the
+					 * next change (bpf_drop_stale()) */
+	unsigned int nstale[2];
 	bool adopted;
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;
@@ -84,6 +88,9 @@ int bpf_load_or_adopt(struct vnic_bpf *b);
 void bpf_unload(struct vnic_bpf *b);
 /* Read the installed guests from the maps into b->inst. */
 int bpf_read_installed(struct vnic_bpf *b);
+/* Delete the address keys read found stale that are still of no NIC's
+ * current generation (step 5 of a change; opening writes nothing). */
+void bpf_drop_stale(struct vnic_bpf *b);
 void binst_free(struct binst *g);
 
 /* tc.c: attach, verify, detach through the context's rtnetlink socket. */

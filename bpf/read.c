@@ -141,11 +141,14 @@ static int read_guests(struct vnic_bpf *b)
 	return 0;
 }
 
-/* Addresses keyed (ifindex, gen): kept for the NIC's current gen. */
+/* Addresses keyed (ifindex, gen): kept for the NIC's current gen.  The
+ * others -- a crashed change's, or a concurrent writer's new generation
+ * not yet flipped in -- are only noted: opening a handle writes nothing,
+ * and a reader must not delete what a writer is about to point at. */
 static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 {
 	struct bpf_a6 key, next, *stale = NULL;
-	unsigned int nstale = 0, i;
+	unsigned int nstale = 0;
 	void *prev = NULL;
 	int err = 0;
 
@@ -156,8 +159,6 @@ static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 		prev = &key;
 		n = nic_find(b, key.ifindex);
 		if (!n || n->gen != key.gen) {
-			/* deleted after the walk: a hash map walk restarts
-			 * from the top past a deleted key */
 			struct bpf_a6 *s = realloc(stale, (nstale + 1) * sizeof(*s));
 
 			if (!s)
@@ -188,10 +189,37 @@ static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 			a[n->n4++].s_addr = addr;
 		}
 	}
-	for (i = 0; i < nstale; i++)
-		bpf_map_delete_elem(fd, &stale[i]);
-	free(stale);
+	free(b->stale[v6]);
+	b->stale[v6] = stale;
+	b->nstale[v6] = nstale;
 	return err;
+}
+
+static bool gen_live(struct vnic_bpf *b, const struct bpf_a6 *k)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < b->ni; i++)
+		for (j = 0; j < b->inst[i].nn; j++)
+			if (b->inst[i].nics[j].ifindex == (int)k->ifindex &&
+			    b->inst[i].nics[j].gen == k->gen)
+				return true;
+	return false;
+}
+
+void bpf_drop_stale(struct vnic_bpf *b)
+{
+	int fds[2] = { b->map_ip4, b->map_ip6 };
+	unsigned int v, i;
+
+	for (v = 0; v < 2; v++) {
+		for (i = 0; i < b->nstale[v]; i++)
+			if (!gen_live(b, &b->stale[v][i]))
+				bpf_map_delete_elem(fds[v], &b->stale[v][i]);
+		free(b->stale[v]);
+		b->stale[v] = NULL;
+		b->nstale[v] = 0;
+	}
 }
 
 int bpf_read_installed(struct vnic_bpf *b)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include <vnic/vnic.h>
@@ -745,6 +746,83 @@ static void reload_faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) 
 
 TEST_F(life, reload_fault_map_write_keeps_old_program) { reload_faults(_metadata, self, 1); }
 TEST_F(life, reload_fault_filter_keeps_old_program) { reload_faults(_metadata, self, 3); }
+
+/* An fd of the map called name bound to program id, or -1. */
+static int map_fd(unsigned int id, const char *name)
+{
+	struct bpf_prog_info info;
+	uint32_t ids[16], len = sizeof(info), i;
+	int fd = bpf_prog_get_fd_by_id(id), found = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = 16;
+	info.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.nr_map_ids = 0;
+	for (i = 0; found < 0 && i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (mfd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && !strcmp(mi.name, name))
+			found = mfd;
+		else
+			close(mfd);
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * Opening a handle writes nothing: an ip4s key of a generation no nics
+ * value points at yet -- a concurrent writer between its address writes
+ * and its nics flip -- survives another handle's open (it was deleted
+ * there, and the writer's flip then pointed its NIC at no addresses).
+ * The next change of the handle that saw it clears it.
+ */
+TEST_F(life, open_writes_nothing)
+{
+	struct vnic_policy *p;
+	struct vnic_bpf *reader = NULL;
+	struct { uint32_t ifindex, gen, addr; } k, next, extra;
+	uint32_t ifindex = if_nametoindex(self->t.nic);
+	void *prev = NULL;
+	int fd;
+
+	ASSERT_EQ(0, policy_many(&self->t, &pkt_cases[PKT_CASE_legit_ipv4], &p));
+	apply(_metadata, &self->t, self->b, p, NULL);
+	fd = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), "ip4s");
+	ASSERT_LE(0, fd);
+	memset(&extra, 0, sizeof(extra));
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.ifindex == ifindex)
+			extra = k;
+	}
+	ASSERT_EQ(ifindex, extra.ifindex) TH_LOG("no ip4s key of the NIC");
+	extra.gen++;		/* the writer's next generation */
+	extra.addr = htonl(0xc6336407);	/* 198.51.100.7 */
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &extra, &(uint8_t){ 1 }, BPF_NOEXIST))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &reader));
+	guests_are(_metadata, reader, 2);
+	EXPECT_EQ(0, bpf_map_lookup_elem(fd, &extra, &(uint8_t){ 0 }))
+		TH_LOG("the open deleted the writer's new-generation address");
+	/* the reader's next change clears what is still of no generation */
+	ASSERT_EQ(0, vnic_bpf_sync(reader, p, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, bpf_map_lookup_elem(fd, &extra, &(uint8_t){ 0 }));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	vnic_bpf_close(reader);
+	vnic_policy_free(p);
+	close(fd);
+}
 
 /* The size of the map called name bound to program id; 0 if none. */
 static unsigned int map_size(unsigned int id, const char *name)
