@@ -174,8 +174,16 @@ static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic 
 	__u16 ports[2];
 	int l4 = 0;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)))
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip))) {
+		/* cut inside the header: nft still loads the source alone */
+		__u32 saddr;
+
+		if ((nic->flags & BF_IP4) &&
+		    !bpf_skb_load_bytes(skb, ETH_HLEN + 12, &saddr, 4) &&
+		    !own4(nic, ifindex, saddr))
+			return drop(skb, ifindex);
 		return PASS;
+	}
 	if (ip.ihl >= 5 && !(ip.frag_off & bpf_htons(0x1fff)) &&
 	    ip.protocol == IPPROTO_UDP &&
 	    !bpf_skb_load_bytes(skb, ETH_HLEN + ip.ihl * 4, ports, 4))
@@ -235,8 +243,16 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 	__u16 sport = 0;
 	int l4;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)))
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
+		/* cut inside the header: nft still loads the source alone */
+		__u8 saddr[16] __attribute__((aligned(8)));
+
+		if ((nic->flags & BF_IP6) &&
+		    !bpf_skb_load_bytes(skb, ETH_HLEN + 8, saddr, 16) &&
+		    !own6(nic, ifindex, saddr))
+			return drop(skb, ifindex);
 		return PASS;
+	}
 	l4 = ip6_l4(skb, ip6.nexthdr, &thoff, &proto);
 	if (l4 == 1 && proto == IPPROTO_ICMPV6 &&
 	    bpf_skb_load_bytes(skb, thoff, &type, 1))
@@ -267,18 +283,20 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 }
 
 /* ARP: the sender MAC is the NIC's, the sender IPv4 one of its addresses or
- * 0.0.0.0 (a probe, RFC 5227). */
+ * 0.0.0.0 (a probe, RFC 5227).  Each field is loaded alone, as nft's rules
+ * do: a frame cut after the sender MAC is still judged on it. */
 static __always_inline int from_arp(struct __sk_buff *skb, const struct bpf_nic *nic,
 				    __u32 ifindex)
 {
-	__u8 s[12] __attribute__((aligned(4)));
+	__u8 sha[8] __attribute__((aligned(4)));
 	__u32 spa;
 
-	if (!(nic->flags & BF_ARP) || bpf_skb_load_bytes(skb, ETH_HLEN + 8, s, 10))
+	if (!(nic->flags & BF_ARP) || bpf_skb_load_bytes(skb, ETH_HLEN + 8, sha, 6))
 		return PASS;
-	if (!mac_eq(s, nic->mac))
+	if (!mac_eq(sha, nic->mac))
 		return drop(skb, ifindex);
-	__builtin_memcpy(&spa, s + 6, 4);
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + 14, &spa, 4))
+		return PASS;
 	if (spa && !own4(nic, ifindex, spa))
 		return drop(skb, ifindex);
 	return PASS;

@@ -331,6 +331,51 @@ TEST_F(prog, ipv6_ext_header_chain)
 	EXPECT_EQ(-1, ext_verdict(_metadata, self, variant, PKT_CASE_ra_guard_off, EXT_MAX));
 }
 
+/* Case id's frame cut to len bytes: its verdict from the from-guest
+ * program under the case's policy. */
+static int cut_verdict(struct __test_metadata *_metadata, FIXTURE_DATA(prog) *self,
+		       const FIXTURE_VARIANT(prog) *variant, enum pkt_case_id id,
+		       size_t cut)
+{
+	const struct pkt_case *c = &pkt_cases[id];
+	int ifindex = (int)if_nametoindex(self->t.nic), verdict = 0, ret;
+	unsigned char frame[256];
+	struct vnic_policy *p;
+	size_t len;
+
+	ret = variant->many ? policy_many(&self->t, c, &p)
+			    : pkt_policy_build(&self->t, c, &p);
+	if (ret)
+		return -1000;
+	apply(_metadata, &self->t, self->b, p, NULL);
+	vnic_policy_free(p);
+	len = pkt_build(frame, sizeof(frame), &c->f, c->dir, "0123456789abcdef");
+	if (len < cut)
+		return -1001;
+	ret = vnic_bpf_test_run(self->b, prog_of(c, variant->kind), ifindex,
+				frame, cut, 1, &verdict, NULL);
+	return ret ? ret - 2000 : verdict;
+}
+
+/*
+ * An ARP frame cut after the sender MAC (16 bytes of ARP) is judged on
+ * that MAC, as nft's rule, which loads the 6 bytes alone, judges it: a
+ * foreign sha is dropped (it once passed: the program loaded sha and spa
+ * in one 10-byte load).  The sender IP, cut off, is not judged (nft's rule
+ * cannot load it either).
+ */
+TEST_F(prog, arp_truncated_judged_on_sha)
+{
+	EXPECT_EQ(TC_ACT_SHOT, cut_verdict(_metadata, self, variant,
+					   PKT_CASE_arp_spoof_sha, 14 + 16));
+	EXPECT_EQ(TC_ACT_SHOT, cut_verdict(_metadata, self, variant,
+					   PKT_CASE_arp_spoof_sha, 14 + 14));
+	EXPECT_EQ(-1, cut_verdict(_metadata, self, variant, PKT_CASE_arp_spoof_spa, 14 + 16));
+	EXPECT_EQ(-1, cut_verdict(_metadata, self, variant, PKT_CASE_legit_arp_request,
+				  14 + 16));
+	EXPECT_EQ(-1, cut_verdict(_metadata, self, variant, PKT_CASE_arp_spoof_sha, 14 + 13));
+}
+
 /* A frame on a device that is no guest's NIC passes both programs. */
 TEST_F(prog, foreign_device_passes)
 {
