@@ -116,6 +116,56 @@ static const char *from_hook(enum vnic_kind kind)
 	return kind == VNIC_KIND_MACVTAP ? "egress" : "ingress";
 }
 
+/* An order-free digest of every entry of map fd (key and value bytes),
+ * with the entry count mixed in; 0 when it cannot be read. */
+static uint64_t map_sum(int fd)
+{
+	struct bpf_map_info mi;
+	uint32_t mlen = sizeof(mi);
+	unsigned char k[256], nk[256], v[1024];
+	uint64_t sum = 0, n = 0;
+	void *prev = NULL;
+
+	memset(&mi, 0, sizeof(mi));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &mi, &mlen) || mi.key_size > sizeof(k) ||
+	    mi.value_size > sizeof(v))
+		return 0;
+	while (!bpf_map_get_next_key(fd, prev, nk)) {
+		uint64_t h = 1469598103934665603ull;
+		uint32_t i;
+
+		memcpy(k, nk, mi.key_size);
+		prev = k;
+		if (bpf_map_lookup_elem(fd, k, v))
+			continue;
+		for (i = 0; i < mi.key_size; i++)
+			h = (h ^ k[i]) * 1099511628211ull;
+		for (i = 0; i < mi.value_size; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		sum += h;
+		n++;
+	}
+	return sum ^ (n << 56) ^ 1;
+}
+
+/* Programs attached with tcx to dev, both directions; -1 if unknown. */
+static int tcx_count(const char *dev)
+{
+	int ifindex = (int)if_nametoindex(dev), total = 0, t;
+
+	for (t = 46; t <= 47; t++) {	/* BPF_TCX_INGRESS, BPF_TCX_EGRESS */
+		LIBBPF_OPTS(bpf_prog_query_opts, q);
+
+		if (bpf_prog_query_opts(ifindex, (enum bpf_attach_type)t, &q))
+			return -1;
+		total += (int)q.prog_cnt;
+	}
+	return total;
+}
+
+static unsigned int filter_prog(const char *dev, const char *hook);
+static int map_fd(unsigned int id, const char *name);
+
 /* --- BPF_PROG_TEST_RUN: every case's frame against the programs --------- */
 
 FIXTURE(prog) {
@@ -644,18 +694,30 @@ TEST_F(life, remove_leaves_nothing)
 static void faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 		   int what, bool installed)
 {
+	static const char *const maps[] = { "nics", "ip4s", "ip6s", "guests", "state" };
+	/* a map fault needs no tampering: our filters stay attached and the
+	 * old policy is live on the wire throughout */
+	bool tamper = installed && what != 1;
+	uint64_t sums[5] = { 0 };
 	struct vnic_policy *q;
-	unsigned int nth;
-	int ret = -EIO;
+	unsigned int nth, m;
+	int ret = -EIO, fds[5] = { -1, -1, -1, -1, -1 };
 
-	if (installed)
+	if (installed) {
 		apply(_metadata, &self->t, self->b, self->p, NULL);
+		for (m = 0; m < 5; m++) {
+			fds[m] = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)),
+					maps[m]);
+			sums[m] = map_sum(fds[m]);
+			ASSERT_NE(0u, sums[m]) TH_LOG("map %u (nics ip4s ip6s guests state)", m);
+		}
+	}
 	/* the change: vm1 with IPv4 spoofing off */
 	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
 	for (nth = 1; ret == -EIO && nth < 64; nth++) {
 		/* tampered with, so that the change has a qdisc and a
 		 * filter to make too */
-		if (installed)
+		if (tamper)
 			ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
 		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, what, nth));
 		ret = vnic_bpf_sync(self->b, q, NULL);
@@ -671,9 +733,21 @@ static void faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 			nothing_attached(_metadata, &self->t);
 			continue;
 		}
-		/* the old policy, still whole: repaired by a sync that writes
-		 * only the deleted filter */
+		/* the old policy, still whole: every map as it was */
 		guests_are(_metadata, self->b, 2);
+		for (m = 0; m < 5; m++)
+			EXPECT_EQ(sums[m], map_sum(fds[m]))
+				TH_LOG("fault %d at %u: map %u changed", what, nth, m);
+		if (!tamper) {
+			/* and enforced on the wire by our filter */
+			EXPECT_TRUE(has_our_filter(self->t.nic, from_hook(self->t.kind)));
+			expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+			expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+			continue;
+		}
+		/* the tampered NIC: the qdisc the failed change made is gone
+		 * again; a sync that writes only the qdisc and filter repairs */
+		EXPECT_FALSE(has_clsact(self->t.nic));
 		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
 		apply(_metadata, &self->t, self->b, self->p, NULL);
 		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
@@ -683,6 +757,9 @@ static void faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	vnic_policy_free(q);
+	for (m = 0; m < 5; m++)
+		if (fds[m] >= 0)
+			close(fds[m]);
 }
 
 /* The id of the program our filter runs on dev's hook, 0 if none. */
@@ -1080,6 +1157,10 @@ TEST_F(tcx, filters_restarts_and_removes)
 	EXPECT_EQ(0, r.writes);
 	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL));
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	/* a program left attached with no nics entry passes everything too:
+	 * ask the kernel */
+	EXPECT_EQ(0, tcx_count(self->t.nic));
+	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
 }
 
 /* A fault at the nth attach leaves no program on any hook. */
@@ -1096,8 +1177,11 @@ TEST_F(tcx, fault_at_attach_leaves_nothing)
 			break;
 		guests_are(_metadata, self->b, 0);
 		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+		EXPECT_EQ(0, tcx_count(self->t.nic)) TH_LOG("fault at %u", nth);
+		EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC)) TH_LOG("fault at %u", nth);
 	}
 	EXPECT_EQ(0, ret);
+	EXPECT_LT(0, tcx_count(self->t.nic));
 	EXPECT_LT(2u, nth);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 }
