@@ -63,17 +63,29 @@ static struct uop *ulog_new(struct ulog *l)
 	return &l->op[l->n++];
 }
 
-static void ulog_undo(struct ulog *l)
+/* The number of entries that could not be restored. */
+static unsigned int ulog_undo(struct ulog *l)
 {
+	unsigned int failed = 0;
+
 	while (l->n--) {
 		struct uop *u = &l->op[l->n];
 
-		if (u->had)
-			bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY);
-		else
-			bpf_map_delete_elem(u->fd, u->key);
+		if (u->had) {
+			if (bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY))
+				failed++;
+		} else if (bpf_map_delete_elem(u->fd, u->key) && errno != ENOENT) {
+			failed++;
+		}
 	}
 	l->n = 0;
+	return failed;
+}
+
+static int oom(struct vnic_bpf *b, const char *what)
+{
+	return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
+			    "bpf: out of memory (%s)", what);
 }
 
 static int map_err(struct vnic_bpf *b, int err, const char *map)
@@ -97,7 +109,7 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 	int err;
 
 	if (!u)
-		return -ENOMEM;
+		return oom(b, "the undo log");
 	u->fd = fd;
 	u->klen = klen;
 	u->vlen = vlen;
@@ -290,7 +302,7 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 	if (!off || !ifi) {
 		free(off);
 		free(ifi);
-		return -ENOMEM;
+		return oom(b, "the NICs of the policy");
 	}
 	off[p->n] = total;
 	if (b->ifsock < 0)
@@ -487,7 +499,7 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
 
 			err = z ? mwrite(b, &c->log, b->map_drops, "drops", &key,
-					 sizeof(key), z, 0) : -ENOMEM;
+					 sizeof(key), z, 0) : oom(b, "a drop counter");
 			free(z);
 		}
 		nic_value(&v, &g->nics[k], g->name, gen, k);
@@ -708,7 +720,7 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	c.gone = calloc(b->ni + 1, sizeof(*c.gone));
 	c.drop = calloc(b->ni + 1, sizeof(*c.drop));
 	c.gen = calloc(total + 1, sizeof(*c.gen));
-	err = c.same && c.gone && c.drop && c.gen ? 0 : -ENOMEM;
+	err = c.same && c.gone && c.drop && c.gen ? 0 : oom(b, "the change's plan");
 	if (!err)
 		err = plan(b, &c, remove, nremove, sync);
 	if (!err)
@@ -720,8 +732,18 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		if (!err)
 			err = repoint(b, &c, &swapped, res);
 		if (err) {
-			ulog_undo(&c.log);
+			unsigned int lost = ulog_undo(&c.log);
+
 			tc_undo(b, &made);
+			if (lost) {
+				char first[256];
+
+				snprintf(first, sizeof(first), "%s", vnic_ctx_errmsg(b->ctx));
+				vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+					     "%s; undo failed for %u map entries: the "
+					     "maps may differ from the last policy, sync "
+					     "to repair", first, lost);
+			}
 		}
 	}
 	tc_made_free(&made);
