@@ -280,7 +280,8 @@ static int load(struct vnic_bpf *b)
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "libvnic");
 	struct bpf_state st = { .magic = BPF_MAGIC, .layout = BPF_LAYOUT,
 				.netns_cookie = b->cookie, .next_gen = 1,
-				.obj_hash = obj_hash() };
+				.obj_hash = obj_hash(),
+				.mode = b->tcx ? BPF_MODE_TCX : BPF_MODE_CLS };
 	uint32_t zero = 0;
 	unsigned int i;
 	int err;
@@ -322,6 +323,13 @@ int bpf_load_or_adopt(struct vnic_bpf *b)
 				    "bpf: the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)");
 	b->features |= VNIC_BPF_FEAT_COOKIE;
 	err = adopt(b);
+	if (!err && b->st.mode != (b->tcx ? BPF_MODE_TCX : BPF_MODE_CLS))
+		return vnic_set_err(b->ctx, -EBUSY, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: this namespace's filters are attached with %s: "
+				    "open %s VNIC_BPF_TCX, or remove every guest in that "
+				    "mode first",
+				    b->st.mode == BPF_MODE_TCX ? "tcx" : "clsact + cls_bpf",
+				    b->st.mode == BPF_MODE_TCX ? "with" : "without");
 	if (!err && b->cap_asked > b->capacity)
 		return vnic_set_err(b->ctx, -ENOSPC, VNIC_STEP_VALIDATE, -1, NULL,
 				    "bpf: this namespace's maps, in use, hold %u NICs, "

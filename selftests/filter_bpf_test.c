@@ -1163,6 +1163,45 @@ TEST_F(tcx, filters_restarts_and_removes)
 	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
 }
 
+/*
+ * The mode is part of the state: a handle opened without VNIC_BPF_TCX over
+ * filters attached with tcx is refused and changes nothing (it once
+ * adopted them and attached clsact + cls_bpf beside them, each frame ran
+ * twice, and its remove left the tcx programs attached).  And the reverse.
+ */
+TEST_F(tcx, other_mode_refused)
+{
+	struct vnic_bpf *cls = NULL;
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_LT(0, tcx_count(self->t.nic));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	EXPECT_EQ(-EBUSY, vnic_bpf_open(self->t.ctx, NULL, &cls));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "with tcx"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(NULL, cls);
+	vnic_bpf_close(cls);
+	cls = NULL;
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b));
+	guests_are(_metadata, self->b, 2);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL));
+	EXPECT_EQ(0, tcx_count(self->t.nic));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	/* the reverse: cls_bpf filters, a tcx handle */
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &cls));
+	apply(_metadata, &self->t, cls, self->p, NULL);
+	vnic_bpf_close(cls);
+	EXPECT_EQ(-EBUSY, open_tcx(&self->t, &self->b));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "without VNIC_BPF_TCX"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, tcx_count(self->t.nic));
+	self->b = NULL;
+}
+
 /* A fault at the nth attach leaves no program on any hook. */
 TEST_F(tcx, fault_at_attach_leaves_nothing)
 {
