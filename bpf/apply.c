@@ -658,6 +658,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 		tc_detach(b, detach, nd, res);
 	free(detach);
 	bpf_drop_stale(b);
+	bpf_drop_orphans(b, c->ifi, c->p ? c->off[c->p->n] : 0, res);
 	if (err)
 		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			     "bpf: out of memory recording the change (the kernel "

@@ -35,6 +35,7 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	free(b->inst);
 	free(b->stale[0]);
 	free(b->stale[1]);
+	free(b->orphans);
 	if (b->ifsock >= 0)
 		close(b->ifsock);
 	free(b);

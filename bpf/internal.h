@@ -76,6 +76,9 @@ struct vnic_bpf {
 					 * gen, seen at open; dropped by the
 					 * next change (bpf_drop_stale()) */
 	unsigned int nstale[2];
+	int *orphans;			/* NICs of an older set of ours in this
+					 * namespace that was not adopted */
+	unsigned int norphans;
 	bool adopted;
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;
@@ -92,6 +95,14 @@ int bpf_read_installed(struct vnic_bpf *b);
  * current generation (step 5 of a change; opening writes nothing). */
 void bpf_drop_stale(struct vnic_bpf *b);
 void binst_free(struct binst *g);
+
+/* The NICs (ifindex) an older set of ours lists, for bpf_drop_orphans(). */
+void bpf_note_orphans(struct vnic_bpf *b, int nics_fd);
+/* Step 5 of the first change after a reload: the NICs an older set listed
+ * that the new policy does not hold lose the filter of ours that still
+ * runs an older program (else it would enforce the old policy for good). */
+void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
+		      struct vnic_filter_result *res);
 
 /* tc.c: attach, verify, detach through the context's rtnetlink socket. */
 uint32_t bpf_hooks_of(uint32_t kind);

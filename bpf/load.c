@@ -163,6 +163,21 @@ static bool state_is_ours(struct vnic_bpf *b)
 	return true;
 }
 
+/* Maps of an older set of ours for this namespace (another layout or
+ * build): its NICs are noted, so that the first change can take our old
+ * filters off those the new policy does not hold. */
+static void note_older(struct vnic_bpf *b)
+{
+	struct bpf_state st;
+	uint32_t zero = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (bpf_map_lookup_elem(b->map_state, &zero, &st) || st.magic != BPF_MAGIC ||
+	    st.netns_cookie != b->cookie)
+		return;
+	bpf_note_orphans(b, b->map_nics);
+}
+
 /* Another loaded program of ours that shares the maps of prog_in. */
 static int find_twin(struct vnic_bpf *b, const char *name, uint32_t nics_id)
 {
@@ -213,6 +228,8 @@ static int adopt(struct vnic_bpf *b)
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		    strcmp(info.name, "vnic_in") || take_maps(b, fd, &cap) ||
 		    !state_is_ours(b)) {
+			if (b->map_state >= 0 && b->map_nics >= 0)
+				note_older(b);
 			close(fd);
 			close_fds(b);
 			continue;

@@ -866,6 +866,42 @@ static void reload_faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) 
 	vnic_policy_free(q);
 }
 
+/*
+ * After a reload (an older set not adopted), the first sync's policy holds
+ * only vm1: vm2's NIC, which the older set listed, loses our old filter
+ * instead of enforcing the old policy for good with the old program.
+ */
+TEST_F(life, reload_drops_old_filters_of_guests_gone)
+{
+	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B };
+	static const char *const v6[] = { PKT_NIC_IP6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic, .kind = self->t.kind,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 2, .ipv6 = v6, .n_ipv6 = 1);
+	const char *hook = from_hook(self->t.kind);
+	struct vnic_policy *q;
+	unsigned int old;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	old = filter_prog(self->t.nic, hook);
+	ASSERT_NE(0u, filter_prog(PKT_OTHER_NIC, "ingress"));
+	ASSERT_EQ(0, bump_state(old, 24));	/* an older layout */
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	guests_are(_metadata, self->b, 0);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &q));
+	ASSERT_EQ(0, vnic_policy_add_guest(q, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(q, PKT_GUEST, &nic))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply(_metadata, &self->t, self->b, q, NULL);
+	EXPECT_EQ(0u, filter_prog(PKT_OTHER_NIC, "ingress"));
+	EXPECT_EQ(0u, filter_prog(PKT_OTHER_NIC, "egress"));
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	EXPECT_NE(old, filter_prog(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	vnic_policy_free(q);
+}
+
 TEST_F(life, reload_fault_map_write_keeps_old_program) { reload_faults(_metadata, self, 1); }
 TEST_F(life, reload_fault_filter_keeps_old_program) { reload_faults(_metadata, self, 3); }
 
