@@ -118,6 +118,9 @@ struct tc_made {
 	bool *made_q;		/* the qdisc is ours from this attach */
 	unsigned int *req;	/* first request of each NIC's filters */
 	uint32_t *old;		/* 2 per NIC: re-pointed from this program id */
+	int *old_fd;		/* 2 per NIC: that program, held so that the
+				 * undo can put it back (replaced, nothing
+				 * else holds it) */
 	unsigned int n;
 };
 /* Attach where want & ~have: every qdisc first, then every filter; on
@@ -138,9 +141,10 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 /* tcx.c: the same operations in tcx mode. */
 bool tcx_probe(void);
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-	      uint32_t *have, unsigned int n);
+	      uint32_t *have, uint32_t *old, unsigned int n);
 int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);
 void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
+void tcx_undo(struct vnic_bpf *b, const struct tc_made *a);
 
 /* apply.c */
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,

@@ -181,7 +181,7 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 
 	memset(old, 0, 2 * n * sizeof(*old));
 	if (b->tcx)
-		return tcx_check(b, ifindex, want, have, n);
+		return tcx_check(b, ifindex, want, have, old, n);
 	pr = calloc(2 * n + 1, sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
@@ -227,14 +227,6 @@ static int batch_fail(struct vnic_bpf *b, struct nl_batch *nb, unsigned int i,
 			    "bpf: %s on ifindex %d", what, ifindex ? *ifindex : 0);
 }
 
-/* A program by id, for putting it back; -1 if it is gone. */
-static int old_fd(uint32_t id)
-{
-	int fd = id ? bpf_prog_get_fd_by_id(id) : -1;
-
-	return fd < 0 ? -1 : fd;
-}
-
 /* What a failed attach made goes: a qdisc it made, a filter it added; a
  * filter of ours it re-pointed from an older program (old id) gets that
  * program back, in place, so the hook is never empty. */
@@ -242,7 +234,6 @@ static void undo(struct vnic_bpf *b, const struct tc_made *a)
 {
 	struct nl_batch nb;
 	unsigned int i, h;
-	int fds[2 * 64], nfd = 0;
 
 	nl_batch_init(&nb);
 	for (i = 0; i < a->n; i++) {
@@ -251,29 +242,18 @@ static void undo(struct vnic_bpf *b, const struct tc_made *a)
 			continue;
 		}
 		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
-			uint32_t id = a->old ? a->old[2 * i + (h == HOOK_EG)] : 0;
-			int fd = nfd < (int)ARRAY_SIZE(fds) ? old_fd(id) : -1;
+			int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1;
 
 			if (!(a->hooks[i] & h))
 				continue;
-			if (fd >= 0) {
-				fds[nfd++] = fd;
+			if (fd >= 0)
 				put_filter(&nb, a->ifi[i], h, fd);
-			} else {
+			else
 				put_del_filter(&nb, a->ifi[i], h);
-			}
-		}
-		if (nfd >= (int)ARRAY_SIZE(fds) - 2) {
-			nl_batch_run(&b->ctx->nl, &nb);
-			nl_batch_reset(&nb);
-			while (nfd)
-				close(fds[--nfd]);
 		}
 	}
 	nl_batch_run(&b->ctx->nl, &nb);
 	nl_batch_free(&nb);
-	while (nfd)
-		close(fds[--nfd]);
 }
 
 
@@ -379,16 +359,17 @@ void tc_made_free(struct tc_made *a)
 	free(a->made_q);
 	free(a->req);
 	free(a->old);
+	for (unsigned int i = 0; a->old_fd && i < 2 * a->n; i++)
+		if (a->old_fd[i] >= 0)
+			close(a->old_fd[i]);
+	free(a->old_fd);
 	memset(a, 0, sizeof(*a));
 }
 
 void tc_undo(struct vnic_bpf *b, const struct tc_made *a)
 {
-	unsigned int i;
-
 	if (b->tcx) {
-		for (i = 0; i < a->n; i++)
-			tcx_detach_hooks(b, a->ifi[i], a->hooks[i]);
+		tcx_undo(b, a);
 		return;
 	}
 	if (a->n)
@@ -413,7 +394,10 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	a.made_q = calloc(n + 1, sizeof(*a.made_q));
 	a.req = calloc(n + 1, sizeof(*a.req));
 	a.old = calloc(2 * n + 2, sizeof(*a.old));
-	err = a.ifi && a.hooks && a.made_q && a.req && a.old ? 0 : -ENOMEM;
+	a.old_fd = malloc((2 * n + 2) * sizeof(*a.old_fd));
+	err = a.ifi && a.hooks && a.made_q && a.req && a.old && a.old_fd ? 0 : -ENOMEM;
+	for (i = 0; !err && i < 2 * n + 2; i++)
+		a.old_fd[i] = -1;
 	if (err)
 		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			     "bpf: out of memory for %u NICs' filters", n);
@@ -426,8 +410,15 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		a.ifi[a.n] = ifindex[i];
 		a.hooks[a.n] = h;
 		if (repoint) {
+			unsigned int j;
+
 			a.old[2 * a.n] = h & HOOK_IN ? old[2 * i] : 0;
 			a.old[2 * a.n + 1] = h & HOOK_EG ? old[2 * i + 1] : 0;
+			for (j = 2 * a.n; j < 2 * a.n + 2; j++) {
+				int fd = a.old[j] ? bpf_prog_get_fd_by_id(a.old[j]) : -1;
+
+				a.old_fd[j] = fd < 0 ? -1 : fd;
+			}
 		}
 		a.n++;
 	}

@@ -1238,6 +1238,70 @@ TEST_F(tcx, other_mode_refused)
 	self->b = NULL;
 }
 
+/* The first program attached with tcx to dev's hook (0 ingress, 1
+ * egress); 0 if none. */
+static unsigned int tcx_prog(const char *dev, int eg)
+{
+	uint32_t ids[8];
+	LIBBPF_OPTS(bpf_prog_query_opts, q, .prog_ids = ids, .prog_cnt = 8);
+
+	if (bpf_prog_query_opts((int)if_nametoindex(dev),
+				(enum bpf_attach_type)(46 + eg), &q) || !q.prog_cnt)
+		return 0;
+	return ids[0];
+}
+
+/*
+ * tcx mode, after a reload (an older set not adopted): the older programs
+ * are swapped for ours in place (BPF_F_REPLACE), never attached beside
+ * them, and a fault at any map write or attach puts the older ones back:
+ * one program per hook throughout, the old policy enforced until the
+ * change completes.
+ */
+static void tcx_reload(struct __test_metadata *_metadata, FIXTURE_DATA(tcx) *self, int what)
+{
+	unsigned int old[2], nth, h;
+	struct vnic_policy *q;
+	int count, ret = -EIO;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (h = 0; h < 2; h++)
+		old[h] = tcx_prog(self->t.nic, (int)h);
+	count = tcx_count(self->t.nic);
+	ASSERT_LT(0, count);
+	ASSERT_EQ(0, bump_state(old[self->t.kind == VNIC_KIND_MACVTAP], 24));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, what, nth));
+		ret = vnic_bpf_sync(self->b, q, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		for (h = 0; h < 2; h++)
+			EXPECT_EQ(old[h], tcx_prog(self->t.nic, (int)h))
+				TH_LOG("fault %d at %u: hook %u", what, nth, h);
+		EXPECT_EQ(count, tcx_count(self->t.nic));
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	}
+	EXPECT_LT(1u, nth) TH_LOG("no fault was ever hit");
+	EXPECT_EQ(count, tcx_count(self->t.nic));
+	for (h = 0; h < 2; h++)
+		if (old[h])
+			EXPECT_NE(old[h], tcx_prog(self->t.nic, (int)h));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	vnic_policy_free(q);
+}
+
+TEST_F(tcx, reload_fault_map_write_keeps_old_program) { tcx_reload(_metadata, self, 1); }
+TEST_F(tcx, reload_fault_attach_keeps_old_program) { tcx_reload(_metadata, self, 3); }
+
 /* A fault at the nth attach leaves no program on any hook. */
 TEST_F(tcx, fault_at_attach_leaves_nothing)
 {
