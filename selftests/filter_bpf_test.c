@@ -1083,6 +1083,26 @@ TEST_F(life, capacity_not_taken_from_other_namespace)
 	vnic_ctx_free(ctx2);
 }
 
+/*
+ * A policy that overfills the maps (capacity 1, two guests) fails with
+ * -ENOSPC, a message that says what to do, and nothing left behind.
+ */
+TEST_F(life, over_capacity_refused_with_advice)
+{
+	VNIC_OPTS(vnic_bpf_opts, one, .capacity = 1);
+	const char *msg;
+
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, &one, &self->b));
+	EXPECT_EQ(-ENOSPC, vnic_bpf_sync(self->b, self->p, NULL));
+	msg = vnic_ctx_errmsg(self->t.ctx);
+	EXPECT_NE(NULL, strstr(msg, "capacity 1 NICs")) TH_LOG("message: %s", msg);
+	EXPECT_NE(NULL, strstr(msg, "close every handle")) TH_LOG("message: %s", msg);
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+}
+
 TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }
 TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
 TEST_F(life, fault_filter_from_nothing) { faults(_metadata, self, 3, false); }
