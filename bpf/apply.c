@@ -405,6 +405,27 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 	return 0;
 }
 
+/* Another handle changed the maps since this one last read or wrote them:
+ * its view (generations, digests, guests) is stale, and writing from it
+ * could reuse generations or delete live addresses.  As the nft backend
+ * does on a ruleset generation change: -EAGAIN, build the change again
+ * (from a new handle).  A window between this check and the writes
+ * remains: one writer per namespace is still the rule. */
+static int still_ours(struct vnic_bpf *b)
+{
+	struct bpf_state now;
+	uint32_t zero = 0;
+
+	memset(&now, 0, sizeof(now));
+	if (bpf_map_lookup_elem(b->map_state, &zero, &now))
+		return map_err(b, -errno, "state");
+	if (memcmp(&now, &b->st, sizeof(now)))
+		return vnic_set_err(b->ctx, -EAGAIN, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: another handle changed this namespace's maps "
+				    "meanwhile: open a new handle and sync again");
+	return 0;
+}
+
 /* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
  * filter of ours runs an older program (a library upgrade, maps that could
  * not be adopted) keeps it until the new maps are written: repoint(). */
@@ -726,6 +747,8 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		err = plan(b, &c, remove, nremove, sync);
 	if (!err)
 		count(b, &c, res);
+	if (!err)
+		err = still_ours(b);
 	if (!err)
 		err = attach(b, &c, &made, res);
 	if (!err) {

@@ -1103,6 +1103,40 @@ TEST_F(life, over_capacity_refused_with_advice)
 	nothing_attached(_metadata, &self->t);
 }
 
+/*
+ * Two writers in one namespace: a handle whose view is older than the
+ * maps (another handle changed them since) refuses its change with
+ * -EAGAIN and writes nothing, instead of reusing generations and
+ * overwriting the other's state.
+ */
+TEST_F(life, stale_handle_refused_eagain)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct vnic_bpf *second = NULL;
+	struct vnic_policy *q;
+	uint64_t sum;
+	int fd;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &second));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	ASSERT_EQ(0, vnic_bpf_sync(second, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	fd = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), "state");
+	sum = map_sum(fd);
+	/* self->b still holds the view before second's change */
+	EXPECT_EQ(-EAGAIN, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "another handle"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(sum, map_sum(fd));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	/* the one that wrote last goes on */
+	ASSERT_EQ(0, vnic_bpf_sync(second, self->p, NULL));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	vnic_policy_free(q);
+	vnic_bpf_close(second);
+	close(fd);
+}
+
 TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }
 TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
 TEST_F(life, fault_filter_from_nothing) { faults(_metadata, self, 3, false); }
