@@ -308,11 +308,12 @@ int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
 /* A bpf handle (VNIC_BACKEND_BPF) sized for e's NICs. */
 int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
 	     size_t errlen);
-/* filters: one timed vnic_filter_apply of p (guests [0, guests)) on a new
- * handle; then, untimed, every guest removed (bare NICs again). */
+/* filters: vnic_filter_apply of p (guests [0, guests)) on a new handle,
+ * then every guest removed in one change (bare NICs again); s times the
+ * apply, or with time_remove the remove. */
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
-		  unsigned int guests, struct fsample *s, char *err,
-		  size_t errlen);
+		  unsigned int guests, bool time_remove, struct fsample *s,
+		  char *err, size_t errlen);
 /* filters-add: 'existing' guests installed, then guest one_g (one) added
  * and removed, each timed, runs times; all removed after.  0, or -EIO
  * when the NICs could not be left bare (a row's failure is its own). */

@@ -81,10 +81,11 @@ static int remove_guests(struct filt_env *e, struct vnic_filter *h,
 }
 
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
-		  unsigned int guests, struct fsample *s, char *err,
-		  size_t errlen)
+		  unsigned int guests, bool time_remove, struct fsample *s,
+		  char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
+	struct fsample scratch;
 	struct vnic_filter *h;
 	uint64_t t0;
 	int ret, rret;
@@ -94,14 +95,17 @@ int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 		return ret;
 	t0 = now_ns();
 	ret = vnic_filter_apply(h, p, &res);
-	s->ms = ms_since(t0);
+	if (!time_remove) {
+		s->ms = ms_since(t0);
+		if (!ret)
+			take(s, &res);
+	}
 	if (ret)
 		bench_lib_fail(e->ctx, "vnic_filter_apply (bpf)", ret, err,
 			       errlen);
-	else
-		take(s, &res);
-	/* Untimed: bare NICs again (a failed apply left nothing). */
-	rret = ret ? 0 : remove_guests(e, h, 0, guests, NULL, err, errlen);
+	/* Bare NICs again (a failed apply left nothing): timed or not. */
+	rret = ret ? 0 : remove_guests(e, h, 0, guests,
+				       time_remove ? s : &scratch, err, errlen);
 	vnic_filter_close(h);
 	return ret ?: rret;
 }

@@ -102,7 +102,7 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
        F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
        F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
-       F_BPF, F__MAX };
+       F_BPF, F_BPF_RM, F__MAX };
 
 struct filters;
 
@@ -340,7 +340,8 @@ static int run_stmt(struct filters *f, unsigned int m, struct fsample *s,
 static int run_bpf(struct filters *f, unsigned int m, struct fsample *s,
 		   char *err, size_t errlen)
 {
-	return bpf_apply_row(&f->e, f->p, f->e.o->guests, s, err, errlen);
+	return bpf_apply_row(&f->e, f->p, f->e.o->guests, m == F_BPF_RM, s,
+			     err, errlen);
 }
 
 static const char *skip_nft(const struct filters *f, unsigned int m)
@@ -368,6 +369,7 @@ static const struct fmethod fmethods[F__MAX] = {
 	[F_BFLOOR] = { "floor", NULL, run_bfloor },
 	[F_BFLOOR_PFX] = { "floor-prefix", NULL, run_bfloor },
 	[F_BPF] = { "libvnic-bpf", NULL, run_bpf },
+	[F_BPF_RM] = { "libvnic-bpf-remove-all", NULL, run_bpf },
 };
 
 /* The text libvnic would install, rendered by a handle of its own. */
@@ -583,6 +585,9 @@ static void filters_targets(struct filters *f)
 	f->rows[F_BPF].target.ratio_to = fmethods[F_LIBVNIC].name;
 	snprintf(f->rows[F_BPF].note, sizeof(f->rows[F_BPF].note),
 		 "vnic_filter_open with VNIC_BACKEND_BPF (untimed) before, every guest removed by the library + close (untimed) after each run; no floor row: the batch tap refuses the bpf backend");
+	f->rows[F_BPF_RM].has_result = true;
+	snprintf(f->rows[F_BPF_RM].note, sizeof(f->rows[F_BPF_RM].note),
+		 "vnic_filter_apply of every guest (untimed), then vnic_filter_remove of every guest in one change, timed: filters and clsact qdiscs off every NIC, map entries deleted");
 }
 
 static int filters_prepare(struct filters *f, char *err, size_t errlen)
