@@ -427,6 +427,7 @@ static int run(const struct bench_opts *o)
 {
 	struct pkt *k = calloc(1, sizeof(*k));
 	unsigned int m, run, failed = 0;
+	char ip[256];
 	int ret;
 
 	if (!k)
@@ -435,6 +436,8 @@ static int run(const struct bench_opts *o)
 	for (m = 0; m < P__MAX; m++)
 		if (!bench_in_list(o->methods, pdescs[m].name))
 			k->r[m].skip = "not selected (--methods)";
+		else if (!bench_find_tool("ip", ip, sizeof(ip)))
+			k->r[m].skip = "ip(8) not found (install iproute2): it makes the veth pairs";
 	host_info();
 	if (!o->json) {
 		printf("vnic-bench pkt: ns per frame, %u runs\n", o->runs);
