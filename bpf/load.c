@@ -12,6 +12,7 @@
  * programs stay loaded as long as a filter uses them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,7 +213,75 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
 }
 
-/* Walk the loaded programs for this namespace's vnic_in. */
+static int fd_of(struct bpf_object *obj, const char *prog)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
+
+	return p ? bpf_program__fd(p) : -ENOENT;
+}
+
+/* Every map bound to both programs (the programs use four of them). */
+static int bind_all(struct vnic_bpf *b)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(map_names); i++) {
+		err = bpf_prog_bind_map(b->prog_in, *map_slot(b, i), NULL);
+		if (!err)
+			err = bpf_prog_bind_map(b->prog_eg, *map_slot(b, i), NULL);
+		if (err)
+			return -errno;
+	}
+	return 0;
+}
+
+static int dup_prog(struct bpf_object *obj, const char *name, int *fd)
+{
+	int f = fd_of(obj, name);
+
+	if (f < 0)
+		return f;
+	*fd = fcntl(f, F_DUPFD_CLOEXEC, 3);
+	return *fd < 0 ? -errno : 0;
+}
+
+/*
+ * The programs no filter holds, loaded again over the adopted maps: a
+ * program lives only while a filter (or a handle) holds it, so where every
+ * NIC hooks one direction (macvlans and macvtaps only egress, veths only
+ * ingress) the other died with the handle that loaded it, while the maps
+ * live on in the one attached.  Our fds, not the object's: it is closed.
+ */
+static int reload_missing(struct vnic_bpf *b)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "libvnic");
+	struct bpf_object *obj;
+	unsigned int i;
+	int err;
+
+	obj = bpf_object__open_mem(vnic_bpf_obj, vnic_bpf_obj_end - vnic_bpf_obj, &oo);
+	if (!obj)
+		return -errno;
+	for (i = 0, err = 0; !err && i < ARRAY_SIZE(map_names); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, map_names[i]);
+
+		err = m ? bpf_map__reuse_fd(m, *map_slot(b, i)) : -ENOENT;
+	}
+	if (!err)
+		err = bpf_object__load(obj);
+	if (!err && b->prog_in < 0)
+		err = dup_prog(obj, "vnic_in", &b->prog_in);
+	if (!err && b->prog_eg < 0)
+		err = dup_prog(obj, "vnic_eg", &b->prog_eg);
+	if (!err && b->prog_nop < 0)
+		err = dup_prog(obj, "vnic_nop", &b->prog_nop);
+	bpf_object__close(obj);
+	/* Bound like load()'s, so that the next handle finds every map. */
+	return err ? err : bind_all(b);
+}
+
+/* Walk the loaded programs for this namespace's vnic_in or vnic_eg. */
 static int adopt(struct vnic_bpf *b)
 {
 	uint32_t id = 0, cap = 0;
@@ -226,18 +295,24 @@ static int adopt(struct vnic_bpf *b)
 			continue;
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    strcmp(info.name, "vnic_in") || take_maps(b, fd, &cap) ||
-		    !state_is_ours(b)) {
+		    (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg")) ||
+		    take_maps(b, fd, &cap) || !state_is_ours(b)) {
 			if (b->map_state >= 0 && b->map_nics >= 0)
 				note_older(b);
 			close(fd);
 			close_fds(b);
 			continue;
 		}
-		b->prog_in = fd;
-		b->prog_eg = find_twin(b, "vnic_eg", map_id(b->map_nics));
+		if (!strcmp(info.name, "vnic_in")) {
+			b->prog_in = fd;
+			b->prog_eg = find_twin(b, "vnic_eg", map_id(b->map_nics));
+		} else {
+			b->prog_eg = fd;
+			b->prog_in = find_twin(b, "vnic_in", map_id(b->map_nics));
+		}
 		b->prog_nop = find_twin(b, "vnic_nop", map_id(b->map_nics));
-		if (b->prog_eg < 0) {
+		if ((b->prog_in < 0 || b->prog_eg < 0 || b->prog_nop < 0) &&
+		    reload_missing(b)) {
 			close_fds(b);
 			continue;
 		}
@@ -265,29 +340,6 @@ static int set_sizes(struct bpf_object *obj, uint32_t cap)
 		err = bpf_map__set_max_entries(m, cap * sz[i].mult);
 		if (err)
 			return err;
-	}
-	return 0;
-}
-
-static int fd_of(struct bpf_object *obj, const char *prog)
-{
-	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
-
-	return p ? bpf_program__fd(p) : -ENOENT;
-}
-
-/* Every map bound to both programs (the programs use four of them). */
-static int bind_all(struct vnic_bpf *b)
-{
-	unsigned int i;
-	int err;
-
-	for (i = 0; i < ARRAY_SIZE(map_names); i++) {
-		err = bpf_prog_bind_map(b->prog_in, *map_slot(b, i), NULL);
-		if (!err)
-			err = bpf_prog_bind_map(b->prog_eg, *map_slot(b, i), NULL);
-		if (err)
-			return -errno;
 	}
 	return 0;
 }

@@ -622,6 +622,41 @@ TEST_F(life, restart_adopts_and_writes_nothing)
 	filtering(_metadata, &self->t);
 }
 
+/* A program no filter holds dies with the handle that loaded it: with one
+ * guest on the fixture NIC, only its hook direction is attached (a
+ * macvtap's egress, a veth's ingress), and a new handle must still adopt
+ * the maps through the program that is, load the other again over them,
+ * know the guest and write nothing. */
+TEST_F(life, restart_with_one_direction_attached)
+{
+	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B };
+	static const char *const v6[] = { PKT_NIC_IP6 };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic, .kind = self->t.kind,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 2, .ipv6 = v6,
+		  .n_ipv6 = 1);	/* vm1's NIC as pkt_policy_build() makes it */
+	VNIC_OPTS(vnic_filter_result, r);
+	struct vnic_policy *p1;
+	int i;
+
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &p1));
+	ASSERT_EQ(0, vnic_policy_add_guest(p1, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p1, PKT_GUEST, &nic));
+	ASSERT_EQ(0, vnic_bpf_apply(self->b, p1, NULL));
+	/* Twice: the program loaded again over the maps dies with its
+	 * handle too. */
+	for (i = 0; i < 2; i++) {
+		vnic_bpf_close(self->b);
+		self->b = NULL;
+		ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+		guests_are(_metadata, self->b, 1);
+	}
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, p1, &r));
+	vnic_policy_free(p1);
+	EXPECT_EQ(0, r.writes);
+	EXPECT_EQ(1u, r.guests_unchanged);
+	filtering(_metadata, &self->t);
+}
+
 TEST_F(life, deleted_filter_repaired)
 {
 	VNIC_OPTS(vnic_filter_result, r);
