@@ -2,11 +2,12 @@
 /*
  * Removing guests the handle knows only by name (installed before a
  * restart, or by another process): what they have is read from the kernel,
- * not remembered.  The table is read back once per change (readback.c, as
- * a sync reads it), whatever the number of such guests, and indexed: a
- * guest's ifindexes are the drops map's elements naming its counter, and
- * every element of the NIC-keyed sets keyed by one of them goes.  One read
- * per guest would make removing N of them cost N dumps of N elements.
+ * not remembered.  The table's sets are read back once per change
+ * (readback.c, as a sync reads them), whatever the number of such guests,
+ * and indexed: a guest's ifindexes are the drops map's elements naming its
+ * counter, and every element of the NIC-keyed sets keyed by one of them
+ * goes.  One read per guest would make removing N of them cost N dumps of
+ * N elements.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,7 +112,7 @@ static int purge_read(struct vnic_nft *n, struct purge_read **out)
 {
 	struct purge_read *pr = calloc(1, sizeof(*pr));
 	unsigned int i, total = 0, k = 0;
-	int err = pr ? installed_read(n, &pr->have) : -ENOMEM;
+	int err = pr ? installed_read_elems(n, &pr->have) : -ENOMEM;
 
 	for (i = 0; !err && i < pr->have.sets.n; i++)
 		total += ((struct st_set *)pr->have.sets.v[i])->n;
