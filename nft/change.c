@@ -3,7 +3,8 @@
  * A change: one batch built against the generation read just before, so
  * that a concurrent change elsewhere makes the commit fail (-EAGAIN) instead
  * of interleaving.  Guests are dropped and added from what the handle
- * remembers (elems.c, purge.c); the end of a change adds the table if it
+ * remembers (elems.c), or, for guests known by name only, from the table
+ * read back once per change (purge.c); the end of a change adds the table if it
  * is new, grows full sets, the hooks, prefix chains and the state element,
  * commits, and on failure reads the kernel's state back.
  */
@@ -21,7 +22,7 @@ int change_drop(struct change *ch, struct installed *in, unsigned int keep)
 		err = guest_put(ch->n, &ch->b, in->g, in->ifindex, in->digest, false,
 				keep);
 	else
-		err = purge_guest(ch->n, &ch->b, in->name, keep);
+		err = purge_guest(ch->n, &ch->b, &ch->pr, in->name, keep);
 	if (!err) {
 		ch->digest ^= state_mix(in->name, in->digest);
 		inst_forget(ch->n, in);
@@ -267,6 +268,8 @@ int change_end(struct change *ch, int err, uint64_t genid)
 		}
 	}
 	nbatch_free(&ch->b);
+	purge_read_free(ch->pr);
+	ch->pr = NULL;
 	guest_adds_drop(n);
 	shards_drop(n);
 	counts_done(n, !err && wrote);

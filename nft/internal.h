@@ -420,9 +420,13 @@ uint64_t state_mix(const char *name, uint64_t digest);
  * handle is stale and reads again before its next change. */
 int open_state(struct vnic_nft *n);
 
-/* purge.c: a guest known by name only out, into b. */
-int purge_guest(struct vnic_nft *n, struct nbatch *b, const char *name,
-		unsigned int keep);
+/* purge.c: a guest known by name only out, into b.  The table is read
+ * back at the first such guest of a change, into *pr, which the others
+ * reuse (purge_read_free() at the change's end). */
+struct purge_read;
+int purge_guest(struct vnic_nft *n, struct nbatch *b, struct purge_read **pr,
+		const char *name, unsigned int keep);
+void purge_read_free(struct purge_read *pr);
 
 /* change.c: one batch of guest changes, from begin to its commit. */
 struct change {
@@ -430,6 +434,7 @@ struct change {
 	struct nbatch b;
 	uint64_t digest;		/* of the state after the change */
 	struct vnic_nft_result *res;
+	struct purge_read *pr;		/* the table read back, or NULL */
 };
 /* res: the change's own counts (reset here), or NULL. */
 void result_reset(struct vnic_nft_result *res);

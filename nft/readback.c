@@ -356,7 +356,7 @@ static int read_set_elems(struct rd *rd, struct st_set *st)
 
 /* --- the whole --------------------------------------------------------- */
 
-static int read_once(struct vnic_nft *n, struct tstate *t)
+static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only)
 {
 	struct rd rd = { .n = n, .t = t };
 	char buf[512] = { 0 };
@@ -374,13 +374,13 @@ static int read_once(struct vnic_nft *n, struct tstate *t)
 		return err;
 	err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETSET, NLM_F_DUMP),
 		       &nr_set_any, set_cb, &rd);
-	if (!err)
+	if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETCHAIN, NLM_F_DUMP),
 			       &nr_chain_any, chain_cb, &rd);
-	if (!err)
+	if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
 			       &nr_rule_any, rule_cb, &rd);
-	if (!err)
+	if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETOBJ, NLM_F_DUMP),
 			       &nr_obj_any, obj_cb, &rd);
 	for (i = 0; !err && i < t->sets.n; i++) {
@@ -392,14 +392,14 @@ static int read_once(struct vnic_nft *n, struct tstate *t)
 	return err;
 }
 
-int installed_read(struct vnic_nft *n, struct tstate *t)
+static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only)
 {
 	uint32_t g0 = 0, g1 = 0;
 	unsigned int i;
 	int err = nfnl_genid(n, &g0);
 
 	for (i = 1; !err; i++) {
-		err = read_once(n, t);
+		err = read_once(n, t, elems_only);
 		if (!err)
 			err = nfnl_genid(n, &g1);
 		if (err || g1 == g0 || i == READ_TRIES)
@@ -408,4 +408,16 @@ int installed_read(struct vnic_nft *n, struct tstate *t)
 	}
 	t->genid = g1;
 	return err;
+}
+
+int installed_read(struct vnic_nft *n, struct tstate *t)
+{
+	return read_all(n, t, false);
+}
+
+/* What removing guests needs: the sets and their elements, without the
+ * chains, rules and objects (a guest's are found by name). */
+int installed_read_elems(struct vnic_nft *n, struct tstate *t)
+{
+	return read_all(n, t, true);
 }

@@ -101,10 +101,12 @@ struct nlmsghdr *msg_dup(const struct nlmsghdr *nlh);
 /* A name of libvnic's sets (fixed or a switch mask's); its index or -1. */
 int st_set_index(const char *name);
 
-/* installed.c: the table as the kernel has it, in a bounded number of
+/* readback.c: the table as the kernel has it, in a bounded number of
  * dumps (each set, the chains, the rules, the objects once), read again
  * while the generation moves. */
 int installed_read(struct vnic_nft *n, struct tstate *have);
+/* The same read without the chains, rules and objects (purge.c). */
+int installed_read_elems(struct vnic_nft *n, struct tstate *have);
 
 /* want.c: the table a clean apply of p builds (r: its NICs' ifindexes). */
 int want_build(struct vnic_nft *n, const struct vnic_policy *p,

@@ -1641,6 +1641,66 @@ TEST_F(nft, concurrent_change_at_commit_is_eagain)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 }
 
+/*
+ * A guest the handle knows by name only (installed by a handle since
+ * closed) is removed from the table read back once: a change by someone
+ * else before the commit fails the remove with -EAGAIN and leaves the
+ * table as it was; the same remove afterwards leaves what a clean apply of
+ * the other guest makes (a sync of it then finds nothing to write).
+ */
+TEST_F(nft, remove_after_restart_concurrent_change_is_eagain)
+{
+	struct intruder in = { 0 };
+	const char *const rm[] = { PKT_GUEST2 };
+	struct vnic_filter_result res;
+	char *before, *after;
+	int ret;
+
+	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	before = table_text();
+	if (!before)
+		SKIP(return, "the table did not outlive its owner (no persist flag?)");
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_GENID))
+		SKIP(return, "kernel lacks NFNL_BATCH_GENID");
+	ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, intrude, &in));
+	free(before);
+	before = table_text();
+	ASSERT_NE(NULL, before);
+	in.armed = true;
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ret = vnic_filter_remove(self->n, rm, 1, &res);
+	EXPECT_FALSE(in.armed) TH_LOG("hook not called");
+	EXPECT_EQ(0, in.ret);
+	EXPECT_EQ(-EAGAIN, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
+	after = table_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after) TH_LOG("a failed remove changed the table");
+	free(before);
+	free(after);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_remove(self->n, rm, 1, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_removed);
+	expect_guests(_metadata, self->n, (const char *const[]){ PKT_GUEST }, 1);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0u, res.repaired) TH_LOG("the remove left something to repair");
+	EXPECT_EQ(0, res.writes) TH_LOG("the table is not a clean apply of %s", PKT_GUEST);
+	EXPECT_EQ(0u, res.guests_removed + res.guests_added + res.guests_changed);
+}
+
 /* Drops are counted per guest; the counter survives an unchanged sync. */
 TEST_F(nft, counters_per_guest)
 {
