@@ -69,6 +69,7 @@ struct bench_opts {
 	/* Index of NIC 0 in the names: guest g of the guests scenario is
 	 * made of NICs g*K..g*K+K-1, so that names never collide. */
 	unsigned int first_nic;
+	const char *proc_guests;	/* restart: sizes of the vnicctl rows */
 };
 
 /* ---- opts.c: the one option parser ---- */
@@ -83,6 +84,7 @@ enum {
 	O_POINTS = 1u << 9, O_KIND = 1u << 10, O_FILL = 1u << 11,
 	O_METHODS = 1u << 12, O_OUT = 1u << 13, O_JSON = 1u << 14,
 	O_UP = 1u << 15, O_KEEP = 1u << 16, O_QUICK = 1u << 17,
+	O_PROC = 1u << 18,
 };
 
 #define KBIT(k)		(1u << VNIC_KIND_##k)
