@@ -244,6 +244,9 @@ static void json_measured(struct json *j, const struct fout *o,
 		json_num(j, "recvmsg", median_of(r, offsetof(struct fsample, recvmsg)));
 		json_num(j, "dumps", median_of(r, offsetof(struct fsample, dumps)));
 		json_num(j, "x_per_doubling", r->per_doubling);
+		if (r->target.ratio_to)
+			json_num(j, "ratio_to_full_apply",
+				 ratio_to(r, o->rows, o->n, r->target.ratio_to));
 	}
 	if (r->rules)
 		json_uint(j, "rules", r->rules);
