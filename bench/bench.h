@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include <vnic/guest.h>
 
@@ -107,7 +108,7 @@ struct scenario {
 };
 
 extern const struct scenario scn_guest, scn_guests, scn_filters,
-	scn_filters_add, scn_restart, scn_growth, scn_all;
+	scn_filters_add, scn_restart, scn_growth, scn_cni, scn_all;
 
 /* The scenario's defaults, then argv[1..]: 0, 1 for --help, or -EINVAL
  * (said on stderr). */
@@ -430,7 +431,19 @@ void link_list_free(struct link_list *l);
 
 /* ---- env.c ---- */
 
-struct cni_target;	/* m_cni.c */
+/* m_cni.c: a container's network namespace, held by a child. */
+struct cni_target {
+	pid_t pid;		/* the holder, or 0 */
+	int nsfd;
+	char path[64];		/* CNI_NETNS */
+	struct rawnl nl;	/* a socket inside the target */
+};
+
+/* Start one (t->nsfd = -1 before); stop it and the NICs made in it. */
+int cni_target_start(struct cni_target *t);
+void cni_target_stop(struct cni_target *t);
+/* The stock plugins' directory, "" if none. */
+void cni_find(char *dir, size_t len);
 
 struct guest_env {
 	const struct bench_opts *o;
