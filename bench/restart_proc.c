@@ -172,9 +172,10 @@ static int spawn(struct rp *p, const char *const *argv, const char *out_path,
 		if (r < 0)
 			break;
 		len += (size_t)r;
-		if (len == sizeof(text) - 1)	/* keep the tail */
-			len = 0;
+		if (len == sizeof(text) - 1)	/* the head is the message */
+			break;
 	}
+	/* The rest unread: the child gets EPIPE, never blocks on us. */
 	text[len] = 0;
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
