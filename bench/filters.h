@@ -13,6 +13,7 @@
  * floor.c		the floor rows: libvnic's own batches, captured and
  *			sent again by the bench's socket
  * freport.c		table, JSON lines and verdicts of these scenarios
+ * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
 #define VNIC_BENCH_FILTERS_H
