@@ -140,8 +140,8 @@ $(O)/bench/%.o: bench/%.c
 $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
 
-# Until vnic-bench's filter scenarios take libvnic-bpf rows: the bpf
-# backend's figures beside nft's (Documentation/bpf.rst); it calls the
+# The bpf backend's tcx mode beside cls_bpf and nft, which vnic-bench's
+# libvnic-bpf rows leave out (Documentation/bpf.rst); it calls the
 # private test hooks (lib/testing.h), so it lives with the selftests.
 $(O)/bpf-measure: selftests/measure/bpf_measure.c $(STLIB)
 	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $< $(STLIB) $(MNL_LIBS) -lpthread

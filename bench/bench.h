@@ -21,6 +21,7 @@
  * scn_guest.c	the "guest" scenario: which methods, in which order
  * scn_guests.c	the "guests" scenario: many guests on a filling host
  * scn_growth.c	the "growth" scenario: one guest's cost as the host fills
+ * scn_pkt.c	the "pkt" scenario: ns per frame, TEST_RUN and a veth pair
  * scn_all.c	the "all" scenario: every scenario, one child each
  * scn_cni.c	the "cni" scenario: vnic-cni beside the stock CNI plugins
  * filters.h	the filter scenarios (filters, filters-add, restart)
@@ -109,7 +110,7 @@ struct scenario {
 };
 
 extern const struct scenario scn_guest, scn_guests, scn_filters,
-	scn_filters_add, scn_restart, scn_growth, scn_cni, scn_all;
+	scn_filters_add, scn_restart, scn_growth, scn_cni, scn_all, scn_pkt;
 
 /* The scenario's defaults, then argv[1..]: 0, 1 for --help, or -EINVAL
  * (said on stderr). */

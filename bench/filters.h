@@ -317,4 +317,25 @@ int restart_proc_rows(const struct bench_opts *o, struct frow **rows,
 		      unsigned int *n);
 void restart_proc_free(struct frow *rows, unsigned int n);
 
+/* ---- m_bpf.c: the libvnic-bpf rows ---- */
+
+/* A bpf handle (VNIC_BACKEND_BPF) sized for e's NICs. */
+int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
+	     size_t errlen);
+/* filters: vnic_filter_apply of p (guests [0, guests)) on a new handle,
+ * then every guest removed in one change (bare NICs again); s times the
+ * apply, or with time_remove the remove. */
+int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
+		  unsigned int guests, bool time_remove, struct fsample *s,
+		  char *err, size_t errlen);
+/* filters-add: 'existing' guests installed, then guest one_g (one) added
+ * and removed, each timed, runs times; all removed after.  0, or -EIO
+ * when the NICs could not be left bare (a row's failure is its own). */
+int bpf_add_phase(struct filt_env *e, const struct vnic_policy *one,
+		  unsigned int one_g, unsigned int existing, struct frow *add,
+		  struct frow *rm);
+/* restart: the guests installed, then each run a new process opens a bpf
+ * handle and syncs them unchanged; all removed after. */
+void bpf_restart_row(struct filt_env *e, struct frow *r);
+
 #endif /* VNIC_BENCH_FILTERS_H */

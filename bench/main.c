@@ -30,6 +30,7 @@ static const struct scenario *const scenarios[] = {
 	&scn_restart,
 	&scn_growth,
 	&scn_cni,
+	&scn_pkt,
 	&scn_all,
 };
 

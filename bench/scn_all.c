@@ -55,6 +55,8 @@ static const struct all_run runs[] = {
 	{ "growth", "growth", { "--max-nics", "4000", "--runs", "3" },
 	  { "--max-nics", "40", "--points", "2", "--runs", "1", "--settle",
 	    "0" } },
+	{ "pkt", "pkt", { "--count", "100", "--runs", "3" },
+	  { "--count", "10", "--runs", "1" } },
 };
 
 #define NRUNS	(sizeof(runs) / sizeof(runs[0]))

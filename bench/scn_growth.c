@@ -33,7 +33,10 @@
 #define G_IP_BATCH_MAX		4096
 
 enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M_FLOOR, M_FLOOR_PFX,
-       M__MAX };
+       M_BPF, M__MAX };
+
+/* The floor rows: libvnic's own batches, kept and sent again. */
+#define IS_FLOOR(m)	((m) == M_FLOOR || (m) == M_FLOOR_PFX)
 
 struct growth;
 
@@ -54,7 +57,7 @@ static const struct gmdesc gmdescs[M__MAX];
 /* The methods that fill through libvnic, and those hooking by prefix. */
 static bool by_libvnic(unsigned int m)
 {
-	return m == M_PFX || m == M_LIB || m >= M_FLOOR;
+	return m == M_PFX || m == M_LIB || m >= M_FLOOR;	/* M_BPF too */
 }
 
 static bool by_prefix(unsigned int m)
@@ -587,6 +590,7 @@ static const struct gmdesc gmdescs[M__MAX] = {
 	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt_m },
 	[M_FLOOR] = { "floor", NULL, add_floor_m },
 	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor_m },
+	[M_BPF] = { "libvnic-bpf", NULL, add_lib_m },
 };
 
 /* ---- a method's curve ---- */
@@ -603,12 +607,14 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 {
 	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE,
 		  .hook_prefixes = by_prefix(m) ? nic_prefixes : NULL);
+	VNIC_OPTS(vnic_filter_opts, bpf, .backend = VNIC_BACKEND_BPF,
+		  .capacity = g->o->max_nics + g->o->nics_per_guest);
 	int ret;
 
 	g->h = NULL;
 	if (!by_libvnic(m))
 		return 0;
-	ret = vnic_filter_open(g->e.ctx, &opts, &g->h);
+	ret = vnic_filter_open(g->e.ctx, m == M_BPF ? &bpf : &opts, &g->h);
 	if (ret) {
 		g->h = NULL;
 		return bench_lib_fail(g->e.ctx, "vnic_filter_open", ret, err, errlen);
@@ -651,7 +657,7 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	/* floor: libvnic's batches for this guest at this point, kept
 	 * (untimed); the handle closed, so that the bench's socket may
 	 * change the table libvnic owned, and opened again after. */
-	if (m >= M_FLOOR) {
+	if (IS_FLOOR(m)) {
 		/* The second add: the first may make the table. */
 		floor_free(&g->fb);
 		ret = add_libvnic(g, gi, &ms, gm->error, sizeof(gm->error));
@@ -674,7 +680,7 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 				     sizeof(gm->error));
 		usleep(g->o->settle_ms * 1000);
 	}
-	if (!ret && m >= M_FLOOR)
+	if (!ret && IS_FLOOR(m))
 		ret = open_handle(g, m, gm->error, sizeof(gm->error));
 	if (ret)
 		return ret;
@@ -994,7 +1000,7 @@ const struct scenario scn_growth = {
 		"  as the host fills from 0 to N guest NICs (default 10000), at P\n"
 		"  points (default 6: 0, 500, 1000, 2500, 5000, 10000), R runs each\n"
 		"  (default 5; fewer where one run is slow: said in the notes).\n"
-		"  Methods: floor libvnic-prefix libvnic ip-nft ip-iptables-legacy\n"
+		"  Methods: floor libvnic-prefix libvnic libvnic-bpf ip-nft ip-iptables-legacy\n"
 		"  ip-iptables-nft; --out DIR adds growth.svg (ms per guest vs NICs)\n",
 	.opts = O_MAX_NICS | O_POINTS | O_RUNS | O_NPG | O_METHODS | O_SETTLE |
 		O_OUT | O_JSON,

@@ -9,11 +9,14 @@
  *  3. Read back every NIC's filters (one pipelined batch of gets), and
  *     attach what is missing: every qdisc, then every filter.  A filter on
  *     a NIC without map state passes everything, so this changes no verdict.
+ *     A filter of ours that runs an older program is left alone (4b).
  *  4. Map writes, each logged with what it replaced: per changed NIC, its
  *     addresses under a new generation, its counter, then its "nics" entry,
  *     the instant the NIC's new policy takes effect; removed NICs' entries;
- *     the guests' entries and the state.  A failure here undoes the log in
- *     reverse and the filters step 3 made.
+ *     the guests' entries and the state.
+ * 4b. Filters of ours on an older program swapped in place to ours.  A
+ *     failure in 4 or 4b undoes the log in reverse, the filters step 3
+ *     made, and puts the older program back where 4b swapped it.
  *  5. Past that point nothing fails the change: the previous generation's
  *     addresses, the counters of NICs gone, and the filters of NICs no
  *     guest uses any more are removed.
@@ -60,25 +63,39 @@ static struct uop *ulog_new(struct ulog *l)
 	return &l->op[l->n++];
 }
 
-static void ulog_undo(struct ulog *l)
+/* The number of entries that could not be restored. */
+static unsigned int ulog_undo(struct ulog *l)
 {
+	unsigned int failed = 0;
+
 	while (l->n--) {
 		struct uop *u = &l->op[l->n];
 
-		if (u->had)
-			bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY);
-		else
-			bpf_map_delete_elem(u->fd, u->key);
+		if (u->had) {
+			if (bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY))
+				failed++;
+		} else if (bpf_map_delete_elem(u->fd, u->key) && errno != ENOENT) {
+			failed++;
+		}
 	}
 	l->n = 0;
+	return failed;
+}
+
+static int oom(struct vnic_bpf *b, const char *what)
+{
+	return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
+			    "bpf: out of memory (%s)", what);
 }
 
 static int map_err(struct vnic_bpf *b, int err, const char *map)
 {
 	if (err == -E2BIG || err == -ENOSPC)
 		return vnic_set_err(b->ctx, -ENOSPC, VNIC_STEP_CONFIGURE, -1, NULL,
-				    "bpf: map %s is full (capacity %u NICs): open the "
-				    "backend with a larger capacity", map, b->capacity);
+				    "bpf: map %s is full (capacity %u NICs): remove guests, "
+				    "or remove every guest, close every handle and open "
+				    "with a larger vnic_bpf_opts.capacity (maps in use "
+				    "cannot grow)", map, b->capacity);
 	return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			    "bpf: writing map %s%s", map, err == -EIO ? " (injected)" : "");
 }
@@ -92,7 +109,7 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 	int err;
 
 	if (!u)
-		return -ENOMEM;
+		return oom(b, "the undo log");
 	u->fd = fd;
 	u->klen = klen;
 	u->vlen = vlen;
@@ -285,7 +302,7 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 	if (!off || !ifi) {
 		free(off);
 		free(ifi);
-		return -ENOMEM;
+		return oom(b, "the NICs of the policy");
 	}
 	off[p->n] = total;
 	if (b->ifsock < 0)
@@ -326,6 +343,8 @@ struct change {
 	bool *gone;		/* per installed guest: removed or replaced */
 	bool *drop;		/* per installed guest: removed (not replaced) */
 	uint32_t *gen;		/* per NIC of p: its generation after */
+	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
+	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
 	struct ulog log;
 };
 
@@ -386,29 +405,66 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 	return 0;
 }
 
-/* Step 3: the hooks of every NIC of p hold our filters. */
+/* Another handle changed the maps since this one last read or wrote them:
+ * its view (generations, digests, guests) is stale, and writing from it
+ * could reuse generations or delete live addresses.  As the nft backend
+ * does on a ruleset generation change: -EAGAIN, build the change again
+ * (from a new handle).  A window between this check and the writes
+ * remains: one writer per namespace is still the rule. */
+static int still_ours(struct vnic_bpf *b)
+{
+	struct bpf_state now;
+	uint32_t zero = 0;
+
+	memset(&now, 0, sizeof(now));
+	if (bpf_map_lookup_elem(b->map_state, &zero, &now))
+		return map_err(b, -errno, "state");
+	if (memcmp(&now, &b->st, sizeof(now)))
+		return vnic_set_err(b->ctx, -EAGAIN, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: another handle changed this namespace's maps "
+				    "meanwhile: open a new handle and sync again");
+	return 0;
+}
+
+/* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
+ * filter of ours runs an older program (a library upgrade, maps that could
+ * not be adopted) keeps it until the new maps are written: repoint(). */
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 		  struct vnic_filter_result *res)
 {
 	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
-	uint32_t *want, *have;
 	int err;
 
 	if (!total)
 		return 0;
-	want = calloc(total, sizeof(*want));
-	have = calloc(total, sizeof(*have));
-	err = want && have ? 0 : -ENOMEM;
-	for (gi = 0; !err && gi < c->p->n; gi++)
+	c->want = calloc(total, sizeof(*c->want));
+	c->have = calloc(total, sizeof(*c->have));
+	c->old = calloc(2 * total, sizeof(*c->old));
+	err = c->want && c->have && c->old ? 0 : -ENOMEM;
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: out of memory for %u NICs", total);
+	for (gi = 0; gi < c->p->n; gi++)
 		for (k = 0; k < c->p->g[gi]->nn; k++)
-			want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
+			c->want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
+	err = tc_check(b, c->ifi, c->want, c->have, c->old, total);
 	if (!err)
-		err = tc_check(b, c->ifi, want, have, total);
-	if (!err)
-		err = tc_attach(b, c->ifi, want, have, total, made, res);
-	free(want);
-	free(have);
+		err = tc_attach(b, c->ifi, c->want, c->have, c->old, total, false,
+				made, res);
 	return err;
+}
+
+/* Step 4b: our filters that still run an older program are swapped, each in
+ * place, to ours, now that our maps hold the policy: no hook is ever
+ * without a filter, nor runs ours over empty maps. */
+static int repoint(struct vnic_bpf *b, struct change *c, struct tc_made *made,
+		   struct vnic_filter_result *res)
+{
+	unsigned int total = c->p ? c->off[c->p->n] : 0;
+
+	if (!total)
+		return 0;
+	return tc_attach(b, c->ifi, c->want, c->have, c->old, total, true, made, res);
 }
 
 static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *pn,
@@ -464,7 +520,7 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
 
 			err = z ? mwrite(b, &c->log, b->map_drops, "drops", &key,
-					 sizeof(key), z, 0) : -ENOMEM;
+					 sizeof(key), z, 0) : oom(b, "a drop counter");
 			free(z);
 		}
 		nic_value(&v, &g->nics[k], g->name, gen, k);
@@ -583,7 +639,9 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	if (!next || !detach) {
 		free(next);
 		free(detach);
-		return -ENOMEM;
+		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: out of memory recording the change (the "
+				    "kernel holds it; open a new handle to read it back)");
 	}
 	for (i = 0; i < b->ni; i++) {
 		if (!c->gone[i]) {
@@ -620,6 +678,12 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);
+	bpf_drop_stale(b);
+	bpf_drop_orphans(b, c->ifi, c->p ? c->off[c->p->n] : 0, res);
+	if (err)
+		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+			     "bpf: out of memory recording the change (the kernel "
+			     "holds it; open a new handle to read it back)");
 	return err;
 }
 
@@ -631,6 +695,9 @@ static void change_free(struct change *c)
 	free(c->gone);
 	free(c->drop);
 	free(c->gen);
+	free(c->want);
+	free(c->have);
+	free(c->old);
 	free(c->log.op);
 }
 
@@ -657,7 +724,7 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       struct vnic_filter_result *res)
 {
 	struct change c = { .p = p };
-	struct tc_made made = { 0 };
+	struct tc_made made = { 0 }, swapped = { 0 };
 	unsigned int total;
 	struct bpf_state st;
 	int err;
@@ -675,21 +742,36 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	c.gone = calloc(b->ni + 1, sizeof(*c.gone));
 	c.drop = calloc(b->ni + 1, sizeof(*c.drop));
 	c.gen = calloc(total + 1, sizeof(*c.gen));
-	err = c.same && c.gone && c.drop && c.gen ? 0 : -ENOMEM;
+	err = c.same && c.gone && c.drop && c.gen ? 0 : oom(b, "the change's plan");
 	if (!err)
 		err = plan(b, &c, remove, nremove, sync);
 	if (!err)
 		count(b, &c, res);
 	if (!err)
+		err = still_ours(b);
+	if (!err)
 		err = attach(b, &c, &made, res);
 	if (!err) {
 		err = write_maps(b, &c, &st);
+		if (!err)
+			err = repoint(b, &c, &swapped, res);
 		if (err) {
-			ulog_undo(&c.log);
+			unsigned int lost = ulog_undo(&c.log);
+
 			tc_undo(b, &made);
+			if (lost) {
+				char first[256];
+
+				snprintf(first, sizeof(first), "%s", vnic_ctx_errmsg(b->ctx));
+				vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+					     "%s; undo failed for %u map entries: the "
+					     "maps may differ from the last policy, sync "
+					     "to repair", first, lost);
+			}
 		}
 	}
 	tc_made_free(&made);
+	tc_made_free(&swapped);
 	if (!err) {
 		if (c.log.writes) {
 			res->writes = 1;

@@ -33,6 +33,9 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	for (i = 0; i < b->ni; i++)
 		binst_free(&b->inst[i]);
 	free(b->inst);
+	free(b->stale[0]);
+	free(b->stale[1]);
+	free(b->orphans);
 	if (b->ifsock >= 0)
 		close(b->ifsock);
 	free(b);
@@ -60,13 +63,15 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 				    BPF_CAPACITY_MAX);
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return -ENOMEM;
+		return vnic_set_err(ctx, -ENOMEM, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: out of memory (the handle)");
 	b->ctx = ctx;
 	b->ifsock = -1;
 	b->prog_in = b->prog_eg = b->prog_nop = -1;
 	b->map_nics = b->map_ip4 = b->map_ip6 = -1;
 	b->map_drops = b->map_guests = b->map_state = -1;
 	b->capacity = o.capacity ? o.capacity : BPF_CAPACITY_DEFAULT;
+	b->cap_asked = o.capacity;
 	if (tcx_probe())
 		b->features |= VNIC_BPF_FEAT_TCX;
 	if (o.flags & ~VNIC_BPF_TCX) {
@@ -161,7 +166,8 @@ VNIC_EXPORT int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int 
 		bytes += strlen(b->inst[i].name) + 1;
 	v = malloc((b->ni + 1) * sizeof(*v) + bytes);
 	if (!v)
-		return -ENOMEM;
+		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: out of memory (the guest names)");
 	s = (char *)(v + b->ni + 1);
 	for (i = 0; i < b->ni; i++) {
 		v[i] = s;
@@ -193,7 +199,8 @@ VNIC_EXPORT int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t
 				    "guest %s is not installed", guest);
 	v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
 	if (!v)
-		return -ENOMEM;
+		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: out of memory (the per-CPU counters)");
 	for (k = 0; k < b->inst[i].nn; k++) {
 		uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
 

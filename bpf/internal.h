@@ -71,6 +71,14 @@ struct vnic_bpf {
 	int ifsock;
 	uint32_t features;
 	uint32_t capacity;
+	uint32_t cap_asked;		/* vnic_bpf_opts.capacity, 0: default */
+	struct bpf_a6 *stale[2];	/* ip4s, ip6s keys of no NIC's current
+					 * gen, seen at open; dropped by the
+					 * next change (bpf_drop_stale()) */
+	unsigned int nstale[2];
+	int *orphans;			/* NICs of an older set of ours in this
+					 * namespace that was not adopted */
+	unsigned int norphans;
 	bool adopted;
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;
@@ -83,28 +91,47 @@ int bpf_load_or_adopt(struct vnic_bpf *b);
 void bpf_unload(struct vnic_bpf *b);
 /* Read the installed guests from the maps into b->inst. */
 int bpf_read_installed(struct vnic_bpf *b);
+/* Delete the address keys read found stale that are still of no NIC's
+ * current generation (step 5 of a change; opening writes nothing). */
+void bpf_drop_stale(struct vnic_bpf *b);
 void binst_free(struct binst *g);
+
+/* The NICs (ifindex) an older set of ours lists, for bpf_drop_orphans(). */
+void bpf_note_orphans(struct vnic_bpf *b, int nics_fd);
+/* Step 5 of the first change after a reload: the NICs an older set listed
+ * that the new policy does not hold lose the filter of ours that still
+ * runs an older program (else it would enforce the old policy for good). */
+void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
+		      struct vnic_filter_result *res);
 
 /* tc.c: attach, verify, detach through the context's rtnetlink socket. */
 uint32_t bpf_hooks_of(uint32_t kind);
 /* For each of n NICs, which of its hooks (HOOK_*) hold our filter with our
- * program. */
+ * program; old[2i] / old[2i+1] (ingress / egress): the program id of our
+ * filter there when it runs another program (an older library's), else 0. */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, unsigned int n);
+		 uint32_t *have, uint32_t *old, unsigned int n);
 /* What an attach made, for tc_undo(). */
 struct tc_made {
 	int *ifi;		/* NICs that needed something */
 	uint32_t *hooks;	/* hooks (re)attached */
 	bool *made_q;		/* the qdisc is ours from this attach */
 	unsigned int *req;	/* first request of each NIC's filters */
+	uint32_t *old;		/* 2 per NIC: re-pointed from this program id */
+	int *old_fd;		/* 2 per NIC: that program, held so that the
+				 * undo can put it back (replaced, nothing
+				 * else holds it) */
 	unsigned int n;
 };
 /* Attach where want & ~have: every qdisc first, then every filter; on
  * failure, what this call made is removed again; on success *made says
  * what was made (free it with tc_made_free()). */
+/* repoint: only the hooks whose filter of ours runs an older program
+ * (old[] set), swapped in place; else only the others.  The undo of a
+ * re-point puts the older program back in place. */
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		  const uint32_t *have, unsigned int n, struct tc_made *made,
-		  struct vnic_filter_result *res);
+		  const uint32_t *have, const uint32_t *old, unsigned int n,
+		  bool repoint, struct tc_made *made, struct vnic_filter_result *res);
 void tc_undo(struct vnic_bpf *b, const struct tc_made *made);
 void tc_made_free(struct tc_made *made);
 /* Remove our filters (and the clsact qdisc when nothing else is on it). */
@@ -114,9 +141,10 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 /* tcx.c: the same operations in tcx mode. */
 bool tcx_probe(void);
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-	      uint32_t *have, unsigned int n);
+	      uint32_t *have, uint32_t *old, unsigned int n);
 int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);
 void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
+void tcx_undo(struct vnic_bpf *b, const struct tc_made *a);
 
 /* apply.c */
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,

@@ -92,8 +92,9 @@ static int prog_id(int fd, uint32_t *id)
 }
 
 /* The maps bound to prog fd by name, into b's slots; 0 when all six were
- * found with our layout's value sizes. */
-static int take_maps(struct vnic_bpf *b, int fd)
+ * found with our layout's value sizes.  *cap: the size of its nics map (a
+ * candidate's, b->capacity is set only once it is adopted). */
+static int take_maps(struct vnic_bpf *b, int fd, uint32_t *cap)
 {
 	struct bpf_prog_info info;
 	uint32_t ids[16], len = sizeof(info), i, k;
@@ -126,9 +127,26 @@ static int take_maps(struct vnic_bpf *b, int fd)
 		*map_slot(b, k) = mfd;
 		found |= 1u << k;
 		if (k == 0)
-			b->capacity = mi.max_entries;
+			*cap = mi.max_entries;
 	}
 	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
+}
+
+/*
+ * The identity of the programs this library carries: FNV-1a over the
+ * embedded object.  A set loaded by another build -- an upgrade that fixes
+ * a program but keeps the map layout -- is not adopted: the handle loads
+ * its own and the first change swaps every filter of ours to it in place
+ * (bpf/tc.c).  A few microseconds over the object, once per open.
+ */
+static uint32_t obj_hash(void)
+{
+	const unsigned char *p = (const unsigned char *)vnic_bpf_obj;
+	uint32_t h = 2166136261u;
+
+	for (; p < (const unsigned char *)vnic_bpf_obj_end; p++)
+		h = (h ^ *p) * 16777619u;
+	return h ? h : 1;
 }
 
 static bool state_is_ours(struct vnic_bpf *b)
@@ -139,10 +157,25 @@ static bool state_is_ours(struct vnic_bpf *b)
 	if (bpf_map_lookup_elem(b->map_state, &zero, &st))
 		return false;
 	if (st.magic != BPF_MAGIC || st.layout != BPF_LAYOUT ||
-	    st.netns_cookie != b->cookie)
+	    st.netns_cookie != b->cookie || st.obj_hash != obj_hash())
 		return false;
 	b->st = st;
 	return true;
+}
+
+/* Maps of an older set of ours for this namespace (another layout or
+ * build): its NICs are noted, so that the first change can take our old
+ * filters off those the new policy does not hold. */
+static void note_older(struct vnic_bpf *b)
+{
+	struct bpf_state st;
+	uint32_t zero = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (bpf_map_lookup_elem(b->map_state, &zero, &st) || st.magic != BPF_MAGIC ||
+	    st.netns_cookie != b->cookie)
+		return;
+	bpf_note_orphans(b, b->map_nics);
 }
 
 /* Another loaded program of ours that shares the maps of prog_in. */
@@ -182,7 +215,7 @@ static uint32_t map_id(int fd)
 /* Walk the loaded programs for this namespace's vnic_in. */
 static int adopt(struct vnic_bpf *b)
 {
-	uint32_t id = 0;
+	uint32_t id = 0, cap = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info;
@@ -193,8 +226,10 @@ static int adopt(struct vnic_bpf *b)
 			continue;
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    strcmp(info.name, "vnic_in") || take_maps(b, fd) ||
+		    strcmp(info.name, "vnic_in") || take_maps(b, fd, &cap) ||
 		    !state_is_ours(b)) {
+			if (b->map_state >= 0 && b->map_nics >= 0)
+				note_older(b);
 			close(fd);
 			close_fds(b);
 			continue;
@@ -207,6 +242,7 @@ static int adopt(struct vnic_bpf *b)
 			continue;
 		}
 		b->adopted = true;
+		b->capacity = cap;
 		return 0;
 	}
 	return -ENOENT;
@@ -260,7 +296,9 @@ static int load(struct vnic_bpf *b)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "libvnic");
 	struct bpf_state st = { .magic = BPF_MAGIC, .layout = BPF_LAYOUT,
-				.netns_cookie = b->cookie, .next_gen = 1 };
+				.netns_cookie = b->cookie, .next_gen = 1,
+				.obj_hash = obj_hash(),
+				.mode = b->tcx ? BPF_MODE_TCX : BPF_MODE_CLS };
 	uint32_t zero = 0;
 	unsigned int i;
 	int err;
@@ -302,6 +340,20 @@ int bpf_load_or_adopt(struct vnic_bpf *b)
 				    "bpf: the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)");
 	b->features |= VNIC_BPF_FEAT_COOKIE;
 	err = adopt(b);
+	if (!err && b->st.mode != (b->tcx ? BPF_MODE_TCX : BPF_MODE_CLS))
+		return vnic_set_err(b->ctx, -EBUSY, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: this namespace's filters are attached with %s: "
+				    "open %s VNIC_BPF_TCX, or remove every guest in that "
+				    "mode first",
+				    b->st.mode == BPF_MODE_TCX ? "tcx" : "clsact + cls_bpf",
+				    b->st.mode == BPF_MODE_TCX ? "with" : "without");
+	if (!err && b->cap_asked > b->capacity)
+		return vnic_set_err(b->ctx, -ENOSPC, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: this namespace's maps, in use, hold %u NICs, "
+				    "%u asked: open with capacity 0 (take theirs), or "
+				    "remove every guest and close every handle first, "
+				    "so that the next open loads maps of the new size",
+				    b->capacity, b->cap_asked);
 	if (err)
 		err = load(b);
 	if (!err)

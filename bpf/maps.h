@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BPF_LAYOUT	3
+#define BPF_LAYOUT	4	/* 4: state.mode */
 #define BPF_MAGIC	0x6c6962766e696331ULL	/* "libvnic1" */
 
 /* Program flags of a NIC: the policy's switches as the programs test them
@@ -96,7 +96,16 @@ struct bpf_state {
 	__u32 layout;		/* BPF_LAYOUT */
 	__u32 guests;
 	__u32 next_gen;
+	__u32 obj_hash;		/* FNV-1a of the embedded object that loaded
+				 * the programs: another build's are not
+				 * adopted (bpf/load.c) */
+	__u32 mode;		/* BPF_MODE_*: how the filters are attached */
 	__u32 pad;
 };
+
+/* state.mode: a handle in the other mode is refused (it would attach a
+ * second copy beside the first, and its remove could not see them). */
+#define BPF_MODE_CLS	0	/* clsact + cls_bpf */
+#define BPF_MODE_TCX	1	/* tcx links */
 
 #endif /* VNIC_BPF_MAPS_H */

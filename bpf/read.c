@@ -4,7 +4,8 @@
  * adopts the maps of an earlier one: "nics" gives each NIC its guest,
  * ifindex, kind and generation, "guests" each guest's digest, and ip4s/ip6s
  * the addresses of each NIC's current generation (others are leftovers of
- * a change that did not finish its clean-up, and are deleted here).
+ * a change that did not finish its clean-up, or another writer's next
+ * generation: noted here, deleted by this handle's next change).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -141,11 +142,14 @@ static int read_guests(struct vnic_bpf *b)
 	return 0;
 }
 
-/* Addresses keyed (ifindex, gen): kept for the NIC's current gen. */
+/* Addresses keyed (ifindex, gen): kept for the NIC's current gen.  The
+ * others -- a crashed change's, or a concurrent writer's new generation
+ * not yet flipped in -- are only noted: opening a handle writes nothing,
+ * and a reader must not delete what a writer is about to point at. */
 static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 {
 	struct bpf_a6 key, next, *stale = NULL;
-	unsigned int nstale = 0, i;
+	unsigned int nstale = 0;
 	void *prev = NULL;
 	int err = 0;
 
@@ -156,8 +160,6 @@ static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 		prev = &key;
 		n = nic_find(b, key.ifindex);
 		if (!n || n->gen != key.gen) {
-			/* deleted after the walk: a hash map walk restarts
-			 * from the top past a deleted key */
 			struct bpf_a6 *s = realloc(stale, (nstale + 1) * sizeof(*s));
 
 			if (!s)
@@ -188,10 +190,100 @@ static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 			a[n->n4++].s_addr = addr;
 		}
 	}
-	for (i = 0; i < nstale; i++)
-		bpf_map_delete_elem(fd, &stale[i]);
-	free(stale);
+	free(b->stale[v6]);
+	b->stale[v6] = stale;
+	b->nstale[v6] = nstale;
 	return err;
+}
+
+void bpf_note_orphans(struct vnic_bpf *b, int nics_fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi), key, next, *prev = NULL;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(nics_fd, &mi, &len) || mi.key_size != sizeof(key))
+		return;
+	while (!bpf_map_get_next_key(nics_fd, prev, &next)) {
+		int *o = realloc(b->orphans, (b->norphans + 1) * sizeof(*o));
+
+		key = next;
+		prev = &key;
+		if (!o)
+			return;		/* best effort: a later remove can do it */
+		b->orphans = o;
+		o[b->norphans++] = (int)key;
+	}
+}
+
+void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
+		      struct vnic_filter_result *res)
+{
+	uint32_t *want = NULL, *have = NULL, *old = NULL;
+	int *ifi = NULL, *drop = NULL;
+	unsigned int i, j, n = 0, nd = 0;
+
+	if (!b->norphans || b->tcx)
+		goto out;
+	ifi = calloc(b->norphans, sizeof(*ifi));
+	want = calloc(b->norphans, sizeof(*want));
+	have = calloc(b->norphans, sizeof(*have));
+	old = calloc(2 * b->norphans, sizeof(*old));
+	drop = calloc(b->norphans, sizeof(*drop));
+	if (!ifi || !want || !have || !old || !drop)
+		goto out;
+	for (i = 0; i < b->norphans; i++) {
+		for (j = 0; j < nkeep && keep[j] != b->orphans[i]; j++)
+			;
+		if (j < nkeep || nic_find(b, (uint32_t)b->orphans[i]))
+			continue;	/* the new policy's: re-pointed */
+		ifi[n] = b->orphans[i];
+		want[n++] = HOOK_IN | HOOK_EG;
+	}
+	/* only where our filter runs an older program: a NIC gone, or one
+	 * whose slot holds something else now, is left alone */
+	if (n && !tc_check(b, ifi, want, have, old, n))
+		for (i = 0; i < n; i++)
+			if (old[2 * i] || old[2 * i + 1])
+				drop[nd++] = ifi[i];
+	if (nd)
+		tc_detach(b, drop, nd, res);
+out:
+	free(ifi);
+	free(want);
+	free(have);
+	free(old);
+	free(drop);
+	free(b->orphans);
+	b->orphans = NULL;
+	b->norphans = 0;
+}
+
+static bool gen_live(struct vnic_bpf *b, const struct bpf_a6 *k)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < b->ni; i++)
+		for (j = 0; j < b->inst[i].nn; j++)
+			if (b->inst[i].nics[j].ifindex == (int)k->ifindex &&
+			    b->inst[i].nics[j].gen == k->gen)
+				return true;
+	return false;
+}
+
+void bpf_drop_stale(struct vnic_bpf *b)
+{
+	int fds[2] = { b->map_ip4, b->map_ip6 };
+	unsigned int v, i;
+
+	for (v = 0; v < 2; v++) {
+		for (i = 0; i < b->nstale[v]; i++)
+			if (!gen_live(b, &b->stale[v][i]))
+				bpf_map_delete_elem(fds[v], &b->stale[v][i]);
+		free(b->stale[v]);
+		b->stale[v] = NULL;
+		b->nstale[v] = 0;
+	}
 }
 
 int bpf_read_installed(struct vnic_bpf *b)

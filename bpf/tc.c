@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -109,6 +111,7 @@ struct probe {
 	struct vnic_bpf *b;
 	uint32_t hook;
 	uint32_t *have;
+	uint32_t *old;		/* our cls_bpf with another program: its id */
 };
 
 struct bpf_attrs {
@@ -157,6 +160,9 @@ static int probe_cb(const struct nlmsghdr *nlh, void *data)
 	    mnl_attr_get_u32(ba.tb[TCA_BPF_ID]) == want &&
 	    !strcmp(mnl_attr_get_str(ba.tb[TCA_BPF_NAME]), BPF_FILTER_NAME)) {
 		*pr->have |= pr->hook;
+	} else if (t->tcm_handle == BPF_FILTER_HANDLE && pr->old &&
+		   !strcmp(mnl_attr_get_str(ba.tb[TCA_BPF_NAME]), BPF_FILTER_NAME)) {
+		*pr->old = mnl_attr_get_u32(ba.tb[TCA_BPF_ID]);
 	}
 	return MNL_CB_OK;
 }
@@ -166,15 +172,16 @@ static int probe_cb(const struct nlmsghdr *nlh, void *data)
  * or filter is an error ack, ours is a reply carrying our program's id.
  */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, unsigned int n)
+		 uint32_t *have, uint32_t *old, unsigned int n)
 {
 	struct nl_batch nb;
 	struct probe *pr;
 	unsigned int i, h, np = 0;
 	int err = 0;
 
+	memset(old, 0, 2 * n * sizeof(*old));
 	if (b->tcx)
-		return tcx_check(b, ifindex, want, have, n);
+		return tcx_check(b, ifindex, want, have, old, n);
 	pr = calloc(2 * n + 1, sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
@@ -194,7 +201,8 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 			tc_msg(nlh, ifindex[i], parent_of(h), BPF_FILTER_HANDLE,
 			       filter_info());
 			mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
-			pr[np] = (struct probe){ .b = b, .hook = h, .have = &have[i] };
+			pr[np] = (struct probe){ .b = b, .hook = h, .have = &have[i],
+						 .old = &old[2 * i + (h == HOOK_EG)] };
 			err = nl_batch_end(&nb, nlh, probe_cb, &pr[np++]);
 		}
 	}
@@ -219,21 +227,30 @@ static int batch_fail(struct vnic_bpf *b, struct nl_batch *nb, unsigned int i,
 			    "bpf: %s on ifindex %d", what, ifindex ? *ifindex : 0);
 }
 
-static void undo(struct vnic_bpf *b, const int *ifi, const uint32_t *hooks,
-		 const bool *made_q, unsigned int n)
+/* What a failed attach made goes: a qdisc it made, a filter it added; a
+ * filter of ours it re-pointed from an older program (old id) gets that
+ * program back, in place, so the hook is never empty. */
+static void undo(struct vnic_bpf *b, const struct tc_made *a)
 {
 	struct nl_batch nb;
 	unsigned int i, h;
 
 	nl_batch_init(&nb);
-	for (i = 0; i < n; i++) {
-		if (made_q[i]) {
-			put_qdisc(&nb, RTM_DELQDISC, 0, ifi[i]);
+	for (i = 0; i < a->n; i++) {
+		if (a->made_q[i]) {
+			put_qdisc(&nb, RTM_DELQDISC, 0, a->ifi[i]);
 			continue;
 		}
-		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
-			if (hooks[i] & h)
-				put_del_filter(&nb, ifi[i], h);
+		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
+			int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1;
+
+			if (!(a->hooks[i] & h))
+				continue;
+			if (fd >= 0)
+				put_filter(&nb, a->ifi[i], h, fd);
+			else
+				put_del_filter(&nb, a->ifi[i], h);
+		}
 	}
 	nl_batch_run(&b->ctx->nl, &nb);
 	nl_batch_free(&nb);
@@ -300,7 +317,10 @@ static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_res
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
 			if (!(a->hooks[i] & h))
 				continue;
-			if (!a->made_q[i])
+			/* our filter with an older program is re-pointed in
+			 * place (cls_bpf swaps it atomically); anything else
+			 * in our slot goes first */
+			if (!a->made_q[i] && !a->old[2 * i + (h == HOOK_EG)])
 				err = put_del_filter(&nb, a->ifi[i], h);
 			if (!err)
 				err = put_filter(&nb, a->ifi[i], h,
@@ -338,25 +358,32 @@ void tc_made_free(struct tc_made *a)
 	free(a->hooks);
 	free(a->made_q);
 	free(a->req);
+	free(a->old);
+	for (unsigned int i = 0; a->old_fd && i < 2 * a->n; i++)
+		if (a->old_fd[i] >= 0)
+			close(a->old_fd[i]);
+	free(a->old_fd);
 	memset(a, 0, sizeof(*a));
 }
 
 void tc_undo(struct vnic_bpf *b, const struct tc_made *a)
 {
-	unsigned int i;
-
 	if (b->tcx) {
-		for (i = 0; i < a->n; i++)
-			tcx_detach_hooks(b, a->ifi[i], a->hooks[i]);
+		tcx_undo(b, a);
 		return;
 	}
 	if (a->n)
-		undo(b, a->ifi, a->hooks, a->made_q, a->n);
+		undo(b, a);
+}
+
+static uint32_t stale_hooks(const uint32_t *old, unsigned int i)
+{
+	return (old[2 * i] ? HOOK_IN : 0) | (old[2 * i + 1] ? HOOK_EG : 0);
 }
 
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		  const uint32_t *have, unsigned int n, struct tc_made *made,
-		  struct vnic_filter_result *res)
+		  const uint32_t *have, const uint32_t *old, unsigned int n,
+		  bool repoint, struct tc_made *made, struct vnic_filter_result *res)
 {
 	struct tc_made a = { 0 };
 	unsigned int i;
@@ -366,22 +393,43 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	a.hooks = calloc(n + 1, sizeof(*a.hooks));
 	a.made_q = calloc(n + 1, sizeof(*a.made_q));
 	a.req = calloc(n + 1, sizeof(*a.req));
-	err = a.ifi && a.hooks && a.made_q && a.req ? 0 : -ENOMEM;
+	a.old = calloc(2 * n + 2, sizeof(*a.old));
+	a.old_fd = malloc((2 * n + 2) * sizeof(*a.old_fd));
+	err = a.ifi && a.hooks && a.made_q && a.req && a.old && a.old_fd ? 0 : -ENOMEM;
+	for (i = 0; !err && i < 2 * n + 2; i++)
+		a.old_fd[i] = -1;
+	if (err)
+		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+			     "bpf: out of memory for %u NICs' filters", n);
 	for (i = 0; !err && i < n; i++) {
-		if (!(want[i] & ~have[i]))
+		uint32_t h = want[i] & ~have[i], st = stale_hooks(old, i);
+
+		h &= repoint ? st : ~st;
+		if (!h)
 			continue;
 		a.ifi[a.n] = ifindex[i];
-		a.hooks[a.n] = want[i] & ~have[i];
+		a.hooks[a.n] = h;
+		if (repoint) {
+			unsigned int j;
+
+			a.old[2 * a.n] = h & HOOK_IN ? old[2 * i] : 0;
+			a.old[2 * a.n + 1] = h & HOOK_EG ? old[2 * i + 1] : 0;
+			for (j = 2 * a.n; j < 2 * a.n + 2; j++) {
+				int fd = a.old[j] ? bpf_prog_get_fd_by_id(a.old[j]) : -1;
+
+				a.old_fd[j] = fd < 0 ? -1 : fd;
+			}
+		}
 		a.n++;
 	}
 	if (!err && a.n && b->tcx) {
 		err = tcx_attach(b, &a, res);
 	} else if (!err && a.n) {
-		err = qdiscs(b, &a, res);
+		err = repoint ? 0 : qdiscs(b, &a, res);	/* re-pointed: clsact is there */
 		if (!err)
 			err = filters(b, &a, res);
 		if (err)
-			undo(b, a.ifi, a.hooks, a.made_q, a.n);
+			undo(b, &a);
 	}
 	if (err)
 		tc_made_free(&a);

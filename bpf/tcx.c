@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "bpf/internal.h"
@@ -41,21 +42,47 @@ bool tcx_probe(void)
 			      ids, &cnt) == 0;
 }
 
-static bool attached(const struct vnic_bpf *b, int ifindex, uint32_t hook)
+/* Whether a program of another set of ours, by name. */
+static bool older_ours(uint32_t id, uint32_t hook)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+	bool ours;
+
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	ours = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       !strcmp(info.name, hook == HOOK_IN ? "vnic_in" : "vnic_eg");
+	close(fd);
+	return ours;
+}
+
+/* Whether our program is on the hook; *old: the id of an older program of
+ * ours there (an earlier set, not adopted), else 0. */
+static bool attached(const struct vnic_bpf *b, int ifindex, uint32_t hook, uint32_t *old)
 {
 	uint32_t ids[64], cnt = 64, flags = 0, want = hook == HOOK_IN ? b->id_in : b->id_eg;
 	unsigned int i;
+	bool have = false;
 
+	*old = 0;
 	if (bpf_prog_query(ifindex, type_of(hook), 0, &flags, ids, &cnt))
 		return false;
-	for (i = 0; i < cnt && i < 64; i++)
+	for (i = 0; i < cnt && i < 64; i++) {
 		if (ids[i] == want)
-			return true;
-	return false;
+			have = true;
+		else if (!*old && older_ours(ids[i], hook))
+			*old = ids[i];
+	}
+	if (have)
+		*old = 0;	/* ours is there: an older one is left alone */
+	return have;
 }
 
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-	      uint32_t *have, unsigned int n)
+	      uint32_t *have, uint32_t *old, unsigned int n)
 {
 	unsigned int i;
 	uint32_t h;
@@ -63,10 +90,42 @@ int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	for (i = 0; i < n; i++) {
 		have[i] = 0;
 		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
-			if ((want[i] & h) && attached(b, ifindex[i], h))
+			if ((want[i] & h) &&
+			    attached(b, ifindex[i], h, &old[2 * i + (h == HOOK_EG)]))
 				have[i] |= h;
 	}
 	return 0;
+}
+
+/* Swap the program on a hook for another, in place (BPF_F_REPLACE). */
+static int swap(int ifindex, uint32_t hook, int to_fd, int from_fd)
+{
+	LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_REPLACE,
+		    .replace_prog_fd = from_fd);
+
+	return bpf_prog_attach_opts(to_fd, ifindex, type_of(hook), &o) ? -errno : 0;
+}
+
+/* Undo one hook of an attach: ours off, or the older program back in its
+ * place when ours replaced it. */
+static void undo_hook(struct vnic_bpf *b, const struct tc_made *a, unsigned int i,
+		      uint32_t h)
+{
+	int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1;
+
+	if (fd < 0 || swap(a->ifi[i], h, fd, prog_of(b, h)))
+		bpf_prog_detach2(prog_of(b, h), a->ifi[i], type_of(h));
+}
+
+void tcx_undo(struct vnic_bpf *b, const struct tc_made *a)
+{
+	unsigned int i;
+	uint32_t h;
+
+	for (i = 0; i < a->n; i++)
+		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
+			if (a->hooks[i] & h)
+				undo_hook(b, a, i, h);
 }
 
 void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks)
@@ -88,9 +147,17 @@ int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result 
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
 			if (!(a->hooks[i] & h))
 				continue;
+			uint32_t id = a->old ? a->old[2 * i + (h == HOOK_EG)] : 0;
+			int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1;
+
 			err = bpf_fault(b, BPF_FAULT_FILTER);
-			if (!err && bpf_prog_attach(prog_of(b, h), a->ifi[i], type_of(h), 0))
+			if (!err && id) {
+				/* an older program of ours: swapped in place */
+				err = fd < 0 ? -ENOENT : swap(a->ifi[i], h, prog_of(b, h), fd);
+			} else if (!err && bpf_prog_attach(prog_of(b, h), a->ifi[i],
+							   type_of(h), 0)) {
 				err = -errno;
+			}
 			res->messages++;
 			res->writes = 1;
 			if (err) {
@@ -98,7 +165,9 @@ int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result 
 					     "bpf: tcx attach on ifindex %d%s", a->ifi[i],
 					     err == -EIO ? " (injected)" : "");
 				/* what this NIC got so far goes with the rest */
-				tcx_detach_hooks(b, a->ifi[i], a->hooks[i] & (h - 1));
+				for (uint32_t u = HOOK_IN; u < h; u <<= 1)
+					if (a->hooks[i] & u)
+						undo_hook(b, a, i, u);
 			}
 		}
 	}
@@ -106,7 +175,9 @@ int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result 
 		unsigned int failed = i - 1, k;	/* the loop stepped past it */
 
 		for (k = 0; k < failed; k++)
-			tcx_detach_hooks(b, a->ifi[k], a->hooks[k]);
+			for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
+				if (a->hooks[k] & h)
+					undo_hook(b, a, k, h);
 	}
 	return err;
 }

@@ -118,11 +118,18 @@ static __always_inline int own6(const struct bpf_nic *nic, __u32 ifindex, const 
 	return bpf_map_lookup_elem(&ip6s, &k) != NULL;
 }
 
+/* How many IPv6 extension headers ip6_l4() walks.  ipv6_find_hdr() has no
+ * limit; a legitimate frame carries one or two, so the walk ends long before
+ * this.  A chain longer than this is not judged as nft would: from_ip6()
+ * drops it when a check that needs the transport header is on (RA guard,
+ * nd-spoof, dhcp6-server), the safe direction (see Documentation/bpf.rst). */
+#define IP6_EXT_MAX	16
+
 /* The transport header as nf_tables finds it (ipv6_find_hdr()): past
  * hop-by-hop, routing, destination and AH headers; a later fragment has a
  * protocol but no readable transport header (nft's payload loads break).
  * Returns 1 with *proto and *thoff, 0 for a later fragment (proto only), -1
- * when it cannot be found. */
+ * when it cannot be read, -2 when the chain is longer than IP6_EXT_MAX. */
 static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff,
 				  __u8 *proto)
 {
@@ -131,7 +138,7 @@ static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff
 	int i;
 
 #pragma unroll
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < IP6_EXT_MAX; i++) {
 		if (next != 0 && next != 43 && next != 60 && next != 51 && next != 44) {
 			*proto = next;
 			*thoff = off;
@@ -152,7 +159,12 @@ static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff
 		}
 		next = h[0];
 	}
-	return -1;
+	if (next != 0 && next != 43 && next != 60 && next != 51 && next != 44) {
+		*proto = next;
+		*thoff = off;
+		return 1;
+	}
+	return -2;
 }
 
 static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic *nic,
@@ -162,8 +174,16 @@ static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic 
 	__u16 ports[2];
 	int l4 = 0;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)))
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip))) {
+		/* cut inside the header: nft still loads the source alone */
+		__u32 saddr;
+
+		if ((nic->flags & BF_IP4) &&
+		    !bpf_skb_load_bytes(skb, ETH_HLEN + 12, &saddr, 4) &&
+		    !own4(nic, ifindex, saddr))
+			return drop(skb, ifindex);
 		return PASS;
+	}
 	if (ip.ihl >= 5 && !(ip.frag_off & bpf_htons(0x1fff)) &&
 	    ip.protocol == IPPROTO_UDP &&
 	    !bpf_skb_load_bytes(skb, ETH_HLEN + ip.ihl * 4, ports, 4))
@@ -223,8 +243,16 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 	__u16 sport = 0;
 	int l4;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)))
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
+		/* cut inside the header: nft still loads the source alone */
+		__u8 saddr[16] __attribute__((aligned(8)));
+
+		if ((nic->flags & BF_IP6) &&
+		    !bpf_skb_load_bytes(skb, ETH_HLEN + 8, saddr, 16) &&
+		    !own6(nic, ifindex, saddr))
+			return drop(skb, ifindex);
 		return PASS;
+	}
 	l4 = ip6_l4(skb, ip6.nexthdr, &thoff, &proto);
 	if (l4 == 1 && proto == IPPROTO_ICMPV6 &&
 	    bpf_skb_load_bytes(skb, thoff, &type, 1))
@@ -239,6 +267,8 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 		if (!own6(nic, ifindex, (const __u8 *)&ip6.saddr))
 			return drop(skb, ifindex);
 	}
+	if (l4 == -2 && (nic->flags & (BF_RA | BF_ND | BF_DHCP6)))
+		return drop(skb, ifindex);	/* fail closed: see IP6_EXT_MAX */
 	if (l4 != 1)
 		return PASS;
 	if ((nic->flags & BF_DHCP6) && proto == IPPROTO_UDP && sport == bpf_htons(547))
@@ -253,18 +283,20 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 }
 
 /* ARP: the sender MAC is the NIC's, the sender IPv4 one of its addresses or
- * 0.0.0.0 (a probe, RFC 5227). */
+ * 0.0.0.0 (a probe, RFC 5227).  Each field is loaded alone, as nft's rules
+ * do: a frame cut after the sender MAC is still judged on it. */
 static __always_inline int from_arp(struct __sk_buff *skb, const struct bpf_nic *nic,
 				    __u32 ifindex)
 {
-	__u8 s[12] __attribute__((aligned(4)));
+	__u8 sha[8] __attribute__((aligned(4)));
 	__u32 spa;
 
-	if (!(nic->flags & BF_ARP) || bpf_skb_load_bytes(skb, ETH_HLEN + 8, s, 10))
+	if (!(nic->flags & BF_ARP) || bpf_skb_load_bytes(skb, ETH_HLEN + 8, sha, 6))
 		return PASS;
-	if (!mac_eq(s, nic->mac))
+	if (!mac_eq(sha, nic->mac))
 		return drop(skb, ifindex);
-	__builtin_memcpy(&spa, s + 6, 4);
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + 14, &spa, 4))
+		return PASS;
 	if (spa && !own4(nic, ifindex, spa))
 		return drop(skb, ifindex);
 	return PASS;

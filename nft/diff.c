@@ -1259,8 +1259,11 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 		err = drops_owners(&dc);
 	if (err)
 		goto out;
-	qsort(dc.ifg, dc.nifg, sizeof(*dc.ifg), ifg_cmp);
-	qsort(dc.keyg, dc.nkeyg, sizeof(*dc.keyg), ifg_cmp);
+	/* Arrays made on first use: NULL while empty, which qsort must not see. */
+	if (dc.nifg > 1)
+		qsort(dc.ifg, dc.nifg, sizeof(*dc.ifg), ifg_cmp);
+	if (dc.nkeyg > 1)
+		qsort(dc.keyg, dc.nkeyg, sizeof(*dc.keyg), ifg_cmp);
 	wanted_masks(&dc);
 	digest = policy_digest(&dc);
 	if (commit)

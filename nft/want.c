@@ -236,8 +236,10 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 	nftnl_chain_free(ch);
 	if (k && c->ndevs != k)
 		return -ENOMEM;
-	/* As readback.c has them: sorted, compared one to one. */
-	qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
+	/* As readback.c has them: sorted, compared one to one (a chain
+	 * without devices has no array: qsort must not see NULL). */
+	if (c->ndevs > 1)
+		qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
 	return 0;
 }
 

@@ -70,7 +70,25 @@ case_growth_floor() {
 		 length == 2 and all(. > 0)))'
 }
 
-CASES=(filters_floor filters_add_floor growth_floor)
+# The bpf backend's rows: they ran, with the ratio to nft by name, and a
+# restart from a new process (veth) wrote nothing.
+case_bpf_rows() {
+	bench01 filters --guests 2 --nics-per-guest 2 --runs 2 --settle 0 \
+		--methods libvnic,libvnic-bpf,libvnic-bpf-remove-all --json || return
+	jqo 'any(.method == "libvnic-bpf" and .runs == 2 and .writes > 0 and
+		 .ratio_to_libvnic > 0 and .target_ratio_to == "libvnic")' || return
+	jqo 'any(.method == "libvnic-bpf-remove-all" and .runs == 2)' || return
+	bench01 filters-add --existing 2 --nics-per-guest 2 --runs 2 \
+		--settle 0 --json || return
+	jqo '[.[] | select(.method | startswith("libvnic-bpf-"))] |
+	     length == 4 and all(.runs == 2)' || return
+	bench01 restart --guests 2 --nics-per-guest 2 --runs 2 --settle 0 \
+		--kind veth --json || return
+	jqo 'any(.method == "libvnic-bpf-open+sync-unchanged" and .runs == 2 and
+		 .writes == 0)'
+}
+
+CASES=(filters_floor filters_add_floor growth_floor bpf_rows)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }

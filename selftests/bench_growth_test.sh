@@ -22,13 +22,16 @@ case_growth_out() {
 	run 0 bench growth --max-nics 40 --points 2 --runs 1 --settle 0 \
 		--out "$TMP/o" || return 1
 	grep -q '^curve: ' "$TMP/out" || fail "no curve table" || return 1
-	jq -e '.scenario == "growth" and (.rows | length == 7) and
+	jq -e '.scenario == "growth" and (.rows | length == 8) and
 	       (.params.points // .points | length == 2) and .host.kernel' \
 		"$f.json" >/dev/null || fail "growth.json: not the document" || return 1
 	jq -e '[.rows[] | select(.method == "libvnic-prefix" or .method == "libvnic")
 	        | select(.skipped | not) | .median_ms_per_point | length == 2]
 	       | length >= 1' "$f.json" >/dev/null ||
 		fail "growth.json: no libvnic curve" || return 1
+	jq -e '.rows[] | select(.method == "libvnic-bpf") |
+	       .median_ms_per_point | length == 2 and all(. > 0)' "$f.json" \
+		>/dev/null || fail "growth.json: no libvnic-bpf curve" || return 1
 	python3 -m json.tool "$f.json" >/dev/null || fail "growth.json: python3 json" || return 1
 	python3 -c 'import sys, xml.etree.ElementTree as E
 t = E.parse(sys.argv[1]).getroot()
@@ -40,7 +43,7 @@ assert t.tag == "{http://www.w3.org/2000/svg}svg", t.tag' "$f.svg" ||
 case_growth_json() {
 	run 0 bench growth --max-nics 8 --points 2 --runs 1 --settle 0 \
 		--methods libvnic --json || return 1
-	jq -e -s 'length == 7 and ([.[] | select(.method == "libvnic")
+	jq -e -s 'length == 8 and ([.[] | select(.method == "libvnic")
 		  | .median_ms_per_point | length] == [2])' "$TMP/out" >/dev/null ||
 		fail "--json lines" || return 1
 }

@@ -59,6 +59,21 @@ case_filters_out() {
 		"$TMP/o/filters.json" >/dev/null || fail "nft-f not said skipped" || return 1
 }
 
+# pkt: every row ran (or, nft by prefix, skipped on an old kernel) with a
+# positive figure, and the program's verdicts are the policy's.
+case_pkt_out() {
+	run 0 bench pkt --count 2 --runs 1 --out "$TMP/o" || return 1
+	check_out pkt test-run-empty test-run-legit test-run-spoofed-mac \
+		test-run-spoofed-ipv4 veth-none veth-nft veth-nft-prefix veth-bpf ||
+		return 1
+	jq -e '[.rows[] | select(.skipped | not)] | length >= 7 and
+	       all(.ns_per_packet > 0 and .frames_per_s > 0 and .runs == 1)' \
+		"$TMP/o/pkt.json" >/dev/null || fail "pkt: a row without figures" || return 1
+	jq -e '[.rows[] | select(.method | startswith("test-run")) | .verdict] ==
+	       ["pass", "pass", "drop", "drop"]' \
+		"$TMP/o/pkt.json" >/dev/null || fail "pkt: verdicts" || return 1
+}
+
 # Every line of --json is an object; stderr holds no progress line.
 case_json_lines() {
 	run 0 bench guest --nics 2 --runs 1 --settle 0 --methods floor \
@@ -74,7 +89,7 @@ case_bad_out() {
 	grep -q -- '--out' "$TMP/err" || fail "no message naming --out" || return 1
 }
 
-CASES=(guest_out filters_out json_lines bad_out)
+CASES=(guest_out filters_out pkt_out json_lines bad_out)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }

@@ -32,7 +32,8 @@ container() {
 
 # conf [JSON-TO-MERGE]: the network configuration, on stdout.
 conf() {
-	jq -c ". * ${1:-{\}}" <<EOC
+	jq -c ". * ${1:-{\}} * ${CONF_EXTRA:-{\}} |
+	       if .filterBackend == \"bpf\" then del(.table) else . end" <<EOC
 {"cniVersion": "1.1.0", "name": "net1", "type": "vnic-cni", "table": "vnic",
  "dataDir": "$TMP/state",
  "ipam": {"type": "host-local", "dataDir": "$TMP/ipam",
@@ -65,11 +66,13 @@ in_ns() { nsenter --net="$1" "${@:2}"; }
 noports() { awk '/^Udp: [0-9]/ { print $3 }' /proc/net/snmp; }
 leases() { ls "$TMP/ipam/net1" 2>/dev/null | grep -c '^10\.' ; }
 states() { ls "$TMP/state/net1" 2>/dev/null | grep -vc '\.tmp$'; }
+# The filter backend vnicctl reads: the one the case's configuration names.
+vcf() { vc ${VC_BACKEND:+--backend "$VC_BACKEND"} "$@"; }
 drops() {
-	vc -j filter show >"$TMP/show" || return
+	vcf -j filter show >"$TMP/show" || return
 	jq -r --arg g "$1" '.[] | select(.guest == $g) | .packets' "$TMP/show"
 }
-guests() { vc -j filter show | jq -r '[.[].guest] | sort | join(" ")'; }
+guests() { vcf -j filter show | jq -r '[.[].guest] | sort | join(" ")'; }
 links() { ip -o link show | awk -F': ' '{ print $2 }' | sed 's/@.*//' | sort | tr '\n' ' '; }
 
 # until CMD...: wait (up to 3 s) for CMD to succeed: for the event a frame
@@ -138,6 +141,15 @@ case_add_filters_real_frames() {
 	send_udp "$ns"
 	until_ok gt drops "$dropped" c1.eth0 || fail "MAC-spoofed datagram not counted" || return
 	expect_eq "$(noports)" "$((before + 1))" "MAC-spoofed datagram dropped"
+}
+
+# The same through the bpf backend ("filterBackend": "bpf"): a cls_bpf
+# filter on the host end, seen by tc, and the same frames dropped.
+case_bpf_backend_real_frames() {
+	CONF_EXTRA='{"filterBackend": "bpf"}' VC_BACKEND=bpf \
+		case_add_filters_real_frames || return
+	tc filter show dev "$(host_end c1)" ingress | grep -q 'vnic' ||
+		fail "no vnic cls_bpf filter on $(host_end c1)"
 }
 
 # DEL removes NIC, filter, lease and state; a second DEL succeeds and
@@ -244,7 +256,8 @@ case_bad_input_leaves_nothing() {
 		'7|'"$(conf '{"mode": "bridge"}')"
 		'7|'"$(conf '{"mode": "macvlan"}')"
 		'7|'"$(conf '{"mode": "macvlan", "master": "lo", "filter": true}')"
-		'7|'"$(conf '{"filterBackend": "bpf"}')"
+		'7|'"$(conf '{"filterBackend": "bpf", "hookPrefix": true}')"
+		'7|'"$(conf '{"filterBackend": "bpf"}' | jq -c '.table = "vnic"')"
 		'7|'"$(conf '{"filterBackend": "iptables"}')"
 		'7|'"$(conf '{"mtu": 12}')"
 		'7|'"$(conf '{"ipam": {"type": "nosuch"}}')"

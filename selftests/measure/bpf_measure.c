@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * bpf-measure: the bpf backend's figures side by side with the nft
- * backend's, until vnic-bench's filter scenarios take libvnic-bpf rows.
- * Each scenario runs in a child process in a fresh network namespace.
+ * backend's, with the tcx attach mode (VNIC_FILTER_TCX) that vnic-bench
+ * leaves out (16 ms a hook: minutes at the bench's sizes).  vnic-bench
+ * covers the rest: its filter scenarios' libvnic-bpf rows and its pkt
+ * scenario.  Each scenario runs in a child process in a fresh namespace.
  *
  *   build/bpf-measure [GUESTS]   (default 250 guests of 4 veth NICs)
  *

@@ -71,6 +71,7 @@ struct cni_conf {
 	const char *macvlan_mode;
 	const char *host_prefix;	/* veth host ends: "PREFIX%d" */
 	const char *table;	/* nft table */
+	enum vnic_backend backend;	/* "filterBackend" */
 	const char *data_dir;
 	uint32_t mtu;
 	bool filter;		/* veth: install the anti-spoof filter */
@@ -162,7 +163,7 @@ int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 		char *host);
 int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest);
 
-/* filter.c: the anti-spoof filter through the nft backend */
+/* filter.c: the anti-spoof filter through the nft or bpf backend */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out);
 int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,

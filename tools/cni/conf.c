@@ -112,14 +112,22 @@ static int parse_filter(struct cni_run *r)
 	if (str_key(r, "filterBackend", "nft", &backend) ||
 	    str_key(r, "table", "vnic_cni", &c->table))
 		return -1;
-	if (!strcmp(backend, "bpf"))
+	if (!strcmp(backend, "nft")) {
+		c->backend = VNIC_BACKEND_NFT;
+	} else if (!strcmp(backend, "bpf")) {
+		/* One bpf state per namespace, shared by every network: the
+		 * guests' names (container id and interface) keep them apart. */
+		c->backend = VNIC_BACKEND_BPF;
+		if (json_object_get(c->root, "table") || c->hook_prefix)
+			return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+					"\"%s\" is an nft option; \"filterBackend\": "
+					"\"bpf\" takes neither \"table\" nor \"hookPrefix\"",
+					json_object_get(c->root, "table") ? "table" : "hookPrefix");
+	} else {
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
-				"\"filterBackend\": \"bpf\" is not available in "
-				"this libvnic yet; use \"nft\"");
-	if (strcmp(backend, "nft"))
-		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
-				"\"filterBackend\": \"%s\" is unknown; use \"nft\"",
+				"\"filterBackend\": \"%s\" is unknown; use \"nft\" or \"bpf\"",
 				backend);
+	}
 	return 0;
 }
 

@@ -20,10 +20,17 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out)
 {
 	const char *prefixes[] = { r->conf.host_prefix, NULL };
-	VNIC_OPTS(vnic_filter_opts, opts, .table = r->conf.table,
-		  .flags = read_only ? VNIC_FILTER_READ_ONLY : 0,
-		  .hook_prefixes = r->conf.hook_prefix ? prefixes : NULL);
-	int err = vnic_filter_open(ctx, &opts, out);
+	VNIC_OPTS(vnic_filter_opts, opts, .backend = r->conf.backend);
+	int err;
+
+	/* The table, read-only and hook options are the nft backend's (the
+	 * bpf backend refuses them); a bpf handle writes nothing at open. */
+	if (r->conf.backend == VNIC_BACKEND_NFT) {
+		opts.table = r->conf.table;
+		opts.flags = read_only ? VNIC_FILTER_READ_ONLY : 0;
+		opts.hook_prefixes = r->conf.hook_prefix ? prefixes : NULL;
+	}
+	err = vnic_filter_open(ctx, &opts, out);
 
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",

@@ -32,7 +32,8 @@ int cni_status(struct cni_run *r)
 		/* Keep the backend's reason, under the spec's code. */
 		r->err.code = CNI_ERR_UNAVAILABLE;
 		snprintf(r->err.msg, sizeof(r->err.msg), "plugin not available: "
-			 "the nft filter backend cannot be used");
+			 "the %s filter backend cannot be used",
+			 r->conf.backend == VNIC_BACKEND_BPF ? "bpf" : "nft");
 		ret = -1;
 	} else {
 		vnic_filter_close(n);

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The "pkt" scenario: what each filter backend costs per packet.
+ *
+ *   test-run-*   one 64-byte IPv4/UDP frame through the bpf backend's
+ *                ingress program by BPF_PROG_TEST_RUN (the private hook
+ *                vnic_bpf_test_run), repeated in the kernel: the empty
+ *                program, then the clean policy with a legit frame, a
+ *                spoofed MAC and a spoofed IPv4 source (both dropped)
+ *   veth-*       real frames: a bounded sender (a fixed count, sendmmsg on
+ *                a packet socket) on the guest's end g0 of a veth pair, the
+ *                frames crossing vh0's hook and a bridge to fa0, counted on
+ *                fa0p; no filter, nft by name, nft by prefix, bpf
+ *
+ * Every row is time per frame: the table's ms column is ms per 10^6
+ * frames, i.e. ns per frame; frames_per_s is its inverse.  Each veth run
+ * is a child in a fresh network namespace (the scenario's own), so one
+ * backend's hooks never see another's frames.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <linux/if_packet.h>
+#include <vnic/vnic.h>
+
+#include "lib/testing.h"
+#include "bench.h"
+
+#define PKT_DEFAULT_KFRAMES	200	/* veth: thousands of frames a run */
+#define PKT_REPEAT_PER_KFRAME	5000	/* test-run: repeats per --count */
+#define PKT_BATCH		64
+#define PKT_MAX_RUNS		64
+
+enum { P_EMPTY, P_LEGIT, P_SPOOF_MAC, P_SPOOF_IP, P_NONE, P_NFT, P_NFT_PFX,
+       P_BPF, P__MAX };
+
+/* How a row runs: test-run of a frame, or real frames with a backend. */
+struct pdesc {
+	const char *name;
+	int prog;		/* test-run: 0 vnic_in, 2 vnic_nop; -1: veth */
+	int mac_last, ip_last;	/* the frame's source MAC/IPv4 last byte */
+	int backend;		/* veth: -1 none, VNIC_BACKEND_* */
+	bool prefix;
+	unsigned int ref;	/* the row its x_ref is taken to */
+};
+
+static const struct pdesc pdescs[P__MAX] = {
+	[P_EMPTY] = { "test-run-empty", 2, 0, 1, -1, false, P_EMPTY },
+	[P_LEGIT] = { "test-run-legit", 0, 0, 1, -1, false, P_EMPTY },
+	[P_SPOOF_MAC] = { "test-run-spoofed-mac", 0, 0x66, 1, -1, false, P_EMPTY },
+	[P_SPOOF_IP] = { "test-run-spoofed-ipv4", 0, 0, 99, -1, false, P_EMPTY },
+	[P_NONE] = { "veth-none", -1, 0, 1, -1, false, P_NONE },
+	[P_NFT] = { "veth-nft", -1, 0, 1, VNIC_BACKEND_NFT, false, P_NONE },
+	[P_NFT_PFX] = { "veth-nft-prefix", -1, 0, 1, VNIC_BACKEND_NFT, true, P_NONE },
+	[P_BPF] = { "veth-bpf", -1, 0, 1, VNIC_BACKEND_BPF, false, P_NONE },
+};
+
+struct prow {
+	double ns[PKT_MAX_RUNS];
+	unsigned int runs;
+	int verdict;		/* test-run: -1 pass, 2 drop */
+	const char *skip;
+	char error[256];
+};
+
+struct pkt {
+	const struct bench_opts *o;
+	struct prow r[P__MAX];
+	struct trow t[P__MAX];
+};
+
+/* A 64-byte IPv4/UDP frame from 02:00:00:00:00:<mac_last>, 10.0.0.<ip_last>. */
+static void frame(unsigned char *f, int mac_last, int ip_last)
+{
+	unsigned char *ip = f + 14, *udp = ip + 20;
+	uint32_t sum = 0;
+	int k;
+
+	memset(f, 0, 64);
+	f[0] = 2;
+	f[5] = 0xf0;
+	f[6] = 2;
+	f[11] = (unsigned char)mac_last;
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	ip[3] = 50;
+	ip[8] = 64;
+	ip[9] = 17;
+	ip[12] = 10;
+	ip[15] = (unsigned char)ip_last;
+	ip[16] = 10;
+	ip[19] = 2;
+	for (k = 0; k < 20; k += 2)
+		sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = (unsigned char)(~sum >> 8);
+	ip[11] = (unsigned char)~sum;
+	udp[0] = 0x9c;
+	udp[1] = 0x40;
+	udp[3] = 9;
+	udp[5] = 30;
+}
+
+/* Guest vm0: vh0, 02:00:00:00:00:00, 10.0.0.1, the clean policy. */
+static int policy(struct vnic_ctx *ctx, struct vnic_policy **out)
+{
+	static const char *const v4[] = { "10.0.0.1" };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vh0", .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:00", .ipv4 = v4, .n_ipv4 = 1);
+	int ret = vnic_policy_new(ctx, out);
+
+	if (!ret)
+		ret = vnic_policy_add_guest(*out, "vm0", NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(*out, "vm0", &nic);
+	return ret;
+}
+
+/* ---- BPF_PROG_TEST_RUN ---- */
+
+static void test_runs(struct pkt *k)
+{
+	unsigned int repeat = k->o->guests * PKT_REPEAT_PER_KFRAME, m, run;
+	struct vnic_policy *p = NULL;
+	struct vnic_ctx *ctx = NULL;
+	struct vnic_bpf *b = NULL;
+	unsigned char f[64];
+	char err[256] = "";
+	int ret, ifindex;
+	uint32_t ns;
+
+	ret = system("ip link add name vh0 type veth peer name g0 && ip link set vh0 up") ?
+	      -EIO : 0;
+	if (ret)
+		snprintf(err, sizeof(err), "ip link add vh0: failed");
+	if (!ret && (ret = vnic_ctx_new(NULL, &ctx)))
+		snprintf(err, sizeof(err), "vnic_ctx_new: %s", vnic_strerror(ret));
+	if (!ret && (ret = policy(ctx, &p)))
+		bench_lib_fail(ctx, "policy", ret, err, sizeof(err));
+	if (!ret && (ret = vnic_bpf_open(ctx, NULL, &b)))
+		bench_lib_fail(ctx, "vnic_bpf_open", ret, err, sizeof(err));
+	if (!ret && (ret = vnic_bpf_sync(b, p, NULL)))
+		bench_lib_fail(ctx, "vnic_bpf_sync", ret, err, sizeof(err));
+	ifindex = (int)if_nametoindex("vh0");
+	for (run = 0; run < k->o->runs; run++)
+		for (m = P_EMPTY; m <= P_SPOOF_IP; m++) {
+			struct prow *r = &k->r[m];
+
+			if (ret && !r->skip)
+				snprintf(r->error, sizeof(r->error), "%s", err);
+			if (r->skip || r->error[0])
+				continue;
+			progress("%s run %u", pdescs[m].name, run + 1);
+			frame(f, pdescs[m].mac_last, pdescs[m].ip_last);
+			if (vnic_bpf_test_run(b, pdescs[m].prog, ifindex, f,
+					      sizeof(f), repeat, &r->verdict,
+					      &ns))
+				bench_lib_fail(ctx, "vnic_bpf_test_run", -EIO,
+					       r->error, sizeof(r->error));
+			else
+				r->ns[r->runs++] = ns;
+		}
+	if (b)
+		vnic_bpf_close(b);
+	if (p)
+		vnic_policy_free(p);
+	vnic_ctx_free(ctx);
+	if (system("ip link del vh0 2>/dev/null"))
+		fprintf(stderr, "vnic-bench: pkt: ip link del vh0 failed\n");
+}
+
+/* ---- real frames through a veth pair ---- */
+
+/* Received packets of dev in this namespace (/proc/net/dev: /sys would
+ * show the namespace sysfs was mounted in). */
+static unsigned long long rx_of(const char *dev)
+{
+	unsigned long long bytes, pk = 0;
+	char line[512], name[32];
+	FILE *f = fopen("/proc/net/dev", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (!c || sscanf(line, " %31[^:]", name) != 1 ||
+		    strcmp(name, dev))
+			continue;
+		if (sscanf(c + 1, "%llu %llu", &bytes, &pk) != 2)
+			pk = 0;
+	}
+	if (f)
+		fclose(f);
+	return pk;
+}
+
+static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
+		      struct vnic_filter **h)
+{
+	static const char *const pfx[] = { "vh", NULL };
+	VNIC_OPTS(vnic_filter_opts, fo, .backend = (enum vnic_backend)d->backend,
+		  .hook_prefixes = d->prefix ? pfx : NULL);
+	struct vnic_policy *p;
+	int ret;
+
+	if (unshare(CLONE_NEWNET) ||
+	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
+		   "ip link add name vh0 type veth peer name g0 && "
+		   "ip link add name fa0 type veth peer name fa0p && "
+		   "ip link add name br0 type bridge && "
+		   "ip link set vh0 master br0 && ip link set fa0 master br0 && "
+		   "ip link set g0 address 02:00:00:00:00:00 && "
+		   "for d in vh0 g0 fa0 fa0p br0; do ip link set $d up; done"))
+		return -EIO;
+	if (d->backend < 0)
+		return 0;
+	ret = vnic_ctx_new(NULL, ctx);
+	if (ret)
+		return ret;
+	ret = policy(*ctx, &p);
+	if (!ret)
+		ret = vnic_filter_open(*ctx, &fo, h);
+	if (!ret && d->prefix &&
+	    !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+		ret = -EOPNOTSUPP;
+	if (!ret)
+		ret = vnic_filter_apply(*h, p, NULL);
+	return ret;
+}
+
+/*
+ * In a child: send kframes * 1000 frames as fast as sendmmsg() goes and
+ * return the ns per frame that arrived on fa0p (everything runs on the
+ * sender's CPU: veth delivers through the backlog, so the rate is the
+ * whole path's).  A negative errno when it could not run.
+ */
+static double veth_run(const struct pdesc *d, unsigned int kframes,
+		       char *err, size_t errlen)
+{
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
+	struct vnic_filter *h = NULL;
+	struct vnic_ctx *ctx = NULL;
+	struct mmsghdr msgs[PKT_BATCH];
+	unsigned long long before, got;
+	unsigned int sent = 0, i;
+	unsigned char f[64];
+	struct iovec iov = { f, sizeof(f) };
+	uint64_t t0;
+	double ms;
+	int fd, ret;
+
+	ret = veth_setup(d, &ctx, &h);
+	if (ret) {
+		if (ctx)
+			bench_lib_fail(ctx, "filter setup", ret, err, errlen);
+		else
+			snprintf(err, errlen, "namespace setup: %s",
+				 strerror(-ret));
+		return ret;
+	}
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	ll.sll_ifindex = (int)if_nametoindex("g0");
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ll, sizeof(ll))) {
+		snprintf(err, errlen, "packet socket: %s", strerror(errno));
+		return -errno;
+	}
+	frame(f, 0, 1);
+	memset(msgs, 0, sizeof(msgs));
+	for (i = 0; i < PKT_BATCH; i++) {
+		msgs[i].msg_hdr.msg_iov = &iov;
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	usleep(200000);		/* the bridge ports forwarding */
+	before = rx_of("fa0p");
+	t0 = now_ns();
+	while (sent < kframes * 1000u) {
+		int n = sendmmsg(fd, msgs, PKT_BATCH, 0);
+
+		if (n > 0)
+			sent += (unsigned int)n;
+	}
+	ms = ms_since(t0);
+	usleep(100000);
+	got = rx_of("fa0p") - before;
+	if (got < sent / 2) {
+		snprintf(err, errlen, "%llu of %u frames arrived", got, sent);
+		return -EIO;
+	}
+	return ms * 1e6 / (double)got;
+}
+
+/* One run of row m in a child of its own; its ns per frame kept. */
+static void veth_once(struct pkt *k, unsigned int m)
+{
+	struct { double ns; char err[240]; } res = { -EIO, "" };
+	struct prow *r = &k->r[m];
+	int pfd[2], st;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		res.ns = veth_run(&pdescs[m], k->o->guests, res.err,
+				  sizeof(res.err));
+		_exit(write(pfd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(pfd[1]);
+	if (pid < 0 || read(pfd[0], &res, sizeof(res)) != sizeof(res))
+		snprintf(res.err, sizeof(res.err), "the child died");
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	if (res.ns > 0)
+		r->ns[r->runs++] = res.ns;
+	else if (res.ns == -EOPNOTSUPP && pdescs[m].prefix)
+		r->skip = "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)";
+	else
+		snprintf(r->error, sizeof(r->error), "%s", res.err);
+}
+
+/* ---- report ---- */
+
+static void json_params(struct json *j, const void *ctx)
+{
+	const struct pkt *k = ctx;
+
+	json_uint(j, "frames", k->o->guests * 1000ull);
+	json_uint(j, "test_run_repeat", k->o->guests * PKT_REPEAT_PER_KFRAME);
+	json_uint(j, "runs", k->o->runs);
+}
+
+static void json_row(struct json *j, const struct trow *t, const void *ctx)
+{
+	const struct prow *r = t->data;
+
+	json_str(j, "scenario", "pkt");
+	json_str(j, "method", t->method);
+	if (!t->ms.n)
+		return;
+	json_num(j, "ns_per_packet", t->ms.median);
+	json_num(j, "frames_per_s", 1e9 / t->ms.median);
+	json_num(j, "ratio_to_ref", t->extra[2]);
+	if (pdescs[r - ((const struct pkt *)ctx)->r].prog >= 0)
+		json_str(j, "verdict", r->verdict == 2 ? "drop" : "pass");
+}
+
+static void notes(FILE *f, const void *ctx)
+{
+	const struct pkt *k = ctx;
+	const struct trow *e = &k->t[P_EMPTY], *l = &k->t[P_LEGIT];
+	const struct trow *n = &k->t[P_NONE], *b = &k->t[P_BPF];
+
+	fprintf(f, "ms is ms per 10^6 frames (= ns per frame); test-run: BPF_PROG_TEST_RUN of one 64-byte IPv4/UDP frame, %u repeats in the kernel, mean per run; veth: %u frames per run from a packet socket on g0 (sendmmsg, %u a call) through vh0's hook and a bridge, counted on fa0p, ns = send time / frames arrived\n",
+		k->o->guests * PKT_REPEAT_PER_KFRAME, k->o->guests * 1000,
+		PKT_BATCH);
+	if (e->ms.n && l->ms.n)
+		fprintf(f, "target: the clean policy adds <= 50 ns over the empty program: %+.1f ns (%s)\n",
+			l->ms.median - e->ms.median,
+			l->ms.median - e->ms.median <= 50 ? "met" : "MISSED");
+	if (n->ms.n && b->ms.n)
+		fprintf(f, "target: bpf frames/s >= 0.95x unfiltered: %.3fx (%s)\n",
+			n->ms.median / b->ms.median,
+			n->ms.median / b->ms.median >= 0.95 ? "met" : "MISSED");
+	if (b->ms.n && (k->t[P_NFT].ms.n || k->t[P_NFT_PFX].ms.n))
+		fprintf(f, "target: bpf frames/s >= the nft rows: %.3fx nft by name, %.3fx nft by prefix (1 = same rate; NAN: row missing)\n",
+			k->t[P_NFT].ms.n ? k->t[P_NFT].ms.median / b->ms.median : NAN,
+			k->t[P_NFT_PFX].ms.n ? k->t[P_NFT_PFX].ms.median / b->ms.median : NAN);
+}
+
+static int report(struct pkt *k)
+{
+	struct table t = {
+		.scenario = "pkt", .rows = k->t, .nrows = P__MAX, .ms_prec = 1,
+		.nextra = 3,
+		.extra = { { "ns_frame", 1 }, { "kframes_s", 0 }, { "x_ref", 3 } },
+	};
+	struct out_doc d = {
+		.dir = k->o->out_dir, .t = &t, .params = json_params,
+		.json_row = json_row, .notes = notes, .ctx = k,
+	};
+	const struct host_info *hi = host_info();
+	char title[256];
+	unsigned int m;
+
+	for (m = 0; m < P__MAX; m++) {
+		struct trow *tr = &k->t[m];
+		const struct prow *r = &k->r[m];
+
+		memset(tr, 0, sizeof(*tr));
+		tr->method = pdescs[m].name;
+		tr->skip = r->skip;
+		tr->error = r->error;
+		tr->data = r;
+		tr->libvnic_ref = m == P_BPF;
+		/* x_best and x_libvnic compare real frames only. */
+		tr->aside = pdescs[m].prog >= 0;
+		summarize(r->ns, r->runs, &tr->ms);
+		tr->extra[0] = r->runs ? tr->ms.median : NAN;
+		tr->extra[1] = r->runs ? 1e6 / tr->ms.median : NAN;
+		tr->extra[2] = NAN;
+	}
+	for (m = 0; m < P__MAX; m++) {
+		const struct trow *ref = &k->t[pdescs[m].ref];
+
+		if (k->t[m].ms.n && ref->ms.n)
+			k->t[m].extra[2] = k->t[m].ms.median / ref->ms.median;
+	}
+	table_finish(&t);
+	snprintf(title, sizeof(title),
+		 "pkt: ns per frame, BPF_PROG_TEST_RUN and a filtered veth pair, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 k->o->runs, hi->kernel, hi->cpus, hi->load1);
+	d.title = title;
+	return out_report(&d, k->o->json) ? 1 : 0;
+}
+
+static int run(const struct bench_opts *o)
+{
+	struct pkt *k = calloc(1, sizeof(*k));
+	unsigned int m, run, failed = 0;
+	char ip[256];
+	int ret;
+
+	if (!k)
+		return 1;
+	k->o = o;
+	for (m = 0; m < P__MAX; m++)
+		if (!bench_in_list(o->methods, pdescs[m].name))
+			k->r[m].skip = "not selected (--methods)";
+		else if (!bench_find_tool("ip", ip, sizeof(ip)))
+			k->r[m].skip = "ip(8) not found (install iproute2): it makes the veth pairs";
+	host_info();
+	if (!o->json) {
+		printf("vnic-bench pkt: ns per frame, %u runs\n", o->runs);
+		host_print_versions(stdout);
+	}
+	progress_begin("pkt");
+	test_runs(k);
+	/* Runs outer, rows inner: a drift in the load spreads over all. */
+	for (run = 0; run < o->runs; run++)
+		for (m = P_NONE; m < P__MAX; m++)
+			if (!k->r[m].skip && !k->r[m].error[0]) {
+				progress("%s run %u", pdescs[m].name, run + 1);
+				veth_once(k, m);
+			}
+	for (m = 0; m < P__MAX; m++)
+		failed += k->r[m].error[0] != 0;
+	ret = report(k);
+	free(k);
+	return ret || failed ? 1 : 0;
+}
+
+static void defaults(struct bench_opts *o)
+{
+	o->guests = PKT_DEFAULT_KFRAMES;
+}
+
+static int check(struct bench_opts *o)
+{
+	static const char *const known[P__MAX] = {
+		"test-run-empty", "test-run-legit", "test-run-spoofed-mac",
+		"test-run-spoofed-ipv4", "veth-none", "veth-nft",
+		"veth-nft-prefix", "veth-bpf",
+	};
+
+	if (o->runs > PKT_MAX_RUNS) {
+		fprintf(stderr, "vnic-bench: pkt: --runs at most %u\n",
+			PKT_MAX_RUNS);
+		return -EINVAL;
+	}
+	if (o->guests > 5000) {
+		fprintf(stderr, "vnic-bench: pkt: --count at most 5000 (thousand frames)\n");
+		return -EINVAL;
+	}
+	return bench_check_methods(o->methods, known, P__MAX);
+}
+
+const struct scenario scn_pkt = {
+	.name = "pkt",
+	.usage =
+		"pkt [--count K] [--runs R] [--methods a,b] [--json] [--out DIR]\n"
+		"  ns per frame: BPF_PROG_TEST_RUN of the bpf backend's program\n"
+		"  (empty program, clean policy with a legit, a spoofed-MAC and a\n"
+		"  spoofed-IPv4 frame; K x 5000 repeats), and K thousand real frames\n"
+		"  (default 200) through a filtered veth pair and a bridge: no filter,\n"
+		"  nft by name, nft by prefix, bpf.  Methods: test-run-empty\n"
+		"  test-run-legit test-run-spoofed-mac test-run-spoofed-ipv4 veth-none\n"
+		"  veth-nft veth-nft-prefix veth-bpf\n",
+	.opts = O_COUNT | O_RUNS | O_METHODS | O_OUT | O_JSON,
+	.defaults = defaults,
+	.check = check,
+	.run = run,
+};
