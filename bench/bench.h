@@ -23,6 +23,7 @@
  * scn_growth.c	the "growth" scenario: one guest's cost as the host fills
  * scn_pkt.c	the "pkt" scenario: ns per frame, TEST_RUN and a veth pair
  * scn_all.c	the "all" scenario: every scenario, one child each
+ * scn_cni.c	the "cni" scenario: vnic-cni beside the stock CNI plugins
  * filters.h	the filter scenarios (filters, filters-add, restart)
  */
 #ifndef VNIC_BENCH_H
@@ -32,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include <vnic/guest.h>
 
@@ -70,6 +72,7 @@ struct bench_opts {
 	/* Index of NIC 0 in the names: guest g of the guests scenario is
 	 * made of NICs g*K..g*K+K-1, so that names never collide. */
 	unsigned int first_nic;
+	const char *proc_guests;	/* restart: sizes of the vnicctl rows */
 };
 
 /* ---- opts.c: the one option parser ---- */
@@ -84,6 +87,7 @@ enum {
 	O_POINTS = 1u << 9, O_KIND = 1u << 10, O_FILL = 1u << 11,
 	O_METHODS = 1u << 12, O_OUT = 1u << 13, O_JSON = 1u << 14,
 	O_UP = 1u << 15, O_KEEP = 1u << 16, O_QUICK = 1u << 17,
+	O_PROC = 1u << 18,
 };
 
 #define KBIT(k)		(1u << VNIC_KIND_##k)
@@ -106,7 +110,7 @@ struct scenario {
 };
 
 extern const struct scenario scn_guest, scn_guests, scn_filters,
-	scn_filters_add, scn_restart, scn_growth, scn_all, scn_pkt;
+	scn_filters_add, scn_restart, scn_growth, scn_cni, scn_all, scn_pkt;
 
 /* The scenario's defaults, then argv[1..]: 0, 1 for --help, or -EINVAL
  * (said on stderr). */
@@ -429,7 +433,19 @@ void link_list_free(struct link_list *l);
 
 /* ---- env.c ---- */
 
-struct cni_target;	/* m_cni.c */
+/* m_cni.c: a container's network namespace, held by a child. */
+struct cni_target {
+	pid_t pid;		/* the holder, or 0 */
+	int nsfd;
+	char path[64];		/* CNI_NETNS */
+	struct rawnl nl;	/* a socket inside the target */
+};
+
+/* Start one (t->nsfd = -1 before); stop it and the NICs made in it. */
+int cni_target_start(struct cni_target *t);
+void cni_target_stop(struct cni_target *t);
+/* The stock plugins' directory, "" if none. */
+void cni_find(char *dir, size_t len);
 
 struct guest_env {
 	const struct bench_opts *o;

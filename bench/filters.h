@@ -13,6 +13,7 @@
  * floor.c		the floor rows: libvnic's own batches, captured and
  *			sent again by the bench's socket
  * freport.c		table, JSON lines and verdicts of these scenarios
+ * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
 #define VNIC_BENCH_FILTERS_H
@@ -254,6 +255,7 @@ struct fsample {
 	double writes, messages, batches;	/* vnic_filter_result */
 	double genid_delta;			/* by the bench's own read */
 	double changed;				/* guests_changed */
+	double sendmsg, recvmsg, dumps;		/* vnicctl -s, per sync */
 };
 
 struct ftarget {
@@ -278,6 +280,8 @@ struct frow {
 	char note[640];
 	unsigned int rules;		/* rule-based anchors: rules loaded */
 	struct ftarget target;		/* max_ms NAN and max_ratio NAN: none */
+	bool has_calls;			/* sendmsg/recvmsg/dumps are known */
+	double per_doubling;		/* restart_proc.c: to the size before */
 };
 
 struct freport_env {
@@ -302,6 +306,16 @@ void freport_header(const struct freport_env *re, bool json);
 /* Rows, then (table mode) notes and verdicts.  1 if a target was missed. */
 int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
 	    bool json);
+
+/* ---- restart_proc.c ---- */
+
+/* --proc-guests is a list of sizes (or "none"): 0 or -EINVAL. */
+int restart_proc_check(const struct bench_opts *o);
+/* The restart rows of new vnicctl processes, each size in a namespace of
+ * its own (malloc'd; free with restart_proc_free). */
+int restart_proc_rows(const struct bench_opts *o, struct frow **rows,
+		      unsigned int *n);
+void restart_proc_free(struct frow *rows, unsigned int n);
 
 /* ---- m_bpf.c: the libvnic-bpf rows ---- */
 

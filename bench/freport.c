@@ -37,6 +37,7 @@ struct fsample *frow_next(struct frow *r)
 
 	s->ms = s->writes = s->messages = s->batches = NAN;
 	s->genid_delta = s->changed = NAN;
+	s->sendmsg = s->recvmsg = s->dumps = NAN;
 	return s;
 }
 
@@ -238,6 +239,15 @@ static void json_measured(struct json *j, const struct fout *o,
 				  1000.0 / o->re->n);
 	if (r->has_result)
 		json_result(j, r);
+	if (r->has_calls) {
+		json_num(j, "sendmsg", median_of(r, offsetof(struct fsample, sendmsg)));
+		json_num(j, "recvmsg", median_of(r, offsetof(struct fsample, recvmsg)));
+		json_num(j, "dumps", median_of(r, offsetof(struct fsample, dumps)));
+		json_num(j, "x_per_doubling", r->per_doubling);
+		if (r->target.ratio_to)
+			json_num(j, "ratio_to_full_apply",
+				 ratio_to(r, o->rows, o->n, r->target.ratio_to));
+	}
 	if (r->rules)
 		json_uint(j, "rules", r->rules);
 	json_bool(j, "extrapolated", r->extrapolated);

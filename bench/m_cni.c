@@ -32,17 +32,10 @@
 #define CNI_RCVBUF	(1u << 20)
 #define CNI_DIR_MAX	64
 
-struct cni_target {
-	pid_t pid;		/* the holder, or 0 */
-	int nsfd;
-	char path[64];		/* CNI_NETNS */
-	struct rawnl nl;	/* a socket inside the target */
-};
-
 static const char *const cni_dirs[] = { "/usr/lib/cni", "/opt/cni/bin" };
 
 /* Debian's directory first, then the upstream default; "" if neither. */
-static void cni_find(char *dir, size_t len)
+void cni_find(char *dir, size_t len)
 {
 	char path[256];
 	unsigned int i;
@@ -111,7 +104,7 @@ static int open_inside(struct cni_target *t)
 	return ret;
 }
 
-static int target_start(struct cni_target *t)
+int cni_target_start(struct cni_target *t)
 {
 	pid_t bench = getpid();
 	int pfd[2];
@@ -156,7 +149,7 @@ static int target_new(struct guest_env *e, struct cni_target **out)
 	t = &v[e->ncni++];
 	memset(t, 0, sizeof(*t));
 	t->nsfd = -1;
-	ret = target_start(t);
+	ret = cni_target_start(t);
 	*out = t;
 	return ret;
 }
@@ -369,7 +362,7 @@ static void target_empty(struct cni_target *t)
 	link_list_free(&l);
 }
 
-static void target_stop(struct cni_target *t)
+void cni_target_stop(struct cni_target *t)
 {
 	target_empty(t);
 	rawnl_close(&t->nl);
@@ -387,7 +380,7 @@ static void cni_release(struct guest_env *e)
 	unsigned int i;
 
 	for (i = 0; i < e->ncni; i++)
-		target_stop(&e->cni[i]);
+		cni_target_stop(&e->cni[i]);
 	free(e->cni);
 	e->cni = NULL;
 	e->ncni = 0;

@@ -29,6 +29,7 @@ static const struct scenario *const scenarios[] = {
 	&scn_filters_add,
 	&scn_restart,
 	&scn_growth,
+	&scn_cni,
 	&scn_pkt,
 	&scn_all,
 };

@@ -44,6 +44,7 @@ static const struct opt_desc descs[] = {
 	{ "up", O_UP, T_FLAG, F(up), 0, 0 },
 	{ "keep-files", O_KEEP, T_FLAG, F(keep_files), 0, 0 },
 	{ "quick", O_QUICK, T_FLAG, F(quick), 0, 0 },
+	{ "proc-guests", O_PROC, T_STR, F(proc_guests), 0, 0 },
 };
 
 #define NDESCS	(sizeof(descs) / sizeof(descs[0]))

@@ -1309,7 +1309,8 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 
 static int run_restart(const struct bench_opts *o, struct freport_env *re)
 {
-	struct frow rows[R__MAX];
+	struct frow rows[R__MAX], *all = rows, *proc = NULL;
+	unsigned int nproc = 0;
 	struct vnic_policy *p = NULL;
 	struct filt_env e;
 	char err[256] = "";
@@ -1343,10 +1344,20 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 		else if (!(r->skip = xt_skip(m)))
 			xt_restart_row(&e, m, r, reset_ruleset);
 	}
+	/* New vnicctl processes, each size in a namespace of its own. */
+	if (!ret)
+		ret = restart_proc_rows(o, &proc, &nproc);
+	if (nproc && (all = calloc(R__MAX + nproc, sizeof(*all)))) {
+		memcpy(all, rows, sizeof(rows));
+		memcpy(all + R__MAX, proc, nproc * sizeof(*proc));
+	} else {
+		all = rows;
+		nproc = 0;
+	}
 	if (!ret) {
 		re->ratio_a = r_names[R_REAPPLY];
 		re->label_a = "x_reapply";
-		ret = freport(re, rows, R__MAX, o->json) ? 1 : 0;
+		ret = freport(re, all, R__MAX + nproc, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < R__MAX && !err[0]; m++)
 			if (rows[m].error[0])
@@ -1360,6 +1371,10 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 		vnic_policy_free(p);
 	for (m = 0; m < R__MAX; m++)
 		frow_free(&rows[m]);
+	if (all != rows)
+		free(all);
+	if (proc)
+		restart_proc_free(proc, nproc);
 	filt_env_free(&e);
 	return ret;
 }
@@ -1395,6 +1410,7 @@ static void defaults(struct bench_opts *o)
 		    FILT_DEFAULT_RESTART_GUESTS : FILT_DEFAULT_GUESTS;
 	if (!strcmp(o->scenario, "filters-add"))
 		o->existing = FILT_DEFAULT_EXISTING;
+	o->proc_guests = "100,1000,5000";
 }
 
 static int check(struct bench_opts *o)
@@ -1407,7 +1423,7 @@ static int check(struct bench_opts *o)
 			BENCH_MAX_FILTER_NICS);
 		return -EINVAL;
 	}
-	return 0;
+	return restart_proc_check(o);
 }
 
 #define FILT_OPTS	(O_NPG | O_RUNS | O_KIND | O_SETTLE | O_KEEP | O_OUT | \
@@ -1444,7 +1460,11 @@ const struct scenario scn_filters_add = FILT_SCENARIO("filters-add",
 const struct scenario scn_restart = FILT_SCENARIO("restart",
 	"restart [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
 	"  G installed guests (default 100); a new process re-opens the\n"
-	"  persisted table and syncs the unchanged state, and one change\n"
+	"  persisted table and syncs the unchanged state, and one change;\n"
+	"  [--proc-guests N,N,...] (default 100,1000,5000; none: skip): at each\n"
+	"  size, hooks by name and by prefix, vnicctl filter sync as a new\n"
+	"  process: full apply, unchanged, 10/50/100% changed, a set flushed;\n"
+	"  the anchor nft -f of vnicctl filter render\n"
 	"  (filters, filters-add, restart: [--kind macvlan|macvtap|veth]\n"
 	"   [--settle MS] [--keep-files] [--out DIR])\n",
-	O_GUESTS);
+	O_GUESTS | O_PROC);

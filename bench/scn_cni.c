@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cni: vnic-cni next to the stock CNI plugins (issue 12 part 3), each
+ * plugin executed as a runtime executes it: its own process, the CNI_*
+ * environment, the network configuration on stdin, IPAM by the stock
+ * host-local plugin for every row.  Each container is a namespace held by
+ * a child (m_cni.c), made untimed, as the runtime makes the sandbox first.
+ *
+ *   <plugin>-add, -del   one attachment (eth0) per container, --runs of
+ *                        them: ADD timed each, then DEL each
+ *   <plugin>-82-add      82 attachments (eth0..eth81) into one container,
+ *                        the total
+ *
+ * at 0 and at --existing NICs in the host's namespace (veth pairs made by
+ * ip -batch, untimed); then vnic-cni GC of --count stale attachments in
+ * one call (valid list empty; "ipam": {} so that only NICs and filters go).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+
+#define CNI_ATTACH_MANY	82
+#define CNI_TGT_PTP_X	0.5	/* vnic-cni veth ADD / stock ptp ADD */
+#define CNI_TGT_FULL_X	1.2	/* ... at --existing / at 0 */
+#define CNI_TGT_GC_MS	1000.0
+
+enum { P_VETH, P_VMAC, P_PTP, P_MACV, P__N };
+
+static const char *const p_names[P__N] = {
+	"vnic-cni-veth", "vnic-cni-macvlan", "stock-ptp", "stock-macvlan",
+};
+
+struct cni_bench {
+	const struct bench_opts *o;
+	char dir[64];		/* stock plugins */
+	char self[4096];	/* vnic-cni */
+	char tmp[64];		/* dataDirs */
+	char conf[P__N][512];
+	unsigned int net;	/* distinct networks and subnets */
+	bool json;
+	int missed;
+};
+
+struct crow {
+	char method[64];
+	unsigned int existing;
+	double *ms;
+	unsigned int n;
+	char error[256];
+};
+
+static const char *plugin_path(struct cni_bench *b, unsigned int p,
+			       char *buf, size_t len)
+{
+	if (p == P_VETH || p == P_VMAC)
+		return b->self;
+	snprintf(buf, len, "%s/%s", b->dir, p == P_PTP ? "ptp" : "macvlan");
+	return buf;
+}
+
+/* A network of its own per row and level: leases never collide. */
+static void make_conf(struct cni_bench *b, unsigned int p, bool l2,
+		      char *out, size_t len)
+{
+	static const char *const extra[P__N] = {
+		"\"type\":\"vnic-cni\"",
+		"\"type\":\"vnic-cni\",\"mode\":\"macvlan\",\"master\":\"" ENV_LOWER "\"",
+		"\"type\":\"ptp\"",
+		"\"type\":\"macvlan\",\"master\":\"" ENV_LOWER "\"",
+	};
+	unsigned int n = b->net++;
+	char ipam[256];
+
+	/* The stock plugins speak up to 1.0.0; GC is 1.1.0's. */
+	if (l2)
+		snprintf(ipam, sizeof(ipam), "{}");
+	else
+		snprintf(ipam, sizeof(ipam),
+			 "{\"type\":\"host-local\",\"dataDir\":\"%s/ipam\",\"ranges\":[[{\"subnet\":\"10.%u.%u.0/20\"}]]}",
+			 b->tmp, 100 + n / 16, (n % 16) * 16);
+	snprintf(out, len,
+		 "{\"cniVersion\":\"%s\",\"name\":\"bn%u\",%s,\"dataDir\":\"%s/state\",\"ipam\":%s}",
+		 l2 ? "1.1.0" : "1.0.0", n, extra[p], b->tmp, ipam);
+}
+
+/* One plugin exec: 0, or the plugin's message in err. */
+static int call(struct cni_bench *b, const char *plugin, const char *verb,
+		const char *cid, const char *ifname, const char *netns,
+		const char *conf, double *ms, char *err, size_t errlen)
+{
+	char e_cmd[32], e_cid[96], e_if[48], e_ns[96], e_path[96], out[512];
+	char *const envp[] = { e_cmd, e_cid, e_if, e_ns, e_path,
+			       "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	char *const argv[] = { (char *)plugin, NULL };
+	int in[2], po[2], status;
+	size_t len = strlen(conf), n = 0;
+	uint64_t t0;
+	ssize_t k;
+	pid_t pid;
+
+	snprintf(e_cmd, sizeof(e_cmd), "CNI_COMMAND=%s", verb);
+	snprintf(e_cid, sizeof(e_cid), "CNI_CONTAINERID=%s", cid);
+	snprintf(e_if, sizeof(e_if), "CNI_IFNAME=%s", ifname);
+	snprintf(e_ns, sizeof(e_ns), "CNI_NETNS=%s", netns);
+	snprintf(e_path, sizeof(e_path), "CNI_PATH=%s", b->dir);
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(po, O_CLOEXEC) < 0 || write(in[1], conf, len) != (ssize_t)len) {
+		close(in[0]);
+		close(in[1]);
+		return -EIO;
+	}
+	close(in[1]);
+	fflush(NULL);
+	t0 = now_ns();
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(in[0], 0) < 0 || dup2(po[1], 1) < 0 || dup2(po[1], 2) < 0)
+			_exit(126);
+		execve(plugin, argv, envp);
+		_exit(127);
+	}
+	close(in[0]);
+	close(po[1]);
+	while ((k = read(po[0], out + n, sizeof(out) - 1 - n)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			break;
+		n += (size_t)k;
+		if (n == sizeof(out) - 1)
+			n = 0;
+	}
+	out[n] = 0;
+	close(po[0]);
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (ms)
+		*ms = ms_since(t0);
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		char *c;
+
+		for (c = out; *c; c++)
+			if (*c == '\n' || *c == '\t')
+				*c = ' ';
+		snprintf(err, errlen, "%s %s: %.200s", strrchr(plugin, '/') + 1,
+			 verb, out);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static bool row_init(struct cni_bench *b, struct crow *r, const char *name,
+		     const char *suffix, unsigned int existing,
+		     unsigned int nmax)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->method, sizeof(r->method), "%s%s", name, suffix);
+	r->existing = existing;
+	r->ms = calloc(nmax, sizeof(double));
+	return bench_in_list(b->o->methods, name);
+}
+
+/* --runs containers, ADD eth0 into each timed, then DEL each timed. */
+static void per_attach(struct cni_bench *b, unsigned int p,
+		       struct crow *add, struct crow *del)
+{
+	unsigned int runs = b->o->runs, i;
+	struct cni_target *t = calloc(runs, sizeof(*t));
+	char path[256], cid[32];
+	const char *plugin = plugin_path(b, p, path, sizeof(path));
+	char *conf = b->conf[p];
+	int ret = t ? 0 : -ENOMEM;
+
+	make_conf(b, p, false, conf, sizeof(b->conf[p]));
+	for (i = 0; !ret && i < runs; i++) {
+		t[i].nsfd = -1;
+		snprintf(cid, sizeof(cid), "bc%u-%u", b->net, i);
+		ret = cni_target_start(&t[i]);
+		if (ret)
+			snprintf(add->error, sizeof(add->error),
+				 "container netns: %s", strerror(-ret));
+		else if (!(ret = call(b, plugin, "ADD", cid, "eth0", t[i].path,
+				      conf, &add->ms[i], add->error,
+				      sizeof(add->error))))
+			add->n++;
+		usleep(b->o->settle_ms * 1000);
+	}
+	for (i = 0; i < add->n; i++) {
+		snprintf(cid, sizeof(cid), "bc%u-%u", b->net, i);
+		if (!call(b, plugin, "DEL", cid, "eth0", t[i].path, conf,
+			  &del->ms[i], del->error, sizeof(del->error)))
+			del->n++;
+	}
+	for (i = 0; t && i < runs; i++)
+		if (t[i].pid)
+			cni_target_stop(&t[i]);
+	free(t);
+}
+
+/* 82 attachments into one container, the total; DEL untimed. */
+static void many(struct cni_bench *b, unsigned int p, struct crow *r)
+{
+	struct cni_target t = { .nsfd = -1 };
+	char path[256], ifn[16], conf[512];
+	const char *plugin = plugin_path(b, p, path, sizeof(path));
+	unsigned int i, made = 0;
+	uint64_t t0;
+	int ret;
+
+	make_conf(b, p, false, conf, sizeof(conf));
+	ret = cni_target_start(&t);
+	if (ret)
+		snprintf(r->error, sizeof(r->error), "container netns: %s",
+			 strerror(-ret));
+	t0 = now_ns();
+	for (i = 0; !ret && i < CNI_ATTACH_MANY; i++) {
+		snprintf(ifn, sizeof(ifn), "eth%u", i);
+		ret = call(b, plugin, "ADD", "bm", ifn, t.path, conf, NULL,
+			   r->error, sizeof(r->error));
+		made += !ret;
+	}
+	if (!ret)
+		r->ms[r->n++] = ms_since(t0);
+	for (i = 0; i < made; i++) {
+		char e[256];
+
+		snprintf(ifn, sizeof(ifn), "eth%u", i);
+		call(b, plugin, "DEL", "bm", ifn, t.path, conf, NULL, e,
+		     sizeof(e));
+	}
+	if (t.pid)
+		cni_target_stop(&t);
+}
+
+/* --count stale attachments of one container, then one GC call. */
+static void gc_row(struct cni_bench *b, struct crow *r)
+{
+	struct cni_target t = { .nsfd = -1 };
+	char conf[512], gcconf[600], ifn[16], cid[32];
+	unsigned int i;
+	int ret;
+
+	make_conf(b, P_VETH, true, conf, sizeof(conf));
+	ret = cni_target_start(&t);
+	for (i = 0; !ret && i < b->o->guests; i++) {
+		progress("cni gc: attachment %u/%u (untimed)", i + 1,
+			 b->o->guests);
+		snprintf(ifn, sizeof(ifn), "e%u", i);
+		snprintf(cid, sizeof(cid), "g%u", i);
+		ret = call(b, b->self, "ADD", cid, ifn, t.path, conf, NULL,
+			   r->error, sizeof(r->error));
+	}
+	/* The same network, every attachment stale. */
+	snprintf(gcconf, sizeof(gcconf), "%.*s,\"cni.dev/valid-attachments\":[]}",
+		 (int)strlen(conf) - 1, conf);
+	if (!ret && !call(b, b->self, "GC", "", "", "", gcconf, &r->ms[0],
+			  r->error, sizeof(r->error)))
+		r->n = 1;
+	if (t.pid)
+		cni_target_stop(&t);
+}
+
+static double median(const struct crow *r, struct summary *s)
+{
+	summarize(r->ms, r->n, s);
+	return r->n ? s->median : NAN;
+}
+
+static void print_row(struct cni_bench *b, const struct crow *r,
+		      const char *note)
+{
+	struct summary s;
+	struct json j;
+
+	median(r, &s);
+	if (b->json) {
+		json_begin(&j, stdout);
+		json_str(&j, "scenario", "cni");
+		json_str(&j, "method", r->method);
+		json_uint(&j, "existing", r->existing);
+		json_uint(&j, "runs", r->n);
+		json_num(&j, "median_ms", r->n ? s.median : NAN);
+		json_num(&j, "min_ms", r->n ? s.min : NAN);
+		json_num(&j, "max_ms", r->n ? s.max : NAN);
+		json_bool(&j, "noisy", r->n && summary_noisy(&s));
+		json_nums(&j, "samples_ms", r->ms, r->n);
+		if (r->error[0])
+			json_str(&j, "error", r->error);
+		if (note)
+			json_str(&j, "note", note);
+		json_end(&j);
+		return;
+	}
+	if (!r->n) {
+		printf("%-28s %8u  %s\n", r->method, r->existing,
+		       r->error[0] ? r->error : "not run");
+		return;
+	}
+	printf("%-28s %8u %4u %9.2f %9.2f %9.2f%s\n", r->method, r->existing,
+	       r->n, s.median, s.min, s.max,
+	       summary_noisy(&s) ? "  NOISY" : "");
+}
+
+static void verdict(struct cni_bench *b, const char *what, double x,
+		    double max, const char *unit)
+{
+	bool ok = !isnan(x) && x <= max;
+
+	b->missed |= !ok;
+	if (b->json) {
+		struct json j;
+
+		json_begin(&j, stdout);
+		json_str(&j, "scenario", "cni");
+		json_str(&j, "verdict", what);
+		json_num(&j, "value", x);
+		json_num(&j, "target", max);
+		json_bool(&j, "meets_target", ok);
+		json_end(&j);
+		return;
+	}
+	printf("verdict: %s %.2f%s (<= %.2f%s): target %s\n", what, x, unit,
+	       max, unit, isnan(x) ? "NOT MEASURED" : ok ? "MET" : "MISSED");
+}
+
+/* ADD/DEL rows and 82-attachment rows of one level of existing NICs. */
+static void level(struct cni_bench *b, unsigned int existing,
+		  struct crow *rows)
+{
+	unsigned int p;
+
+	for (p = 0; p < P__N; p++) {
+		struct crow *r = &rows[p * 3];
+		bool on = row_init(b, &r[0], p_names[p], "-add", existing,
+				   b->o->runs);
+
+		row_init(b, &r[1], p_names[p], "-del", existing, b->o->runs);
+		row_init(b, &r[2], p_names[p], "-82-add", existing, 1);
+		if (!on)
+			continue;
+		progress("cni: %s at %u existing", p_names[p], existing);
+		per_attach(b, p, &r[0], &r[1]);
+		many(b, p, &r[2]);
+	}
+	for (p = 0; p < P__N * 3; p++)
+		print_row(b, &rows[p], NULL);
+}
+
+static int fill(unsigned int nics)
+{
+	char path[] = "/tmp/vnic-bench-cni-fill.XXXXXX", cmd[128];
+	unsigned int i;
+	FILE *f;
+	int fd = mkstemp(path), ret;
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return -errno;
+	for (i = 0; i < nics / 2; i++)
+		fprintf(f, "link add fill%u type veth peer name fillp%u\n", i, i);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "ip -batch %s", path);
+	ret = system(cmd);
+	unlink(path);
+	return ret ? -ECHILD : 0;
+}
+
+static int run(const struct bench_opts *o)
+{
+	struct cni_bench b = { .o = o, .json = o->json };
+	struct crow rows[2][P__N * 3], gc;
+	char cmd[128], *slash;
+	ssize_t n;
+	unsigned int l, i;
+
+	cni_find(b.dir, sizeof(b.dir));
+	n = readlink("/proc/self/exe", b.self, sizeof(b.self) - 16);
+	if (n <= 0 || !b.dir[0]) {
+		fprintf(stderr, "vnic-bench: cni: %s\n", b.dir[0] ?
+			"/proc/self/exe" : "no stock CNI plugins in /usr/lib/cni or /opt/cni/bin");
+		return 1;
+	}
+	b.self[n] = 0;
+	slash = strrchr(b.self, '/');
+	strcpy(slash + 1, "vnic-cni");
+	if (getenv("VNIC_CNI"))
+		snprintf(b.self, sizeof(b.self), "%s", getenv("VNIC_CNI"));
+	snprintf(b.tmp, sizeof(b.tmp), "/tmp/vnic-bench-cni.XXXXXX");
+	if (access(b.self, X_OK) || !mkdtemp(b.tmp)) {
+		fprintf(stderr, "vnic-bench: cni: no %s (make all)\n", b.self);
+		return 1;
+	}
+	if (system("ip link set lo up && ip link add " ENV_LOWER
+		   " type veth peer name lower1 && ip link set " ENV_LOWER
+		   " up && ip link set lower1 up")) {
+		fprintf(stderr, "vnic-bench: cni: cannot make " ENV_LOWER "\n");
+		return 1;
+	}
+	if (!o->json)
+		printf("vnic-bench cni: %u attachments per row, 0 and %u existing NICs, GC of %u; machine shared, figures noisy\n"
+		       "%-28s %8s %4s %9s %9s %9s\n", o->runs, o->existing,
+		       o->guests, "method", "existing", "n", "median", "min",
+		       "max");
+	level(&b, 0, rows[0]);
+	if (o->existing && fill(o->existing))
+		fprintf(stderr, "vnic-bench: cni: ip -batch failed\n");
+	level(&b, o->existing, rows[1]);
+	row_init(&b, &gc, "vnic-cni-gc", "", 0, 1);
+	snprintf(gc.method, sizeof(gc.method), "vnic-cni-gc-%u-stale",
+		 o->guests);
+	if (bench_in_list(o->methods, "vnic-cni-gc"))
+		gc_row(&b, &gc);
+	print_row(&b, &gc, "one GC call, valid-attachments empty, \"ipam\": {}");
+	{
+		struct summary s0, s1, sp;
+		double v0 = median(&rows[0][P_VETH * 3], &s0);
+		double v1 = median(&rows[1][P_VETH * 3], &s1);
+		double pt = median(&rows[0][P_PTP * 3], &sp);
+		struct summary sg;
+
+		verdict(&b, "vnic-cni-veth-add / stock-ptp-add at 0 existing",
+			v0 / pt, CNI_TGT_PTP_X, "x");
+		verdict(&b, "vnic-cni-veth-add at --existing / at 0", v1 / v0,
+			CNI_TGT_FULL_X, "x");
+		verdict(&b, "vnic-cni GC of the stale attachments",
+			median(&gc, &sg), CNI_TGT_GC_MS, " ms");
+	}
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < P__N * 3; i++)
+			free(rows[l][i].ms);
+	free(gc.ms);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b.tmp);
+	if (system(cmd))
+		fprintf(stderr, "vnic-bench: %s failed\n", cmd);
+	return b.missed ? 1 : 0;
+}
+
+static void defaults(struct bench_opts *o)
+{
+	o->runs = 11;
+	o->existing = 4000;
+	o->guests = 1000;
+	o->settle_ms = 0;
+}
+
+const struct scenario scn_cni = {
+	.name = "cni",
+	.usage =
+		"cni [--runs R] [--existing E] [--count G] [--json]\n"
+		"    [--methods vnic-cni-veth,vnic-cni-macvlan,stock-ptp,stock-macvlan,vnic-cni-gc]\n"
+		"  Each CNI plugin executed as a runtime does (host-local IPAM): ADD\n"
+		"  and DEL of one attachment, R containers (default 11), and 82\n"
+		"  attachments into one container, at 0 and at E existing NICs\n"
+		"  (default 4000); then vnic-cni GC of G stale attachments (1000)\n",
+	.opts = O_RUNS | O_EXISTING | O_COUNT | O_JSON | O_METHODS | O_SETTLE,
+	.defaults = defaults,
+	.run = run,
+};

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vnic-bench cni (issue 12 part 3), as TAP: at tiny sizes, the rows of
+# vnic-cni (veth with its filter) and of the stock ptp plugin ran at 0 and
+# at --existing NICs, the GC row ran and removed what it should have, the
+# three verdicts are there.  The figures are not what is tested.
+#
+#   selftests/bench_cni_test.sh [CASE...]     (root; BENCH= overrides the binary)
+
+set -u -o pipefail
+
+. "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
+
+BENCH=${BENCH:-$here/../build/vnic-bench}
+
+jqo() {
+	jq -e -s "$1" "$TMP/out" >/dev/null || fail "jq: $1: $(cat "$TMP/out")"
+}
+
+case_cni_rows() {
+	local rc
+	"$BENCH" cni --runs 2 --existing 4 --count 3 --json \
+		--methods vnic-cni-veth,stock-ptp,vnic-cni-gc >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	# 1: a missed target, reported (tiny sizes judge nothing).
+	[ $rc -le 1 ] || { fail "vnic-bench cni exited $rc: $(cat "$TMP/err")"; return; }
+	jqo '[.[] | select((.method // "") | test("^(vnic-cni-veth|stock-ptp)-(add|del)$"))] |
+	     length == 8 and all(.runs == 2 and .median_ms > 0) and
+	     (map(.existing) | sort == [0, 0, 0, 0, 4, 4, 4, 4])' || return
+	jqo 'any(.method? == "vnic-cni-veth-82-add" and .runs == 1 and .existing == 0)' || return
+	jqo 'any(.method? == "vnic-cni-gc-3-stale" and .runs == 1 and .median_ms > 0)' || return
+	jqo 'any(.method? == "vnic-cni-macvlan-add" and .runs == 0)' || return
+	jqo '[.[] | select(.verdict?)] | length == 3 and
+	     all((.value | type) == "number" and (.meets_target | type) == "boolean")'
+}
+
+CASES=(cni_rows)
+
+setup_case() {
+	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
+	[ -x "$here/../build/vnic-cni" ] || { log "no build/vnic-cni (make all)"; return 1; }
+}
+
+[ -x /usr/lib/cni/ptp ] || [ -x /opt/cni/bin/ptp ] ||
+	skip_all "no stock CNI plugins (containernetworking-plugins)"
+tap_main jq -- "$@"
