@@ -14,7 +14,8 @@
  *   1. elements that go (and the state element), sets that cannot be read
  *      flushed;
  *   2. rules that go: every rule of a chain whose rules are not the wanted
- *      ones, by handle (rules carry a tag, ruletag.c);
+ *      ones, by handle (rules carry a tag, ruletag.c), and every rule of
+ *      a shard of a kind no longer wanted (it goes at 11);
  *   3. chains, 4. counters, 5. sets that go;
  *   6. sets, 7. counters, 8. chains (with their rules) that are missing;
  *   9. the wanted rules of the chains emptied in 2;
@@ -600,6 +601,14 @@ static int rules_out(struct dctx *dc)
 		struct st_chain *h = dc->have->chains.v[i];
 		const struct st_chain *w = wanted_for(dc, h);
 
+		/* A shard of a kind no longer wanted goes only at step 11, with
+		 * its devices; its rules name the mask sets and chains that
+		 * steps 3 and 5 delete, so they go now (EBUSY otherwise). */
+		if (!w && shard_kind(h->name) >= 0) {
+			for (j = 0; j < h->nrules && !err; j++)
+				err = del_rule(dc, h->name, h->rules[j].handle);
+			continue;
+		}
 		if (!w || remade(h, w) || same_rules(h, w))
 			continue;
 		for (j = 0; j < h->nrules && !err; j++)

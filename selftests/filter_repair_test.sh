@@ -154,6 +154,25 @@ case_restart_a_b_a() {
 	same_as_clean "$TMP/A.json"
 }
 
+# Every guest removed by a sync (a runtime restarted with none left): the
+# shards' rules name the mask sets and chains that go in the same batch.
+# No guest, counter or guest element is left; A comes back clean.
+case_sync_to_no_guests() {
+	echo '{"guests": []}' >"$TMP/none.json"
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc filter sync "$TMP/none.json" || return
+	run 0 vc filter diff "$TMP/none.json" || return
+	expect_eq "$(vc -j filter show | jq length)" 0 "guests shown" || return
+	nft -j list table netdev vnic >"$TMP/now" || return
+	expect_eq "$(jq '[.nftables[] | select(has("counter"))] | length' "$TMP/now")" 0 \
+		"counters left" || return
+	# The guests set keeps one element: the state's.
+	expect_eq "$(jq '[.nftables[] | .set? | select(.name == "guests") | .elem? // [] | length] | add' \
+		"$TMP/now")" 1 "guests elements left" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
 # sendmsg() calls of a vnicctl -s run, from its stats line.
 sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
 
