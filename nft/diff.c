@@ -34,7 +34,6 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/object.h>
-#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 
 #include "nft/state.h"
