@@ -35,7 +35,6 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/object.h>
-#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 
 #include "nft/state.h"
@@ -419,27 +418,31 @@ static int del_rule(struct dctx *dc, const char *chain, uint64_t handle)
 	return 0;
 }
 
-/* A wanted rule into chain (another shard of the same kind, maybe). */
+/*
+ * A wanted rule into chain (another shard of the same kind, maybe): its
+ * message copied attribute by attribute, the chain's name replaced.  Not
+ * parsed and built again: libnftnl reads an objref's name as a C string,
+ * and a name whose length is a multiple of 4 ("c_g0") has no NUL or
+ * padding after it, so it would take the next attribute's length byte
+ * with it ("c_g00") and the kernel would find no such counter (ENOENT).
+ */
 static int put_rule(struct dctx *dc, const struct st_rule *r, const char *chain)
 {
-	struct nftnl_rule *x;
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = nbatch_msg(dc->b, NFT_MSG_NEWRULE,
+					  NLM_F_CREATE | NLM_F_APPEND);
+	const struct nlattr *a;
 
-	x = nftnl_rule_alloc();
-	if (!x)
+	if (!nlh)
 		return -ENOMEM;
-	if (nftnl_rule_nlmsg_parse(r->msg, x) < 0) {
-		nftnl_rule_free(x);
-		return -EPROTO;
+	mnl_attr_for_each(a, r->msg, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) == NFTA_RULE_CHAIN)
+			mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
+		else if (mnl_attr_get_type(a) != NFTA_RULE_HANDLE)
+			mnl_attr_put(nlh, a->nla_type, mnl_attr_get_payload_len(a),
+				     mnl_attr_get_payload(a));
 	}
-	nftnl_rule_set_str(x, NFTNL_RULE_CHAIN, chain);
-	nlh = nbatch_msg(dc->b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
-	if (nlh) {
-		nftnl_rule_nlmsg_build_payload(nlh, x);
-		nbatch_end(dc->b, nlh);
-	}
-	nftnl_rule_free(x);
-	return nlh ? 0 : -ENOMEM;
+	nbatch_end(dc->b, nlh);
+	return 0;
 }
 
 /* --- shards -------------------------------------------------------------- */

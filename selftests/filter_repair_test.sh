@@ -173,6 +173,25 @@ case_sync_to_no_guests() {
 	same_as_clean "$TMP/A.json"
 }
 
+# A guest's custom rule replaced by another (tcp 22 accept -> udp 53 drop,
+# which counts into the guest's counter), then back, each by a new
+# process: the chain's rules go by handle and the wanted ones come again.
+# g0's counter "c_g0" is a name of 4 bytes (no NUL or padding after it in
+# the rule's message), g10's "c_g10" is not.
+case_custom_rule_replaced() {
+	jq '(.guests[] | select(.name == "g0" or .name == "g10") | .rules) =
+		[{"proto": "udp", "dport": 53, "action": "drop"}]' \
+		"$TMP/A.json" >"$TMP/C.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 1 vc filter diff "$TMP/C.json" || return
+	run 0 vc filter sync "$TMP/C.json" || return
+	run 0 vc filter diff "$TMP/C.json" || return
+	same_as_clean "$TMP/C.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc filter diff "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
 # sendmsg() calls of a vnicctl -s run, from its stats line.
 sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
 
@@ -212,6 +231,7 @@ case_diff_errors_exit_2() {
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
-       restart_a_b_a unchanged_writes_nothing diff_errors_exit_2)
+       restart_a_b_a custom_rule_replaced unchanged_writes_nothing
+       diff_errors_exit_2)
 
 tap_main nft jq python3 -- "$@"
