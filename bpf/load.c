@@ -93,9 +93,9 @@ static int prog_id(int fd, uint32_t *id)
 }
 
 /* The maps bound to prog fd by name, into b's slots; 0 when all six were
- * found with our layout's value sizes.  *cap: the size of its nics map (a
- * candidate's, b->capacity is set only once it is adopted). */
-static int take_maps(struct vnic_bpf *b, int fd, uint32_t *cap)
+ * found.  No size is taken here: a candidate may be another namespace's
+ * set, and what it says must not outlive its rejection (see adopt()). */
+static int take_maps(struct vnic_bpf *b, int fd)
 {
 	struct bpf_prog_info info;
 	uint32_t ids[16], len = sizeof(info), i, k;
@@ -127,8 +127,6 @@ static int take_maps(struct vnic_bpf *b, int fd, uint32_t *cap)
 		}
 		*map_slot(b, k) = mfd;
 		found |= 1u << k;
-		if (k == 0)
-			*cap = mi.max_entries;
 	}
 	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
 }
@@ -204,13 +202,19 @@ static int find_twin(struct vnic_bpf *b, const char *name, uint32_t nics_id)
 	return -ENOENT;
 }
 
+static int map_info(int fd, struct bpf_map_info *mi)
+{
+	uint32_t len = sizeof(*mi);
+
+	memset(mi, 0, len);
+	return bpf_obj_get_info_by_fd(fd, mi, &len) ? -errno : 0;
+}
+
 static uint32_t map_id(int fd)
 {
 	struct bpf_map_info mi;
-	uint32_t len = sizeof(mi);
 
-	memset(&mi, 0, sizeof(mi));
-	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
+	return map_info(fd, &mi) ? 0 : mi.id;
 }
 
 static int fd_of(struct bpf_object *obj, const char *prog)
@@ -281,10 +285,16 @@ static int reload_missing(struct vnic_bpf *b)
 	return err ? err : bind_all(b);
 }
 
-/* Walk the loaded programs for this namespace's vnic_in or vnic_eg. */
+/*
+ * Walk the loaded programs for this namespace's vnic_in or vnic_eg.  The
+ * walk sees every namespace's sets (and those of namespaces still being
+ * torn down); the capacity is read from the nics map of the set accepted,
+ * once accepted, never carried over from a candidate rejected on the way.
+ */
 static int adopt(struct vnic_bpf *b)
 {
-	uint32_t id = 0, cap = 0;
+	struct bpf_map_info mi;
+	uint32_t id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info;
@@ -296,7 +306,8 @@ static int adopt(struct vnic_bpf *b)
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		    (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg")) ||
-		    take_maps(b, fd, &cap) || !state_is_ours(b)) {
+		    take_maps(b, fd) || !state_is_ours(b) || map_info(b->map_nics, &mi) ||
+		    !mi.max_entries) {
 			if (b->map_state >= 0 && b->map_nics >= 0)
 				note_older(b);
 			close(fd);
@@ -317,7 +328,7 @@ static int adopt(struct vnic_bpf *b)
 			continue;
 		}
 		b->adopted = true;
-		b->capacity = cap;
+		b->capacity = mi.max_entries;
 		return 0;
 	}
 	return -ENOENT;
