@@ -109,8 +109,10 @@ enum vnic_filter_feature {
  * another process) installed; nothing is written.  nft: the table is
  * checked and read, and claimed (owner flag) unless VNIC_FILTER_NO_OWNER;
  * a missing table is made by the first commit that writes; a table named
- * like ours that libvnic did not make or that was damaged is refused with
- * -EUCLEAN (-EPERM if a live process owns it); one made with
+ * like ours that libvnic did not make (or whose sets were replaced by
+ * others of another type) is refused with -EUCLEAN (-EPERM if a live
+ * process owns it); a damaged table of libvnic's opens, and apply, remove
+ * and guests refuse it with -EUCLEAN until a sync repairs it; one made with
  * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP).  bpf: the programs
  * and maps serving the context's namespace are found through the kernel
  * (no bpffs), or loaded.  Returns 0 with *out set, or a negative errno:
@@ -149,8 +151,8 @@ struct vnic_filter_result {
  * -EINVAL (NULL, res->sz below the 0.1 struct, a policy that fails
  * vnic_policy_check()), -EOPNOTSUPP (bpf: custom rules), -EROFS (nft: read
  * only), -EEXIST (a NIC of p belongs to an installed guest p does not
- * replace), -ENODEV (a NIC of p does not exist), -EAGAIN (nft: someone
- * else changed the ruleset meanwhile: build the change again), -ENOSPC
+ * replace), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
+ * changed the ruleset or the maps meanwhile: build the change again), -ENOSPC
  * (bpf: a map is full), -ENOMEM, or the kernel's.
  */
 int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
