@@ -168,7 +168,9 @@ static int open_damaged(struct vnic_nft *n)
  */
 int open_state(struct vnic_nft *n)
 {
-	struct table_info ti;
+	/* Zeroed: a failed generation read (any errno, -EUCLEAN too) leaves
+	 * it unread. */
+	struct table_info ti = { 0 };
 	uint32_t g0 = 0, g1 = 0;
 	int err = nfnl_genid(n, &g0);
 
