@@ -578,7 +578,7 @@ int xt_flush(enum xt_variant v)
 
 /* Once per row, after its first timed run: what is loaded, counted. */
 static void check_loaded(enum xt_variant v, const struct xt_set *s,
-			 unsigned int want, struct frow *r)
+			 unsigned int want, struct bench_row *r)
 {
 	unsigned int rules = 0, chains = 0;
 	size_t len = strlen(r->note);
@@ -598,7 +598,7 @@ static void check_loaded(enum xt_variant v, const struct xt_set *s,
 		 rules == want ? "" : " (NOT the ruleset's count)");
 }
 
-static int row_fail(struct frow *r, const char *what, int ret)
+static int row_fail(struct bench_row *r, const char *what, int ret)
 {
 	snprintf(r->error, sizeof(r->error), "%s: %.200s", what,
 		 ret == -ECHILD ? xt_last_error() : strerror(-ret));
@@ -606,8 +606,8 @@ static int row_fail(struct frow *r, const char *what, int ret)
 }
 
 int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
-		       struct xt_set *s, struct frow *restore,
-		       struct frow *per_rule)
+		       struct xt_set *s, struct bench_row *restore,
+		       struct bench_row *per_rule)
 {
 	char desc[400];
 	int ret;
@@ -636,7 +636,7 @@ int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
  * all: EXTRAPOLATED, as nft-per-stmt.
  */
 static int per_rule(enum xt_variant v, const struct xt_set *s,
-		    unsigned int sample, struct frow *r, double *ms)
+		    unsigned int sample, struct bench_row *r, double *ms)
 {
 	unsigned int from = s->n > sample ? (s->n - sample) / 2 : 0;
 	unsigned int to = s->n > sample ? from + sample : s->n;
@@ -666,7 +666,7 @@ static int per_rule(enum xt_variant v, const struct xt_set *s,
 }
 
 int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
-		   unsigned int sample, struct frow *r, struct fsample *smp)
+		   unsigned int sample, struct bench_row *r, struct sample *smp)
 {
 	int ret;
 
@@ -693,7 +693,7 @@ int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
  * guest's rules.  G guests' rules are loaded untimed, then each run times
  * a full restore over them (the tables are replaced, not appended to).
  */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
+int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
 		   int (*reset)(struct filt_env *, char *, size_t))
 {
 	struct xt_set s;
@@ -717,7 +717,7 @@ int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
 	if (!ret && (ret = xt_restore(v, &s, false, &ms)))
 		row_fail(r, "loading the starting state", ret);
 	for (run = 0; run < e->o->runs && !ret; run++) {
-		struct fsample *smp = frow_next(r);
+		struct sample *smp = bench_row_next(r);
 
 		ret = xt_restore(v, &s, false, &smp->ms);
 		if (ret)
