@@ -13,6 +13,7 @@
  * svg.c	line plots and bar charts, the project's own SVG writer
  * host.c	the machine's facts and the anchor tools' versions
  * progress.c	the progress line on a terminal's stderr
+ * spawn.c	running the anchor tools (nft, xtables) and their errors
  * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
  * env.c	the starting state of every run and the return to it
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
@@ -228,6 +229,26 @@ int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */
 void host_json(struct json *j);
+
+/* ---- spawn.c: the anchor tools, started as a runtime starts them ---- */
+
+#define BENCH_ERR_TEXT	528
+
+/* argv[0] (a path) with stdin from in_path (NULL: /dev/null), stdout into
+ * out_fd (-1: /dev/null); its stderr on *err_fd for bench_reap. */
+int bench_spawn(const char *const *argv, const char *in_path, int out_fd,
+		pid_t *pid, int *err_fd);
+/* Read its stderr, reap it: 0, -ECHILD when it failed (its stderr, after
+ * "who: " if who is set, is then the last error), -ETIMEDOUT when it was
+ * killed (by the caller, who says why), or -errno. */
+int bench_reap(pid_t pid, int err_fd, const char *who);
+/* Both. */
+int bench_exec(const char *const *argv, const char *in_path, int out_fd,
+	       const char *who);
+/* The last failed tool's stderr, on one line; or set it. */
+const char *bench_last_error(void);
+void bench_set_last_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /* ---- progress.c ---- */
 

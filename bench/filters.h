@@ -138,8 +138,6 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
 
 /* Run nft with argv[1..] (argv[0] is filled in); 0 or -errno/-ECHILD. */
 int nft_run(const struct filt_env *e, const char **argv);
-/* What nft printed on stderr when it last failed, on one line. */
-const char *nft_last_error(void);
 /* nft -f path. */
 int nft_file(const struct filt_env *e, const char *path);
 /* Write text to a new temporary file; path gets its name. */
@@ -206,7 +204,6 @@ struct xt_set {
 const char *xt_skip(enum xt_variant v);
 const char *xt_variant_name(enum xt_variant v);
 bool xt_has_arp(enum xt_variant v);
-const char *xt_last_error(void);
 int xt_set_build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
 		 struct xt_set *s);

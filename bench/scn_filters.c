@@ -93,7 +93,7 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 	snprintf(err, errlen, "%s: %s%s%s", what,
 		 ret == -ECHILD ? "nft failed" : strerror(-ret),
 		 ret == -ECHILD ? ": " : "",
-		 ret == -ECHILD ? nft_last_error() : "");
+		 ret == -ECHILD ? bench_last_error() : "");
 	return ret;
 }
 
@@ -431,7 +431,7 @@ static void check_stmts(struct filters *f, const char *want)
 	    nft_list_ruleset(&f->e, &got))
 		snprintf(r->note + len, sizeof(r->note) - len,
 			 "; could not check the split: %.120s",
-			 err[0] ? err : nft_last_error());
+			 err[0] ? err : bench_last_error());
 	else if (strcmp(got, want)) {
 		first_difference(got, want, "statements", diff, sizeof(diff));
 		snprintf(r->note + len, sizeof(r->note) - len,
@@ -460,7 +460,7 @@ static void check_same(struct filters *f)
 	    nft_file(&f->e, f->text_path) || nft_list_ruleset(&f->e, &b)) {
 		snprintf(r->note, sizeof(r->note),
 			 "could not compare with libvnic's ruleset: %.180s",
-			 err[0] ? err : nft_last_error());
+			 err[0] ? err : bench_last_error());
 	} else if (strcmp(a, b)) {
 		first_difference(a, b, "libvnic", diff, sizeof(diff));
 		snprintf(r->note, sizeof(r->note),
