@@ -157,7 +157,7 @@ struct sample {
 	double retries;		/* cache strategy EEXIST retries */
 	double writes, messages, batches, changed;	/* vnic_filter_result */
 	double genid_delta;	/* by the bench's own read */
-	double dumps;		/* vnicctl -s, per sync */
+	double dumps;		/* vnicctl -s, per sync: link dumps only */
 };
 
 struct summary {

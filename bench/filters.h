@@ -117,12 +117,14 @@ int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 struct floor_batch {
 	char *buf;
 	size_t len;
+	bool request;			/* a read (get, dump), not a batch */
 };
 
 struct floor_batches {
 	struct floor_batch *v;
 	unsigned int n;
 	int err;			/* the capture ran out of memory */
+	bool requests;			/* keep the reads too */
 };
 
 /* Keep a copy of every batch handle h sends from now on (into fb; NULL:
@@ -130,9 +132,13 @@ struct floor_batches {
 int floor_capture(struct vnic_filter *h, struct floor_batches *fb);
 void floor_free(struct floor_batches *fb);
 /* Send batches [from, to) of fb again, one sendmsg() each, timed to the
- * last ack: 0 or the first error the kernel gave (-ENODATA: none kept). */
+ * last ack (a read: to its last reply): 0 or the first error the kernel
+ * gave (-ENODATA: none kept). */
 int floor_replay(struct filt_env *e, struct floor_batches *fb,
 		 unsigned int from, unsigned int to, double *ms);
+/* A capture through a pipe, from a child to its parent: 0 or -errno. */
+int floor_write(int fd, const struct floor_batches *fb);
+int floor_read(int fd, struct floor_batches *fb);
 
 /* ---- m_nft.c ---- */
 

@@ -198,7 +198,7 @@ static void json_calls(struct json *j, const struct report *o,
 {
 	report_json_median(j, "sendmsg", r, offsetof(struct sample, sendmsg));
 	report_json_median(j, "recvmsg", r, offsetof(struct sample, recvmsg));
-	report_json_median(j, "dumps", r, offsetof(struct sample, dumps));
+	report_json_median(j, "link_dumps", r, offsetof(struct sample, dumps));
 	json_num(j, "x_per_doubling", r->per_doubling);
 	if (r->target.ratio_to)
 		json_num(j, "ratio_to_full_apply",

@@ -1086,12 +1086,13 @@ static int run_filters_add(const struct bench_opts *o, struct report_env *re)
 /* ---- restart ---- */
 
 enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R_XT,
-       R_BPF = R_XT + XT__VARIANTS, R__MAX };
+       R_BPF = R_XT + XT__VARIANTS, R_FLOOR, R__MAX };
 
 static const char *const r_names[R__MAX] = {
 	"libvnic-open", "libvnic-sync-unchanged", "libvnic-open+sync-unchanged",
 	"libvnic-sync-1-changed", "libvnic-reapply-all",
 	"xt-legacy-restore-all", "xt-nft-restore-all", "libvnic-bpf-open+sync-unchanged",
+	"floor-sync-unchanged",
 };
 
 /* What a child reports through its pipe. */
@@ -1104,7 +1105,8 @@ struct child_out {
 	bool have_gen;
 };
 
-enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY };
+/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c). */
+enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE };
 
 /* The restarted daemon: a new process, a new context, a new handle. */
 static void child(struct filt_env *e, enum child_job job, int fd)
@@ -1112,6 +1114,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
+	struct floor_batches fb = { .requests = true };
 	struct child_out out;
 	struct vnic_filter *h = NULL;
 	uint64_t t0;
@@ -1147,10 +1150,14 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	/* Claiming the table is a write of its own: counted apart. */
 	if (out.have_gen)
 		out.have_gen = nfnl_genid(e, &out.gen0) == 0;
+	if (job == JOB_CAPTURE)
+		floor_capture(h, &fb);
 	t0 = now_ns();
 	out.ret = job == JOB_REAPPLY ? vnic_filter_apply(h, p, &out.res) :
 				       vnic_filter_sync(h, p, &out.res);
 	out.ms = ms_since(t0);
+	if (job == JOB_CAPTURE)
+		floor_capture(h, NULL);
 	if (out.ret) {
 		bench_lib_fail(e->ctx, job == JOB_REAPPLY ? "vnic_filter_apply" : "vnic_filter_sync",
 			 out.ret, out.err, sizeof(out.err));
@@ -1173,11 +1180,14 @@ done:
 	do
 		n = write(fd, &out, sizeof(out));
 	while (n < 0 && errno == EINTR);
+	if (job == JOB_CAPTURE)
+		floor_write(fd, &fb);
 	_exit(0);
 }
 
+/* fb: where a JOB_CAPTURE child's requests go. */
 static int run_child(struct filt_env *e, enum child_job job,
-		     struct child_out *out)
+		     struct child_out *out, struct floor_batches *fb)
 {
 	int pipefd[2], status;
 	ssize_t n;
@@ -1197,6 +1207,8 @@ static int run_child(struct filt_env *e, enum child_job job,
 	do
 		n = read(pipefd[0], out, sizeof(*out));
 	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(*out) && fb && floor_read(pipefd[0], fb))
+		n = 0;
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -1234,7 +1246,7 @@ static int restart_run(struct filt_env *e, struct bench_row *rows, unsigned int 
 				       job == JOB_REAPPLY ? R_REAPPLY :
 							    R_SYNC_CHANGED];
 
-		ret = run_child(e, job, &c);
+		ret = run_child(e, job, &c, NULL);
 		if (ret) {
 			snprintf(r->error, sizeof(r->error), "%s", c.err);
 			break;
@@ -1251,6 +1263,52 @@ static int restart_run(struct filt_env *e, struct bench_row *rows, unsigned int 
 	return ret;
 }
 
+/*
+ * The floor of the unchanged sync: the requests a sync of a new process
+ * sent (kept by an untimed sync before the runs), sent again by the
+ * bench's socket, each to its last reply.
+ */
+static int restart_floor_capture(struct filt_env *e, struct floor_batches *fb,
+				 struct bench_row *r)
+{
+	struct child_out c;
+	unsigned int i, reads = 0;
+	size_t bytes = 0;
+	int ret = run_child(e, JOB_CAPTURE, &c, fb);
+
+	if (ret || !fb->n) {
+		snprintf(r->error, sizeof(r->error), "capturing libvnic's requests: %.200s",
+			 ret ? c.err : "none sent");
+		return 0;
+	}
+	for (i = 0; i < fb->n; i++) {
+		reads += fb->v[i].request;
+		bytes += fb->v[i].len;
+	}
+	snprintf(r->note, sizeof(r->note),
+		 "the kernel's cost of libvnic's unchanged sync: the %u requests (%u reads, %u batches; %zu bytes) a sync of a new process sent (captured untimed by the library's tap), each sent again by the bench's socket, one sendmsg() each, to its last reply (unparsed)",
+		 fb->n, reads, fb->n - reads, bytes);
+	return 0;
+}
+
+static void restart_floor_run(struct filt_env *e, struct floor_batches *fb,
+			      struct bench_row *r)
+{
+	struct sample *s;
+	int ret;
+
+	if (r->error[0] || r->skip)
+		return;
+	s = bench_row_next(r);
+	ret = floor_replay(e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(r->error, sizeof(r->error),
+			 "sending libvnic's requests again: %s", strerror(-ret));
+	else
+		r->runs++;
+	usleep(e->o->settle_ms * 1000);
+}
+
 static void restart_rows(const struct bench_opts *o, struct bench_row *rows)
 {
 	unsigned int m;
@@ -1263,6 +1321,8 @@ static void restart_rows(const struct bench_opts *o, struct bench_row *rows)
 	/* Its genid_delta says whether re-claiming the table wrote. */
 	rows[R_OPEN].has_result = true;
 	rows[R_SYNC].target.zero_writes = true;
+	rows[R_SYNC].target.floor = r_names[R_FLOOR];
+	rows[R_FLOOR].has_result = false;
 	snprintf(rows[R_OPEN].note, sizeof(rows[R_OPEN].note),
 		 "vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
 	/* The millisecond target is stated for 100 guests. */
@@ -1310,6 +1370,7 @@ static int restart_install(struct filt_env *e, struct bench_row *row, char *err,
 static int run_restart(const struct bench_opts *o, struct report_env *re)
 {
 	struct bench_row rows[R__MAX], *all = rows, *proc = NULL;
+	struct floor_batches fb = { .requests = true };
 	unsigned int nproc = 0;
 	struct vnic_policy *p = NULL;
 	struct filt_env e;
@@ -1326,10 +1387,17 @@ static int run_restart(const struct bench_opts *o, struct report_env *re)
 		ret = filt_policy(&e, 0, o->guests, -1, &p, err, sizeof(err));
 	if (!ret)
 		ret = restart_install(&e, &rows[R_SYNC], err, sizeof(err));
+	if (!ret && !selected(o, r_names[R_FLOOR]))
+		rows[R_FLOOR].skip = "not selected (--methods)";
+	else if (!ret)
+		ret = restart_floor_capture(&e, &fb, &rows[R_FLOOR]);
 	for (run = 0; !ret && run < o->runs; run++) {
 		progress("run %u/%u", run + 1, o->runs);
 		ret = restart_run(&e, rows, run);
+		if (!ret)
+			restart_floor_run(&e, &fb, &rows[R_FLOOR]);
 	}
+	floor_free(&fb);
 	if (!ret && !selected(o, r_names[R_BPF]))
 		rows[R_BPF].skip = "not selected (--methods)";
 	if (!ret)
@@ -1357,6 +1425,8 @@ static int run_restart(const struct bench_opts *o, struct report_env *re)
 	if (!ret) {
 		re->ratio_a = r_names[R_REAPPLY];
 		re->label_a = "x_reapply";
+		re->ratio_b = r_names[R_FLOOR];
+		re->label_b = "x_floor";
 		ret = report_rows(re, all, R__MAX + nproc, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < R__MAX && !err[0]; m++)
