@@ -397,6 +397,7 @@ struct bench_row {
 	char note[640];
 	struct bench_target target;
 	double per_doubling;		/* restart_proc.c: to the size before */
+	void *priv;			/* the scenario's own, for its style */
 };
 
 struct report;
@@ -406,7 +407,10 @@ struct report_style {
 	int ms_prec;
 	/* Its table columns, by report_col(). */
 	void (*cols)(struct report *o);
-	/* Its own fields of a measured row's JSON object. */
+	/* Its own fields of every row's JSON object (NULL: none), and of
+	 * a measured row's. */
+	void (*row)(struct json *j, const struct report *o,
+		    const struct bench_row *r);
 	void (*json)(struct json *j, const struct report *o,
 		     const struct bench_row *r);
 	/* Its own parameters and notes (NULL: none). */
@@ -428,6 +432,7 @@ struct report_env {
 	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
 	const char *out_dir;		/* --out, or NULL */
 	const struct report_style *style;	/* NULL: the filter scenarios' */
+	char title[256];		/* "" : made of the fields above */
 };
 
 /* What the style's callbacks see. */

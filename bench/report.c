@@ -67,14 +67,16 @@ void report_env_init(struct report_env *re, const struct bench_opts *o,
 /* guests 0: one guest of n NICs (the guest scenario). */
 static void title(const struct report_env *re, char *buf, size_t len)
 {
-	int k = re->guests ?
+	int k = re->title[0] ? -1 : re->guests ?
 		snprintf(buf, len, "%s: %u guests x %u %s NICs (%u NICs), %u existing guests",
 			 re->scenario, re->guests, re->nics_per_guest,
 			 re->kind, re->n, re->existing) :
 		snprintf(buf, len, "%s: %u %s NICs, %u existing",
 			 re->scenario, re->n, re->kind, re->existing);
 
-	if (k > 0 && (size_t)k < len)
+	if (k < 0)
+		snprintf(buf, len, "%s", re->title);
+	else if ((size_t)k < len)
 		snprintf(buf + k, len - k, ", %u runs; kernel %s, %ld CPUs, load %.2f",
 			 re->runs_asked, re->kernel, re->cpus, re->load1);
 }
@@ -227,6 +229,7 @@ static void json_target(struct json *j, const struct report *o,
 static void filter_json(struct json *j, const struct report *o,
 			const struct bench_row *r)
 {
+	json_num(j, "per_nic_us", report_per_nic(o, r));
 	if (r->has_result)
 		json_result(j, r);
 	if (r->has_calls)
@@ -252,8 +255,6 @@ static void json_measured(struct json *j, const struct report *o,
 
 	json_ratio(j, o, r, o->re->ratio_a);
 	json_ratio(j, o, r, o->re->ratio_b);
-	json_num(j, "per_nic_us", r->aside ? NAN :
-		 row_median(r, offsetof(struct sample, ms)) * 1000.0 / o->re->n);
 	o->style->json(j, o, r);
 	for (i = 0; v && i < r->runs; i++)
 		v[i] = r->s[i].ms;
@@ -276,6 +277,8 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 		json_uint(j, "nics_per_guest", o->re->nics_per_guest);
 	}
 	json_uint(j, "existing", r->existing);
+	if (o->style->row)
+		o->style->row(j, o, r);
 	if (t->ms.n)
 		json_measured(j, o, r);
 }

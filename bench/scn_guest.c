@@ -232,6 +232,7 @@ static void guest_json(struct json *j, const struct report *o,
 	};
 	unsigned int i;
 
+	json_num(j, "per_nic_us", report_per_nic(o, r));
 	for (i = 0; i < 3; i++)
 		report_json_median(j, per_guest[i].key, r, per_guest[i].off);
 	if (r->libvnic) {
