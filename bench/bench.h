@@ -564,8 +564,11 @@ struct guest_env {
 };
 
 #define ENV_LOWER	"lower0"
-#define ENV_LOWER_PEER	"lower0p"
 
+/* Veth pairs lower<i>/lower<i>p, i < n, up, in group (0: none): their
+ * ifindexes in lowers[], lower0p's in *peer0 (if set). */
+int env_make_lowers(struct rawnl *nl, unsigned int n, uint32_t group,
+		    int *lowers, int *peer0);
 int env_setup(struct guest_env *e, const struct bench_opts *o);
 void env_free(struct guest_env *e);
 /* Delete every link that is not in the baseline, untimed, and check that

@@ -64,16 +64,6 @@ void env_peer_name(const struct bench_opts *o, unsigned int i, char *buf)
 	snprintf(buf, 16, "vthp%u", o->first_nic + i);
 }
 
-static int find_link(const struct link_list *l, const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].name, name))
-			return l->v[i].ifindex;
-	return 0;
-}
-
 static int cmp_ifindex(const void *a, const void *b)
 {
 	const struct link_entry *x = a, *y = b;
@@ -89,32 +79,52 @@ bool env_in_base(const struct guest_env *e, int ifindex)
 		       cmp_ifindex) != NULL;
 }
 
-static int make_lower(struct guest_env *e)
+/*
+ * Veth pairs "lower0"/"lower0p", "lower1"/"lower1p", ... (up; in group,
+ * unless 0), made in one flush: lowers[i] gets lower<i>'s ifindex and
+ * *peer0, when set, lower0p's.
+ */
+int env_make_lowers(struct rawnl *nl, unsigned int n, uint32_t group,
+		    int *lowers, int *peer0)
 {
+	char name[24], peer[24], rest[16];	/* at most "lower400p" here */
 	struct link_spec ls = {
-		.name = ENV_LOWER, .kind = "veth", .peer = ENV_LOWER_PEER,
-		.up = true,
+		.name = name, .kind = "veth", .peer = peer, .up = true,
+		.group = group,
 	};
+	unsigned int i, k;
 	struct link_list l;
-	int err;
+	int err = 0;
 
-	err = rawnl_queue_newlink(&e->nl, &ls);
+	for (i = 0; i < n && !err; i++) {
+		snprintf(name, sizeof(name), "lower%u", i);
+		snprintf(peer, sizeof(peer), "lower%up", i);
+		err = rawnl_queue_newlink(nl, &ls);
+		if (!err)
+			err = rawnl_queue_setup(nl, peer);
+	}
 	if (!err)
-		err = rawnl_queue_setup(&e->nl, ENV_LOWER_PEER);
-	if (!err)
-		err = rawnl_flush(&e->nl, 0);
+		err = rawnl_flush(nl, rawnl_window(nl));
 	if (err) {
-		fprintf(stderr, "vnic-bench: creating %s: %s\n", ENV_LOWER,
-			e->nl.err);
+		fprintf(stderr, "vnic-bench: creating the lowers: %s\n", nl->err);
 		return err;
 	}
-	err = rawnl_dump_links(&e->nl, &l);
+	err = rawnl_dump_links(nl, &l);
 	if (err)
 		return err;
-	e->lower = find_link(&l, ENV_LOWER);
-	e->lower_peer = find_link(&l, ENV_LOWER_PEER);
+	for (i = 0; i < l.n; i++) {
+		int got = sscanf(l.v[i].name, "lower%u%15s", &k, rest);
+
+		if (got == 1 && k < n)
+			lowers[k] = l.v[i].ifindex;
+		else if (got == 2 && k == 0 && !strcmp(rest, "p") && peer0)
+			*peer0 = l.v[i].ifindex;
+	}
 	link_list_free(&l);
-	return e->lower ? 0 : -ENODEV;
+	for (i = 0; i < n; i++)
+		if (!lowers[i])
+			return -ENODEV;
+	return 0;
 }
 
 static int make_fill(struct guest_env *e, unsigned int count)
@@ -165,7 +175,7 @@ int env_setup(struct guest_env *e, const struct bench_opts *o)
 	err = rawnl_open(&e->nl, rcvbuf_for(o));
 	if (err)
 		return err;
-	err = make_lower(e);
+	err = env_make_lowers(&e->nl, 1, 0, &e->lower, &e->lower_peer);
 	if (!err && o->existing)
 		err = make_fill(e, o->existing);
 	if (!err)

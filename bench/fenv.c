@@ -100,47 +100,16 @@ void filt_nic_ll6(unsigned int i, char *buf)
  */
 static int make_lowers(struct filt_env *e, unsigned int nnics)
 {
-	char name[24], peer[24];	/* at most "lower400p" here */
-	struct link_spec ls = {
-		.name = name, .kind = "veth", .peer = peer, .up = true,
-		.group = FILT_GROUP,
-	};
-	unsigned int i, k;
-	struct link_list l;
-	int err = 0;
+	int err;
 
 	e->nlowers = nnics ? (nnics + FILT_NICS_PER_LOWER - 1) /
 			     FILT_NICS_PER_LOWER : 1;
 	e->lowers = calloc(e->nlowers, sizeof(*e->lowers));
 	if (!e->lowers)
 		return -ENOMEM;
-	for (i = 0; i < e->nlowers && !err; i++) {
-		snprintf(name, sizeof(name), "lower%u", i);
-		snprintf(peer, sizeof(peer), "lower%up", i);
-		err = rawnl_queue_newlink(&e->nl, &ls);
-		if (!err)
-			err = rawnl_queue_setup(&e->nl, peer);
-	}
-	if (!err)
-		err = rawnl_flush(&e->nl, rawnl_window(&e->nl));
-	if (err) {
-		fprintf(stderr, "vnic-bench: creating the lowers: %s\n",
-			e->nl.err);
-		return err;
-	}
-	err = rawnl_dump_links(&e->nl, &l);
-	if (err)
-		return err;
-	for (i = 0; i < l.n; i++)
-		if (sscanf(l.v[i].name, "lower%u%15s", &k, name) == 1 &&
-		    k < e->nlowers)
-			e->lowers[k] = l.v[i].ifindex;
-	link_list_free(&l);
-	for (i = 0; i < e->nlowers; i++)
-		if (!e->lowers[i])
-			return -ENODEV;
+	err = env_make_lowers(&e->nl, e->nlowers, FILT_GROUP, e->lowers, NULL);
 	e->lower = e->lowers[0];
-	return 0;
+	return err;
 }
 
 int filt_queue_nics(struct filt_env *e, unsigned int first,

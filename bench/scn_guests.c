@@ -69,16 +69,6 @@ struct lv_run {
 	unsigned int n;
 };
 
-static int lv_fail(struct vnic_ctx *ctx, const char *what, int ret,
-		   char *err, size_t errlen)
-{
-	const char *msg = ctx ? vnic_ctx_errmsg(ctx) : NULL;
-
-	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
-		 msg && *msg ? ": " : "", msg ? msg : "");
-	return ret;
-}
-
 static int lv_start(struct lv_run *lv, const struct gmethod *gm,
 		    unsigned int count, double *setup_ms, char *err,
 		    size_t errlen)
@@ -90,16 +80,17 @@ static int lv_start(struct lv_run *lv, const struct gmethod *gm,
 	memset(lv, 0, sizeof(*lv));
 	lv->guests = calloc(count, sizeof(*lv->guests));
 	if (!lv->guests)
-		return lv_fail(NULL, "calloc", -ENOMEM, err, errlen);
+		return bench_lib_fail(NULL, "calloc", -ENOMEM, err, errlen);
 	ret = vnic_ctx_new(&opts, &lv->ctx);
 	if (ret) {
 		lv->ctx = NULL;
-		return lv_fail(NULL, "vnic_ctx_new", ret, err, errlen);
+		return bench_lib_fail(NULL, "vnic_ctx_new", ret, err, errlen);
 	}
 	if (gm->naming == VNIC_NAMING_CACHE)
 		ret = vnic_ctx_refresh(lv->ctx);
 	*setup_ms = ms_since(t0);
-	return ret ? lv_fail(lv->ctx, "vnic_ctx_refresh", ret, err, errlen) : 0;
+	return ret ? bench_lib_fail(lv->ctx, "vnic_ctx_refresh", ret, err,
+				    errlen) : 0;
 }
 
 /* One guest through the run's context; timed by the caller. */
@@ -116,17 +107,17 @@ static int lv_guest(struct lv_run *lv, struct guest_env *e,
 	snprintf(gname, sizeof(gname), "g%u", g);
 	ret = vnic_guest_new(lv->ctx, gname, &guest);
 	if (ret)
-		return lv_fail(lv->ctx, "vnic_guest_new", ret, err, errlen);
+		return bench_lib_fail(lv->ctx, "vnic_guest_new", ret, err, errlen);
 	lv->guests[lv->n++] = guest;
 	for (i = 0; i < e->o->nics; i++) {
 		libvnic_nic_opts(e, i, gm->naming, name, peer, &nic);
 		ret = vnic_guest_add_nic(guest, &nic, NULL);
 		if (ret)
-			return lv_fail(lv->ctx, "vnic_guest_add_nic", ret,
+			return bench_lib_fail(lv->ctx, "vnic_guest_add_nic", ret,
 				       err, errlen);
 	}
 	ret = vnic_guest_create(guest);
-	return ret ? lv_fail(lv->ctx, "vnic_guest_create", ret, err, errlen) :
+	return ret ? bench_lib_fail(lv->ctx, "vnic_guest_create", ret, err, errlen) :
 		     0;
 }
 
