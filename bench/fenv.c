@@ -182,7 +182,12 @@ int filt_nfnl_open(struct filt_env *e)
 int filt_env_setup(struct filt_env *e, const struct bench_opts *o,
 		   unsigned int nnics)
 {
-	return filt_env_setup_cap(e, o, nnics, nnics);
+	int err = filt_env_setup_cap(e, o, nnics, nnics);
+
+	if (!err && !o->json)
+		fprintf(stderr, "setup: %u %s NICs in %.0f ms (untimed)\n",
+			e->nnics, vnic_kind_name(o->kind), e->nics_ms);
+	return err;
 }
 
 int filt_env_setup_cap(struct filt_env *e, const struct bench_opts *o,

@@ -97,6 +97,23 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 	return ret;
 }
 
+/* A run that stopped before its report: the first reason, on stderr. */
+static int setup_failed(const struct bench_opts *o, const struct bench_row *rows,
+			unsigned int n, const char *err, int ret)
+{
+	unsigned int m;
+
+	for (m = 0; m < n && !err[0]; m++)
+		if (rows[m].error[0]) {
+			fprintf(stderr, "vnic-bench: %s: %s: %s\n", o->scenario,
+				rows[m].method, rows[m].error);
+			return 1;
+		}
+	fprintf(stderr, "vnic-bench: %s: %s\n", o->scenario,
+		err[0] ? err : strerror(-ret));
+	return 1;
+}
+
 /* ---- filters ---- */
 
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
@@ -742,9 +759,6 @@ static int scn_filters_one(const struct bench_opts *o, struct report_env *re)
 
 	memset(&f, 0, sizeof(f));
 	ret = filt_env_setup(&f.e, o, o->guests * o->nics_per_guest);
-	if (!ret && !o->json)
-		fprintf(stderr, "setup: %u %s NICs in %.0f ms (untimed)\n",
-			f.e.nnics, vnic_kind_name(o->kind), f.e.nics_ms);
 	t0 = now_ns();
 	if (!ret)
 		ret = filt_policy(&f.e, 0, o->guests, -1, &f.p, err, sizeof(err));
@@ -1031,9 +1045,6 @@ static int run_filters_add(const struct bench_opts *o, struct report_env *re)
 		 "not libvnic: one raw nfnetlink batch creating a table and a base chain hooking the new guest's %u NICs, sendmsg to last ack (table deleted untimed): the kernel's cost of per-device hooks with %u netdevs in the namespace",
 		 o->nics_per_guest, (G + 1) * o->nics_per_guest);
 	ret = filt_env_setup(&e, o, (G + 1) * o->nics_per_guest);
-	if (!ret && !o->json)
-		fprintf(stderr, "setup: %u %s NICs in %.0f ms (untimed)\n",
-			e.nnics, vnic_kind_name(o->kind), e.nics_ms);
 	filt_guest_name(G, name);
 	if (!ret)
 		ret = filt_policy(&e, G, 1, -1, &one, err, sizeof(err));
@@ -1067,13 +1078,7 @@ static int run_filters_add(const struct bench_opts *o, struct report_env *re)
 		re->label_a = "x_none";
 		ret = report_rows(re, rows, A__MAX, o->json) ? 1 : 0;
 	} else {
-		for (m = 0; m < A__MAX && !err[0]; m++)
-			if (rows[m].error[0])
-				snprintf(err, sizeof(err), "%s: %s", rows[m].method,
-					 rows[m].error);
-		fprintf(stderr, "vnic-bench: filters-add: %s\n",
-			err[0] ? err : strerror(-ret));
-		ret = 1;
+		ret = setup_failed(o, rows, A__MAX, err, ret);
 	}
 	if (one)
 		vnic_policy_free(one);
@@ -1380,9 +1385,6 @@ static int run_restart(const struct bench_opts *o, struct report_env *re)
 
 	restart_rows(o, rows);
 	ret = filt_env_setup(&e, o, o->guests * o->nics_per_guest);
-	if (!ret && !o->json)
-		fprintf(stderr, "setup: %u %s NICs in %.0f ms (untimed)\n",
-			e.nnics, vnic_kind_name(o->kind), e.nics_ms);
 	if (!ret)
 		ret = filt_policy(&e, 0, o->guests, -1, &p, err, sizeof(err));
 	if (!ret)
@@ -1429,13 +1431,7 @@ static int run_restart(const struct bench_opts *o, struct report_env *re)
 		re->label_b = "x_floor";
 		ret = report_rows(re, all, R__MAX + nproc, o->json) ? 1 : 0;
 	} else {
-		for (m = 0; m < R__MAX && !err[0]; m++)
-			if (rows[m].error[0])
-				snprintf(err, sizeof(err), "%s: %s", rows[m].method,
-					 rows[m].error);
-		fprintf(stderr, "vnic-bench: restart: %s\n",
-			err[0] ? err : strerror(-ret));
-		ret = 1;
+		ret = setup_failed(o, rows, R__MAX, err, ret);
 	}
 	if (p)
 		vnic_policy_free(p);

@@ -913,6 +913,16 @@ static void build_rows(struct gout *o)
 		o->rows[ref].libvnic_ref = true;
 }
 
+static void growth_title(const struct growth *g, char *buf, size_t len)
+{
+	const struct host_info *hi = host_info();
+
+	snprintf(buf, len,
+		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 g->o->nics_per_guest, g->o->max_nics, g->np, g->o->runs,
+		 hi->kernel, hi->cpus, hi->load1);
+}
+
 static int report(struct growth *g)
 {
 	struct gout o = { .g = g };
@@ -927,14 +937,10 @@ static int report(struct growth *g)
 		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
 	};
 	char title[256];
-	const struct host_info *hi = host_info();
 
 	build_rows(&o);
 	table_finish(&t);
-	snprintf(title, sizeof(title),
-		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
-		 g->o->nics_per_guest, g->o->max_nics, g->np, g->o->runs,
-		 hi->kernel, hi->cpus, hi->load1);
+	growth_title(g, title, sizeof(title));
 	d.title = title;
 	return out_report(&d, g->o->json) ? 1 : 0;
 }
@@ -943,8 +949,8 @@ static int report(struct growth *g)
 
 static int run(const struct bench_opts *o)
 {
-	const struct host_info *hi = host_info();
 	struct growth *g = calloc(1, sizeof(*g));
+	char title[256];
 	unsigned int m, failed = 0;
 	uint64_t t0 = now_ns();
 	int ret;
@@ -955,9 +961,8 @@ static int run(const struct bench_opts *o)
 	make_points(g);
 	bench_find_tool("ip", g->ip_path, sizeof(g->ip_path));
 	if (!o->json) {
-		printf("vnic-bench growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f\n",
-		       o->nics_per_guest, o->max_nics, g->np, o->runs,
-		       hi->kernel, hi->cpus, hi->load1);
+		growth_title(g, title, sizeof(title));
+		printf("vnic-bench %s\n", title);
 		host_print_versions(stdout);
 	}
 	progress_begin("growth");
