@@ -685,41 +685,6 @@ out:
 
 /* ---- the per-guest-chain layout ---- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-static void sb_printf(struct sbuf *b, const char *f, ...)
-	__attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		va_start(ap, f);
-		n = vsnprintf(b->s + b->len, b->cap - b->len, f, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = -EINVAL;
-			return;
-		}
-		if (b->len + (size_t)n < b->cap)
-			break;
-		b->cap = (b->cap + (size_t)n) * 2 + 4096;
-		b->s = realloc(b->s, b->cap);
-		if (!b->s) {
-			b->err = -ENOMEM;
-			return;
-		}
-	}
-	b->len += (size_t)n;
-}
-
 /* From the guest: egress of a macvlan/macvtap, ingress of a veth or tap. */
 static bool kind_egress(enum vnic_kind kind)
 {
@@ -727,7 +692,7 @@ static bool kind_egress(enum vnic_kind kind)
 }
 
 /* The clean-traffic checks of one NIC as plain rules: 10 per NIC. */
-static unsigned int nic_rules(struct sbuf *b, const char *meta, unsigned int i)
+static unsigned int nic_rules(FILE *b, const char *meta, unsigned int i)
 {
 	char name[16], mac[18], v4[16], v6[40], ll[40];
 
@@ -736,24 +701,24 @@ static unsigned int nic_rules(struct sbuf *b, const char *meta, unsigned int i)
 	filt_nic_ipv4(i, false, v4);
 	filt_nic_ipv6(i, v6);
 	filt_nic_ll6(i, ll);
-	sb_printf(b, "\t\t%s \"%s\" ether saddr != %s counter drop\n", meta,
+	fprintf(b, "\t\t%s \"%s\" ether saddr != %s counter drop\n", meta,
 		  name, mac);
-	sb_printf(b, "\t\t%s \"%s\" ether type != { ip, arp, ip6 } counter drop\n",
+	fprintf(b, "\t\t%s \"%s\" ether type != { ip, arp, ip6 } counter drop\n",
 		  meta, name);
-	sb_printf(b, "\t\t%s \"%s\" arp saddr ether != %s counter drop\n", meta,
+	fprintf(b, "\t\t%s \"%s\" arp saddr ether != %s counter drop\n", meta,
 		  name, mac);
-	sb_printf(b, "\t\t%s \"%s\" arp saddr ip != %s counter drop\n", meta,
+	fprintf(b, "\t\t%s \"%s\" arp saddr ip != %s counter drop\n", meta,
 		  name, v4);
-	sb_printf(b, "\t\t%s \"%s\" udp sport 67 counter drop\n", meta, name);
-	sb_printf(b, "\t\t%s \"%s\" ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept\n",
+	fprintf(b, "\t\t%s \"%s\" udp sport 67 counter drop\n", meta, name);
+	fprintf(b, "\t\t%s \"%s\" ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept\n",
 		  meta, name);
-	sb_printf(b, "\t\t%s \"%s\" ip saddr != %s counter drop\n", meta, name,
+	fprintf(b, "\t\t%s \"%s\" ip saddr != %s counter drop\n", meta, name,
 		  v4);
-	sb_printf(b, "\t\t%s \"%s\" icmpv6 type { nd-router-advert, nd-redirect } counter drop\n",
+	fprintf(b, "\t\t%s \"%s\" icmpv6 type { nd-router-advert, nd-redirect } counter drop\n",
 		  meta, name);
-	sb_printf(b, "\t\t%s \"%s\" ip6 saddr :: icmpv6 type nd-neighbor-solicit accept\n",
+	fprintf(b, "\t\t%s \"%s\" ip6 saddr :: icmpv6 type nd-neighbor-solicit accept\n",
 		  meta, name);
-	sb_printf(b, "\t\t%s \"%s\" ip6 saddr != { %s, %s } counter drop\n",
+	fprintf(b, "\t\t%s \"%s\" ip6 saddr != { %s, %s } counter drop\n",
 		  meta, name, v6, ll);
 	return 10;
 }
@@ -765,16 +730,19 @@ static int render_range(const struct filt_env *e, unsigned int first,
 	unsigned int k = e->o->nics_per_guest, n = (first + guests) * k, g, j, i, c;
 	bool egress = kind_egress(e->o->kind);
 	const char *meta = egress ? "oifname" : "iifname";
-	struct sbuf b = { 0 };
 	char name[16];
+	FILE *b = open_memstream(text, len);
+	int bad;
 
+	if (!b)
+		return -errno;
 	*nrules = 0;
-	sb_printf(&b, "table netdev %s {\n", FILT_TABLE);
+	fprintf(b, "table netdev %s {\n", FILT_TABLE);
 	for (g = first; g < first + guests; g++) {
-		sb_printf(&b, "\tchain guest_g%u {\n", g);
+		fprintf(b, "\tchain guest_g%u {\n", g);
 		for (j = 0; j < k; j++)
-			*nrules += nic_rules(&b, meta, g * k + j);
-		sb_printf(&b, "\t}\n");
+			*nrules += nic_rules(b, meta, g * k + j);
+		fprintf(b, "\t}\n");
 	}
 	/* A netdev base chain takes at most 255 devices. */
 	for (c = 0; first * k + c * FILT_NETDEV_MAX < n; c++) {
@@ -784,31 +752,32 @@ static int render_range(const struct filt_env *e, unsigned int first,
 
 		/* A range added later must not reuse a loaded chain's name. */
 		if (by_nic)
-			sb_printf(&b, "\tchain from_nv%u {\n", lo);
+			fprintf(b, "\tchain from_nv%u {\n", lo);
 		else
-			sb_printf(&b, "\tchain from_guest%u {\n", c);
-		sb_printf(&b, "\t\ttype filter hook %s devices = { ",
+			fprintf(b, "\tchain from_guest%u {\n", c);
+		fprintf(b, "\t\ttype filter hook %s devices = { ",
 			  egress ? "egress" : "ingress");
 		for (i = lo; i < hi; i++) {
 			filt_nic_name(i, name);
-			sb_printf(&b, "%s%s", name, i + 1 < hi ? ", " : "");
+			fprintf(b, "%s%s", name, i + 1 < hi ? ", " : "");
 		}
-		sb_printf(&b, " } priority filter; policy accept;\n");
+		fprintf(b, " } priority filter; policy accept;\n");
 		for (i = lo; i < hi; i++) {
 			filt_nic_name(i, name);
-			sb_printf(&b, "\t\t%s \"%s\" jump guest_g%u\n", meta,
+			fprintf(b, "\t\t%s \"%s\" jump guest_g%u\n", meta,
 				  name, i / k);
 			(*nrules)++;
 		}
-		sb_printf(&b, "\t}\n");
+		fprintf(b, "\t}\n");
 	}
-	sb_printf(&b, "}\n");
-	if (b.err) {
-		free(b.s);
-		return b.err;
+	fprintf(b, "}\n");
+	/* The text is *text's, and *len its length, once the stream closes. */
+	bad = ferror(b);
+	if (fclose(b) || bad) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
 	}
-	*text = b.s;
-	*len = b.len;
 	return 0;
 }
 
