@@ -21,9 +21,6 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
-#include <libnftnl/batch.h>
-#include <libnftnl/chain.h>
-#include <libnftnl/table.h>
 
 #include "filters.h"
 
@@ -34,7 +31,6 @@
 #define FILT_RCVBUF	(8u << 20)
 #define NFNL_BUF	(1u << 16)
 #define BENCH_OWNER	"vnicbench"
-#define FLOOR_TABLE	"vnicbench_floor"
 
 void filt_nic_name(unsigned int i, char *buf)
 {
@@ -449,128 +445,4 @@ int nfnl_genid(struct filt_env *e, uint32_t *genid)
 	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN,
 		       AF_UNSPEC, NLM_F_ACK, seq, 0);
 	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, gen_cb, genid);
-}
-
-/*
- * The kernel's own cost of hooking 'count' NICs from 'first': one batch
- * creating a netdev table and an egress base chain on those devices, by
- * raw nfnetlink (libnftnl to build the messages), timed from sendmsg to the
- * last ack; the table is deleted again untimed.  What any per-device hook
- * costs in this namespace, whoever asks for it.
- */
-static int floor_batch(struct filt_env *e, bool del, unsigned int first,
-		       unsigned int count, double *ms)
-{
-	unsigned int nchains = del ? 0 : (count + FILT_NETDEV_MAX - 1) /
-					 FILT_NETDEV_MAX;
-	size_t cap = 4096 + (size_t)count * 32 + nchains * 256;
-	const char **devs = calloc(FILT_NETDEV_MAX + 1, sizeof(*devs));
-	char (*names)[16] = calloc(count ? count : 1, sizeof(*names));
-	char *buf = malloc(cap), cname[32];
-	struct nftnl_table *t = nftnl_table_alloc();
-	struct mnl_nlmsg_batch *b = NULL;
-	struct nlmsghdr *nlh;
-	uint32_t seq = e->nfnl_seq, portid = mnl_socket_get_portid(e->nfnl);
-	unsigned int i, k, acks = 0, want = 1 + nchains;
-	uint64_t t0;
-	int ret = 0;
-
-	if (!t || !devs || !names || !buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	e->nfnl_seq += 3 + nchains;
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, FLOOR_TABLE);
-	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_NETDEV);
-	b = mnl_nlmsg_batch_start(buf, cap);
-	nftnl_batch_begin(mnl_nlmsg_batch_current(b), seq);
-	mnl_nlmsg_batch_next(b);
-	nlh = nftnl_table_nlmsg_build_hdr(mnl_nlmsg_batch_current(b),
-					  del ? NFT_MSG_DELTABLE :
-						NFT_MSG_NEWTABLE,
-					  NFPROTO_NETDEV,
-					  NLM_F_ACK | (del ? 0 : NLM_F_CREATE),
-					  seq + 1);
-	nftnl_table_nlmsg_build_payload(nlh, t);
-	mnl_nlmsg_batch_next(b);
-	for (k = 0; k < nchains; k++) {
-		struct nftnl_chain *c = nftnl_chain_alloc();
-		unsigned int lo = k * FILT_NETDEV_MAX, n = 0;
-
-		if (!c) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (i = lo; i < count && i < lo + FILT_NETDEV_MAX; i++) {
-			filt_nic_name(first + i, names[i]);
-			devs[n++] = names[i];
-		}
-		devs[n] = NULL;
-		snprintf(cname, sizeof(cname), "floor%u", k);
-		nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, FLOOR_TABLE);
-		nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, cname);
-		nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
-		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM,
-				    e->o->kind == VNIC_KIND_VETH ?
-				    NF_NETDEV_INGRESS : NF_NETDEV_EGRESS);
-		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
-		nftnl_chain_set_data(c, NFTNL_CHAIN_DEVICES, devs, 0);
-		nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b),
-						  NFT_MSG_NEWCHAIN,
-						  NFPROTO_NETDEV,
-						  NLM_F_ACK | NLM_F_CREATE,
-						  seq + 2 + k);
-		nftnl_chain_nlmsg_build_payload(nlh, c);
-		nftnl_chain_free(c);
-		mnl_nlmsg_batch_next(b);
-	}
-	nftnl_batch_end(mnl_nlmsg_batch_current(b), seq + 2 + nchains);
-	mnl_nlmsg_batch_next(b);
-	t0 = now_ns();
-	if (mnl_socket_sendto(e->nfnl, mnl_nlmsg_batch_head(b),
-			      mnl_nlmsg_batch_size(b)) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while (acks < want && !ret) {
-		char rbuf[8192];
-		int n = (int)mnl_socket_recvfrom(e->nfnl, rbuf, sizeof(rbuf));
-
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		for (nlh = (struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, n);
-		     nlh = mnl_nlmsg_next(nlh, &n)) {
-			if (nlh->nlmsg_type == NLMSG_ERROR &&
-			    nlh->nlmsg_pid == portid) {
-				const struct nlmsgerr *er =
-					mnl_nlmsg_get_payload(nlh);
-
-				acks++;
-				if (er->error)
-					ret = er->error;
-			}
-		}
-	}
-	*ms = ms_since(t0);
-out:
-	if (b)
-		mnl_nlmsg_batch_stop(b);
-	if (t)
-		nftnl_table_free(t);
-	free(devs);
-	free(names);
-	free(buf);
-	return ret;
-}
-
-int nfnl_hook_floor(struct filt_env *e, unsigned int first,
-		    unsigned int count, double *ms)
-{
-	double del_ms;
-	int ret = floor_batch(e, false, first, count, ms);
-	int ret2 = floor_batch(e, true, 0, 0, &del_ms);
-
-	return ret ? ret : ret2;
 }

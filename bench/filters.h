@@ -10,8 +10,9 @@
  *			statement, the per-guest-chain layout
  * m_xt.c		anchors that run the xtables tools (iptables,
  *			ip6tables, arptables; legacy and nft variants)
- * floor.c		the floor rows: libvnic's own batches, captured and
- *			sent again by the bench's socket
+ * floor.c		the floor rows: libvnic's own batches (and reads),
+ *			captured and sent again by the bench's socket, and
+ *			the kernel's cost of the hooks alone
  * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -106,10 +107,6 @@ int filt_nfnl_open(struct filt_env *e);
 int nfnl_flush_ruleset(struct filt_env *e);
 int nfnl_count_tables(struct filt_env *e, unsigned int *count);
 int nfnl_genid(struct filt_env *e, uint32_t *genid);
-/* One batch hooking NICs [first, first + count) in a table of the bench's
- * own (the kernel's cost of per-device hooks here), deleted after. */
-int nfnl_hook_floor(struct filt_env *e, unsigned int first,
-		    unsigned int count, double *ms);
 
 /* ---- floor.c ---- */
 
@@ -136,6 +133,10 @@ void floor_free(struct floor_batches *fb);
  * gave (-ENODATA: none kept). */
 int floor_replay(struct filt_env *e, struct floor_batches *fb,
 		 unsigned int from, unsigned int to, double *ms);
+/* One batch hooking NICs [first, first + count) in a table of the bench's
+ * own (the kernel's cost of per-device hooks here), deleted after. */
+int nfnl_hook_floor(struct filt_env *e, unsigned int first,
+		    unsigned int count, double *ms);
 /* A capture through a pipe, from a child to its parent: 0 or -errno. */
 int floor_write(int fd, const struct floor_batches *fb);
 int floor_read(int fd, struct floor_batches *fb);
