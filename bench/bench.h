@@ -301,8 +301,6 @@ enum table_style { TABLE_TEXT, TABLE_MARKDOWN };
 
 /* The best median, the libvnic reference and the noisy count. */
 void table_finish(struct table *t);
-double table_x_best(const struct table *t, const struct trow *r);
-double table_x_libvnic(const struct table *t, const struct trow *r);
 /* Columns: method, n, median, min, max, x_best, x_libvnic, the extra
  * ones, noisy; then rows that did not run, with the reason. */
 void table_print(FILE *f, const struct table *t, enum table_style style);
@@ -360,11 +358,10 @@ struct out_doc {
 
 /* Make DIR if needed, early: a bad path must fail before the runs. */
 int out_prepare(const char *dir);
-/* DIR/<scenario>.json, .md and .svg; 0 or -errno (said on stderr). */
-int out_write(const struct out_doc *d);
 /* What every scenario ends with: the progress line cleared, the table,
  * notes and spread line on stdout (json: one row object per line), then
- * out_write() when d->dir is set.  0 or out_write()'s error. */
+ * with d->dir DIR/<scenario>.json, .md and .svg.  0 or -errno (said on
+ * stderr). */
 int out_report(const struct out_doc *d, bool json);
 
 /* ---- report.c: the one row type and its report ---- */
@@ -576,7 +573,6 @@ void env_free(struct guest_env *e);
 int env_restore(struct guest_env *e, unsigned int *deleted);
 /* Links of the bench's namespace that are not in the baseline. */
 int env_count_new(struct guest_env *e, unsigned int *got);
-bool env_in_base(const struct guest_env *e, int ifindex);
 /* The explicit name of NIC i for a kind ("mvt17"), and of a veth's peer. */
 void env_nic_name(const struct bench_opts *o, unsigned int i, char *buf);
 void env_peer_name(const struct bench_opts *o, unsigned int i, char *buf);

@@ -71,7 +71,7 @@ static int cmp_ifindex(const void *a, const void *b)
 	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
 }
 
-bool env_in_base(const struct guest_env *e, int ifindex)
+static bool env_in_base(const struct guest_env *e, int ifindex)
 {
 	struct link_entry key = { .ifindex = ifindex };
 

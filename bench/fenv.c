@@ -43,7 +43,7 @@ void filt_guest_name(unsigned int g, char *buf)
 }
 
 /* Locally administered unicast, never 00:00:00:00:00:00 in the tail. */
-void filt_nic_mac(unsigned int i, unsigned char mac[6])
+static void filt_nic_mac(unsigned int i, unsigned char mac[6])
 {
 	uint32_t n = i + 1;
 

@@ -68,7 +68,6 @@ struct filt_env {
 /* NIC i (0-based over the whole namespace) and its guest's name. */
 void filt_nic_name(unsigned int i, char *buf);
 void filt_guest_name(unsigned int g, char *buf);
-void filt_nic_mac(unsigned int i, unsigned char mac[6]);
 /* Text forms: "02:00:00:00:00:01", "10.0.0.1", "fd00::1". */
 void filt_nic_mac_str(unsigned int i, char *buf);
 void filt_nic_ipv4(unsigned int i, bool changed, char *buf);
@@ -209,27 +208,17 @@ struct xt_set {
 
 /* Why variant v cannot run here (tool missing or refused), or NULL. */
 const char *xt_skip(enum xt_variant v);
-const char *xt_variant_name(enum xt_variant v);
-bool xt_has_arp(enum xt_variant v);
 int xt_set_build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
 		 struct xt_set *s);
 void xt_set_free(struct xt_set *s);
-unsigned int xt_set_rules(const struct xt_set *s);
-void xt_set_describe(const struct xt_set *s, char *buf, size_t len);
 int xt_set_files(struct xt_set *s);
 void xt_set_unlink(struct xt_set *s);
 /* One restore process per family, timed; 0, -ECHILD or -errno. */
 int xt_restore(enum xt_variant v, const struct xt_set *s, bool noflush,
 	       double *ms);
-/* One process per command in [from, to), timed. */
-int xt_run_cmds(enum xt_variant v, const struct xt_set *s, unsigned int from,
-		unsigned int to, double *ms);
 /* Commands [0, to) by one restore per family, untimed. */
 int xt_preload(enum xt_variant v, const struct xt_set *s, unsigned int to);
-/* Rules ("-A") and user chains in the variant's tables. */
-int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
-	     unsigned int *chains);
 /* The commands that take guests [first, first + guests) out again. */
 int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
 			unsigned int first_guest, unsigned int guests,

@@ -58,12 +58,7 @@ static const char *const fam_head[XT__FAMS] = {
 	"*filter\n:INPUT ACCEPT\n:OUTPUT ACCEPT\n",
 };
 
-const char *xt_variant_name(enum xt_variant v)
-{
-	return var_name[v];
-}
-
-bool xt_has_arp(enum xt_variant v)
+static bool xt_has_arp(enum xt_variant v)
 {
 	return v == XT_NFT;
 }
@@ -258,12 +253,12 @@ void xt_set_free(struct xt_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-unsigned int xt_set_rules(const struct xt_set *s)
+static unsigned int xt_set_rules(const struct xt_set *s)
 {
 	return s->rules[XT_IP4] + s->rules[XT_IP6] + s->rules[XT_ARP];
 }
 
-void xt_set_describe(const struct xt_set *s, char *buf, size_t len)
+static void xt_set_describe(const struct xt_set *s, char *buf, size_t len)
 {
 	unsigned int n = s->nics ? s->nics : 1;
 
@@ -377,7 +372,7 @@ int xt_restore(enum xt_variant v, const struct xt_set *s, bool noflush,
 	return ret;
 }
 
-int xt_run_cmds(enum xt_variant v, const struct xt_set *s, unsigned int from,
+static int xt_run_cmds(enum xt_variant v, const struct xt_set *s, unsigned int from,
 		unsigned int to, double *ms)
 {
 	uint64_t t0 = now_ns();
@@ -469,7 +464,7 @@ static int xt_list(enum xt_variant v, enum xt_fam f, unsigned int *rules,
 	return ret;
 }
 
-int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
+static int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
 	     unsigned int *chains)
 {
 	unsigned int f, r, c;

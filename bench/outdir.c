@@ -209,15 +209,7 @@ static void print_report(const struct out_doc *d, bool json)
 		table_spread_line(stderr, d->t);
 }
 
-int out_report(const struct out_doc *d, bool json)
-{
-	progress_end();
-	print_report(d, json);
-	fflush(stdout);
-	return d->dir ? out_write(d) : 0;
-}
-
-int out_write(const struct out_doc *d)
+static int out_write(const struct out_doc *d)
 {
 	char *notes = notes_text(d), path[3][512];
 	const char *ext[3] = { "json", "md", "svg" };
@@ -245,6 +237,14 @@ int out_write(const struct out_doc *d)
 	if (!ret)
 		fprintf(stderr, "wrote %s, %s, %s\n", path[0], path[1], path[2]);
 	return ret;
+}
+
+int out_report(const struct out_doc *d, bool json)
+{
+	progress_end();
+	print_report(d, json);
+	fflush(stdout);
+	return d->dir ? out_write(d) : 0;
 }
 
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen)

@@ -52,12 +52,12 @@ static double ratio(const struct trow *r, double to)
 	return r->ms.median / to;
 }
 
-double table_x_best(const struct table *t, const struct trow *r)
+static double table_x_best(const struct table *t, const struct trow *r)
 {
 	return ratio(r, t->best_ms);
 }
 
-double table_x_libvnic(const struct table *t, const struct trow *r)
+static double table_x_libvnic(const struct table *t, const struct trow *r)
 {
 	return ratio(r, t->libvnic_ms);
 }
