@@ -160,6 +160,7 @@ enum ch_mode { CH_APPLY, CH_SYNC, CH_DIFF };
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       const char *const *remove, unsigned int nremove, enum ch_mode mode,
 	       vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
+/* model.c: the program flags of a NIC of a kind with switches sw. */
 uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
 /* The nics value guest's NIC pn, idx-th of it, holds at generation gen. */
 void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,

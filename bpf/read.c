@@ -287,11 +287,6 @@ void bpf_drop_stale(struct vnic_bpf *b)
 	}
 }
 
-bool bpf_inst_foreign(const struct binst *g)
-{
-	return !g->nn || !g->digest;
-}
-
 int bpf_reread(struct vnic_bpf *b)
 {
 	struct bpf_state now;

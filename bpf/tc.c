@@ -422,8 +422,6 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		}
 		a.n++;
 	}
-	if (!err && a.n)
-		err = bpf_progs_ready(b);
 	if (!err && a.n && b->tcx) {
 		err = tcx_attach(b, &a, res);
 	} else if (!err && a.n) {
