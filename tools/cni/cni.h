@@ -15,7 +15,9 @@
 #define VNIC_CNI_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include <vnic/vnic.h>
 
@@ -124,6 +126,18 @@ bool cni_valid_ifname(const char *s);
 int ipam_exec(struct cni_run *r, const char *command, json_t **result);
 int ipam_path(struct cni_run *r, char *path, size_t len);
 int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname);
+/* One call in two halves, so that work can go on while the plugin runs:
+ * start forks it (cid, ifname: NULL for the environment's); finish reads
+ * its result (NULL: none wanted) and reaps it, and must follow a start
+ * that succeeded. */
+struct ipam_call {
+	pid_t pid;
+	int out;
+	char path[PATH_MAX];
+};
+int ipam_start(struct cni_run *r, const char *command, const char *cid,
+	       const char *ifname, struct ipam_call *c);
+int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
 
 /* result.c */
 int result_ips(struct cni_run *r, json_t *res, struct cni_ip *ips,
@@ -171,6 +185,10 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 int filter_has(struct vnic_filter *n, const char *guest);
+
+/* linger.c: close a filter handle without waiting for the kernel's
+ * deferred destruction (a child process waits instead) */
+void filter_close(struct vnic_filter *f);
 
 /* the verbs */
 int cni_add(struct cni_run *r);

@@ -21,7 +21,7 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
 	if (filter_open(r, ctx, false, &n))
 		return -1;
 	ret = filter_remove(r, n, &g, 1);
-	vnic_filter_close(n);
+	filter_close(n);
 	return ret;
 }
 

@@ -137,7 +137,7 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 		if (filter_open(r, ctx, false, &n))
 			return -1;
 		err = filter_remove(r, n, g->stale, g->nstale);
-		vnic_filter_close(n);
+		filter_close(n);
 		if (err)
 			return -1;
 	}
