@@ -171,6 +171,29 @@ case_del_twice() {
 	expect_eq "$(links)" "$base" "links after the second DEL"
 }
 
+# DEL finds the host end by the name its state file keeps (no dump of
+# every link): it goes.  A state file without that name (an older vnic-cni)
+# falls back to the dump: it goes too.  A foreign link that took the name
+# after the host end was renamed is not ours (no tag): DEL leaves it, and
+# the renamed host end is left for GC.
+case_del_finds_host_end_by_kept_name() {
+	local ns1 ns2 ns3 st=$TMP/state/net1 h3
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
+	expect_eq "$(jq -r .host "$st/c1.eth0")" "$(host_end c1)" "host end kept" || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "DEL c1: $(cat "$TMP/out")" || return
+	ip link show "$(host_end c1)" >/dev/null 2>&1 && fail "c1's host end left" && return 1
+	jq -c 'del(.host)' "$st/c2.eth0" >"$TMP/s" && mv "$TMP/s" "$st/c2.eth0" || return
+	cni DEL c2 eth0 "$ns2" "$(conf)" || fail "DEL c2: $(cat "$TMP/out")" || return
+	ip link show "$(host_end c2)" >/dev/null 2>&1 && fail "c2's host end left" && return 1
+	h3=$(host_end c3)
+	ip link set "$h3" name moved3 && ip link add "$h3" type veth peer name foreign3 || return
+	cni DEL c3 eth0 "$ns3" "$(conf)" || fail "DEL c3: $(cat "$TMP/out")" || return
+	ip link show "$h3" >/dev/null 2>&1 || fail "DEL took the foreign link named $h3" || return
+	ip link show moved3 >/dev/null 2>&1 || fail "the renamed host end went" || return
+	expect_eq "$(guests)" "" "filter guests after the DELs"
+}
+
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
 # container lost (101), a filter removed behind its back (102).
@@ -370,7 +393,8 @@ case_cnitool() {
 	expect_eq "$(leases)" 0 "leases after cnitool del"
 }
 
-CASES=(add_filters_real_frames del_twice check_reports_faults
+CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
+       check_reports_faults
        gc_removes_only_the_stale status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 

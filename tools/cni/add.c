@@ -36,12 +36,12 @@ static void undo(struct cni_run *r, struct add *s)
 		filter_close(n);
 	}
 	if (s->nic_done && r->conf.mode == CNI_MODE_VETH)
-		attach_delete(r, s->a.ctx, r->guest);
+		attach_delete(r, s->a.ctx, r->guest, s->a.host);
 	if (s->nic_done && r->conf.mode == CNI_MODE_MACVLAN) {
 		struct vnic_ctx *in;
 
 		if (!attach_ctx(r, s->nsfd, &in)) {
-			attach_delete(r, in, r->guest);
+			attach_delete(r, in, r->guest, NULL);
 			vnic_ctx_free(in);
 		}
 	}
@@ -101,7 +101,7 @@ static int steps(struct cni_run *r, struct add *s)
 	    ifcfg_host(r, s->a.host, s->ips, s->nips))
 		return -1;
 	cni_lap("address");
-	if (state_write(r))
+	if (state_write(r, r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL))
 		return -1;
 	cni_lap("state");
 	r->result = result_build(r, s->ipam_res,

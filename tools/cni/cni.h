@@ -148,7 +148,10 @@ json_t *result_build(struct cni_run *r, json_t *ipam_res,
 
 /* state.c */
 int state_lock(struct cni_run *r);
-int state_write(struct cni_run *r);
+/* host: the veth host end's name, kept for DEL and CHECK (NULL: none) */
+int state_write(struct cni_run *r, const char *host);
+/* The host end's name an attachment's state file keeps; -1 if none. */
+int state_host(struct cni_run *r, const char *guest, char *host);
 void state_remove(struct cni_run *r, const char *guest);
 /* Each state file of the network: guest, container id, ifname, netns. */
 typedef int (*state_fn)(struct cni_run *r, const char *guest,
@@ -173,9 +176,11 @@ struct attach {
 };
 int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx);
 int attach_create(struct cni_run *r, int nsfd, struct attach *a);
+/* hint: the host end's name from the state file, or NULL (a full dump) */
 int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
-		char *host);
-int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest);
+		const char *hint, char *host);
+int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		  const char *hint);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,

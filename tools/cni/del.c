@@ -37,7 +37,7 @@ static int del_macvlan(struct cni_run *r)
 		return 0;
 	ret = attach_ctx(r, fd, &ctx);
 	if (!ret) {
-		ret = attach_delete(r, ctx, r->guest);
+		ret = attach_delete(r, ctx, r->guest, NULL);
 		vnic_ctx_free(ctx);
 	}
 	close(fd);
@@ -46,6 +46,7 @@ static int del_macvlan(struct cni_run *r)
 
 int cni_del(struct cni_run *r)
 {
+	char hint[VNIC_IFNAME_MAX + 1];
 	struct vnic_ctx *ctx;
 	int ret;
 
@@ -58,7 +59,8 @@ int cni_del(struct cni_run *r)
 			return -1;
 		ret = del_filter(r, ctx);
 		if (!ret)
-			ret = attach_delete(r, ctx, r->guest);
+			ret = attach_delete(r, ctx, r->guest,
+					    state_host(r, r->guest, hint) ? NULL : hint);
 		vnic_ctx_free(ctx);
 	}
 	/* The lease goes even when the NIC could not: a runtime retries DEL

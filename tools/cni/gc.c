@@ -97,7 +97,7 @@ static void gc_macvlan(struct cni_run *r, const char *guest, const char *netns)
 	if (fd < 0)
 		return;
 	if (!attach_ctx(r, fd, &ctx)) {
-		attach_delete(r, ctx, guest);
+		attach_delete(r, ctx, guest, NULL);
 		vnic_ctx_free(ctx);
 	}
 	close(fd);
