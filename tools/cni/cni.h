@@ -138,6 +138,8 @@ struct ipam_call {
 int ipam_start(struct cni_run *r, const char *command, const char *cid,
 	       const char *ifname, struct ipam_call *c);
 int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
+/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC), 0 if not, -1 on error. */
+int ipam_knows_gc(struct cni_run *r);
 
 /* result.c */
 int result_ips(struct cni_run *r, json_t *res, struct cni_ip *ips,

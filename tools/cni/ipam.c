@@ -287,7 +287,9 @@ int ipam_start(struct cni_run *r, const char *command, const char *cid,
 		return -1;
 	conf = json_deep_copy(r->conf.root);
 	json_object_set_new(conf, "cniVersion", json_string(r->ipam_ver));
-	json_object_del(conf, "cni.dev/valid-attachments");
+	/* Only GC's IPAM call carries the valid list (ipam_gc()). */
+	if (strcmp(command, "GC"))
+		json_object_del(conf, "cni.dev/valid-attachments");
 	text = json_dumps(conf, JSON_COMPACT);
 	json_decref(conf);
 	ret = text ? spawn(r, command, cid, ifname, text, c) :
@@ -343,4 +345,14 @@ int ipam_exec(struct cni_run *r, const char *command, json_t **result)
 int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname)
 {
 	return exec_as(r, "DEL", cid, ifname, NULL);
+}
+
+int ipam_knows_gc(struct cni_run *r)
+{
+	char path[PATH_MAX];
+
+	if (ipam_path(r, path, sizeof(path)) ||
+	    (!r->ipam_ver && cached_version(r, path, &r->ipam_ver)))
+		return -1;
+	return !strcmp(r->ipam_ver, "1.1.0");
 }
