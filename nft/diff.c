@@ -707,6 +707,20 @@ static int rule_note(struct dctx *dc, const struct st_chain *h,
 		    rules_lacking(h, w), "rules of chain %s", h->name);
 }
 
+/* Chain h's rules go (rules_out()) and w's come (rules_in()): h is
+ * wanted, not made again whole, and its rules differ.  Called once by
+ * each: what only drops the jumps to masks left behind counts its
+ * messages, h's deletes and w's rules, as tidy. */
+static bool redo_rules(struct dctx *dc, const struct st_chain *h,
+		       const struct st_chain *w, bool out)
+{
+	if (!w || remade(h, w) || same_rules(h, w))
+		return false;
+	if (same_but_left(dc, h, w))
+		dc->tidy += out ? h->nrules : w->nrules;
+	return true;
+}
+
 static int rules_out(struct dctx *dc)
 {
 	unsigned int i, j;
@@ -724,10 +738,8 @@ static int rules_out(struct dctx *dc)
 				err = del_rule(dc, h->name, h->rules[j].handle);
 			continue;
 		}
-		if (!w || remade(h, w) || same_rules(h, w))
+		if (!redo_rules(dc, h, w, true))
 			continue;
-		if (same_but_left(dc, h, w))
-			dc->tidy += h->nrules;
 		for (j = 0; j < h->nrules && !err; j++)
 			err = del_rule(dc, h->name, h->rules[j].handle);
 		if (!err)
@@ -745,10 +757,8 @@ static int rules_in(struct dctx *dc)
 		struct st_chain *h = dc->have->chains.v[i];
 		const struct st_chain *w = wanted_for(dc, h);
 
-		if (!w || remade(h, w) || same_rules(h, w))
+		if (!redo_rules(dc, h, w, false))
 			continue;
-		if (same_but_left(dc, h, w))
-			dc->tidy += w->nrules;
 		for (j = 0; j < w->nrules && !err; j++)
 			err = put_rule(dc, &w->rules[j], h->name);
 	}

@@ -244,24 +244,36 @@ struct elem_read {
 	void *data;
 };
 
-static int elem_cb(const struct nlmsghdr *nlh, void *data)
+int elems_each(struct nftnl_set *s, const struct nlmsghdr *nlh, bool strict,
+	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data)
 {
-	struct elem_read *er = data;
-	struct nftnl_set *s = nftnl_set_alloc();
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *e;
 	int err = 0;
 
+	/* libnftnl says -1 for both; errno tells a failed allocation. */
+	errno = 0;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
+		return errno == ENOMEM ? -ENOMEM : strict ? -EPROTO : 0;
+	it = nftnl_set_elems_iter_create(s);
+	if (!it)
+		return -ENOMEM;
+	for (e = nftnl_set_elems_iter_next(it); e && !err;
+	     e = nftnl_set_elems_iter_next(it))
+		err = fn(e, data);
+	nftnl_set_elems_iter_destroy(it);
+	return err;
+}
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct elem_read *er = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	int err;
+
 	if (!s)
 		return -ENOMEM;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
-		goto out;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it))
-		err = er->fn(e, er->data);
-	nftnl_set_elems_iter_destroy(it);
-out:
+	err = elems_each(s, nlh, false, er->fn, er->data);
 	nftnl_set_free(s);
 	return err;
 }

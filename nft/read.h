@@ -29,6 +29,13 @@ int read_chains(struct vnic_nft *n, struct devlist *names);
 /* Every element of a set, one call of fn each. */
 int read_elems(struct vnic_nft *n, enum nset set,
 	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
+/* Each element of a set-element message (a dump's reply or a batch's),
+ * parsed into s (the caller's: the elements live as long as it), through
+ * fn.  A message libnftnl cannot parse has no elements, or with strict is
+ * -EPROTO; a failed allocation is -ENOMEM, never an empty set. */
+struct nftnl_set;
+int elems_each(struct nftnl_set *s, const struct nlmsghdr *nlh, bool strict,
+	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
 /* An element's comment, NUL-ended, or NULL. */
 const char *elem_comment(const struct nftnl_set_elem *e);
 int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,

@@ -13,6 +13,7 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/set.h>
 
+#include "nft/read.h"
 #include "nft/state.h"
 
 /* A scratch handle: n's table, flags, features and hook prefixes (the
@@ -140,24 +141,16 @@ static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 	return 0;
 }
 
-/* libnftnl numbers the elements it builds 1, 2, ... where its parser
- * wants each to be NFTA_LIST_ELEM (the kernel reads either): parsed from a
- * copy that says so. */
-static int elems_parse(const struct nlmsghdr *nlh, struct nftnl_set *s)
+/* The set's elements stay in its parsed sets, which st_elem_add() keeps. */
+static int w_elem(struct nftnl_set_elem *e, void *data)
 {
-	struct nlmsghdr *m = msg_dup(nlh);
-	struct nlattr *a, *e;
-	int ret;
+	uint32_t klen = 0;
+	const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	char *val = st_elem_val(e);
+	int err = val && key ? st_elem_add(data, key, klen, val, e) : -ENOMEM;
 
-	if (!m)
-		return -1;
-	mnl_attr_for_each(a, m, sizeof(struct nfgenmsg))
-		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_ELEMENTS)
-			mnl_attr_for_each_nested(e, a)
-				e->nla_type = NLA_F_NESTED | NFTA_LIST_ELEM;
-	ret = nftnl_set_elems_nlmsg_parse(m, s);
-	free(m);
-	return ret;
+	free(val);
+	return err;
 }
 
 static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
@@ -165,10 +158,7 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 	const char *name = str_attr(nlh, NFTA_SET_ELEM_LIST_SET);
 	/* The skeleton's sets go last in the batch (want_build()). */
 	struct st_set *st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
 	struct nftnl_set *s, **v;
-	int err = 0;
 
 	if (!st)
 		return -ENOMEM;
@@ -185,20 +175,8 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 	if (!s)
 		return -ENOMEM;
 	st->parsed[st->nparsed++] = s;
-	if (elems_parse(nlh, s) < 0)
-		return -EPROTO;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it)) {
-		uint32_t klen = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		char *val = st_elem_val(e);
-
-		err = val && key ? st_elem_add(st, key, klen, val, e) : -ENOMEM;
-		free(val);
-	}
-	nftnl_set_elems_iter_destroy(it);
-	return err;
+	/* elist.c made each an NFTA_LIST_ELEM, as libnftnl's parser wants. */
+	return elems_each(s, nlh, true, w_elem, st);
 }
 
 static int cmp_str(const void *a, const void *b)
