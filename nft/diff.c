@@ -39,7 +39,6 @@
 
 #include "nft/state.h"
 
-#define ELEMS_PER_MSG 256
 
 enum gstat { G_SAME, G_ADDED, G_CHANGED, G_REMOVED };
 
@@ -423,73 +422,37 @@ static int put_elems(struct dctx *dc, struct nftnl_set *s, bool add)
 	return nlh ? 0 : -ENOMEM;
 }
 
-/* A batch of elements of one set, ELEMS_PER_MSG a message. */
+/* A batch of elements of one set, ELIST_MAX a message (elist.c): a delete
+ * by key, an add as want.c read it from the clean apply's batch. */
 struct eput {
 	struct dctx *dc;
 	const char *set;
 	bool add;
-	struct nftnl_set *s;
-	unsigned int k;
+	struct elist l;
 };
-
-/* libnftnl 1.2.4 does not export nftnl_set_elem_clone(). */
-static struct nftnl_set_elem *elem_clone(struct nftnl_set_elem *e)
-{
-	static const uint16_t attrs[] = {
-		NFTNL_SET_ELEM_KEY, NFTNL_SET_ELEM_DATA, NFTNL_SET_ELEM_VERDICT,
-		NFTNL_SET_ELEM_CHAIN, NFTNL_SET_ELEM_OBJREF, NFTNL_SET_ELEM_USERDATA,
-		NFTNL_SET_ELEM_FLAGS,
-	};
-	struct nftnl_set_elem *x = nftnl_set_elem_alloc();
-	unsigned int i;
-
-	for (i = 0; x && i < ARRAY_SIZE(attrs); i++) {
-		uint32_t len = 0;
-		const void *v;
-
-		if (!nftnl_set_elem_is_set(e, attrs[i]))
-			continue;
-		v = nftnl_set_elem_get(e, attrs[i], &len);
-		if (attrs[i] == NFTNL_SET_ELEM_CHAIN || attrs[i] == NFTNL_SET_ELEM_OBJREF)
-			nftnl_set_elem_set_str(x, attrs[i], v);
-		else
-			nftnl_set_elem_set(x, attrs[i], v, len);
-	}
-	return x;
-}
 
 static int eput_one(struct eput *ep, const struct st_elem *e)
 {
-	struct nftnl_set_elem *x;
-	int err;
+	bool full = ep->add ? elist_full_raw(&ep->l, e->raw) :
+			      elist_full(&ep->l, e->klen, NULL);
+	int err = 0;
 
-	if (ep->s && ep->k == ELEMS_PER_MSG) {
-		err = put_elems(ep->dc, ep->s, ep->add);
-		ep->s = NULL;
-		if (err)
-			return err;
-	}
-	if (!ep->s) {
-		ep->s = elem_set(ep->dc->n, ep->set);
-		ep->k = 0;
-		if (!ep->s)
-			return -ENOMEM;
-	}
-	x = ep->add ? elem_clone(e->e) : nftnl_set_elem_alloc();
-	if (!x)
-		return -ENOMEM;
-	if (!ep->add)
-		nftnl_set_elem_set(x, NFTNL_SET_ELEM_KEY, e->key, e->klen);
-	nftnl_set_elem_add(ep->s, x);
-	ep->k++;
-	return 0;
+	if (full)
+		err = elist_flush(&ep->l, ep->dc->b, ep->dc->n->table, ep->set,
+				  ep->add);
+	if (!err)
+		err = ep->add ? elist_add_raw(&ep->l, e->raw) :
+				elist_add(&ep->l, e->key, e->klen, NULL);
+	return err;
 }
 
-static int eput_end(struct eput *ep)
+/* The last message out unless err; the list freed either way. */
+static int eput_end(struct eput *ep, int err)
 {
-	int err = ep->s ? put_elems(ep->dc, ep->s, ep->add) : 0;
-
-	ep->s = NULL;
+	if (!err)
+		err = elist_flush(&ep->l, ep->dc->b, ep->dc->n->table, ep->set,
+				  ep->add);
+	elist_free(&ep->l);
 	return err;
 }
 
@@ -603,7 +566,7 @@ static int elems_out(struct dctx *dc)
 	for (i = 0; i < dc->want->sets.n && !err; i++) {
 		struct st_set *w = dc->want->sets.v[i];
 		struct st_set *h = ntab_get(&dc->have->sets, w->name);
-		struct eput ep = { dc, w->name, false, NULL, 0 };
+		struct eput ep = { .dc = dc, .set = w->name, .add = false };
 
 		if (!h || !strcmp(w->name, nset_descs[S_L2OK].name))
 			continue;
@@ -628,10 +591,7 @@ static int elems_out(struct dctx *dc)
 				err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 1, "%s %s",
 					   set_kind(w->name), w->name);
 		}
-		if (!err)
-			err = eput_end(&ep);
-		else if (ep.s)
-			nftnl_set_free(ep.s);
+		err = eput_end(&ep, err);
 	}
 	return err;
 }
@@ -920,7 +880,7 @@ static int elems_in(struct dctx *dc)
 	for (i = 0; i < dc->want->sets.n && !err; i++) {
 		struct st_set *w = dc->want->sets.v[i];
 		struct st_set *h = ntab_get(&dc->have->sets, w->name);
-		struct eput ep = { dc, w->name, true, NULL, 0 };
+		struct eput ep = { .dc = dc, .set = w->name, .add = true };
 		int idx = st_set_index(w->name);
 
 		if (idx >= 0 && idx < S__MAX)
@@ -939,10 +899,7 @@ static int elems_in(struct dctx *dc)
 				err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 0, "%s %s",
 					   set_kind(w->name), w->name);
 		}
-		if (!err)
-			err = eput_end(&ep);
-		else if (ep.s)
-			nftnl_set_free(ep.s);
+		err = eput_end(&ep, err);
 	}
 	return err;
 }

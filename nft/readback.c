@@ -273,9 +273,9 @@ static int obj_cb(const struct nlmsghdr *nlh, void *data)
 
 /* --- elements -------------------------------------------------------------- */
 
-static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
+static int guests_elem(struct rd *rd, const struct relem *e, uint32_t key)
 {
-	const char *c = elem_comment(e);
+	const char *c = ud_comment(e->ud, e->udlen);
 	char name[POLICY_GUEST_MAX + 1];
 	unsigned long long d;
 
@@ -295,12 +295,11 @@ static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
 	return 0;
 }
 
-static int one_elem(struct nftnl_set_elem *e, void *data)
+static int one_elem(const struct relem *e, void *data)
 {
 	struct rd *rd = data;
-	uint32_t klen = 0, k = 0;
-	const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-	char *val;
+	uint32_t klen = e->klen, k = 0;
+	const uint8_t *key = e->key;
 	int err;
 
 	if (!key || !klen)
@@ -312,22 +311,12 @@ static int one_elem(struct nftnl_set_elem *e, void *data)
 		if (err || (klen == 4 && k == STATE_KEY))
 			return err;
 	}
-	val = st_elem_val(e);
-	err = val ? st_elem_add(rd->set, key, klen, val, NULL) : -ENOMEM;
-	free(val);
-	return err;
+	return st_elem_add(rd->set, key, klen, st_elem_val(e), NULL);
 }
 
 static int elem_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct nftnl_set *s = nftnl_set_alloc();
-	int err;
-
-	if (!s)
-		return -ENOMEM;
-	err = elems_each(s, nlh, false, one_elem, data);
-	nftnl_set_free(s);
-	return err;
+	return relems_each(nlh, one_elem, data);
 }
 
 static int read_set_elems(struct rd *rd, struct st_set *st)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libnftnl/set.h>
 
 #include "nft/state.h"
 
@@ -55,9 +54,9 @@ static void set_free(struct st_set *s)
 		free(s->el[i].khex);
 		free(s->el[i].val);
 	}
-	for (i = 0; i < s->nparsed; i++)
-		nftnl_set_free(s->parsed[i]);
-	free(s->parsed);
+	for (i = 0; i < s->nmsgs; i++)
+		free(s->msgs[i]);
+	free(s->msgs);
 	free(s->el);
 	strmap_free(&s->idx);
 	free(s->msg);
@@ -135,76 +134,80 @@ struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 	return strmap_get(&s->idx, kh, &i) ? NULL : &s->el[i];
 }
 
-/* The map borrows each element's khex: el only grows, its strings stay. */
+/* The map borrows each element's khex: el only grows, its strings stay.
+ * val is the element's (freed when the key is there already, or on
+ * failure). */
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
-		const char *val, struct nftnl_set_elem *e)
+		char *val, const struct nlattr *raw)
 {
+	char kh[2 * KEY_MAX + 1];
 	struct st_elem *el;
+	uint32_t i;
 
-	if (klen > KEY_MAX || st_elem_find(s, key, klen))
-		return 0;	/* a key is in a set once */
+	if (!val)
+		return -ENOMEM;
+	if (klen > KEY_MAX)
+		goto drop;
+	hex(kh, key, klen);
+	if (!strmap_get(&s->idx, kh, &i))
+		goto drop;	/* a key is in a set once */
 	if (s->n == s->cap) {
 		unsigned int cap = s->cap ? s->cap * 2 : 64;
 
 		el = realloc(s->el, cap * sizeof(*el));
-		if (!el)
+		if (!el) {
+			free(val);
 			return -ENOMEM;
+		}
 		s->el = el;
 		s->cap = cap;
 	}
 	el = &s->el[s->n];
-	memset(el, 0, sizeof(*el));
 	memcpy(el->key, key, klen);
 	el->klen = klen;
-	el->e = e;
-	el->khex = malloc(2 * klen + 1);
-	el->val = strdup(val ? val : "");
-	if (!el->khex || !el->val) {
+	el->raw = raw;
+	el->val = val;
+	el->khex = strdup(kh);
+	if (!el->khex || strmap_add(&s->idx, el->khex, s->n)) {
 		free(el->khex);
-		free(el->val);
-		return -ENOMEM;
-	}
-	hex(el->khex, key, klen);
-	if (strmap_add(&s->idx, el->khex, s->n)) {
-		free(el->khex);
-		free(el->val);
+		free(val);
 		return -ENOMEM;
 	}
 	s->n++;
 	return 0;
+drop:
+	free(val);
+	return 0;
 }
 
-char *st_elem_val(struct nftnl_set_elem *e)
+static char *put_str(char *p, const char *s)
 {
-	const char *obj = NULL, *chain = NULL;
-	uint32_t len = 0, dlen = 0, verdict = 0;
-	const uint8_t *ud = NULL, *data = NULL;
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+char *st_elem_val(const struct relem *e)
+{
+	uint32_t len = e->udlen > 255 ? 255 : e->udlen;
+	uint32_t dlen = e->dlen > KEY_MAX ? KEY_MAX : e->dlen;
 	char *out, *p;
 
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF))
-		obj = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
-		verdict = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
-		chain = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_USERDATA))
-		ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA))
-		data = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &dlen);
-	if (len > 255)
-		len = 255;
-	if (dlen > KEY_MAX)
-		dlen = KEY_MAX;
-	out = malloc(2 * (len + dlen) + (obj ? strlen(obj) : 0) +
-		     (chain ? strlen(chain) : 0) + 64);
+	out = malloc(2 * (len + dlen) + (e->objref ? strlen(e->objref) : 0) +
+		     (e->chain ? strlen(e->chain) : 0) + 64);
 	if (!out)
 		return NULL;
-	p = out + sprintf(out, "o=%s v=%d c=%s d=", obj ? obj : "", (int)verdict,
-			  chain ? chain : "");
-	hex(p, data ? data : (const uint8_t *)"", data ? dlen : 0);
-	p += strlen(p);
-	p += sprintf(p, " u=");
-	hex(p, ud ? ud : (const uint8_t *)"", ud ? len : 0);
+	/* "o=OBJREF v=VERDICT c=CHAIN d=HEX u=HEX" */
+	p = put_str(out, "o=");
+	p = put_str(p, e->objref ? e->objref : "");
+	p += sprintf(p, " v=%d c=", e->has_verdict ? (int)e->verdict : 0);
+	p = put_str(p, e->chain ? e->chain : "");
+	p = put_str(p, " d=");
+	hex(p, e->data ? e->data : (const uint8_t *)"", e->data ? dlen : 0);
+	p += 2 * (e->data ? dlen : 0);
+	p = put_str(p, " u=");
+	hex(p, e->ud ? e->ud : (const uint8_t *)"", e->ud ? len : 0);
 	return out;
 }
 

@@ -13,7 +13,6 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/set.h>
 
-#include "nft/read.h"
 #include "nft/state.h"
 
 /* A scratch handle: n's table, flags, features and hook prefixes (the
@@ -141,16 +140,12 @@ static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 	return 0;
 }
 
-/* The set's elements stay in its parsed sets, which st_elem_add() keeps. */
-static int w_elem(struct nftnl_set_elem *e, void *data)
+/* Each element points into its message, which the set keeps. */
+static int w_elem(const struct relem *e, void *data)
 {
-	uint32_t klen = 0;
-	const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-	char *val = st_elem_val(e);
-	int err = val && key ? st_elem_add(data, key, klen, val, e) : -ENOMEM;
-
-	free(val);
-	return err;
+	if (!e->key)
+		return -EPROTO;
+	return st_elem_add(data, e->key, e->klen, st_elem_val(e), e->nest);
 }
 
 static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
@@ -158,7 +153,7 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 	const char *name = str_attr(nlh, NFTA_SET_ELEM_LIST_SET);
 	/* The skeleton's sets go last in the batch (want_build()). */
 	struct st_set *st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
-	struct nftnl_set *s, **v;
+	struct nlmsghdr **v, *m;
 
 	if (!st)
 		return -ENOMEM;
@@ -167,16 +162,15 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 		st->msg2 = msg_dup(nlh);
 		return st->msg2 ? 0 : -ENOMEM;
 	}
-	v = realloc(st->parsed, (st->nparsed + 1) * sizeof(*v));
+	v = realloc(st->msgs, (st->nmsgs + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	st->parsed = v;
-	s = nftnl_set_alloc();
-	if (!s)
+	st->msgs = v;
+	m = msg_dup(nlh);
+	if (!m)
 		return -ENOMEM;
-	st->parsed[st->nparsed++] = s;
-	/* elist.c made each an NFTA_LIST_ELEM, as libnftnl's parser wants. */
-	return elems_each(s, nlh, true, w_elem, st);
+	st->msgs[st->nmsgs++] = m;
+	return relems_each(m, w_elem, st);
 }
 
 static int cmp_str(const void *a, const void *b)
