@@ -1240,7 +1240,7 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 		err = state_elem(n, dc->b, 0, false);
 	if (!err)
 		err = state_elem(n, dc->b, digest, true);
-	n->state_gen = 0;	/* apply's and remove's state says none */
+	n->state_gen = 0;	/* change.c sets its own */
 	return err;
 }
 
