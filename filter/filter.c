@@ -162,14 +162,12 @@ static int bpf_render(void *h, const struct vnic_policy *p, char **text)
 			    "Documentation/bpf.rst for its maps)");
 }
 
-/* The bpf backend compares digests and ifindexes, not objects: it cannot
- * say what differs without writing yet. */
 static int bpf_diff(void *h, const struct vnic_policy *p, vnic_filter_diff_fn fn,
 		    void *arg, struct vnic_filter_result *r, int commit)
 {
-	return vnic_set_err(((struct bpf_h *)h)->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1,
-			    NULL, "the bpf backend has no diff in 0.1: "
-			    "vnic_filter_sync() repairs and writes only the difference");
+	struct vnic_bpf *b = ((struct bpf_h *)h)->b;
+
+	return commit ? vnic_bpf_sync_diff(b, p, fn, arg, r) : vnic_bpf_diff(b, p, fn, arg, r);
 }
 
 static const struct filter_ops bpf_ops = {
@@ -183,7 +181,7 @@ static int open_nft(struct vnic_ctx *ctx, const struct vnic_filter_opts *o, void
 {
 	struct vnic_nft_opts n = { .sz = sizeof(n), .table = o->table,
 				   .flags = o->flags, .hook_prefixes = o->hook_prefixes,
-				   .capacity = o->capacity };
+				   .capacity = o->capacity, .features = o->features };
 	struct vnic_nft *nft;
 	int err;
 
@@ -203,10 +201,12 @@ static int open_bpf(struct vnic_ctx *ctx, const struct vnic_filter_opts *o, void
 	struct bpf_h *bh;
 	int err;
 
-	if (o->table || o->hook_prefixes || (o->flags & ~VNIC_FILTER_TCX))
+	if (o->table || o->hook_prefixes || o->features ||
+	    (o->flags & ~VNIC_FILTER_TCX))
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "vnic_filter_opts: %s is an nft backend option",
 				    o->table ? "table" : o->hook_prefixes ? "hook_prefixes"
+				    : o->features ? "features"
 				    : "a flag other than VNIC_FILTER_TCX");
 	bh = calloc(1, sizeof(*bh));
 	if (!bh)

@@ -30,6 +30,8 @@ struct nftnl_set;
 #define NFT_DEFAULT_TABLE "vnic"
 #define NFT_DEFAULT_CAPACITY 4096	/* NICs: about 600 KiB of buckets */
 #define NFT_MAX_CAPACITY (1u << 20)	/* about 160 MiB of buckets */
+/* Every VNIC_NFT_FEAT_* bit (vnic_nft_opts.features). */
+#define NFT_FEAT_ALL ((VNIC_NFT_FEAT_SET_SIZE << 1) - 1)
 
 /* nftables' datatype ids (src/datatype.h), for set key types nft(8) can
  * print; concatenations shift each by 6 bits. */

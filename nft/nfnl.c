@@ -443,6 +443,9 @@ int nfnl_get(struct vnic_nft *n, struct nlmsghdr *req, const struct nreply *r,
 	int err;
 
 	req->nlmsg_flags |= NLM_F_ACK;
+	/* vnic-bench's floor of a sync: its reads too, as sent. */
+	if (n->batch_tap)
+		n->batch_tap(n->batch_tap_arg, req, req->nlmsg_len);
 	err = nl_request(&n->nl, req, get_reply, &a, NULL, 0, &bad);
 	if (err == -EBADMSG && bad)
 		return malformed(n, bad);
