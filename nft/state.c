@@ -50,15 +50,13 @@ static void set_free(struct st_set *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++) {
-		free(s->el[i].khex);
+	for (i = 0; i < s->n; i++)
 		free(s->el[i].val);
-	}
 	for (i = 0; i < s->nmsgs; i++)
 		free(s->msgs[i]);
 	free(s->msgs);
 	free(s->el);
-	strmap_free(&s->idx);
+	free(s->kslot);
 	free(s->msg);
 	free(s->msg2);
 }
@@ -122,25 +120,56 @@ static void hex(char *out, const uint8_t *p, uint32_t len)
 	out[2 * len] = '\0';
 }
 
+/* Elements by key: open addressing over the key's bytes, a slot holding
+ * an index into el plus one (0: empty), at most half of them full. */
+static uint32_t probe(const struct st_set *s, const uint8_t *key, uint32_t klen)
+{
+	uint32_t m = s->kcap - 1;
+	uint32_t i = (uint32_t)vnic_hash64(key, klen, VNIC_HASH_INIT) & m;
+
+	while (s->kslot[i]) {
+		const struct st_elem *e = &s->el[s->kslot[i] - 1];
+
+		if (e->klen == klen && !memcmp(e->key, key, klen))
+			break;
+		i = (i + 1) & m;
+	}
+	return i;
+}
+
+static int kgrow(struct st_set *s)
+{
+	uint32_t cap = s->kcap ? s->kcap * 2 : 128, *old = s->kslot;
+	unsigned int j;
+
+	s->kslot = calloc(cap, sizeof(*s->kslot));
+	if (!s->kslot) {
+		s->kslot = old;
+		return -ENOMEM;
+	}
+	s->kcap = cap;
+	for (j = 0; j < s->n; j++)
+		s->kslot[probe(s, s->el[j].key, s->el[j].klen)] = j + 1;
+	free(old);
+	return 0;
+}
+
 struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 			     uint32_t klen)
 {
-	char kh[2 * KEY_MAX + 1];
 	uint32_t i;
 
-	if (klen > KEY_MAX)
+	if (!s->kcap || klen > KEY_MAX)
 		return NULL;
-	hex(kh, key, klen);
-	return strmap_get(&s->idx, kh, &i) ? NULL : &s->el[i];
+	i = probe(s, key, klen);
+	return s->kslot[i] ? &s->el[s->kslot[i] - 1] : NULL;
 }
 
-/* The map borrows each element's khex: el only grows, its strings stay.
- * val is the element's (freed when the key is there already, or on
+/* val is the element's (freed when the key is there already, or on
  * failure). */
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
 		char *val, const struct nlattr *raw)
 {
-	char kh[2 * KEY_MAX + 1];
 	struct st_elem *el;
 	uint32_t i;
 
@@ -148,8 +177,12 @@ int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
 		return -ENOMEM;
 	if (klen > KEY_MAX)
 		goto drop;
-	hex(kh, key, klen);
-	if (!strmap_get(&s->idx, kh, &i))
+	if ((s->n + 1) * 2 > s->kcap && kgrow(s)) {
+		free(val);
+		return -ENOMEM;
+	}
+	i = probe(s, key, klen);
+	if (s->kslot[i])
 		goto drop;	/* a key is in a set once */
 	if (s->n == s->cap) {
 		unsigned int cap = s->cap ? s->cap * 2 : 64;
@@ -167,13 +200,7 @@ int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
 	el->klen = klen;
 	el->raw = raw;
 	el->val = val;
-	el->khex = strdup(kh);
-	if (!el->khex || strmap_add(&s->idx, el->khex, s->n)) {
-		free(el->khex);
-		free(val);
-		return -ENOMEM;
-	}
-	s->n++;
+	s->kslot[i] = ++s->n;
 	return 0;
 drop:
 	free(val);

@@ -17,7 +17,6 @@ struct nftnl_set_elem;
 struct st_elem {
 	uint8_t key[KEY_MAX];
 	uint32_t klen;
-	char *khex;			/* the map's key */
 	char *val;			/* all but the key, as a string */
 	const struct nlattr *raw;	/* wanted: the element to add, in one of
 					 * its set's msgs */
@@ -32,7 +31,7 @@ struct st_set {
 	uint32_t size;
 	struct st_elem *el;
 	unsigned int n, cap;
-	struct strmap idx;		/* khex -> index in el */
+	uint32_t *kslot, kcap;		/* key -> index in el (state.c) */
 	struct nlmsghdr *msg, *msg2;	/* wanted: NEWSET (and constant elements) */
 	struct nlmsghdr **msgs;		/* wanted: the elements' messages */
 	unsigned int nmsgs;
