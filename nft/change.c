@@ -218,7 +218,7 @@ static int append_prefixes(struct change *ch, unsigned int *count)
 int change_end(struct change *ch, int err, uint64_t genid)
 {
 	struct vnic_nft *n = ch->n;
-	bool wrote = ch->b.msgs;
+	bool wrote = ch->b.msgs, proven = false;
 	unsigned int npfx = 0;
 
 	if (!err && wrote) {
@@ -227,14 +227,21 @@ int change_end(struct change *ch, int err, uint64_t genid)
 			err = shards_flush(n, &ch->b);
 		if (!err)
 			err = append_prefixes(ch, &npfx);
+		if (!err && !n->pending)
+			err = grow_sets(ch, &genid);
+		/* The generation this commit makes, when the handle can vouch
+		 * for the whole table after it: a table it makes, or one as
+		 * its last commit left it (nothing committed since). */
+		proven = genid != NO_GENID && (n->pending ||
+			 (n->clean && (uint32_t)genid == n->clean_gen));
+		n->state_gen = proven ? (uint32_t)genid + 1 : 0;
 		if (!err && n->has_state)
 			err = state_elem(n, &ch->b, 0, false);
 		if (!err)
 			err = state_elem(n, &ch->b, ch->digest, true);
+		n->state_gen = 0;
 		if (!err && n->pending)
 			err = prepend_table(ch);
-		else if (!err)
-			err = grow_sets(ch, &genid);
 		if (!err && n->before_commit)
 			n->before_commit(n->before_commit_arg);
 		if (!err)
@@ -286,8 +293,11 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;
-	/* Its state element records no generation (n->state_gen 0). */
-	n->clean = n->clean && !wrote;
+	/* Its state element recorded the generation it made if proven. */
+	if (wrote) {
+		n->clean = proven;
+		n->clean_gen = (uint32_t)genid + 1;
+	}
 	if (ch->res && (err = nfnl_genid(n, &ch->res->genid)))
 		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "the change is committed, but reading the "

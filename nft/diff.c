@@ -39,7 +39,6 @@
 
 #include "nft/state.h"
 
-#define ELEMS_PER_MSG 256
 
 enum gstat { G_SAME, G_ADDED, G_CHANGED, G_REMOVED };
 
@@ -423,73 +422,37 @@ static int put_elems(struct dctx *dc, struct nftnl_set *s, bool add)
 	return nlh ? 0 : -ENOMEM;
 }
 
-/* A batch of elements of one set, ELEMS_PER_MSG a message. */
+/* A batch of elements of one set, ELIST_MAX a message (elist.c): a delete
+ * by key, an add as want.c read it from the clean apply's batch. */
 struct eput {
 	struct dctx *dc;
 	const char *set;
 	bool add;
-	struct nftnl_set *s;
-	unsigned int k;
+	struct elist l;
 };
-
-/* libnftnl 1.2.4 does not export nftnl_set_elem_clone(). */
-static struct nftnl_set_elem *elem_clone(struct nftnl_set_elem *e)
-{
-	static const uint16_t attrs[] = {
-		NFTNL_SET_ELEM_KEY, NFTNL_SET_ELEM_DATA, NFTNL_SET_ELEM_VERDICT,
-		NFTNL_SET_ELEM_CHAIN, NFTNL_SET_ELEM_OBJREF, NFTNL_SET_ELEM_USERDATA,
-		NFTNL_SET_ELEM_FLAGS,
-	};
-	struct nftnl_set_elem *x = nftnl_set_elem_alloc();
-	unsigned int i;
-
-	for (i = 0; x && i < ARRAY_SIZE(attrs); i++) {
-		uint32_t len = 0;
-		const void *v;
-
-		if (!nftnl_set_elem_is_set(e, attrs[i]))
-			continue;
-		v = nftnl_set_elem_get(e, attrs[i], &len);
-		if (attrs[i] == NFTNL_SET_ELEM_CHAIN || attrs[i] == NFTNL_SET_ELEM_OBJREF)
-			nftnl_set_elem_set_str(x, attrs[i], v);
-		else
-			nftnl_set_elem_set(x, attrs[i], v, len);
-	}
-	return x;
-}
 
 static int eput_one(struct eput *ep, const struct st_elem *e)
 {
-	struct nftnl_set_elem *x;
-	int err;
+	bool full = ep->add ? elist_full_raw(&ep->l, e->raw) :
+			      elist_full(&ep->l, e->klen, NULL);
+	int err = 0;
 
-	if (ep->s && ep->k == ELEMS_PER_MSG) {
-		err = put_elems(ep->dc, ep->s, ep->add);
-		ep->s = NULL;
-		if (err)
-			return err;
-	}
-	if (!ep->s) {
-		ep->s = elem_set(ep->dc->n, ep->set);
-		ep->k = 0;
-		if (!ep->s)
-			return -ENOMEM;
-	}
-	x = ep->add ? elem_clone(e->e) : nftnl_set_elem_alloc();
-	if (!x)
-		return -ENOMEM;
-	if (!ep->add)
-		nftnl_set_elem_set(x, NFTNL_SET_ELEM_KEY, e->key, e->klen);
-	nftnl_set_elem_add(ep->s, x);
-	ep->k++;
-	return 0;
+	if (full)
+		err = elist_flush(&ep->l, ep->dc->b, ep->dc->n->table, ep->set,
+				  ep->add);
+	if (!err)
+		err = ep->add ? elist_add_raw(&ep->l, e->raw) :
+				elist_add(&ep->l, e->key, e->klen, NULL);
+	return err;
 }
 
-static int eput_end(struct eput *ep)
+/* The last message out unless err; the list freed either way. */
+static int eput_end(struct eput *ep, int err)
 {
-	int err = ep->s ? put_elems(ep->dc, ep->s, ep->add) : 0;
-
-	ep->s = NULL;
+	if (!err)
+		err = elist_flush(&ep->l, ep->dc->b, ep->dc->n->table, ep->set,
+				  ep->add);
+	elist_free(&ep->l);
 	return err;
 }
 
@@ -603,7 +566,7 @@ static int elems_out(struct dctx *dc)
 	for (i = 0; i < dc->want->sets.n && !err; i++) {
 		struct st_set *w = dc->want->sets.v[i];
 		struct st_set *h = ntab_get(&dc->have->sets, w->name);
-		struct eput ep = { dc, w->name, false, NULL, 0 };
+		struct eput ep = { .dc = dc, .set = w->name, .add = false };
 
 		if (!h || !strcmp(w->name, nset_descs[S_L2OK].name))
 			continue;
@@ -628,10 +591,7 @@ static int elems_out(struct dctx *dc)
 				err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 1, "%s %s",
 					   set_kind(w->name), w->name);
 		}
-		if (!err)
-			err = eput_end(&ep);
-		else if (ep.s)
-			nftnl_set_free(ep.s);
+		err = eput_end(&ep, err);
 	}
 	return err;
 }
@@ -707,6 +667,20 @@ static int rule_note(struct dctx *dc, const struct st_chain *h,
 		    rules_lacking(h, w), "rules of chain %s", h->name);
 }
 
+/* Chain h's rules go (rules_out()) and w's come (rules_in()): h is
+ * wanted, not made again whole, and its rules differ.  Called once by
+ * each: what only drops the jumps to masks left behind counts its
+ * messages, h's deletes and w's rules, as tidy. */
+static bool redo_rules(struct dctx *dc, const struct st_chain *h,
+		       const struct st_chain *w, bool out)
+{
+	if (!w || remade(h, w) || same_rules(h, w))
+		return false;
+	if (same_but_left(dc, h, w))
+		dc->tidy += out ? h->nrules : w->nrules;
+	return true;
+}
+
 static int rules_out(struct dctx *dc)
 {
 	unsigned int i, j;
@@ -724,10 +698,8 @@ static int rules_out(struct dctx *dc)
 				err = del_rule(dc, h->name, h->rules[j].handle);
 			continue;
 		}
-		if (!w || remade(h, w) || same_rules(h, w))
+		if (!redo_rules(dc, h, w, true))
 			continue;
-		if (same_but_left(dc, h, w))
-			dc->tidy += h->nrules;
 		for (j = 0; j < h->nrules && !err; j++)
 			err = del_rule(dc, h->name, h->rules[j].handle);
 		if (!err)
@@ -745,10 +717,8 @@ static int rules_in(struct dctx *dc)
 		struct st_chain *h = dc->have->chains.v[i];
 		const struct st_chain *w = wanted_for(dc, h);
 
-		if (!w || remade(h, w) || same_rules(h, w))
+		if (!redo_rules(dc, h, w, false))
 			continue;
-		if (same_but_left(dc, h, w))
-			dc->tidy += w->nrules;
 		for (j = 0; j < w->nrules && !err; j++)
 			err = put_rule(dc, &w->rules[j], h->name);
 	}
@@ -910,7 +880,7 @@ static int elems_in(struct dctx *dc)
 	for (i = 0; i < dc->want->sets.n && !err; i++) {
 		struct st_set *w = dc->want->sets.v[i];
 		struct st_set *h = ntab_get(&dc->have->sets, w->name);
-		struct eput ep = { dc, w->name, true, NULL, 0 };
+		struct eput ep = { .dc = dc, .set = w->name, .add = true };
 		int idx = st_set_index(w->name);
 
 		if (idx >= 0 && idx < S__MAX)
@@ -929,10 +899,7 @@ static int elems_in(struct dctx *dc)
 				err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 0, "%s %s",
 					   set_kind(w->name), w->name);
 		}
-		if (!err)
-			err = eput_end(&ep);
-		else if (ep.s)
-			nftnl_set_free(ep.s);
+		err = eput_end(&ep, err);
 	}
 	return err;
 }
@@ -1273,7 +1240,7 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 		err = state_elem(n, dc->b, 0, false);
 	if (!err)
 		err = state_elem(n, dc->b, digest, true);
-	n->state_gen = 0;	/* apply's and remove's state says none */
+	n->state_gen = 0;	/* change.c sets its own */
 	return err;
 }
 

@@ -115,11 +115,37 @@ int elist_add(struct elist *l, const void *key, uint32_t klen,
 	return 0;
 }
 
+static bool full(const struct elist *l, size_t room)
+{
+	return l->count && (l->count >= ELIST_MAX ||
+			    l->len + room > ELIST_MSG_BYTES);
+}
+
 bool elist_full(const struct elist *l, uint32_t klen,
 		const struct elist_extra *x)
 {
-	return l->count && (l->count >= ELIST_MAX ||
-			    l->len + elem_room(klen, x) > ELIST_MSG_BYTES);
+	return full(l, elem_room(klen, x));
+}
+
+bool elist_full_raw(const struct elist *l, const struct nlattr *e)
+{
+	return full(l, MNL_ALIGN(e->nla_len));
+}
+
+/* An element read from a message (want.c's), as it is. */
+int elist_add_raw(struct elist *l, const struct nlattr *e)
+{
+	size_t len = MNL_ALIGN(e->nla_len);
+	int err = grow(l, len);
+
+	if (err)
+		return err;
+	memcpy(l->buf + l->len, e, e->nla_len);
+	memset(l->buf + l->len + e->nla_len, 0, len - e->nla_len);
+	((struct nlattr *)(l->buf + l->len))->nla_type = NLA_F_NESTED | NFTA_LIST_ELEM;
+	l->len += len;
+	l->count++;
+	return 0;
 }
 
 static void put_strz(struct nlmsghdr *nlh, uint16_t type, const char *s)

@@ -146,12 +146,12 @@ uint64_t state_mix(const char *name, uint64_t digest)
 
 /* Every element but the state's is a guest's "NAME DIGEST": another one
  * means the table is not (only) ours (check.c). */
-static int guests_elem_cb(struct nftnl_set_elem *e, void *data)
+static int guests_elem_cb(const struct relem *e, void *data)
 {
 	struct vnic_nft *n = data;
-	const char *c = elem_comment(e);
-	uint32_t klen = 0, key = 0;
-	const void *k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+	const char *c = ud_comment(e->ud, e->udlen);
+	uint32_t klen = e->klen, key = 0;
+	const void *k = e->key;
 	char name[POLICY_GUEST_MAX + 1] = "";
 	unsigned long long d = 0;
 	struct installed *in;

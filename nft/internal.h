@@ -125,6 +125,9 @@ int elist_add(struct elist *l, const void *key, uint32_t klen,
 /* The element would not fit in l's message: flush l first. */
 bool elist_full(const struct elist *l, uint32_t klen,
 		const struct elist_extra *x);
+/* The same for an element e already encoded (a NFTA_LIST_ELEM nest). */
+int elist_add_raw(struct elist *l, const struct nlattr *e);
+bool elist_full_raw(const struct elist *l, const struct nlattr *e);
 /* l's elements as one message into b; l is empty after. */
 int elist_flush(struct elist *l, struct nbatch *b, const char *table,
 		const char *set, bool add);

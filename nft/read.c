@@ -63,11 +63,8 @@ static int parse_counts(const char *s, uint32_t *nelem)
  * ends with its NUL.  Anyone may write an element (nft add element ...
  * comment), so it is believed only when it is whole and NUL-ended.
  */
-const char *elem_comment(const struct nftnl_set_elem *e)
+const char *ud_comment(const uint8_t *ud, uint32_t len)
 {
-	uint32_t len = 0;
-	const uint8_t *ud = nftnl_set_elem_get((struct nftnl_set_elem *)e,
-					       NFTNL_SET_ELEM_USERDATA, &len);
 	uint32_t off, l;
 
 	for (off = 0; ud && off + 2 <= len; off += 2 + l) {
@@ -81,15 +78,17 @@ const char *elem_comment(const struct nftnl_set_elem *e)
 	return NULL;
 }
 
-static int state_cb(struct nftnl_set_elem *e, void *data)
+static int state_cb(const struct relem *e, void *data)
 {
 	struct table_info *ti = data;
-	uint32_t klen = 0;
-	const uint32_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-	const char *c = elem_comment(e);
+	const char *c = ud_comment(e->ud, e->udlen);
 	unsigned long long d;
+	uint32_t key;
 
-	if (!key || klen != 4 || *key != STATE_KEY)
+	if (!e->key || e->klen != 4)
+		return 0;
+	memcpy(&key, e->key, 4);
+	if (key != STATE_KEY)
 		return 0;
 	if (c && sscanf(c, "libvnic-state %llx", &d) == 1) {
 		ti->digest = d;
@@ -240,34 +239,117 @@ int read_chains(struct vnic_nft *n, struct devlist *names)
 }
 
 struct elem_read {
-	int (*fn)(struct nftnl_set_elem *e, void *data);
+	int (*fn)(const struct relem *e, void *data);
 	void *data;
 };
+
+/* --- elements as the kernel reads them --------------------------------- */
+
+static const struct nlattr *nested(const struct nlattr *nest, uint16_t type)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, nest)
+		if (mnl_attr_get_type(a) == type)
+			return a;
+	return NULL;
+}
+
+static bool str_ok(const struct nlattr *a)
+{
+	return !mnl_attr_validate(a, MNL_TYPE_NUL_STRING);
+}
+
+/* NFTA_SET_ELEM_DATA: a value, or a verdict (with a chain for a jump). */
+static int relem_data(const struct nlattr *d, struct relem *e)
+{
+	const struct nlattr *v = nested(d, NFTA_DATA_VALUE), *c;
+
+	if (v) {
+		e->data = mnl_attr_get_payload(v);
+		e->dlen = mnl_attr_get_payload_len(v);
+		return 0;
+	}
+	v = nested(d, NFTA_DATA_VERDICT);
+	if (!v)
+		return 0;
+	c = nested(v, NFTA_VERDICT_CODE);
+	if (c) {
+		if (mnl_attr_validate(c, MNL_TYPE_U32))
+			return -EBADMSG;
+		e->verdict = ntohl(mnl_attr_get_u32(c));
+		e->has_verdict = true;
+	}
+	c = nested(v, NFTA_VERDICT_CHAIN);
+	if (c && !str_ok(c))
+		return -EBADMSG;
+	e->chain = c ? mnl_attr_get_str(c) : NULL;
+	return 0;
+}
+
+static int relem_parse(const struct nlattr *nest, struct relem *e)
+{
+	const struct nlattr *a, *v;
+	int err = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->nest = nest;
+	mnl_attr_for_each_nested(a, nest) {
+		switch (mnl_attr_get_type(a)) {
+		case NFTA_SET_ELEM_KEY:
+			v = nested(a, NFTA_DATA_VALUE);
+			e->key = v ? mnl_attr_get_payload(v) : NULL;
+			e->klen = v ? mnl_attr_get_payload_len(v) : 0;
+			break;
+		case NFTA_SET_ELEM_DATA:
+			err = relem_data(a, e);
+			break;
+		case NFTA_SET_ELEM_OBJREF:
+			if (!str_ok(a))
+				return -EBADMSG;
+			e->objref = mnl_attr_get_str(a);
+			break;
+		case NFTA_SET_ELEM_USERDATA:
+			e->ud = mnl_attr_get_payload(a);
+			e->udlen = mnl_attr_get_payload_len(a);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int relems_each(const struct nlmsghdr *nlh,
+		int (*fn)(const struct relem *e, void *data), void *data)
+{
+	const struct nlattr *a, *el;
+	struct relem e;
+	int err = 0;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_SET_ELEM_LIST_ELEMENTS)
+			continue;
+		mnl_attr_for_each_nested(el, a) {
+			err = relem_parse(el, &e);
+			if (!err)
+				err = fn(&e, data);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
 
 static int elem_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct elem_read *er = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-	int err = 0;
 
-	if (!s)
-		return -ENOMEM;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
-		goto out;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it))
-		err = er->fn(e, er->data);
-	nftnl_set_elems_iter_destroy(it);
-out:
-	nftnl_set_free(s);
-	return err;
+	return relems_each(nlh, er->fn, er->data);
 }
 
 int read_elems(struct vnic_nft *n, enum nset set,
-	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data)
+	       int (*fn)(const struct relem *e, void *data), void *data)
 {
 	struct elem_read er = { fn, data };
 	char buf[512] = { 0 }, name[16];

@@ -5,7 +5,7 @@
 
 #include "nft/internal.h"
 
-struct nftnl_set_elem;
+struct relem;
 
 struct table_info {
 	bool exists, has_digest;
@@ -28,9 +28,26 @@ int read_state(struct vnic_nft *n, struct table_info *ti);
 int read_chains(struct vnic_nft *n, struct devlist *names);
 /* Every element of a set, one call of fn each. */
 int read_elems(struct vnic_nft *n, enum nset set,
-	       int (*fn)(struct nftnl_set_elem *e, void *data), void *data);
-/* An element's comment, NUL-ended, or NULL. */
-const char *elem_comment(const struct nftnl_set_elem *e);
+	       int (*fn)(const struct relem *e, void *data), void *data);
+/*
+ * An element of a set-element message (a dump's reply, or a batch of ours)
+ * as its attributes, pointing into the message: read without libnftnl,
+ * whose objects cost more than the rest of a sync's work on them.
+ */
+struct relem {
+	const struct nlattr *nest;	/* the whole element */
+	const uint8_t *key, *data, *ud;
+	uint32_t klen, dlen, udlen;
+	const char *objref, *chain;
+	uint32_t verdict;		/* with has_verdict */
+	bool has_verdict;
+};
+/* Each element of the message through fn; -EBADMSG: one is malformed. */
+int relems_each(const struct nlmsghdr *nlh,
+		int (*fn)(const struct relem *e, void *data), void *data);
+
+/* The comment in an element's userdata (NULL: none): nft(8)'s TLVs. */
+const char *ud_comment(const uint8_t *ud, uint32_t len);
 int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 		 uint64_t *bytes);
 

@@ -273,9 +273,9 @@ static int obj_cb(const struct nlmsghdr *nlh, void *data)
 
 /* --- elements -------------------------------------------------------------- */
 
-static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
+static int guests_elem(struct rd *rd, const struct relem *e, uint32_t key)
 {
-	const char *c = elem_comment(e);
+	const char *c = ud_comment(e->ud, e->udlen);
 	char name[POLICY_GUEST_MAX + 1];
 	unsigned long long d;
 
@@ -295,42 +295,28 @@ static int guests_elem(struct rd *rd, struct nftnl_set_elem *e, uint32_t key)
 	return 0;
 }
 
-static int elem_cb(const struct nlmsghdr *nlh, void *data)
+static int one_elem(const struct relem *e, void *data)
 {
 	struct rd *rd = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-	int err = 0;
+	uint32_t klen = e->klen, k = 0;
+	const uint8_t *key = e->key;
+	int err;
 
-	if (!s)
-		return -ENOMEM;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0)
-		goto out;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it)) {
-		uint32_t klen = 0, k = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		char *val;
-
-		if (!key || !klen)
-			continue;
-		if (klen >= 4)
-			memcpy(&k, key, 4);
-		if (rd->set == ntab_get(&rd->t->sets, nset_descs[S_GUESTS].name)) {
-			err = guests_elem(rd, e, k);
-			if (err || (klen == 4 && k == STATE_KEY))
-				continue;
-		}
-		val = st_elem_val(e);
-		err = val ? st_elem_add(rd->set, key, klen, val, NULL) : -ENOMEM;
-		free(val);
+	if (!key || !klen)
+		return 0;
+	if (klen >= 4)
+		memcpy(&k, key, 4);
+	if (rd->set == ntab_get(&rd->t->sets, nset_descs[S_GUESTS].name)) {
+		err = guests_elem(rd, e, k);
+		if (err || (klen == 4 && k == STATE_KEY))
+			return err;
 	}
-	nftnl_set_elems_iter_destroy(it);
-out:
-	nftnl_set_free(s);
-	return err;
+	return st_elem_add(rd->set, key, klen, st_elem_val(e), NULL);
+}
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return relems_each(nlh, one_elem, data);
 }
 
 static int read_set_elems(struct rd *rd, struct st_set *st)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libnftnl/set.h>
 
 #include "nft/state.h"
 
@@ -51,15 +50,13 @@ static void set_free(struct st_set *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++) {
-		free(s->el[i].khex);
+	for (i = 0; i < s->n; i++)
 		free(s->el[i].val);
-	}
-	for (i = 0; i < s->nparsed; i++)
-		nftnl_set_free(s->parsed[i]);
-	free(s->parsed);
+	for (i = 0; i < s->nmsgs; i++)
+		free(s->msgs[i]);
+	free(s->msgs);
 	free(s->el);
-	strmap_free(&s->idx);
+	free(s->kslot);
 	free(s->msg);
 	free(s->msg2);
 }
@@ -123,88 +120,121 @@ static void hex(char *out, const uint8_t *p, uint32_t len)
 	out[2 * len] = '\0';
 }
 
+/* Elements by key: open addressing over the key's bytes, a slot holding
+ * an index into el plus one (0: empty), at most half of them full. */
+static uint32_t probe(const struct st_set *s, const uint8_t *key, uint32_t klen)
+{
+	uint32_t m = s->kcap - 1;
+	uint32_t i = (uint32_t)vnic_hash64(key, klen, VNIC_HASH_INIT) & m;
+
+	while (s->kslot[i]) {
+		const struct st_elem *e = &s->el[s->kslot[i] - 1];
+
+		if (e->klen == klen && !memcmp(e->key, key, klen))
+			break;
+		i = (i + 1) & m;
+	}
+	return i;
+}
+
+static int kgrow(struct st_set *s)
+{
+	uint32_t cap = s->kcap ? s->kcap * 2 : 128, *old = s->kslot;
+	unsigned int j;
+
+	s->kslot = calloc(cap, sizeof(*s->kslot));
+	if (!s->kslot) {
+		s->kslot = old;
+		return -ENOMEM;
+	}
+	s->kcap = cap;
+	for (j = 0; j < s->n; j++)
+		s->kslot[probe(s, s->el[j].key, s->el[j].klen)] = j + 1;
+	free(old);
+	return 0;
+}
+
 struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 			     uint32_t klen)
 {
-	char kh[2 * KEY_MAX + 1];
 	uint32_t i;
 
-	if (klen > KEY_MAX)
+	if (!s->kcap || klen > KEY_MAX)
 		return NULL;
-	hex(kh, key, klen);
-	return strmap_get(&s->idx, kh, &i) ? NULL : &s->el[i];
+	i = probe(s, key, klen);
+	return s->kslot[i] ? &s->el[s->kslot[i] - 1] : NULL;
 }
 
-/* The map borrows each element's khex: el only grows, its strings stay. */
+/* val is the element's (freed when the key is there already, or on
+ * failure). */
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
-		const char *val, struct nftnl_set_elem *e)
+		char *val, const struct nlattr *raw)
 {
 	struct st_elem *el;
+	uint32_t i;
 
-	if (klen > KEY_MAX || st_elem_find(s, key, klen))
-		return 0;	/* a key is in a set once */
+	if (!val)
+		return -ENOMEM;
+	if (klen > KEY_MAX)
+		goto drop;
+	if ((s->n + 1) * 2 > s->kcap && kgrow(s)) {
+		free(val);
+		return -ENOMEM;
+	}
+	i = probe(s, key, klen);
+	if (s->kslot[i])
+		goto drop;	/* a key is in a set once */
 	if (s->n == s->cap) {
 		unsigned int cap = s->cap ? s->cap * 2 : 64;
 
 		el = realloc(s->el, cap * sizeof(*el));
-		if (!el)
+		if (!el) {
+			free(val);
 			return -ENOMEM;
+		}
 		s->el = el;
 		s->cap = cap;
 	}
 	el = &s->el[s->n];
-	memset(el, 0, sizeof(*el));
 	memcpy(el->key, key, klen);
 	el->klen = klen;
-	el->e = e;
-	el->khex = malloc(2 * klen + 1);
-	el->val = strdup(val ? val : "");
-	if (!el->khex || !el->val) {
-		free(el->khex);
-		free(el->val);
-		return -ENOMEM;
-	}
-	hex(el->khex, key, klen);
-	if (strmap_add(&s->idx, el->khex, s->n)) {
-		free(el->khex);
-		free(el->val);
-		return -ENOMEM;
-	}
-	s->n++;
+	el->raw = raw;
+	el->val = val;
+	s->kslot[i] = ++s->n;
+	return 0;
+drop:
+	free(val);
 	return 0;
 }
 
-char *st_elem_val(struct nftnl_set_elem *e)
+static char *put_str(char *p, const char *s)
 {
-	const char *obj = NULL, *chain = NULL;
-	uint32_t len = 0, dlen = 0, verdict = 0;
-	const uint8_t *ud = NULL, *data = NULL;
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+char *st_elem_val(const struct relem *e)
+{
+	uint32_t len = e->udlen > 255 ? 255 : e->udlen;
+	uint32_t dlen = e->dlen > KEY_MAX ? KEY_MAX : e->dlen;
 	char *out, *p;
 
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF))
-		obj = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
-		verdict = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
-		chain = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_USERDATA))
-		ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA))
-		data = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &dlen);
-	if (len > 255)
-		len = 255;
-	if (dlen > KEY_MAX)
-		dlen = KEY_MAX;
-	out = malloc(2 * (len + dlen) + (obj ? strlen(obj) : 0) +
-		     (chain ? strlen(chain) : 0) + 64);
+	out = malloc(2 * (len + dlen) + (e->objref ? strlen(e->objref) : 0) +
+		     (e->chain ? strlen(e->chain) : 0) + 64);
 	if (!out)
 		return NULL;
-	p = out + sprintf(out, "o=%s v=%d c=%s d=", obj ? obj : "", (int)verdict,
-			  chain ? chain : "");
-	hex(p, data ? data : (const uint8_t *)"", data ? dlen : 0);
-	p += strlen(p);
-	p += sprintf(p, " u=");
-	hex(p, ud ? ud : (const uint8_t *)"", ud ? len : 0);
+	/* "o=OBJREF v=VERDICT c=CHAIN d=HEX u=HEX" */
+	p = put_str(out, "o=");
+	p = put_str(p, e->objref ? e->objref : "");
+	p += sprintf(p, " v=%d c=", e->has_verdict ? (int)e->verdict : 0);
+	p = put_str(p, e->chain ? e->chain : "");
+	p = put_str(p, " d=");
+	hex(p, e->data ? e->data : (const uint8_t *)"", e->data ? dlen : 0);
+	p += 2 * (e->data ? dlen : 0);
+	p = put_str(p, " u=");
+	hex(p, e->ud ? e->ud : (const uint8_t *)"", e->ud ? len : 0);
 	return out;
 }
 

@@ -7,7 +7,7 @@
 #ifndef VNIC_NFT_STATE_H
 #define VNIC_NFT_STATE_H
 
-#include "nft/internal.h"
+#include "nft/read.h"
 
 struct nftnl_set;
 struct nftnl_set_elem;
@@ -17,9 +17,9 @@ struct nftnl_set_elem;
 struct st_elem {
 	uint8_t key[KEY_MAX];
 	uint32_t klen;
-	char *khex;			/* the map's key */
 	char *val;			/* all but the key, as a string */
-	struct nftnl_set_elem *e;	/* wanted: the element to add */
+	const struct nlattr *raw;	/* wanted: the element to add, in one of
+					 * its set's msgs */
 };
 
 /* Every named thing starts with its name: the map borrows it. */
@@ -31,10 +31,10 @@ struct st_set {
 	uint32_t size;
 	struct st_elem *el;
 	unsigned int n, cap;
-	struct strmap idx;		/* khex -> index in el */
+	uint32_t *kslot, kcap;		/* key -> index in el (state.c) */
 	struct nlmsghdr *msg, *msg2;	/* wanted: NEWSET (and constant elements) */
-	struct nftnl_set **parsed;	/* wanted: own the elements */
-	unsigned int nparsed;
+	struct nlmsghdr **msgs;		/* wanted: the elements' messages */
+	unsigned int nmsgs;
 };
 
 struct st_rule {
@@ -88,12 +88,13 @@ struct tstate {
 void *ntab_get(struct ntab *t, const char *name);
 void *ntab_add(struct ntab *t, const char *name, size_t size);
 void tstate_free(struct tstate *t);
+/* val: malloc'd, the element's (freed if the key is there already). */
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
-		const char *val, struct nftnl_set_elem *e);
+		char *val, const struct nlattr *raw);
 struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 			     uint32_t klen);
 /* An element's value (data, object, verdict, userdata) as a string. */
-char *st_elem_val(struct nftnl_set_elem *e);
+char *st_elem_val(const struct relem *e);
 int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
 		uint32_t udlen, const struct nlmsghdr *msg);
 int st_guest_add(struct tstate *t, const char *name, uint64_t digest);

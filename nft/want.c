@@ -140,24 +140,12 @@ static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 	return 0;
 }
 
-/* libnftnl numbers the elements it builds 1, 2, ... where its parser
- * wants each to be NFTA_LIST_ELEM (the kernel reads either): parsed from a
- * copy that says so. */
-static int elems_parse(const struct nlmsghdr *nlh, struct nftnl_set *s)
+/* Each element points into its message, which the set keeps. */
+static int w_elem(const struct relem *e, void *data)
 {
-	struct nlmsghdr *m = msg_dup(nlh);
-	struct nlattr *a, *e;
-	int ret;
-
-	if (!m)
-		return -1;
-	mnl_attr_for_each(a, m, sizeof(struct nfgenmsg))
-		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_ELEMENTS)
-			mnl_attr_for_each_nested(e, a)
-				e->nla_type = NLA_F_NESTED | NFTA_LIST_ELEM;
-	ret = nftnl_set_elems_nlmsg_parse(m, s);
-	free(m);
-	return ret;
+	if (!e->key)
+		return -EPROTO;
+	return st_elem_add(data, e->key, e->klen, st_elem_val(e), e->nest);
 }
 
 static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
@@ -165,10 +153,7 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 	const char *name = str_attr(nlh, NFTA_SET_ELEM_LIST_SET);
 	/* The skeleton's sets go last in the batch (want_build()). */
 	struct st_set *st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-	struct nftnl_set *s, **v;
-	int err = 0;
+	struct nlmsghdr **v, *m;
 
 	if (!st)
 		return -ENOMEM;
@@ -177,28 +162,15 @@ static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)
 		st->msg2 = msg_dup(nlh);
 		return st->msg2 ? 0 : -ENOMEM;
 	}
-	v = realloc(st->parsed, (st->nparsed + 1) * sizeof(*v));
+	v = realloc(st->msgs, (st->nmsgs + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	st->parsed = v;
-	s = nftnl_set_alloc();
-	if (!s)
+	st->msgs = v;
+	m = msg_dup(nlh);
+	if (!m)
 		return -ENOMEM;
-	st->parsed[st->nparsed++] = s;
-	if (elems_parse(nlh, s) < 0)
-		return -EPROTO;
-	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_next(it) : NULL; e && !err;
-	     e = nftnl_set_elems_iter_next(it)) {
-		uint32_t klen = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		char *val = st_elem_val(e);
-
-		err = val && key ? st_elem_add(st, key, klen, val, e) : -ENOMEM;
-		free(val);
-	}
-	nftnl_set_elems_iter_destroy(it);
-	return err;
+	st->msgs[st->nmsgs++] = m;
+	return relems_each(m, w_elem, st);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -235,6 +235,25 @@ case_unchanged_writes_nothing() {
 		fail "untouched sync sent $quiet messages, one that reads back $busy"
 }
 
+# An apply into a new table records the generation its commit made, as a
+# sync does: the sync right after it (a new process) proves the table
+# untouched and reads nothing back, sending as few messages as the sync
+# after a sync.
+case_apply_then_sync_reads_nothing() {
+	local quiet after_apply
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc -s filter sync "$TMP/A.json" || return
+	quiet=$(sends)
+	nft delete table netdev vnic || return
+	run 0 vc filter apply "$TMP/A.json" || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "sync after apply: $(cat "$TMP/out")" || return
+	after_apply=$(sends)
+	[ -n "$quiet" ] && [ "$after_apply" = "$quiet" ] ||
+		fail "sync after apply sent $after_apply messages, after a sync $quiet"
+}
+
 # diff: 2 is an error, never "differs": a file that does not load, a NIC
 # that does not exist; nothing is written either way.
 case_diff_errors_exit_2() {
@@ -252,6 +271,7 @@ CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced diff_after_remove unchanged_writes_nothing
+       apply_then_sync_reads_nothing
        diff_errors_exit_2)
 
 tap_main nft jq python3 -- "$@"

@@ -48,12 +48,15 @@ has_mac() {
 # made the table; nft 1.0.6 cannot even name persist), counters zeroed;
 # tables, sets, maps, counters and chains sorted (their listing order is
 # the order they were made in), rules in their order within each chain.
+# The state element's generation (g=) is masked: apply records the one its
+# commit made, a rendered text loaded by nft -f none.
 ruleset_norm() {
 	nft -j list ruleset | jq -S '
 	  def norm: walk(if type == "object" then
 			   del(.handle) |
 			   (if has("packets") and has("bytes")
 			    then .packets = 0 | .bytes = 0 else . end)
+			 elif type == "string" then sub(" g=[0-9]+ "; " g=G ")
 			 else . end);
 	  [.nftables[] | select(has("metainfo") | not)
 	   | if has("table") then .table |= del(.flags) else . end] as $all |
