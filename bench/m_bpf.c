@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "filters.h"
+#include "floor_bpf.h"
 
 int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
 	     size_t errlen)
@@ -85,6 +86,7 @@ int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 		  char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
+	struct bfloor fa = { 0 }, fr = { 0 };	/* floor_bpf.c */
 	struct fsample scratch;
 	struct vnic_filter *h;
 	uint64_t t0;
@@ -93,6 +95,7 @@ int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 	ret = bpf_open(e, &h, err, errlen);
 	if (ret)
 		return ret;
+	bfloor_capture(h, &fa);
 	t0 = now_ns();
 	ret = vnic_filter_apply(h, p, &res);
 	if (!time_remove) {
@@ -103,9 +106,15 @@ int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 	if (ret)
 		bench_lib_fail(e->ctx, "vnic_filter_apply (bpf)", ret, err,
 			       errlen);
+	bfloor_capture(h, &fr);
 	/* Bare NICs again (a failed apply left nothing): timed or not. */
 	rret = ret ? 0 : remove_guests(e, h, 0, guests,
 				       time_remove ? s : &scratch, err, errlen);
+	bfloor_capture(h, NULL);
+	if (!ret && !rret)
+		bfloor_pair(&fa, &fr, time_remove, s->ms);
+	bfloor_free(&fa);
+	bfloor_free(&fr);
 	vnic_filter_close(h);
 	return ret ?: rret;
 }

@@ -127,6 +127,7 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 		l->n--;
 		return map_err(b, err, map);
 	}
+	bpf_tap_map(b, fd, key, klen, val);
 	return 0;
 }
 
@@ -601,12 +602,14 @@ static void old_addrs(struct vnic_bpf *b, const struct bnic *n)
 				    .addr = n->v4[a].s_addr };
 
 		bpf_map_delete_elem(b->map_ip4, &k);
+		bpf_tap_map(b, b->map_ip4, &k, sizeof(k), NULL);
 	}
 	for (a = 0; n->n6 > BPF_IN6 && a < n->n6; a++) {
 		struct bpf_a6 k = { .ifindex = (uint32_t)n->ifindex, .gen = n->gen };
 
 		memcpy(k.addr, &n->v6[a], 16);
 		bpf_map_delete_elem(b->map_ip6, &k);
+		bpf_tap_map(b, b->map_ip6, &k, sizeof(k), NULL);
 	}
 }
 
@@ -642,6 +645,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 			if (nic_kept(c, bn->ifindex))
 				continue;
 			bpf_map_delete_elem(b->map_drops, &key);
+			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
 			detach[nd++] = bn->ifindex;
 		}
 		binst_free(&b->inst[i]);

@@ -85,6 +85,7 @@ struct vnic_bpf {
 					 * change ran since: a sync need not
 					 * read the maps again */
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
+	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
 	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
 };
@@ -197,6 +198,11 @@ int bpf_reread(struct vnic_bpf *b);
 /* An installed "guest" that only another process's map entries make: a
  * guests entry without NICs, or NICs naming a guest with no entry. */
 bool bpf_inst_foreign(const struct binst *g);
+
+/* fault.c: the tap's view of a batch sent and of a map write. */
+void bpf_tap_nl(struct vnic_bpf *b, const void *buf, size_t len);
+void bpf_tap_map(struct vnic_bpf *b, int fd, const void *key, size_t klen,
+		 const void *val);
 
 /* A test fault: -EIO when armed for this unit of what. */
 int bpf_fault(struct vnic_bpf *b, enum bpf_fault what);

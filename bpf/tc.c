@@ -268,6 +268,8 @@ static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_resu
 		err = put_qdisc(&nb, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, a->ifi[i]);
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	if (err) {
 		nl_batch_free(&nb);
 		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
@@ -329,6 +331,8 @@ static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_res
 	}
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	if (err) {
 		nl_batch_free(&nb);
 		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
@@ -546,6 +550,8 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 			err = put_del_filter(&nb, ifindex[i], h);
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	res->messages += nb.n;
 	res->batches++;
 	res->writes = 1;
@@ -555,6 +561,8 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
 	if (!err && nb.n) {
 		err = nl_batch_run(&b->ctx->nl, &nb);
+		if (!err)
+			bpf_tap_nl(b, nb.buf, nb.len);
 		res->messages += nb.n;
 		res->batches++;
 	}
