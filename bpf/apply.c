@@ -407,6 +407,11 @@ static int still_ours(struct vnic_bpf *b)
 /* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
  * filter of ours runs an older program (a library upgrade, maps that could
  * not be adopted) keeps it until the new maps are written: repoint(). */
+static bool nic_was(const struct vnic_bpf *b, int ifindex)
+{
+	return bpf_owner_of(b, ifindex) != NULL;
+}
+
 static int check_hooks(struct vnic_bpf *b, struct change *c)
 {
 	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
@@ -424,7 +429,10 @@ static int check_hooks(struct vnic_bpf *b, struct change *c)
 	for (gi = 0; gi < c->p->n; gi++)
 		for (k = 0; k < c->p->g[gi]->nn; k++)
 			c->want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
-	return tc_check(b, c->ifi, c->want, c->have, c->old, total);
+	for (gi = 0, k = 0; gi < total; gi++)
+		k += !nic_was(b, c->ifi[gi]);
+	/* mostly new NICs: one qdisc dump finds the few with a clsact */
+	return tc_check(b, c->ifi, c->want, c->have, c->old, total, k >= 32 && 2 * k > total);
 }
 
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
@@ -477,11 +485,6 @@ static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *
 	return err;
 }
 
-static bool nic_was(const struct vnic_bpf *b, int ifindex)
-{
-	return bpf_owner_of(b, ifindex) != NULL;
-}
-
 /* Step 4 for guest gi of p. */
 static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 		       struct bpf_state *st)
@@ -495,13 +498,14 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	for (k = 0; !err && k < g->nn; k++) {
 		int ifindex = c->ifi[c->off[gi] + k];
 		uint32_t key = (uint32_t)ifindex, gen = st->next_gen++;
+		bool was = nic_was(b, ifindex);
 		struct bpf_nic v;
 
 		if (!gen)
 			gen = st->next_gen++;
 		c->gen[c->off[gi] + k] = gen;
 		err = write_addrs(b, c, &g->nics[k], ifindex, gen);
-		if (!err && !nic_was(b, ifindex)) {
+		if (!err && !was) {
 			/* a per-CPU value: the map takes one copy per possible CPU */
 			int ncpu = libbpf_num_possible_cpus();
 			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
@@ -511,14 +515,16 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 			free(z);
 		}
 		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);
+		/* a NIC or guest the maps did not hold when read has no old
+		 * value to keep: its undo is a delete (one lookup less each) */
 		if (!err)
 			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
-				     &v, sizeof(v));
+				     &v, was ? sizeof(v) : 0);
 	}
 	guest_key(&gk, g->name);
 	if (!err)
 		err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
-			     sizeof(gv));
+			     inst_find(b, g->name) ? sizeof(gv) : 0);
 	return err;
 }
 

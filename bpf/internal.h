@@ -116,9 +116,11 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 uint32_t bpf_hooks_of(uint32_t kind);
 /* For each of n NICs, which of its hooks (HOOK_*) hold our filter with our
  * program; old[2i] / old[2i+1] (ingress / egress): the program id of our
- * filter there when it runs another program (an older library's), else 0. */
+ * filter there when it runs another program (an older library's), else 0.
+ * scan: one dump of the namespace's qdiscs first, and no get for a NIC
+ * without a clsact (it holds no filter): cheaper when most NICs are new. */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, uint32_t *old, unsigned int n);
+	     uint32_t *have, uint32_t *old, unsigned int n, bool scan);
 /* What an attach made, for tc_undo(). */
 struct tc_made {
 	int *ifi;		/* NICs that needed something */

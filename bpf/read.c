@@ -309,7 +309,7 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 	}
 	/* only where our filter runs an older program: a NIC gone, or one
 	 * whose slot holds something else now, is left alone */
-	if (n && !tc_check(b, ifi, want, have, old, n))
+	if (n && !tc_check(b, ifi, want, have, old, n, false))
 		for (i = 0; i < n; i++)
 			if (old[2 * i] || old[2 * i + 1])
 				drop[nd++] = ifi[i];
