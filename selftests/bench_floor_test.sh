@@ -78,6 +78,11 @@ case_bpf_rows() {
 	jqo 'any(.method == "libvnic-bpf" and .runs == 2 and .writes > 0 and
 		 .ratio_to_libvnic > 0 and .target_ratio_to == "libvnic")' || return
 	jqo 'any(.method == "libvnic-bpf-remove-all" and .runs == 2)' || return
+	# the bpf floor replayed each run's writes (2 guests x 2 veths: 2 tc
+	# batches and 11 map writes each way), one line per run and row
+	[ "$(grep -c '^floor-bpf: [0-9.]* ms (13 writes replayed); libvnic-bpf [0-9.]* ms: [0-9.]*x$' "$TMP/err")" = 2 ] &&
+	[ "$(grep -c '^floor-bpf-remove-all: [0-9.]* ms (13 writes replayed)' "$TMP/err")" = 2 ] ||
+		{ fail "no bpf floor lines: $(grep floor-bpf "$TMP/err")"; return 1; }
 	bench01 filters-add --existing 2 --nics-per-guest 2 --runs 2 \
 		--settle 0 --json || return
 	jqo '[.[] | select(.method | startswith("libvnic-bpf-"))] |
