@@ -265,7 +265,6 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 
 /* --- the change ------------------------------------------------------------------ */
 
-
 static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
 {
 	unsigned int k;
@@ -404,17 +403,18 @@ static int still_ours(struct vnic_bpf *b)
 	return 0;
 }
 
-/* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
- * filter of ours runs an older program (a library upgrade, maps that could
- * not be adopted) keeps it until the new maps are written: repoint(). */
 static bool nic_was(const struct vnic_bpf *b, int ifindex)
 {
 	return bpf_owner_of(b, ifindex) != NULL;
 }
 
+/* Step 3: which hooks of the NICs of p hold our filters (read back; a
+ * diff stops after this).  A hook whose filter of ours runs an older
+ * program (a library upgrade, maps that could not be adopted) keeps it
+ * until the new maps are written: repoint(). */
 static int check_hooks(struct vnic_bpf *b, struct change *c)
 {
-	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
+	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k, i, fresh = 0;
 	int err;
 
 	if (!total)
@@ -429,11 +429,14 @@ static int check_hooks(struct vnic_bpf *b, struct change *c)
 	for (gi = 0; gi < c->p->n; gi++)
 		for (k = 0; k < c->p->g[gi]->nn; k++)
 			c->want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
-	for (gi = 0, k = 0; gi < total; gi++)
-		k += !nic_was(b, c->ifi[gi]);
+	for (i = 0; i < total; i++)
+		fresh += !nic_was(b, c->ifi[i]);
 	/* mostly new NICs: one qdisc dump finds the few with a clsact */
-	return tc_check(b, c->ifi, c->want, c->have, c->old, total, k >= 32 && 2 * k > total);
+	return tc_check(b, c->ifi, c->want, c->have, c->old, total,
+			fresh >= 32 && 2 * fresh > total);
 }
+
+/* Step 3, continued: attach what is missing. */
 
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 		  struct vnic_filter_result *res)
@@ -695,7 +698,8 @@ static void change_free(struct change *c)
 	free(c->want);
 	free(c->have);
 	free(c->old);
-	
+	free(c->log->op);
+	c->log->op = NULL;
 }
 
 static void count(const struct vnic_bpf *b, const struct change *c,
