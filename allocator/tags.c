@@ -29,6 +29,9 @@
 #include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 
+#include <libmnl/libmnl.h>
+
+#include "allocator/msg.h"
 #include "allocator/nic.h"
 #include "lib/link.h"
 
@@ -306,6 +309,102 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
 				   "guest '%s' has no NICs of owner '%s'", name,
 				   ctx->owner);
+	if (err) {
+		vnic_guest_free(g);
+		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");
+	}
+	*out = g;
+	return 0;
+}
+
+static int getlink_index(struct nl_batch *b, int ifindex, struct scan *sc)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_GETLINK, NLM_F_ACK);
+	struct ifinfomsg *ifi;
+
+	if (!nlh)
+		return -ENOMEM;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return nl_batch_end(b, nlh, scan_cb, sc);
+}
+
+/* The links named in names, one RTM_GETLINK each in one batch (a name no
+ * link has is skipped), scanned as a dump's would be, peers too. */
+static int scan_named(struct vnic_ctx *ctx, const char *const *names,
+		      unsigned int n, struct scan *sc)
+{
+	struct nl_batch b;
+	unsigned int i;
+	int err = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->owner = ctx->owner;
+	nl_batch_init(&b);
+	for (i = 0; i < n && !err; i++) {
+		struct nlmsghdr *nlh = msg_getlink(&b, names[i]);
+
+		err = nlh ? nl_batch_end(&b, nlh, scan_cb, sc) : -ENOMEM;
+	}
+	if (!err)
+		err = nl_batch_run(&ctx->nl, &b);
+	/* A veth peer beside it is named as a dump names it: read it too. */
+	nl_batch_reset(&b);
+	for (i = 0, n = sc->n; !err && i < n; i++)
+		if (sc->t[i].peer)
+			err = getlink_index(&b, sc->t[i].peer, sc);
+	if (!err)
+		err = nl_batch_run(&ctx->nl, &b);
+	nl_batch_free(&b);
+	if (!err)
+		err = sc->err;
+	if (!err)
+		name_peers(sc);
+	free(sc->all);
+	sc->all = NULL;
+	if (err) {
+		free(sc->t);
+		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
+				    "reading links by name");
+	}
+	return 0;
+}
+
+VNIC_EXPORT int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
+				       const char *const *ifnames, unsigned int n,
+				       struct vnic_guest **out)
+{
+	struct vnic_guest *g;
+	struct scan sc;
+	unsigned int i;
+	int err;
+
+	if (!ctx || !out || (n && !ifnames))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!ifnames[i] || !ifnames[i][0] || strlen(ifnames[i]) >= IFNAMSIZ)
+			return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+					    "interface name %u is not one", i);
+	err = vnic_guest_new(ctx, name, &g);
+	if (err)
+		return err;
+	err = scan_named(ctx, ifnames, n, &sc);
+	if (err) {
+		vnic_guest_free(g);
+		return err;
+	}
+	if (sc.n)
+		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
+	for (i = 0; i < sc.n && !err; i++)
+		if (!strcmp(sc.t[i].guest, name))
+			err = adopt_nic(g, &sc.t[i]);
+	free(sc.t);
+	if (!err && !g->n)
+		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
+				   "no link named as given is a NIC of guest '%s' of "
+				   "owner '%s'", name, ctx->owner);
 	if (err) {
 		vnic_guest_free(g);
 		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");

@@ -13,7 +13,8 @@
  * A replay must run where the captured change ran (same NICs, same
  * handle open: the filter requests carry its program fds) and from the
  * same starting state: the bench replays an apply after the library
- * removed it again, and the captured remove right after.
+ * removed it again, and the captured remove right after (bfloor_row(),
+ * the rows floor-bpf and floor-bpf-remove-all of the filters scenario).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@
 #include <linux/netlink.h>
 
 #include "lib/testing.h"
+#include "filters.h"
 #include "floor_bpf.h"
 
 #define BF_BUF	(64 << 20)
@@ -164,6 +166,23 @@ static int batch(int fd, const struct bfloor_op *o, uint32_t *seq, unsigned char
 	return 0;
 }
 
+/* The requests in a captured batch. */
+static unsigned int batch_msgs(const struct bfloor_op *o)
+{
+	unsigned int n = 0;
+	size_t off = 0;
+
+	while (off + NLMSG_HDRLEN <= o->len) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)(o->buf + off);
+
+		if (h->nlmsg_len < NLMSG_HDRLEN)
+			break;
+		n++;
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	return n;
+}
+
 static int nl_open(void)
 {
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -209,28 +228,75 @@ int bfloor_replay(const struct bfloor *fl, double *ms, char *err, size_t errlen)
 	return ret;
 }
 
-/*
- * One libvnic-bpf run's floor: the captured apply replayed onto the bare
- * NICs the library's remove left, then the captured remove, which leaves
- * them bare again.  The figure of the row that run timed (the apply, or
- * the remove) goes to stderr next to the library's, with their ratio: the
- * bench's row types are being reshaped, so this is not a report row yet.
- */
-int bfloor_pair(const struct bfloor *fa, const struct bfloor *fr, bool remove,
-		double lib_ms)
+/* Every guest of the filters scenario out through the library (captured). */
+static int remove_all(struct filt_env *e, struct vnic_filter *h, unsigned int guests,
+		      char *err, size_t errlen)
 {
-	char err[256] = "";
-	double ams = 0, rms = 0;
-	int ret = bfloor_replay(fa, &ams, err, sizeof(err));
+	char (*buf)[32] = calloc(guests ? guests : 1, sizeof(*buf));
+	const char **names = calloc(guests ? guests : 1, sizeof(*names));
+	unsigned int i;
+	int ret = -ENOMEM;
 
-	if (!ret)
-		ret = bfloor_replay(fr, &rms, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "floor-bpf: %s\n", err);
-		return ret;
+	if (buf && names) {
+		for (i = 0; i < guests; i++) {
+			filt_guest_name(i, buf[i]);
+			names[i] = buf[i];
+		}
+		ret = vnic_filter_remove(h, names, guests, NULL);
+		if (ret)
+			bench_lib_fail(e->ctx, "vnic_filter_remove (bpf floor)", ret, err,
+				       errlen);
+	} else {
+		snprintf(err, errlen, "out of memory");
 	}
-	fprintf(stderr, "floor-bpf%s: %.3f ms (%u writes replayed); libvnic-bpf%s %.3f ms: %.2fx\n",
-		remove ? "-remove-all" : "", remove ? rms : ams, remove ? fr->n : fa->n,
-		remove ? "-remove-all" : "", lib_ms, lib_ms / (remove ? rms : ams));
-	return 0;
+	free(buf);
+	free(names);
+	return ret;
+}
+
+/*
+ * One run of floor-bpf (remove false) or floor-bpf-remove-all (true): the
+ * library applies p and removes it again, untimed and captured; then the
+ * captured apply is replayed onto the bare NICs the remove left, and the
+ * captured remove after it, which leaves them bare again.  The one the row
+ * is about is timed into s.
+ */
+int bfloor_row(struct filt_env *e, const struct vnic_policy *p, unsigned int guests,
+	       bool remove, struct sample *s, char *err, size_t errlen)
+{
+	struct bfloor fa = { 0 }, fr = { 0 };
+	struct vnic_filter *h;
+	double ams = 0, rms = 0;
+	int ret = bpf_open(e, &h, err, errlen);
+
+	if (ret)
+		return ret;
+	bfloor_capture(h, &fa);
+	ret = vnic_filter_apply(h, p, NULL);
+	if (ret)
+		bench_lib_fail(e->ctx, "vnic_filter_apply (bpf floor)", ret, err, errlen);
+	bfloor_capture(h, &fr);
+	if (!ret)
+		ret = remove_all(e, h, guests, err, errlen);
+	bfloor_capture(h, NULL);
+	if (!ret)
+		ret = bfloor_replay(&fa, &ams, err, errlen);
+	if (!ret)
+		ret = bfloor_replay(&fr, &rms, err, errlen);
+	if (!ret) {
+		const struct bfloor *t = remove ? &fr : &fa;
+
+		s->ms = remove ? rms : ams;
+		s->writes = t->n > 0;
+		s->messages = 0;
+		for (unsigned int i = 0; i < t->n; i++)
+			s->messages += t->op[i].map ? 1 : batch_msgs(&t->op[i]);
+		s->batches = 0;
+		for (unsigned int i = 0; i < t->n; i++)
+			s->batches += !t->op[i].map;
+	}
+	bfloor_free(&fa);
+	bfloor_free(&fr);
+	vnic_filter_close(h);
+	return ret;
 }

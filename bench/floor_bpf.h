@@ -32,9 +32,11 @@ void bfloor_free(struct bfloor *fl);
  * the last ack.  0 or a negative errno (err says what). */
 int bfloor_replay(const struct bfloor *fl, double *ms, char *err, size_t errlen);
 
-/* Replay a run's captured apply (fa) and remove (fr), print the floor of
- * the one timed (remove or not) next to lib_ms. */
-int bfloor_pair(const struct bfloor *fa, const struct bfloor *fr, bool remove,
-		double lib_ms);
+/* One run of the filters scenario's floor-bpf row (remove false) or
+ * floor-bpf-remove-all (true), timed into s. */
+struct filt_env;
+struct sample;
+int bfloor_row(struct filt_env *e, const struct vnic_policy *p, unsigned int guests,
+	       bool remove, struct sample *s, char *err, size_t errlen);
 
 #endif

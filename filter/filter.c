@@ -181,7 +181,7 @@ static int open_nft(struct vnic_ctx *ctx, const struct vnic_filter_opts *o, void
 {
 	struct vnic_nft_opts n = { .sz = sizeof(n), .table = o->table,
 				   .flags = o->flags, .hook_prefixes = o->hook_prefixes,
-				   .capacity = o->capacity };
+				   .capacity = o->capacity, .features = o->features };
 	struct vnic_nft *nft;
 	int err;
 
@@ -201,10 +201,12 @@ static int open_bpf(struct vnic_ctx *ctx, const struct vnic_filter_opts *o, void
 	struct bpf_h *bh;
 	int err;
 
-	if (o->table || o->hook_prefixes || (o->flags & ~VNIC_FILTER_TCX))
+	if (o->table || o->hook_prefixes || o->features ||
+	    (o->flags & ~VNIC_FILTER_TCX))
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "vnic_filter_opts: %s is an nft backend option",
 				    o->table ? "table" : o->hook_prefixes ? "hook_prefixes"
+				    : o->features ? "features"
 				    : "a flag other than VNIC_FILTER_TCX");
 	bh = calloc(1, sizeof(*bh));
 	if (!bh)

@@ -57,6 +57,8 @@ struct vnic_nft_opts {
 	 * (VNIC_NFT_FEAT_SET_SIZE unset).  A table made earlier keeps its sizes.
 	 */
 	uint32_t capacity;
+	/* Features known from an earlier handle on this boot (0: probe). */
+	uint32_t features;
 };
 
 #define VNIC_NFT_PREFIXES 16

@@ -231,7 +231,11 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	err = nfnl_open(n);
 	if (err)
 		vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL, "nfnetlink socket");
-	if (!err) {
+	/* Known from an earlier handle: no probe, whose abort costs a grace
+	 * period (vnic_filter_opts.features). */
+	if (!err && o.features)
+		n->features = o.features;
+	else if (!err) {
 		err = nft_probe(n, &n->features);
 		if (err)
 			vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
@@ -263,6 +267,10 @@ int vnic_nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "table name '%s' must be 1..32 of [A-Za-z0-9_.-]",
 				    o.table);
+	if (o.features & ~NFT_FEAT_ALL)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "features 0x%x: bits 0x%x are no nft feature",
+				    o.features, o.features & ~NFT_FEAT_ALL);
 	if (o.capacity > NFT_MAX_CAPACITY)
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "capacity %u is over %u NICs", o.capacity,

@@ -245,6 +245,66 @@ TEST_F(guest, adopt_after_creator_died)
 	vnic_ctx_free(ctx);
 }
 
+/*
+ * Adopting by name reads only the links named: the guest's own come back
+ * with their peers named (as a dump adopts them) and destroy like created
+ * ones; a name no link has, a link that is not ours (no tag), and a NIC of
+ * another guest of the same owner are skipped, and with nothing left the
+ * answer is -ENOENT with nothing changed.  A bad name is -EINVAL.
+ */
+TEST_F(guest, adopt_named_reads_only_named_links)
+{
+	VNIC_OPTS(vnic_nic_opts, a, .kind = VNIC_KIND_VETH, .name = "na%d",
+		  .peer_name = "napeer");
+	VNIC_OPTS(vnic_nic_opts, b, .kind = VNIC_KIND_VETH, .name = "nb%d",
+		  .peer_name = "nbpeer");
+	VNIC_OPTS(vnic_nic_opts, o, .kind = VNIC_KIND_VETH, .name = "no%d",
+		  .peer_name = "nopeer");
+	VNIC_OPTS(vnic_nic_info, i0);
+	VNIC_OPTS(vnic_nic_info, i1);
+	VNIC_OPTS(vnic_nic_info, got);
+	const char *names[] = { "na0", "nb0" };
+	const char *wrong[] = { "nothere", "dum0", "no0" };
+	const char *bad[] = { "0123456789abcdefX" };
+	struct vnic_guest *g, *other, *ad = (void *)1;
+	struct vnic_ctx *ctx = ctx_owner(_metadata, "t");
+	struct ip_link l;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add dum0 type veth peer name dum1"));
+	ASSERT_EQ(0, vnic_guest_new(ctx, "g1", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &a, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &b, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 0, &i0));
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 1, &i1));
+	ASSERT_EQ(0, vnic_guest_new(ctx, "g2", &other));
+	ASSERT_EQ(0, vnic_guest_add_nic(other, &o, NULL));
+	ASSERT_EQ(0, vnic_guest_create(other));
+	vnic_guest_free(g);
+	vnic_guest_free(other);
+
+	EXPECT_EQ(-ENOENT, vnic_guest_adopt_named(ctx, "g1", wrong, 3, &ad));
+	EXPECT_EQ((void *)1, ad);
+	EXPECT_EQ(-EINVAL, vnic_guest_adopt_named(ctx, "g1", bad, 1, &ad));
+	EXPECT_EQ((void *)1, ad);
+	ASSERT_EQ(0, vnic_guest_adopt_named(ctx, "g1", names, 2, &ad))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(2u, vnic_guest_nic_count(ad));
+	ASSERT_EQ(0, vnic_guest_nic_info(ad, 0, &got));
+	EXPECT_STREQ(i0.name, got.name);
+	EXPECT_STREQ("napeer", got.peer_name);
+	EXPECT_EQ(i0.ifindex, got.ifindex);
+	ASSERT_EQ(0, vnic_guest_nic_info(ad, 1, &got));
+	EXPECT_STREQ(i1.name, got.name);
+	EXPECT_STREQ("nbpeer", got.peer_name);
+	ASSERT_EQ(0, vnic_guest_destroy(ad));
+	EXPECT_EQ(-ENOENT, st_ip_link_get("na0", &l));
+	EXPECT_EQ(-ENOENT, st_ip_link_get("nb0", &l));
+	EXPECT_EQ(0, st_ip_link_get("no0", &l));
+	EXPECT_EQ(0, st_ip_link_get("dum0", &l));
+	vnic_ctx_free(ctx);
+}
+
 /* Two strings arrays equal as sets. */
 static bool same_set(char **a, unsigned int n, const char *const *b,
 		     unsigned int m)

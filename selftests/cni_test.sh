@@ -45,7 +45,7 @@ EOC
 # cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned.
 cni() {
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_IFNAME=$3 CNI_NETNS=$4 \
-		CNI_PATH=$STOCK "$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
+		CNI_PATH=${CNI_PATH_T:-$STOCK} "$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
 }
 
 # add CID NETNS [CONF]: ADD that must succeed; its result in $TMP/res.CID.
@@ -171,6 +171,29 @@ case_del_twice() {
 	expect_eq "$(links)" "$base" "links after the second DEL"
 }
 
+# DEL finds the host end by the name its state file keeps (no dump of
+# every link): it goes.  A state file without that name (an older vnic-cni)
+# falls back to the dump: it goes too.  A foreign link that took the name
+# after the host end was renamed is not ours (no tag): DEL leaves it, and
+# the renamed host end is left for GC.
+case_del_finds_host_end_by_kept_name() {
+	local ns1 ns2 ns3 st=$TMP/state/net1 h3
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
+	expect_eq "$(jq -r .host "$st/c1.eth0")" "$(host_end c1)" "host end kept" || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "DEL c1: $(cat "$TMP/out")" || return
+	ip link show "$(host_end c1)" >/dev/null 2>&1 && fail "c1's host end left" && return 1
+	jq -c 'del(.host)' "$st/c2.eth0" >"$TMP/s" && mv "$TMP/s" "$st/c2.eth0" || return
+	cni DEL c2 eth0 "$ns2" "$(conf)" || fail "DEL c2: $(cat "$TMP/out")" || return
+	ip link show "$(host_end c2)" >/dev/null 2>&1 && fail "c2's host end left" && return 1
+	h3=$(host_end c3)
+	ip link set "$h3" name moved3 && ip link add "$h3" type veth peer name foreign3 || return
+	cni DEL c3 eth0 "$ns3" "$(conf)" || fail "DEL c3: $(cat "$TMP/out")" || return
+	ip link show "$h3" >/dev/null 2>&1 || fail "DEL took the foreign link named $h3" || return
+	ip link show moved3 >/dev/null 2>&1 || fail "the renamed host end went" || return
+	expect_eq "$(guests)" "" "filter guests after the DELs"
+}
+
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
 # container lost (101), a filter removed behind its back (102).
@@ -224,6 +247,54 @@ case_gc_removes_only_the_stale() {
 	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": []}')" || return
 	expect_eq "$(guests)" "c4.eth0" "filter guests after an empty GC" || return
 	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
+}
+
+# An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0): ADD hands out
+# 10.7.0.N, DEL and GC write down what they got.
+fake_ipam() {
+	mkdir -p "$TMP/bin" "$TMP/fake" && cat >"$TMP/bin/fake-ipam" <<'EOF'
+#!/bin/bash
+in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
+case $CNI_COMMAND in
+VERSION) echo '{"cniVersion": "1.1.0", "supportedVersions": ["1.0.0", "1.1.0"]}' ;;
+ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
+     echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}" ;;
+DEL) echo "$CNI_CONTAINERID $CNI_IFNAME" >>"$d/dels" ;;
+GC) jq -c '."cni.dev/valid-attachments"' <<<"$in" >>"$d/gc" ;;
+esac
+EOF
+	chmod +x "$TMP/bin/fake-ipam"
+}
+
+# GC of more stale attachments than run at once: every lease goes through
+# host-local's DEL (which knows no GC), every state file and NIC with it.
+# With an IPAM plugin that speaks 1.1, GC hands it the valid list in one GC
+# call, as the spec asks, and sends no DEL.
+case_gc_releases_leases_in_bulk() {
+	local ns i fconf
+	container ns || return
+	for i in $(seq 0 11); do
+		cni ADD cp "eth$i" "$ns" "$(conf)" || fail "ADD eth$i: $(cat "$TMP/out")" || return
+	done
+	expect_eq "$(leases)" 12 "leases after 12 ADDs" || return
+	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": []}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	expect_eq "$(leases)" 0 "leases after GC" || return
+	expect_eq "$(states)" 0 "state files after GC" || return
+	expect_eq "$(guests)" "" "filter guests after GC" || return
+	fake_ipam || return
+	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\"}}")
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth0 "$ns" "$fconf" ||
+		fail "ADD with fake-ipam: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth1 "$ns" "$fconf" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" "$(jq -c '. + {"cni.dev/valid-attachments":
+		[{"containerID": "cq", "ifname": "eth0"}]}' <<<"$fconf")" ||
+		fail "GC with fake-ipam: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/gc")" '[{"containerID":"cq","ifname":"eth0"}]' "IPAM GC's valid list" || return
+	[ ! -e "$TMP/fake/dels" ] || fail "GC sent IPAM DELs: $(cat "$TMP/fake/dels")" || return
+	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC" || return
+	expect_eq "$(states)" 1 "state files after the delegated GC" || return
+	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
 }
 
 # STATUS: success, silent, while the table is usable; code 50 once a table
@@ -370,8 +441,9 @@ case_cnitool() {
 	expect_eq "$(leases)" 0 "leases after cnitool del"
 }
 
-CASES=(add_filters_real_frames del_twice check_reports_faults
-       gc_removes_only_the_stale status bad_input_leaves_nothing macvlan
+CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
+       check_reports_faults
+       gc_removes_only_the_stale gc_releases_leases_in_bulk status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

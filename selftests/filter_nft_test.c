@@ -976,6 +976,41 @@ TEST_F(nft, capacity_over_limit_refused)
 	EXPECT_EQ(fds, st_count_fds());
 }
 
+/* Features given at open (an earlier handle's: vnic-cni keeps them per
+ * boot, since probing costs a grace period) are the handle's, which then
+ * installs as a probed one does; bits that are no nft feature, and
+ * features given to the bpf backend, are refused before anything is made. */
+TEST_F(nft, features_given_are_used_and_checked)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .features = 1u << 30);
+	VNIC_OPTS(vnic_filter_opts, b, .backend = VNIC_BACKEND_BPF, .features = 1);
+	struct vnic_filter *bad = NULL;
+	unsigned int count = 0;
+	char **names = NULL;
+	uint32_t f;
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n));
+	f = vnic_filter_features(self->n);
+	ASSERT_NE(0u, f);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &o, &bad));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "features"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &b, &bad));
+	EXPECT_EQ(NULL, bad);
+	EXPECT_EQ(NULL, table_text()) TH_LOG("a refused open made a table");
+	o.features = f;
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n));
+	EXPECT_EQ(f, vnic_filter_features(self->n));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_guests(self->n, &names, &count));
+	EXPECT_EQ(1u, count);
+	free(names);
+}
+
 /* A table of the earlier layout (a set per switch, no no_promisc set) is
  * refused at open with a message, and left as it was. */
 TEST_F(nft, earlier_layout_refused)

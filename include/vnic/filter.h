@@ -85,6 +85,15 @@ struct vnic_filter_opts {
 	 * with -ENOSPC.
 	 */
 	uint32_t capacity;
+	/*
+	 * nft: the VNIC_FILTER_FEAT_* bits vnic_filter_features() returned
+	 * for an earlier handle on this kernel since it booted (0: probe).
+	 * Probing is a checked batch the kernel aborts, and an abort waits
+	 * for an RCU grace period (5 to 15 ms on a busy host): a short-lived
+	 * process that opens once per run (vnic-cni) keeps the bits across
+	 * runs instead.  Bits outside the nft features: -EINVAL.
+	 */
+	uint32_t features;
 };
 
 #define VNIC_FILTER_PREFIXES 16

@@ -193,6 +193,18 @@ int vnic_guest_list(struct vnic_ctx *ctx, char ***names, unsigned int *count);
  * guest has no NIC, -EINVAL (an invalid name), the dump's errno, -ENOMEM. */
 int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		     struct vnic_guest **out);
+/* vnic_guest_adopt() without a dump: only the links named in
+ * ifnames[0..n-1] are read (one RTM_GETLINK each, one batch), so the cost
+ * does not grow with the namespace's links.  For a caller that kept its
+ * NICs' names (vnic-cni, in its state file).  A named link counts only by
+ * the same two marks, as a NIC of guest name; a name no link has, or a
+ * link that is not such a NIC (the name went to another link since), is
+ * skipped.  Returns 0 with *out set, -ENOENT if none is, -EINVAL (an
+ * invalid guest or interface name), the kernel's errno, -ENOMEM.  A guest
+ * may have NICs not named here: only vnic_guest_adopt() finds them all. */
+int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
+			   const char *const *ifnames, unsigned int n,
+			   struct vnic_guest **out);
 /*
  * Delete, in one request, every NIC of the context's owner whose guest is
  * not in keep[0..nkeep-1], and every one never tagged (its creator died

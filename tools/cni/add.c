@@ -2,8 +2,8 @@
 /*
  * ADD, in the order a failure is cheapest to undo:
  *   1. lock dataDir, open CNI_NETNS;
- *   2. IPAM ADD (the addresses the filter needs);
- *   3. the NIC, both ends where they live, up (allocator: all or nothing);
+ *   2. IPAM ADD (the addresses the filter needs), and while the plugin
+ *   3. runs, the NIC, both ends where they live, up (all or nothing);
  *   4. veth: the filter on the host end, before any address exists, so the
  *      container never has an address it could use unfiltered;
  *   5. addresses and routes (container end; veth: host end's routes);
@@ -33,15 +33,15 @@ static void undo(struct cni_run *r, struct add *s)
 
 	if (s->filter_done && !filter_open(r, s->a.ctx, false, &n)) {
 		filter_remove(r, n, &g, 1);
-		vnic_filter_close(n);
+		filter_close(n);
 	}
 	if (s->nic_done && r->conf.mode == CNI_MODE_VETH)
-		attach_delete(r, s->a.ctx, r->guest);
+		attach_delete(r, s->a.ctx, r->guest, s->a.host);
 	if (s->nic_done && r->conf.mode == CNI_MODE_MACVLAN) {
 		struct vnic_ctx *in;
 
 		if (!attach_ctx(r, s->nsfd, &in)) {
-			attach_delete(r, in, r->guest);
+			attach_delete(r, in, r->guest, NULL);
 			vnic_ctx_free(in);
 		}
 	}
@@ -50,23 +50,43 @@ static void undo(struct cni_run *r, struct add *s)
 	state_remove(r, r->guest);
 }
 
+/* The IPAM plugin's answer; after a NIC that failed (nic_err), only reaped
+ * (its lease released by undo), the NIC's error kept. */
+static int ipam_wait(struct cni_run *r, struct add *s, struct ipam_call *c,
+		     bool nic_err)
+{
+	struct cni_err saved = r->err;
+	int ret = ipam_finish(r, c, &s->ipam_res);
+
+	s->ipam_done = !ret;
+	if (nic_err) {
+		r->err = saved;
+		return -1;
+	}
+	if (ret || result_ips(r, s->ipam_res, s->ips, &s->nips))
+		return -1;
+	return 0;
+}
+
 static int steps(struct cni_run *r, struct add *s)
 {
+	struct ipam_call call;
+	bool nic_err;
 	json_t *routes;
 
 	cni_lap("start");
-	if (r->conf.ipam) {
-		if (ipam_exec(r, "ADD", &s->ipam_res))
-			return -1;
-		s->ipam_done = true;
-		if (result_ips(r, s->ipam_res, s->ips, &s->nips))
-			return -1;
-	}
-	cni_lap("ipam");
-	if (attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a))
+	if (r->conf.ipam && ipam_start(r, "ADD", NULL, NULL, &call))
 		return -1;
-	s->nic_done = true;
+	/* The NIC while the IPAM plugin runs: it needs no address, and the
+	 * filter (which does) still goes on before any address. */
+	nic_err = attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a);
+	s->nic_done = !nic_err;
 	cni_lap("nic");
+	if (r->conf.ipam && ipam_wait(r, s, &call, nic_err))
+		return -1;
+	if (nic_err)
+		return -1;
+	cni_lap("ipam");
 	if (r->conf.filter) {
 		if (filter_apply(r, s->a.ctx, s->a.host, s->a.cont_mac, s->ips,
 				 s->nips))
@@ -81,7 +101,7 @@ static int steps(struct cni_run *r, struct add *s)
 	    ifcfg_host(r, s->a.host, s->ips, s->nips))
 		return -1;
 	cni_lap("address");
-	if (state_write(r))
+	if (state_write(r, r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL))
 		return -1;
 	cni_lap("state");
 	r->result = result_build(r, s->ipam_res,

@@ -55,13 +55,15 @@ static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
 
 static int check_all(struct cni_run *r, int nsfd, struct vnic_ctx *ctx)
 {
-	char host[VNIC_IFNAME_MAX + 1];
+	char host[VNIC_IFNAME_MAX + 1], hint[VNIC_IFNAME_MAX + 1];
 	struct cni_ip ips[CNI_MAX_IPS];
 	unsigned int n;
 
 	if (prev_ips(r, ips, &n))
 		return -1;
-	if (r->conf.mode == CNI_MODE_VETH && attach_find(r, ctx, r->guest, host))
+	if (r->conf.mode == CNI_MODE_VETH &&
+	    attach_find(r, ctx, r->guest,
+			state_host(r, r->guest, hint) ? NULL : hint, host))
 		return -1;
 	if (ifcfg_has_addrs(r, nsfd, r->env.ifname, ips, n))
 		return -1;

@@ -15,7 +15,9 @@
 #define VNIC_CNI_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include <vnic/vnic.h>
 
@@ -124,6 +126,20 @@ bool cni_valid_ifname(const char *s);
 int ipam_exec(struct cni_run *r, const char *command, json_t **result);
 int ipam_path(struct cni_run *r, char *path, size_t len);
 int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname);
+/* One call in two halves, so that work can go on while the plugin runs:
+ * start forks it (cid, ifname: NULL for the environment's); finish reads
+ * its result (NULL: none wanted) and reaps it, and must follow a start
+ * that succeeded. */
+struct ipam_call {
+	pid_t pid;
+	int out;
+	char path[PATH_MAX];
+};
+int ipam_start(struct cni_run *r, const char *command, const char *cid,
+	       const char *ifname, struct ipam_call *c);
+int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
+/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC), 0 if not, -1 on error. */
+int ipam_knows_gc(struct cni_run *r);
 
 /* result.c */
 int result_ips(struct cni_run *r, json_t *res, struct cni_ip *ips,
@@ -134,7 +150,10 @@ json_t *result_build(struct cni_run *r, json_t *ipam_res,
 
 /* state.c */
 int state_lock(struct cni_run *r);
-int state_write(struct cni_run *r);
+/* host: the veth host end's name, kept for DEL and CHECK (NULL: none) */
+int state_write(struct cni_run *r, const char *host);
+/* The host end's name an attachment's state file keeps; -1 if none. */
+int state_host(struct cni_run *r, const char *guest, char *host);
 void state_remove(struct cni_run *r, const char *guest);
 /* Each state file of the network: guest, container id, ifname, netns. */
 typedef int (*state_fn)(struct cni_run *r, const char *guest,
@@ -159,9 +178,11 @@ struct attach {
 };
 int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx);
 int attach_create(struct cni_run *r, int nsfd, struct attach *a);
+/* hint: the host end's name from the state file, or NULL (a full dump) */
 int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
-		char *host);
-int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest);
+		const char *hint, char *host);
+int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		  const char *hint);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
@@ -171,6 +192,10 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 int filter_has(struct vnic_filter *n, const char *guest);
+
+/* linger.c: close a filter handle without waiting for the kernel's
+ * deferred destruction (a child process waits instead) */
+void filter_close(struct vnic_filter *f);
 
 /* the verbs */
 int cni_add(struct cni_run *r);

@@ -21,7 +21,7 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
 	if (filter_open(r, ctx, false, &n))
 		return -1;
 	ret = filter_remove(r, n, &g, 1);
-	vnic_filter_close(n);
+	filter_close(n);
 	return ret;
 }
 
@@ -37,7 +37,7 @@ static int del_macvlan(struct cni_run *r)
 		return 0;
 	ret = attach_ctx(r, fd, &ctx);
 	if (!ret) {
-		ret = attach_delete(r, ctx, r->guest);
+		ret = attach_delete(r, ctx, r->guest, NULL);
 		vnic_ctx_free(ctx);
 	}
 	close(fd);
@@ -46,25 +46,38 @@ static int del_macvlan(struct cni_run *r)
 
 int cni_del(struct cni_run *r)
 {
+	char hint[VNIC_IFNAME_MAX + 1];
+	struct ipam_call call;
+	struct cni_err saved;
 	struct vnic_ctx *ctx;
+	bool ipam = false;
 	int ret;
 
 	if (state_lock(r))
 		return -1;
+	/* The lease goes even when the NIC could not: a runtime retries DEL
+	 * until it succeeds, and host-local's DEL is idempotent too.  It runs
+	 * while the filter and the NIC go (they need nothing from it). */
+	if (r->conf.ipam) {
+		if (ipam_start(r, "DEL", NULL, NULL, &call))
+			return -1;
+		ipam = true;
+	}
 	if (r->conf.mode == CNI_MODE_MACVLAN) {
 		ret = del_macvlan(r);
-	} else {
-		if (attach_ctx(r, 0, &ctx))
-			return -1;
+	} else if (!(ret = attach_ctx(r, 0, &ctx))) {
 		ret = del_filter(r, ctx);
 		if (!ret)
-			ret = attach_delete(r, ctx, r->guest);
+			ret = attach_delete(r, ctx, r->guest,
+					    state_host(r, r->guest, hint) ? NULL : hint);
 		vnic_ctx_free(ctx);
 	}
-	/* The lease goes even when the NIC could not: a runtime retries DEL
-	 * until it succeeds, and host-local's DEL is idempotent too. */
-	if (r->conf.ipam && ipam_exec(r, "DEL", NULL))
+	/* The first error is the one reported. */
+	saved = r->err;
+	if (ipam && ipam_finish(r, &call, NULL) && !ret)
 		ret = -1;
+	else if (ret)
+		r->err = saved;
 	if (!ret)
 		state_remove(r, r->guest);
 	return ret;

@@ -3,38 +3,106 @@
  * The anti-spoof filter of a veth attachment: one libvnic filter guest
  * named like the attachment, one NIC (the host end, whose ingress sees
  * every frame the container sends), the container end's MAC and the IPAM
- * plugin's addresses, libvnic's default switches.  The table claims its
- * owner flag for the length of the call and persists after it (Linux 6.9),
- * so a flush by another tool between calls leaves it in place.
+ * plugin's addresses, libvnic's default switches.  The table persists
+ * (Linux 6.9) and is not claimed (filter_open()).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/cni/cni.h"
 
 #define APPLY_TRIES	3
 
+/*
+ * The nft features of this kernel, kept in dataDir/nft-features with the
+ * boot id: probing them is a checked batch the kernel aborts, and an abort
+ * waits for an RCU grace period; they cannot change before a reboot.  Read
+ * and written under the dataDir lock; anything unexpected in the file is a
+ * reason to probe, never an error.
+ */
+#define BOOT_ID "/proc/sys/kernel/random/boot_id"
+
+static bool boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen(BOOT_ID, "re");
+	bool ok = f && fgets(buf, (int)len, f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok && buf[0];
+}
+
+static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
+{
+	char id[64], line[128], want[64];
+	unsigned int f = 0;
+	FILE *fp;
+
+	if (!boot_id(id, sizeof(id)) ||
+	    (size_t)snprintf(path, len, "%s/nft-features", r->conf.data_dir) >= len)
+		return 0;
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	if (!fgets(line, sizeof(line), fp) ||
+	    sscanf(line, "%63s %x", want, &f) != 2 || strcmp(want, id))
+		f = 0;
+	fclose(fp);
+	return f;
+}
+
+static void features_keep(const char *path, uint32_t f)
+{
+	char id[64], tmp[PATH_MAX];
+	FILE *fp;
+
+	if (!path[0] || !f || !boot_id(id, sizeof(id)) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return;
+	fp = fopen(tmp, "we");
+	if (!fp)
+		return;
+	fprintf(fp, "%s %x\n", id, f);
+	if (fclose(fp) || rename(tmp, path))
+		unlink(tmp);
+}
+
+/*
+ * nft: without the owner flag.  A claim lives as long as the socket, and
+ * the socket outlives the call in a child (linger.c): the next call would
+ * find the table owned.  What that gives up is in cni.rst ("the table is
+ * not claimed"): the table persists (made with the persist flag, so a
+ * holder can still claim it), and each change is generation-checked.
+ */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out)
 {
 	const char *prefixes[] = { r->conf.host_prefix, NULL };
 	VNIC_OPTS(vnic_filter_opts, opts, .backend = r->conf.backend);
+	char path[PATH_MAX] = "";
 	int err;
 
 	/* The table, read-only and hook options are the nft backend's (the
 	 * bpf backend refuses them); a bpf handle writes nothing at open. */
 	if (r->conf.backend == VNIC_BACKEND_NFT) {
 		opts.table = r->conf.table;
-		opts.flags = read_only ? VNIC_FILTER_READ_ONLY : 0;
+		opts.flags = read_only ? VNIC_FILTER_READ_ONLY : VNIC_FILTER_NO_OWNER;
 		opts.hook_prefixes = r->conf.hook_prefix ? prefixes : NULL;
+		opts.features = features_cached(r, path, sizeof(path));
 	}
 	err = vnic_filter_open(ctx, &opts, out);
 
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
 				     ctx, err);
+	if (r->conf.backend == VNIC_BACKEND_NFT && !opts.features)
+		features_keep(path, vnic_filter_features(*out));
 	return 0;
 }
 
@@ -89,7 +157,7 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 	/* -EAGAIN: another writer changed the ruleset meanwhile. */
 	for (i = 0; i < APPLY_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_apply(nft, p, NULL);
-	vnic_filter_close(nft);
+	filter_close(nft);
 	vnic_policy_free(p);
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,

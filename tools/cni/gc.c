@@ -5,8 +5,9 @@
  * lease; nothing else is touched.  "Of this network" is what libvnic can
  * prove: NICs whose tag and link group name the network as owner, and the
  * state files under dataDir/NETWORK.  The NICs go in one request
- * (vnic_collect_orphans), the filters in one nft batch; the leases one
- * IPAM DEL each, because the stock IPAM plugins know no GC.
+ * (vnic_collect_orphans), the filters in one nft batch; the leases in one
+ * IPAM GC where the IPAM plugin speaks 1.1, else one IPAM DEL each (the
+ * stock plugins know no GC), several at a time (release_all()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,30 +98,99 @@ static void gc_macvlan(struct cni_run *r, const char *guest, const char *netns)
 	if (fd < 0)
 		return;
 	if (!attach_ctx(r, fd, &ctx)) {
-		attach_delete(r, ctx, guest);
+		attach_delete(r, ctx, guest, NULL);
 		vnic_ctx_free(ctx);
 	}
 	close(fd);
 }
 
+/*
+ * The leases of the stale attachments.  An IPAM plugin that speaks 1.1
+ * gets one GC with the valid list, as the spec asks.  The stock ones (at
+ * most 1.0.0) get one DEL per lease, up to IPAM_POOL of them running at a
+ * time: each is a Go process whose start, not its work, is the cost
+ * (host-local serializes its work on its own lock).  A lease's state file
+ * goes once its DEL succeeded.
+ */
+#define IPAM_POOL	8
+
+struct slot {
+	struct ipam_call call;
+	char guest[CNI_GUEST_MAX + 1];
+};
+
+struct pool {
+	struct gc *g;
+	bool leases;		/* one IPAM DEL per stale attachment */
+	struct slot s[IPAM_POOL];
+	unsigned int head, n;	/* running: s[head], s[head + 1], ... */
+	int ret;
+	struct cni_err first;	/* the first failure's error */
+};
+
+static void pool_reap(struct cni_run *r, struct pool *p)
+{
+	struct slot *sl = &p->s[p->head];
+
+	if (ipam_finish(r, &sl->call, NULL)) {
+		if (!p->ret)
+			p->first = r->err;
+		p->ret = -1;
+	} else {
+		state_remove(r, sl->guest);
+	}
+	p->head = (p->head + 1) % IPAM_POOL;
+	p->n--;
+}
+
 static int release(struct cni_run *r, const char *guest, const char *cid,
 		   const char *ifname, const char *netns, void *arg)
 {
-	if (is_valid(arg, guest))
+	struct pool *p = arg;
+	struct slot *sl;
+
+	if (is_valid(p->g, guest))
 		return 0;
 	if (r->conf.mode == CNI_MODE_MACVLAN)
 		gc_macvlan(r, guest, netns);
-	if (r->conf.ipam && ipam_del_for(r, cid, ifname))
-		return -1;
-	state_remove(r, guest);
+	if (!p->leases) {
+		state_remove(r, guest);
+		return 0;
+	}
+	if (p->n == IPAM_POOL)
+		pool_reap(r, p);
+	/* After a failure no new DEL starts; those running are reaped. */
+	if (p->ret)
+		return 0;
+	sl = &p->s[(p->head + p->n) % IPAM_POOL];
+	snprintf(sl->guest, sizeof(sl->guest), "%s", guest);
+	if (ipam_start(r, "DEL", cid, ifname, &sl->call)) {
+		p->first = r->err;
+		p->ret = -1;
+		return 0;
+	}
+	p->n++;
 	return 0;
+}
+
+/* Without IPAM GC: the leases one by one; with it: the state files only. */
+static int release_all(struct cni_run *r, struct gc *g, bool ipam_gc)
+{
+	struct pool p = { .g = g, .leases = r->conf.ipam && !ipam_gc };
+	int err = state_each(r, release, &p);
+
+	while (p.n)
+		pool_reap(r, &p);
+	if (p.ret)
+		r->err = p.first;
+	return err || p.ret ? -1 : 0;
 }
 
 static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 {
 	struct vnic_filter *n;
 	unsigned int i;
-	int err;
+	int err, ipam_gc;
 
 	cni_lap("start");
 	err = vnic_guest_list(ctx, &g->live, &g->nlive);
@@ -137,7 +207,7 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 		if (filter_open(r, ctx, false, &n))
 			return -1;
 		err = filter_remove(r, n, g->stale, g->nstale);
-		vnic_filter_close(n);
+		filter_close(n);
 		if (err)
 			return -1;
 	}
@@ -149,7 +219,10 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 					     ctx, err);
 	}
 	cni_lap("nics");
-	err = state_each(r, release, g);
+	ipam_gc = r->conf.ipam ? ipam_knows_gc(r) : 0;
+	if (ipam_gc < 0 || (ipam_gc && ipam_exec(r, "GC", NULL)))
+		return -1;
+	err = release_all(r, g, ipam_gc);
 	cni_lap("release");
 	return err;
 }

@@ -98,14 +98,12 @@ static char *read_all(int fd)
 	return NULL;
 }
 
-/* Run path with stdin text; its stdout and exit status come back. */
-static int run(struct cni_run *r, const char *path, const char *command,
-	       const char *cid, const char *ifname, const char *text,
-	       char **out, int *status)
+/* Start path with stdin text: c->pid runs, its stdout is c->out. */
+static int spawn(struct cni_run *r, const char *command, const char *cid,
+		 const char *ifname, const char *text, struct ipam_call *c)
 {
 	int ip[2], op[2];
 	pid_t pid;
-	char *got;
 
 	if (pipe2(ip, O_CLOEXEC) < 0)
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
@@ -119,7 +117,7 @@ static int run(struct cni_run *r, const char *path, const char *command,
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		child(ip[0], op[1], path, command, cid, ifname);
+		child(ip[0], op[1], c->path, command, cid, ifname);
 	close(ip[0]);
 	close(op[1]);
 	if (pid < 0) {
@@ -128,17 +126,30 @@ static int run(struct cni_run *r, const char *path, const char *command,
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
 				"fork: %s", strerror(errno));
 	}
-	/* A plugin that exits without reading stdin must not kill us. */
+	/* A plugin that exits without reading stdin must not kill us.  The
+	 * configuration is far below a pipe's capacity: written at once. */
 	signal(SIGPIPE, SIG_IGN);
 	write_all(ip[1], text, strlen(text));
 	close(ip[1]);
-	got = read_all(op[0]);
-	close(op[0]);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+	c->pid = pid;
+	c->out = op[0];
+	return 0;
+}
+
+/* Its stdout and exit status. */
+static int collect(struct cni_run *r, struct ipam_call *c, char **out,
+		   int *status)
+{
+	char *got = read_all(c->out);
+
+	close(c->out);
+	c->out = -1;
+	while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
 		;
+	c->pid = -1;
 	if (!got)
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
-				"reading %s's output failed", path);
+				"reading %s's output failed", c->path);
 	*out = got;
 	return 0;
 }
@@ -161,11 +172,13 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	char *out = NULL, in[64];
 	json_t *root, *list, *v;
 	const char *best = NULL;
+	struct ipam_call c;
 	int status = 0;
 	size_t i;
 
+	snprintf(c.path, sizeof(c.path), "%s", path);
 	snprintf(in, sizeof(in), "{\"cniVersion\": \"%s\"}", r->conf.version);
-	if (run(r, path, "VERSION", NULL, NULL, in, &out, &status))
+	if (spawn(r, "VERSION", NULL, NULL, in, &c) || collect(r, &c, &out, &status))
 		return -1;
 	root = json_loads(out, 0, NULL);
 	list = json_object_get(root, "supportedVersions");
@@ -258,47 +271,70 @@ static int ipam_error(struct cni_run *r, const char *path, json_t *res,
 			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
-static int exec_as(struct cni_run *r, const char *command, const char *cid,
-		   const char *ifname, json_t **result)
+int ipam_start(struct cni_run *r, const char *command, const char *cid,
+	       const char *ifname, struct ipam_call *c)
 {
-	char path[PATH_MAX], *text, *out = NULL;
-	const char *ver = NULL;
-	json_t *conf, *res;
-	int status = 0, ret;
+	json_t *conf;
+	char *text;
+	int ret;
 
-	if (ipam_path(r, path, sizeof(path)))
+	c->pid = -1;
+	c->out = -1;
+	if (ipam_path(r, c->path, sizeof(c->path)))
 		return -1;
 	/* GC releases many leases with one plugin: ask its versions once. */
-	if (!r->ipam_ver && cached_version(r, path, &r->ipam_ver))
+	if (!r->ipam_ver && cached_version(r, c->path, &r->ipam_ver))
 		return -1;
-	ver = r->ipam_ver;
 	conf = json_deep_copy(r->conf.root);
-	json_object_set_new(conf, "cniVersion", json_string(ver));
-	json_object_del(conf, "cni.dev/valid-attachments");
+	json_object_set_new(conf, "cniVersion", json_string(r->ipam_ver));
+	/* Only GC's IPAM call carries the valid list (ipam_gc()). */
+	if (strcmp(command, "GC"))
+		json_object_del(conf, "cni.dev/valid-attachments");
 	text = json_dumps(conf, JSON_COMPACT);
 	json_decref(conf);
-	ret = text ? run(r, path, command, cid, ifname, text, &out, &status) :
+	ret = text ? spawn(r, command, cid, ifname, text, c) :
 		     cni_fail(r, CNI_ERR_IO, "out of memory", "IPAM config");
 	free(text);
-	if (ret)
+	return ret;
+}
+
+int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result)
+{
+	char *out = NULL;
+	int status = 0, ret;
+	json_t *res;
+
+	if (c->pid < 0)
+		return -1;
+	if (collect(r, c, &out, &status))
 		return -1;
 	res = out[strspn(out, " \t\r\n")] ? json_loads(out, 0, NULL) : NULL;
 	free(out);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		ret = ipam_error(r, path, res, status);
+		ret = ipam_error(r, c->path, res, status);
 		json_decref(res);
 		return ret;
 	}
 	if (result && !json_is_object(res)) {
 		json_decref(res);
 		return cni_fail(r, CNI_ERR_DECODE, "failed to decode the IPAM result",
-				"%s printed no JSON object", path);
+				"%s printed no JSON object", c->path);
 	}
 	if (result)
 		*result = res;
 	else
 		json_decref(res);
 	return 0;
+}
+
+static int exec_as(struct cni_run *r, const char *command, const char *cid,
+		   const char *ifname, json_t **result)
+{
+	struct ipam_call c;
+
+	if (ipam_start(r, command, cid, ifname, &c))
+		return -1;
+	return ipam_finish(r, &c, result);
 }
 
 int ipam_exec(struct cni_run *r, const char *command, json_t **result)
@@ -309,4 +345,14 @@ int ipam_exec(struct cni_run *r, const char *command, json_t **result)
 int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname)
 {
 	return exec_as(r, "DEL", cid, ifname, NULL);
+}
+
+int ipam_knows_gc(struct cni_run *r)
+{
+	char path[PATH_MAX];
+
+	if (ipam_path(r, path, sizeof(path)) ||
+	    (!r->ipam_ver && cached_version(r, path, &r->ipam_ver)))
+		return -1;
+	return !strcmp(r->ipam_ver, "1.1.0");
 }

@@ -75,7 +75,7 @@ int state_lock(struct cni_run *r)
 	return 0;
 }
 
-int state_write(struct cni_run *r)
+int state_write(struct cni_run *r, const char *host)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 96];
 	json_t *o;
@@ -87,6 +87,8 @@ int state_write(struct cni_run *r)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	o = json_pack("{s:s, s:s, s:s}", "containerID", r->env.container_id,
 		      "ifname", r->env.ifname, "netns", r->env.netns);
+	if (host)
+		json_object_set_new(o, "host", json_string(host));
 	err = json_dump_file(o, tmp, JSON_COMPACT);
 	json_decref(o);
 	if (err || rename(tmp, path)) {
@@ -95,6 +97,26 @@ int state_write(struct cni_run *r)
 				path, strerror(errno));
 	}
 	return 0;
+}
+
+int state_host(struct cni_run *r, const char *guest, char *host)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+	const char *h;
+	json_t *o;
+	int ret = -1;
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, guest);
+	o = json_load_file(path, 0, NULL);
+	h = json_string_value(json_object_get(o, "host"));
+	if (h && h[0] && strlen(h) <= VNIC_IFNAME_MAX) {
+		snprintf(host, VNIC_IFNAME_MAX + 1, "%s", h);
+		ret = 0;
+	}
+	json_decref(o);
+	return ret;
 }
 
 void state_remove(struct cni_run *r, const char *guest)
