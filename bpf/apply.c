@@ -441,11 +441,13 @@ static int check_hooks(struct vnic_bpf *b, struct change *c)
 static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 		  struct vnic_filter_result *res)
 {
-	unsigned int total = c->p ? c->off[c->p->n] : 0;
+	unsigned int total = c->p ? c->off[c->p->n] : 0, i;
 	int err;
 
-	if (!total)
-		return 0;
+	for (i = 0; i < total && !(c->want[i] & ~c->have[i]); i++)
+		;
+	if (i == total)
+		return 0;	/* every hook holds ours: no program to load */
 	/* a program an adopted set lacks is loaded before it is attached */
 	err = bpf_progs_ready(b);
 	return err ? err : tc_attach(b, c->ifi, c->want, c->have, c->old, total, false,
