@@ -241,6 +241,16 @@ VNIC_EXPORT int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t
 
 /* --- test hooks (lib/testing.h) ------------------------------------------ */
 
+VNIC_EXPORT int vnic_bpf_set_tap(struct vnic_bpf *b, const struct vnic_bpf_tap *tap)
+{
+	if (!b)
+		return -EINVAL;
+	memset(&b->tap, 0, sizeof(b->tap));
+	if (tap)
+		b->tap = *tap;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth)
 {
 	if (!b || what < 0 || what >= BPF_FAULT__MAX)

@@ -85,6 +85,7 @@ struct vnic_bpf {
 					 * change ran since: a sync need not
 					 * read the maps again */
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
+	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
 	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
 };
@@ -115,9 +116,11 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 uint32_t bpf_hooks_of(uint32_t kind);
 /* For each of n NICs, which of its hooks (HOOK_*) hold our filter with our
  * program; old[2i] / old[2i+1] (ingress / egress): the program id of our
- * filter there when it runs another program (an older library's), else 0. */
+ * filter there when it runs another program (an older library's), else 0.
+ * scan: one dump of the namespace's qdiscs first, and no get for a NIC
+ * without a clsact (it holds no filter): cheaper when most NICs are new. */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, uint32_t *old, unsigned int n);
+	     uint32_t *have, uint32_t *old, unsigned int n, bool scan);
 /* What an attach made, for tc_undo(). */
 struct tc_made {
 	int *ifi;		/* NICs that needed something */
@@ -197,6 +200,11 @@ int bpf_reread(struct vnic_bpf *b);
 /* An installed "guest" that only another process's map entries make: a
  * guests entry without NICs, or NICs naming a guest with no entry. */
 bool bpf_inst_foreign(const struct binst *g);
+
+/* fault.c: the tap's view of a batch sent and of a map write. */
+void bpf_tap_nl(struct vnic_bpf *b, const void *buf, size_t len);
+void bpf_tap_map(struct vnic_bpf *b, int fd, const void *key, size_t klen,
+		 const void *val);
 
 /* A test fault: -EIO when armed for this unit of what. */
 int bpf_fault(struct vnic_bpf *b, enum bpf_fault what);

@@ -69,40 +69,100 @@ static int inline_addrs(struct bnic *n, const struct bpf_nic *v)
 	return 0;
 }
 
+/* fn sees each entry of a map: its key and value. */
+typedef int (*entry_fn)(struct vnic_bpf *b, const void *key, const void *val, void *arg);
+
+#define BATCH	256
+
+/* The per-key walk: two syscalls an entry (the fallback of map_each()). */
+static int map_walk(struct vnic_bpf *b, int fd, uint32_t klen, entry_fn fn, void *arg,
+		    uint8_t *key, uint8_t *next, uint8_t *val)
+{
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, klen);
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, val))
+			err = fn(b, key, val, arg);
+	}
+	return err;
+}
+
+/*
+ * Every entry of map fd, BATCH at a time (BPF_MAP_LOOKUP_BATCH, Linux 5.6):
+ * one syscall a batch where the per-key walk takes two an entry, which was
+ * most of a restart's map read.  The walk where the kernel refuses batches.
+ */
+static int map_each(struct vnic_bpf *b, int fd, uint32_t klen, uint32_t vlen,
+		    entry_fn fn, void *arg)
+{
+	uint8_t *keys = malloc(BATCH * klen + klen), *vals = malloc(BATCH * vlen);
+	uint32_t token = 0, count, i;
+	bool first = true;
+	int err = 0, ret;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		count = BATCH;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys, vals,
+					   &count, NULL) ? -errno : 0;
+		if (ret && ret != -ENOENT) {
+			if (first)	/* e.g. -EINVAL before 5.6 */
+				err = map_walk(b, fd, klen, fn, arg, keys, keys + klen, vals);
+			else
+				err = ret;
+			break;
+		}
+		for (i = 0; !err && i < count; i++)
+			err = fn(b, keys + i * klen, vals + i * vlen, arg);
+		if (err || ret == -ENOENT)
+			break;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+static int nic_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
+{
+	struct bpf_nic v;
+	struct binst *g;
+	struct bnic *n;
+	uint32_t key;
+
+	memcpy(&key, k, sizeof(key));
+	memcpy(&v, val, sizeof(v));
+	v.guest[sizeof(v.guest) - 1] = '\0';
+	v.ifname[sizeof(v.ifname) - 1] = '\0';
+	g = guest_get(b, v.guest);
+	if (!g)
+		return -ENOMEM;
+	n = realloc(g->nics, (g->nn + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	g->nics = n;
+	n = &g->nics[g->nn++];
+	memset(n, 0, sizeof(*n));
+	n->ifindex = (int)key;
+	memcpy(n->ifname, v.ifname, sizeof(n->ifname));
+	n->kind = v.kind;
+	n->gen = v.gen;
+	n->idx = v.idx;
+	n->raw = v;
+	return inline_addrs(n, &v);
+}
+
 static int read_nics(struct vnic_bpf *b)
 {
-	uint32_t key, next, *prev = NULL;
-
-	while (!bpf_map_get_next_key(b->map_nics, prev, &next)) {
-		struct bpf_nic v;
-		struct binst *g;
-		struct bnic *n;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(b->map_nics, &key, &v))
-			continue;
-		v.guest[sizeof(v.guest) - 1] = '\0';
-		v.ifname[sizeof(v.ifname) - 1] = '\0';
-		g = guest_get(b, v.guest);
-		if (!g)
-			return -ENOMEM;
-		n = realloc(g->nics, (g->nn + 1) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		g->nics = n;
-		n = &g->nics[g->nn++];
-		memset(n, 0, sizeof(*n));
-		n->ifindex = (int)key;
-		memcpy(n->ifname, v.ifname, sizeof(n->ifname));
-		n->kind = v.kind;
-		n->gen = v.gen;
-		n->idx = v.idx;
-		n->raw = v;
-		if (inline_addrs(n, &v))
-			return -ENOMEM;
-	}
-	return 0;
+	return map_each(b, b->map_nics, sizeof(uint32_t), sizeof(struct bpf_nic), nic_entry,
+			NULL);
 }
 
 static int by_idx(const void *a, const void *b)
@@ -121,79 +181,85 @@ static void sort_nics(struct vnic_bpf *b)
 		qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]), by_idx);
 }
 
+static int guest_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
+{
+	struct bpf_guest_key key;
+	struct bpf_guest v;
+	struct binst *g;
+
+	memcpy(&key, k, sizeof(key));
+	memcpy(&v, val, sizeof(v));
+	key.name[sizeof(key.name) - 1] = '\0';
+	g = guest_get(b, key.name);
+	if (!g)
+		return -ENOMEM;
+	g->digest = v.digest;
+	return 0;
+}
+
 static int read_guests(struct vnic_bpf *b)
 {
-	struct bpf_guest_key key, next;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(b->map_guests, prev, &next)) {
-		struct bpf_guest v;
-		struct binst *g;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(b->map_guests, &key, &v))
-			continue;
-		key.name[sizeof(key.name) - 1] = '\0';
-		g = guest_get(b, key.name);
-		if (!g)
-			return -ENOMEM;
-		g->digest = v.digest;
-	}
-	return 0;
+	return map_each(b, b->map_guests, sizeof(struct bpf_guest_key),
+			sizeof(struct bpf_guest), guest_entry, NULL);
 }
 
 /* Addresses keyed (ifindex, gen): kept for the NIC's current gen.  The
  * others -- a crashed change's, or a concurrent writer's new generation
  * not yet flipped in -- are only noted: opening a handle writes nothing,
  * and a reader must not delete what a writer is about to point at. */
+struct stale {
+	struct bpf_a6 *v;
+	unsigned int n;
+	bool v6;
+};
+
+static int addr_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
+{
+	struct stale *st = arg;
+	struct bpf_a6 key;
+	struct bnic *n;
+
+	memset(&key, 0, sizeof(key));
+	memcpy(&key, k, st->v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4));
+	n = nic_find(b, key.ifindex);
+	if (!n || n->gen != key.gen) {
+		struct bpf_a6 *s = realloc(st->v, (st->n + 1) * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		(st->v = s)[st->n++] = key;
+		return 0;
+	}
+	if (st->v6) {
+		struct in6_addr *a = realloc(n->v6, (n->n6 + 1) * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		n->v6 = a;
+		memcpy(&a[n->n6++], key.addr, 16);
+	} else {
+		struct in_addr *a = realloc(n->v4, (n->n4 + 1) * sizeof(*a));
+		uint32_t addr;
+
+		if (!a)
+			return -ENOMEM;
+		n->v4 = a;
+		memcpy(&addr, &key.addr[0], 4);
+		a[n->n4++].s_addr = addr;
+	}
+	return 0;
+}
+
 static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 {
-	struct bpf_a6 key, next, *stale = NULL;
-	unsigned int nstale = 0;
-	void *prev = NULL;
-	int err = 0;
+	struct stale st = { .v6 = v6 };
+	int err;
 
-	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct bnic *n;
-
-		key = next;
-		prev = &key;
-		n = nic_find(b, key.ifindex);
-		if (!n || n->gen != key.gen) {
-			struct bpf_a6 *s = realloc(stale, (nstale + 1) * sizeof(*s));
-
-			if (!s)
-				err = -ENOMEM;
-			else
-				(stale = s)[nstale++] = key;
-			continue;
-		}
-		if (v6) {
-			struct in6_addr *a = realloc(n->v6, (n->n6 + 1) * sizeof(*a));
-
-			if (!a) {
-				err = -ENOMEM;
-				break;
-			}
-			n->v6 = a;
-			memcpy(&a[n->n6++], key.addr, 16);
-		} else {
-			struct in_addr *a = realloc(n->v4, (n->n4 + 1) * sizeof(*a));
-			uint32_t addr;
-
-			if (!a) {
-				err = -ENOMEM;
-				break;
-			}
-			n->v4 = a;
-			memcpy(&addr, &key.addr[0], 4);
-			a[n->n4++].s_addr = addr;
-		}
-	}
+	err = map_each(b, fd, v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4),
+		       sizeof(uint8_t), addr_entry, &st);
 	free(b->stale[v6]);
-	b->stale[v6] = stale;
-	b->nstale[v6] = nstale;
+	b->stale[v6] = st.v;
+	b->nstale[v6] = st.n;
 	return err;
 }
 
@@ -243,7 +309,7 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 	}
 	/* only where our filter runs an older program: a NIC gone, or one
 	 * whose slot holds something else now, is left alone */
-	if (n && !tc_check(b, ifi, want, have, old, n))
+	if (n && !tc_check(b, ifi, want, have, old, n, false))
 		for (i = 0; i < n; i++)
 			if (old[2 * i] || old[2 * i + 1])
 				drop[nd++] = ifi[i];

@@ -167,13 +167,79 @@ static int probe_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* The namespace's NICs that have a clsact qdisc (sorted ifindexes). */
+struct clsacts {
+	int *v;
+	unsigned int n, cap;
+	int err;
+};
+
+static int clsact_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *t = nlh ? mnl_nlmsg_get_payload(nlh) : NULL;
+	struct clsacts *c = data;
+	const struct nlattr *a;
+
+	if (!nlh) {		/* nl_dump_settled(): the dump starts again */
+		c->n = 0;
+		return MNL_CB_OK;
+	}
+	if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof(*t))
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*t)) {
+		if (mnl_attr_get_type(a) != TCA_KIND ||
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0 ||
+		    strcmp(mnl_attr_get_str(a), "clsact"))
+			continue;
+		if (c->n == c->cap) {
+			unsigned int cap = c->cap ? 2 * c->cap : 64;
+			int *v = realloc(c->v, cap * sizeof(*v));
+
+			if (!v)
+				return MNL_CB_ERROR;
+			c->v = v;
+			c->cap = cap;
+		}
+		c->v[c->n++] = t->tcm_ifindex;
+	}
+	return MNL_CB_OK;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int scan_clsacts(struct vnic_bpf *b, struct clsacts *c)
+{
+	char req[256], ext[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	int err;
+
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	tc_msg(nlh, 0, 0, 0, 0);
+	err = nl_dump_settled(&b->ctx->nl, nlh, clsact_cb, c, ext, sizeof(ext));
+	if (err < 0 || err == NL_DUMP_INTR)
+		return err < 0 ? err : -EAGAIN;
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), int_cmp);
+	return 0;
+}
+
 /*
  * One RTM_GETTFILTER per hook, all in one pipelined batch: a missing qdisc
  * or filter is an error ack, ours is a reply carrying our program's id.
+ * Each get takes RTNL in the kernel (cls_bpf is not an unlocked
+ * classifier): with most NICs new, one qdisc dump first spares the gets of
+ * every NIC that has no clsact.
  */
 int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-		 uint32_t *have, uint32_t *old, unsigned int n)
+	     uint32_t *have, uint32_t *old, unsigned int n, bool scan)
 {
+	struct clsacts cl = { 0 };
 	struct nl_batch nb;
 	struct probe *pr;
 	unsigned int i, h, np = 0;
@@ -182,12 +248,22 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	memset(old, 0, 2 * n * sizeof(*old));
 	if (b->tcx)
 		return tcx_check(b, ifindex, want, have, old, n);
+	if (scan && scan_clsacts(b, &cl)) {
+		scan = false;	/* the gets alone, as without it */
+		free(cl.v);
+		cl.v = NULL;
+		cl.n = 0;
+	}
 	pr = calloc(2 * n + 1, sizeof(*pr));
-	if (!pr)
+	if (!pr) {
+		free(cl.v);
 		return -ENOMEM;
+	}
 	nl_batch_init(&nb);
 	for (i = 0; i < n && !err; i++) {
 		have[i] = 0;
+		if (scan && !(cl.n && bsearch(&ifindex[i], cl.v, cl.n, sizeof(*cl.v), int_cmp)))
+			continue;	/* no clsact: nothing of anyone's there */
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
 			struct nlmsghdr *nlh;
 
@@ -210,6 +286,7 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		err = nl_batch_run(&b->ctx->nl, &nb);
 	nl_batch_free(&nb);
 	free(pr);
+	free(cl.v);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "bpf: reading the tc filters back");
@@ -268,6 +345,8 @@ static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_resu
 		err = put_qdisc(&nb, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, a->ifi[i]);
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	if (err) {
 		nl_batch_free(&nb);
 		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
@@ -329,6 +408,8 @@ static int filters(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_res
 	}
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	if (err) {
 		nl_batch_free(&nb);
 		return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
@@ -546,6 +627,8 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 			err = put_del_filter(&nb, ifindex[i], h);
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (!err)
+		bpf_tap_nl(b, nb.buf, nb.len);
 	res->messages += nb.n;
 	res->batches++;
 	res->writes = 1;
@@ -555,6 +638,8 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
 	if (!err && nb.n) {
 		err = nl_batch_run(&b->ctx->nl, &nb);
+		if (!err)
+			bpf_tap_nl(b, nb.buf, nb.len);
 		res->messages += nb.n;
 		res->batches++;
 	}

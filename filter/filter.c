@@ -349,3 +349,13 @@ VNIC_EXPORT int vnic_filter_set_batch_tap(struct vnic_filter *f,
 				    "vnic_filter_set_batch_tap: nft backend only");
 	return vnic_nft_set_batch_tap(f->h, fn, arg);
 }
+
+VNIC_EXPORT int vnic_filter_set_bpf_tap(struct vnic_filter *f, const struct vnic_bpf_tap *tap)
+{
+	if (!f)
+		return -EINVAL;
+	if (f->backend != VNIC_BACKEND_BPF)
+		return vnic_set_err(f->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_filter_set_bpf_tap: bpf backend only");
+	return vnic_bpf_set_tap(((struct bpf_h *)f->h)->b, tap);
+}

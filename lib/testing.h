@@ -81,6 +81,24 @@ int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int *count);
 int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t *packets,
 		     uint64_t *bytes);
 
+/*
+ * bpf: what a change writes, as it writes it -- each rtnetlink batch of tc
+ * requests (clsact qdiscs, cls_bpf filters, their deletions: the bytes as
+ * sent) and each map write (val NULL: a delete) -- for vnic-bench's bpf
+ * floor rows (bench/floor_bpf.c), which replay them.  The map fds and the
+ * program fds in the filter requests are the handle's: valid while it is
+ * open.  NULL tap (or NULL members): none.  vnic_filter_set_bpf_tap():
+ * -EOPNOTSUPP on an nft handle.
+ */
+struct vnic_bpf_tap {
+	void (*nl)(void *arg, const void *buf, size_t len);
+	void (*map)(void *arg, int fd, const void *key, size_t klen, const void *val,
+		    size_t vlen);
+	void *arg;
+};
+int vnic_bpf_set_tap(struct vnic_bpf *b, const struct vnic_bpf_tap *tap);
+int vnic_filter_set_bpf_tap(struct vnic_filter *f, const struct vnic_bpf_tap *tap);
+
 /* The nth (1-based) unit of what fails with -EIO in the next changes:
  * 1 map write, 2 clsact qdisc, 3 cls_bpf filter; 0 disarms. */
 int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth);

@@ -11,8 +11,9 @@
 #    LIBVNIC_PRIVATE are exactly those lib/testing.h declares, none of them
 #    public.  The static archive exports the same names; vnicctl (tools/)
 #    names no private symbol, and vnic-bench (bench/, never installed,
-#    built from the same tree) only the batch tap of its floor rows and,
-#    for its pkt scenario, vnic_bpf_open/sync/close and vnic_bpf_test_run.
+#    built from the same tree) only the batch taps of its floor rows (nft
+#    and bpf) and, for its pkt scenario, vnic_bpf_open/sync/close and
+#    vnic_bpf_test_run.
 # 2. libabigail: the library's ABI (public types only, private node left
 #    out) compared with the committed baseline; any difference fails, so an
 #    ABI change is made only by updating the baseline on purpose.
@@ -82,7 +83,7 @@ fi
 # sources are what must not name a private one.
 for s in $(cat "$tmp/private") lib/testing.h; do
 	case $s in vnic_filter_set_batch_tap|lib/testing.h|vnic_bpf_open|vnic_bpf_close|\
-		vnic_bpf_sync|vnic_bpf_test_run) where=tools ;;
+		vnic_bpf_sync|vnic_bpf_test_run|vnic_filter_set_bpf_tap) where=tools ;;
 	*) where="tools bench" ;; esac
 	for f in $(grep -rlF -e "$s" $where || true); do
 		bad "$f uses $s, a test hook of LIBVNIC_PRIVATE"

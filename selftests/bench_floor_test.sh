@@ -88,7 +88,17 @@ case_restart_floor() {
 # restart from a new process (veth) wrote nothing.
 case_bpf_rows() {
 	bench01 filters --guests 2 --nics-per-guest 2 --runs 2 --settle 0 \
-		--methods libvnic,libvnic-bpf,libvnic-bpf-remove-all --json || return
+		--methods libvnic,libvnic-bpf,libvnic-bpf-remove-all,floor-bpf,floor-bpf-remove-all \
+		--json || return
+	# the bpf floor rows replayed each run's writes (2 guests x 2 macvlans:
+	# a batch of 4 qdiscs, one of 4 filters, 11 map writes; the remove
+	# alike), and the bpf rows are judged against them
+	jqo 'any(.method == "floor-bpf" and .runs == 2 and .writes > 0 and
+		 .messages == 19 and .batches == 2)' || return
+	jqo 'any(.method == "floor-bpf-remove-all" and .runs == 2 and .batches == 2)' || return
+	jqo 'any(.method == "libvnic-bpf" and .target_floor == "floor-bpf")' || return
+	jqo 'any(.method == "libvnic-bpf-remove-all" and
+		 .target_floor == "floor-bpf-remove-all")' || return
 	jqo 'any(.method == "libvnic-bpf" and .runs == 2 and .writes > 0 and
 		 .ratio_to_libvnic > 0 and .target_ratio_to == "libvnic")' || return
 	jqo 'any(.method == "libvnic-bpf-remove-all" and .runs == 2)' || return

@@ -105,6 +105,9 @@ struct pkt_frame {
 	uint16_t sport, dport;
 	uint8_t icmp_type;		/* ICMP/ICMPv6 type */
 	bool hbh;			/* IPv6: hop-by-hop router alert first */
+	uint8_t dstopts;		/* IPv6: then this many destination
+					 * options headers (8 bytes, PadN) */
+	bool ah;			/* IPv6: then an AH header (16 bytes) */
 	uint16_t arp_op;		/* 1 request (default), 2 reply */
 	const char *arp_sha;		/* ARP sender MAC; NULL: Ethernet source */
 	const char *nd_target;		/* NS/NA target; NULL: see pkt_build() */
@@ -161,7 +164,9 @@ struct pkt_case {
 	X(rule_order_then_drop) X(rule_no_spoof_bypass)			\
 	X(rule_inbound_untouched)					\
 	X(in_unicast_nic) X(in_broadcast) X(in_multicast)		\
-	X(in_other_unicast) X(in_other_guest_unicast) X(no_promisc_off)
+	X(in_other_unicast) X(in_other_guest_unicast) X(no_promisc_off)	\
+	X(ext_legit_udp6) X(ext_ip6_spoof) X(ext_ra) X(ext_ra_six_headers) \
+	X(ext_dhcp6_server) X(ext_nd_spoof_target)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,

@@ -171,8 +171,9 @@ int vnic_filter_remove(struct vnic_filter *f, const char *const *guests,
 		       unsigned int count, struct vnic_filter_result *res);
 /* Make the installed state equal p: only the difference is written, and
  * nothing when it matches; what another process changed (bpf: a deleted
- * filter or qdisc, a foreign filter in our slot, a NIC made again under
- * its name) is repaired. */
+ * filter or qdisc, a foreign filter in our slot, a map entry deleted,
+ * changed or added, a NIC made again under its name) is repaired and
+ * counted in res->repaired. */
 int vnic_filter_sync(struct vnic_filter *f, const struct vnic_policy *p,
 		     struct vnic_filter_result *res);
 
