@@ -297,6 +297,30 @@ case_gc_releases_leases_in_bulk() {
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
 }
 
+# A table another process owns (vnicctl filter hold on the same table
+# name) cannot take vnic-cni's writes: ADD fails with 104 and says why, and
+# leaves nothing (lease, NIC, state).  Once the holder is gone the table
+# (persisted, unowned) takes them again, the holder's guest kept.
+case_held_table_refused_cleanly() {
+	local ns base hold
+	ip link add vm1h0 type veth peer name vm1p || return
+	base=$(links)
+	echo '{"guests": [{"name": "vm1", "nics": [{"ifname": "vm1h0", "kind": "veth",
+	       "mac": "02:00:00:00:00:01", "ipv4": ["10.1.0.2"]}]}]}' >"$TMP/p.json"
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	hold=$!
+	until_ok test -s "$TMP/hold.out" || { kill "$hold"; fail "hold: $(cat "$TMP/hold.err")"; return; }
+	container ns || { kill "$hold"; return 1; }
+	cni ADD c1 eth0 "$ns" "$(conf)" && { kill "$hold"; fail "ADD into a held table passed"; return; }
+	kill "$hold"; wait "$hold"
+	jqo '.code == 104 and (.details | test("owned by another process"))' || return
+	expect_eq "$(links)" "$base" "links after the refused ADD" || return
+	expect_eq "$(leases)" 0 "leases after the refused ADD" || return
+	expect_eq "$(states)" 0 "state files after the refused ADD" || return
+	add c1 "$ns" || return
+	expect_eq "$(guests)" "c1.eth0 vm1" "guests once the holder is gone"
+}
+
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make.
 case_status() {
@@ -443,7 +467,8 @@ case_cnitool() {
 
 CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        check_reports_faults
-       gc_removes_only_the_stale gc_releases_leases_in_bulk status bad_input_leaves_nothing macvlan
+       gc_removes_only_the_stale gc_releases_leases_in_bulk
+       held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"
