@@ -6,12 +6,14 @@
  * stats.c	clock and summaries (median, min, max)
  * loop.c	the one run loop: runs outer, methods rotated
  * json.c	JSON output through jansson
- * report.c	the guest scenario's rows, JSON lines, the verdict
+ * report.c	the one row type; table, JSON lines and verdicts of the
+ *		guest, filters, filters-add and restart scenarios
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
  * svg.c	line plots and bar charts, the project's own SVG writer
  * host.c	the machine's facts and the anchor tools' versions
  * progress.c	the progress line on a terminal's stderr
+ * spawn.c	running the anchor tools (nft, xtables) and their errors
  * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
  * env.c	the starting state of every run and the return to it
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
@@ -143,16 +145,19 @@ int bench_rotate(const struct bench_loop *l);
 
 /* ---- stats.c ---- */
 
-/* One timed run of one method.  Counters are NAN where unknown. */
+/* One timed run of one row.  Counters are NAN where unknown. */
 struct sample {
 	double ms;
 	double table_ms;	/* libvnic-cache: the refresh before */
 	double destroy_ms;	/* libvnic: vnic_guest_destroy, first run */
 	double cleanup_ms;	/* the bench's own untimed cleanup */
-	double sendmsg;		/* per guest */
+	double sendmsg, recvmsg;	/* guest: per guest; restart: per sync */
 	double requests;
 	double ioctls;
 	double retries;		/* cache strategy EEXIST retries */
+	double writes, messages, batches, changed;	/* vnic_filter_result */
+	double genid_delta;	/* by the bench's own read */
+	double dumps;		/* vnicctl -s, per sync: link dumps only */
 };
 
 struct summary {
@@ -224,6 +229,26 @@ int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */
 void host_json(struct json *j);
+
+/* ---- spawn.c: the anchor tools, started as a runtime starts them ---- */
+
+#define BENCH_ERR_TEXT	528
+
+/* argv[0] (a path) with stdin from in_path (NULL: /dev/null), stdout into
+ * out_fd (-1: /dev/null); its stderr on *err_fd for bench_reap. */
+int bench_spawn(const char *const *argv, const char *in_path, int out_fd,
+		pid_t *pid, int *err_fd);
+/* Read its stderr, reap it: 0, -ECHILD when it failed (its stderr, after
+ * "who: " if who is set, is then the last error), -ETIMEDOUT when it was
+ * killed (by the caller, who says why), or -errno. */
+int bench_reap(pid_t pid, int err_fd, const char *who);
+/* Both. */
+int bench_exec(const char *const *argv, const char *in_path, int out_fd,
+	       const char *who);
+/* The last failed tool's stderr, on one line; or set it. */
+const char *bench_last_error(void);
+void bench_set_last_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /* ---- progress.c ---- */
 
@@ -342,36 +367,108 @@ int out_write(const struct out_doc *d);
  * out_write() when d->dir is set.  0 or out_write()'s error. */
 int out_report(const struct out_doc *d, bool json);
 
-/* ---- report.c ---- */
+/* ---- report.c: the one row type and its report ---- */
 
-struct result {
+/* What a row is held to; NAN and NULL: no such target. */
+struct bench_target {
+	double max_ms;
+	double max_ratio;
+	const char *ratio_to;		/* the row the ratio is taken to */
+	/* The floor of its own layout: at most BENCH_TARGET_RATIO of it. */
+	const char *floor;
+	bool zero_writes;
+};
+
+/* One method of one scenario: its samples and what is known of them. */
+struct bench_row {
 	const char *method;
-	const char *skip;	/* why it did not run, or NULL */
-	char error[256];	/* why it stopped, or "" */
-	bool libvnic;		/* counts for the verdict */
-	unsigned int runs;	/* samples filled */
-	struct sample *samples;
+	const char *skip;		/* why it did not run, or NULL */
+	char error[256];		/* why it stopped, or "" */
+	bool libvnic;			/* guest: counts for the verdict */
+	bool aside;			/* not an alternative: no ratios */
+	unsigned int existing;
+	unsigned int runs;		/* samples filled */
+	struct sample *s;
+	bool has_result;		/* writes/messages/batches are known */
+	bool has_calls;			/* sendmsg/recvmsg/dumps are known */
+	bool extrapolated;
+	unsigned int sample_items, total_items;
+	unsigned int rules;		/* rule-based anchors: rules loaded */
+	char note[640];
+	struct bench_target target;
+	double per_doubling;		/* restart_proc.c: to the size before */
+	void *priv;			/* the scenario's own, for its style */
+};
+
+struct report;
+
+/* How a scenario's report differs from the filter scenarios'. */
+struct report_style {
+	int ms_prec;
+	/* Its table columns, by report_col(). */
+	void (*cols)(struct report *o);
+	/* Its own fields of every row's JSON object (NULL: none), and of
+	 * a measured row's. */
+	void (*row)(struct json *j, const struct report *o,
+		    const struct bench_row *r);
+	void (*json)(struct json *j, const struct report *o,
+		     const struct bench_row *r);
+	/* Its own parameters and notes (NULL: none). */
+	void (*params)(struct json *j, const struct report *o);
+	void (*notes)(FILE *f, const struct report *o);
+	bool failed_fails;		/* a failed row fails the run */
 };
 
 struct report_env {
 	const char *scenario;
 	const char *kind;
-	unsigned int n;
-	unsigned int existing;
-	unsigned int runs_asked;
+	/* guests 0: one guest of n NICs (the guest scenario). */
+	unsigned int guests, nics_per_guest, n, existing, runs_asked;
 	char kernel[65];
 	long cpus;
-	double load1;		/* 1-minute load average at start */
-	const char *out_dir;	/* --out, or NULL */
+	double load1;
+	const char *ratio_a;		/* first ratio column: row name */
+	const char *ratio_b;		/* second, or NULL */
+	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
+	const char *out_dir;		/* --out, or NULL */
+	const struct report_style *style;	/* NULL: the filter scenarios' */
+	char title[256];		/* "" : made of the fields above */
 };
 
-void report_env_init(struct report_env *re, const char *scenario,
-		     const struct bench_opts *o);
+/* What the style's callbacks see. */
+struct report {
+	const struct report_env *re;
+	const struct bench_row *rows;
+	unsigned int n;
+	const struct report_style *style;
+	const struct bench_row *ref;	/* x_libvnic's row, or NULL */
+	struct trow *trows;
+	struct table t;
+};
+
+void bench_row_init(struct bench_row *r, const char *method, unsigned int runs);
+void bench_row_free(struct bench_row *r);
+struct sample *bench_row_next(struct bench_row *r);
+void row_field(const struct bench_row *r, size_t off, struct summary *out);
+double row_median(const struct bench_row *r, size_t off);
+void report_env_init(struct report_env *re, const struct bench_opts *o,
+		     unsigned int guests, unsigned int existing);
 void report_header(const struct report_env *re, bool json);
-/* Everything after the runs: table or JSON lines, warnings, verdict.
- * Returns 0, or 1 when the target was measured and missed. */
-int report_results(const struct report_env *re, const struct result *res,
-		   unsigned int nres, bool json);
+/* Rows, then (table mode) notes and verdicts.  1 if a target was missed
+ * (or, by the style, a row failed). */
+int report_rows(const struct report_env *re, struct bench_row *rows,
+		unsigned int n, bool json);
+/* For styles: a row by name (that ran), r's ratio to it, us per NIC, a
+ * table column of val(row), a median as a JSON field. */
+const struct bench_row *report_find(const struct report *o,
+				    const char *method);
+double report_ratio(const struct report *o, const struct bench_row *r,
+		    const char *method);
+double report_per_nic(const struct report *o, const struct bench_row *r);
+void report_col(struct report *o, const char *head, int prec,
+		double (*val)(const struct report *, const struct bench_row *));
+void report_json_median(struct json *j, const char *key,
+			const struct bench_row *r, size_t off);
 
 /* ---- rawnl.c ---- */
 
@@ -522,10 +619,6 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
  * on a write error removes it: 0 or a negative errno. */
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
 int bench_tmpfile_close(FILE *f, const char *path);
-
-/* report.c: the machine's facts every run records, and its load. */
-void bench_host(char *kernel, size_t len, long *cpus, double *load1);
-double bench_load_average(void);
 
 /* scn_guest.c: one untimed floor guest, then back to the baseline. */
 int bench_warm_up(struct guest_env *e);

@@ -12,7 +12,6 @@
  *			ip6tables, arptables; legacy and nft variants)
  * floor.c		the floor rows: libvnic's own batches, captured and
  *			sent again by the bench's socket
- * freport.c		table, JSON lines and verdicts of these scenarios
  * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -118,12 +117,14 @@ int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 struct floor_batch {
 	char *buf;
 	size_t len;
+	bool request;			/* a read (get, dump), not a batch */
 };
 
 struct floor_batches {
 	struct floor_batch *v;
 	unsigned int n;
 	int err;			/* the capture ran out of memory */
+	bool requests;			/* keep the reads too */
 };
 
 /* Keep a copy of every batch handle h sends from now on (into fb; NULL:
@@ -131,16 +132,18 @@ struct floor_batches {
 int floor_capture(struct vnic_filter *h, struct floor_batches *fb);
 void floor_free(struct floor_batches *fb);
 /* Send batches [from, to) of fb again, one sendmsg() each, timed to the
- * last ack: 0 or the first error the kernel gave (-ENODATA: none kept). */
+ * last ack (a read: to its last reply): 0 or the first error the kernel
+ * gave (-ENODATA: none kept). */
 int floor_replay(struct filt_env *e, struct floor_batches *fb,
 		 unsigned int from, unsigned int to, double *ms);
+/* A capture through a pipe, from a child to its parent: 0 or -errno. */
+int floor_write(int fd, const struct floor_batches *fb);
+int floor_read(int fd, struct floor_batches *fb);
 
 /* ---- m_nft.c ---- */
 
 /* Run nft with argv[1..] (argv[0] is filled in); 0 or -errno/-ECHILD. */
 int nft_run(const struct filt_env *e, const char **argv);
-/* What nft printed on stderr when it last failed, on one line. */
-const char *nft_last_error(void);
 /* nft -f path. */
 int nft_file(const struct filt_env *e, const char *path);
 /* Write text to a new temporary file; path gets its name. */
@@ -207,7 +210,6 @@ struct xt_set {
 const char *xt_skip(enum xt_variant v);
 const char *xt_variant_name(enum xt_variant v);
 bool xt_has_arp(enum xt_variant v);
-const char *xt_last_error(void);
 int xt_set_build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
 		 struct xt_set *s);
@@ -234,78 +236,17 @@ int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
 /* Empty the legacy tables (nft variant: the nfnetlink flush does). */
 int xt_flush(enum xt_variant v);
 
-struct frow;
-struct fsample;
 /* filters: the ruleset of every guest, its files and the rows' notes. */
 int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
-		       struct xt_set *s, struct frow *restore,
-		       struct frow *per_rule);
+		       struct xt_set *s, struct bench_row *restore,
+		       struct bench_row *per_rule);
 /* One timed run of a row (restore, or one process per command from a
  * sample of 'sample'), then the legacy tables flushed, untimed. */
 int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
-		   unsigned int sample, struct frow *r, struct fsample *smp);
+		   unsigned int sample, struct bench_row *r, struct sample *smp);
 /* restart: time restoring every guest over the same loaded rules. */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
+int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
 		   int (*reset)(struct filt_env *, char *, size_t));
-
-/* ---- freport.c ---- */
-
-struct fsample {
-	double ms;
-	double writes, messages, batches;	/* vnic_filter_result */
-	double genid_delta;			/* by the bench's own read */
-	double changed;				/* guests_changed */
-	double sendmsg, recvmsg, dumps;		/* vnicctl -s, per sync */
-};
-
-struct ftarget {
-	double max_ms;			/* NAN: none */
-	double max_ratio;		/* NAN: none */
-	const char *ratio_to;		/* the row the ratio is taken to */
-	/* The floor of its own layout: at most BENCH_TARGET_RATIO of it. */
-	const char *floor;
-	bool zero_writes;
-};
-
-struct frow {
-	const char *method;
-	const char *skip;		/* why it did not run, or NULL */
-	char error[256];		/* why it stopped, or "" */
-	unsigned int existing;
-	unsigned int runs;
-	struct fsample *s;
-	bool has_result;		/* writes/messages/batches are known */
-	bool extrapolated;
-	unsigned int sample_items, total_items;
-	char note[640];
-	unsigned int rules;		/* rule-based anchors: rules loaded */
-	struct ftarget target;		/* max_ms NAN and max_ratio NAN: none */
-	bool has_calls;			/* sendmsg/recvmsg/dumps are known */
-	double per_doubling;		/* restart_proc.c: to the size before */
-};
-
-struct freport_env {
-	const char *scenario;
-	const char *kind;
-	unsigned int guests, nics_per_guest, n, existing, runs_asked;
-	char kernel[65];
-	long cpus;
-	double load1;
-	const char *ratio_a;		/* first ratio column: row name */
-	const char *ratio_b;		/* second, or NULL */
-	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
-	const char *out_dir;		/* --out, or NULL */
-};
-
-void frow_init(struct frow *r, const char *method, unsigned int runs);
-void frow_free(struct frow *r);
-struct fsample *frow_next(struct frow *r);
-void freport_env_init(struct freport_env *re, const struct bench_opts *o,
-		      unsigned int guests, unsigned int existing);
-void freport_header(const struct freport_env *re, bool json);
-/* Rows, then (table mode) notes and verdicts.  1 if a target was missed. */
-int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
-	    bool json);
 
 /* ---- restart_proc.c ---- */
 
@@ -313,9 +254,9 @@ int freport(const struct freport_env *re, struct frow *rows, unsigned int n,
 int restart_proc_check(const struct bench_opts *o);
 /* The restart rows of new vnicctl processes, each size in a namespace of
  * its own (malloc'd; free with restart_proc_free). */
-int restart_proc_rows(const struct bench_opts *o, struct frow **rows,
+int restart_proc_rows(const struct bench_opts *o, struct bench_row **rows,
 		      unsigned int *n);
-void restart_proc_free(struct frow *rows, unsigned int n);
+void restart_proc_free(struct bench_row *rows, unsigned int n);
 
 /* ---- m_bpf.c: the libvnic-bpf rows ---- */
 
@@ -326,16 +267,16 @@ int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
  * then every guest removed in one change (bare NICs again); s times the
  * apply, or with time_remove the remove. */
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
-		  unsigned int guests, bool time_remove, struct fsample *s,
+		  unsigned int guests, bool time_remove, struct sample *s,
 		  char *err, size_t errlen);
 /* filters-add: 'existing' guests installed, then guest one_g (one) added
  * and removed, each timed, runs times; all removed after.  0, or -EIO
  * when the NICs could not be left bare (a row's failure is its own). */
 int bpf_add_phase(struct filt_env *e, const struct vnic_policy *one,
-		  unsigned int one_g, unsigned int existing, struct frow *add,
-		  struct frow *rm);
+		  unsigned int one_g, unsigned int existing, struct bench_row *add,
+		  struct bench_row *rm);
 /* restart: the guests installed, then each run a new process opens a bpf
  * handle and syncs them unchanged; all removed after. */
-void bpf_restart_row(struct filt_env *e, struct frow *r);
+void bpf_restart_row(struct filt_env *e, struct bench_row *r);
 
 #endif /* VNIC_BENCH_FILTERS_H */

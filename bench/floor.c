@@ -10,10 +10,16 @@
  * A batch begins with the ruleset generation libvnic read (NFNL_BATCH_GENID,
  * which the kernel checks); a replay writes the generation of its own time
  * there, before the clock, so the kernel does the same check.
+ *
+ * With fb->requests, libvnic's reads are kept too (a sync that finds
+ * nothing to change sends no batch, only reads): each is sent again on its
+ * own, as libvnic sends it, and its replies read to their end (DONE or the
+ * ack), unparsed.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -28,7 +34,10 @@ static void tap(void *arg, const void *buf, size_t len)
 	struct floor_batches *fb = arg;
 	struct floor_batch *v;
 
-	if (fb->err)
+	bool batch = ((const struct nlmsghdr *)buf)->nlmsg_type ==
+		     NFNL_MSG_BATCH_BEGIN;
+
+	if (fb->err || (!batch && !fb->requests))
 		return;
 	v = realloc(fb->v, (fb->n + 1) * sizeof(*v));
 	if (!v || !(v[fb->n].buf = malloc(len))) {
@@ -38,6 +47,7 @@ static void tap(void *arg, const void *buf, size_t len)
 	}
 	fb->v = v;
 	memcpy(v[fb->n].buf, buf, len);
+	v[fb->n].request = !batch;
 	v[fb->n++].len = len;
 }
 
@@ -89,6 +99,29 @@ static int drain(struct mnl_socket *nl, char *buf, size_t len)
 	return first;
 }
 
+/* A read's replies, to the DONE of a dump or the ack of a get. */
+static int read_replies(struct mnl_socket *nl, char *buf, size_t len)
+{
+	for (;;) {
+		ssize_t r = recv(mnl_socket_get_fd(nl), buf, len, 0);
+		const struct nlmsghdr *nlh = (const void *)buf;
+		int left = (int)r;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EPROTO;
+		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return e->error;
+		}
+	}
+}
+
 int floor_replay(struct filt_env *e, struct floor_batches *fb,
 		 unsigned int from, unsigned int to, double *ms)
 {
@@ -96,7 +129,7 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
 	size_t len = MNL_SOCKET_BUFFER_SIZE * 4;
 	char *buf = malloc(len);
 	uint32_t genid;
-	unsigned int i;
+	unsigned int i, k = 0;
 	uint64_t t0;
 
 	if (!buf)
@@ -106,7 +139,8 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
 	if (!ret)
 		ret = nfnl_genid(e, &genid);
 	for (i = from; !ret && i < to; i++) {
-		set_genid(&fb->v[i], genid + i - from);
+		if (!fb->v[i].request)
+			set_genid(&fb->v[i], genid + k++);
 		v = v > (int)fb->v[i].len + 4096 ? v : (int)fb->v[i].len + 4096;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ FLOOR_RCVBUF },
@@ -117,10 +151,87 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
 	for (i = from; !ret && i < to; i++) {
 		if (mnl_socket_sendto(e->nfnl, fb->v[i].buf, fb->v[i].len) < 0)
 			ret = -errno;
+		else if (fb->v[i].request)
+			ret = read_replies(e->nfnl, buf, len);
 		else
 			ret = drain(e->nfnl, buf, len);
 	}
 	*ms = ms_since(t0);
 	free(buf);
+	return ret;
+}
+
+/* A child's capture to its parent: the count, then length, kind, bytes. */
+static int put(int fd, const void *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p = (const char *)p + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int get(int fd, void *p, size_t len)
+{
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p = (char *)p + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int floor_write(int fd, const struct floor_batches *fb)
+{
+	uint32_t n = fb->err ? 0 : fb->n, i;
+	int ret = put(fd, &n, sizeof(n));
+
+	for (i = 0; !ret && i < n; i++) {
+		uint32_t len = (uint32_t)fb->v[i].len;
+		uint8_t req = fb->v[i].request;
+
+		ret = put(fd, &len, sizeof(len)) ?: put(fd, &req, 1) ?:
+		      put(fd, fb->v[i].buf, len);
+	}
+	return ret;
+}
+
+int floor_read(int fd, struct floor_batches *fb)
+{
+	uint32_t n, i, len;
+	uint8_t req;
+	int ret = get(fd, &n, sizeof(n));
+
+	floor_free(fb);
+	if (!ret && n > 1u << 16)
+		ret = -EPROTO;
+	if (!ret && !(fb->v = calloc(n ? n : 1, sizeof(*fb->v))))
+		ret = -ENOMEM;
+	for (i = 0; !ret && i < n; i++) {
+		ret = get(fd, &len, sizeof(len)) ?: get(fd, &req, 1);
+		if (!ret && len > 1u << 28)
+			ret = -EPROTO;
+		if (!ret && !(fb->v[i].buf = malloc(len ? len : 1)))
+			ret = -ENOMEM;
+		if (!ret) {
+			fb->n++;
+			fb->v[i].len = len;
+			fb->v[i].request = req;
+			ret = get(fd, fb->v[i].buf, len);
+		}
+	}
+	if (ret)
+		floor_free(fb);
 	return ret;
 }

@@ -39,17 +39,8 @@ static const struct {
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
-void bench_host(char *kernel, size_t len, long *cpus, double *load1)
-{
-	struct utsname u;
-
-	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
-	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*load1 = bench_load_average();
-}
-
 /* Other work on a two-core machine is the first suspect of a noisy run. */
-double bench_load_average(void)
+static double bench_load_average(void)
 {
 	double load = NAN;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -60,6 +51,15 @@ double bench_load_average(void)
 		fclose(f);
 	}
 	return load;
+}
+
+static void bench_host(char *kernel, size_t len, long *cpus, double *load1)
+{
+	struct utsname u;
+
+	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
+	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*load1 = bench_load_average();
 }
 
 /* {"cniVersion":"1.0.0",...} says "CNI spec 1.0.0": the line is JSON. */

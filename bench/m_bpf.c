@@ -36,7 +36,7 @@ int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
 	return 0;
 }
 
-static void take(struct fsample *s, const struct vnic_filter_result *res)
+static void take(struct sample *s, const struct vnic_filter_result *res)
 {
 	s->writes = res->writes;
 	s->messages = res->messages;
@@ -47,7 +47,7 @@ static void take(struct fsample *s, const struct vnic_filter_result *res)
 /* Guests [first, first + count) out in one change; s: timed into it. */
 static int remove_guests(struct filt_env *e, struct vnic_filter *h,
 			 unsigned int first, unsigned int count,
-			 struct fsample *s, char *err, size_t errlen)
+			 struct sample *s, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	char (*buf)[32] = calloc(count ? count : 1, sizeof(*buf));
@@ -81,11 +81,11 @@ static int remove_guests(struct filt_env *e, struct vnic_filter *h,
 }
 
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
-		  unsigned int guests, bool time_remove, struct fsample *s,
+		  unsigned int guests, bool time_remove, struct sample *s,
 		  char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
-	struct fsample scratch;
+	struct sample scratch;
 	struct vnic_filter *h;
 	uint64_t t0;
 	int ret, rret;
@@ -137,10 +137,10 @@ static int install(struct filt_env *e, struct vnic_filter *h,
 
 static int add_remove(struct filt_env *e, struct vnic_filter *h,
 		      const struct vnic_policy *one, unsigned int g,
-		      struct frow *add, struct frow *rm)
+		      struct bench_row *add, struct bench_row *rm)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
-	struct fsample *s = frow_next(add);
+	struct sample *s = bench_row_next(add);
 	uint64_t t0 = now_ns();
 	int ret = vnic_filter_apply(h, one, &res);
 
@@ -150,7 +150,7 @@ static int add_remove(struct filt_env *e, struct vnic_filter *h,
 				      add->error, sizeof(add->error));
 	take(s, &res);
 	add->runs++;
-	ret = remove_guests(e, h, g, 1, frow_next(rm), rm->error,
+	ret = remove_guests(e, h, g, 1, bench_row_next(rm), rm->error,
 			    sizeof(rm->error));
 	if (!ret)
 		rm->runs++;
@@ -158,8 +158,8 @@ static int add_remove(struct filt_env *e, struct vnic_filter *h,
 }
 
 int bpf_add_phase(struct filt_env *e, const struct vnic_policy *one,
-		  unsigned int one_g, unsigned int existing, struct frow *add,
-		  struct frow *rm)
+		  unsigned int one_g, unsigned int existing, struct bench_row *add,
+		  struct bench_row *rm)
 {
 	struct vnic_filter *h;
 	unsigned int run;
@@ -181,16 +181,16 @@ int bpf_add_phase(struct filt_env *e, const struct vnic_policy *one,
 			 existing, FILT_SETUP_CHUNK, ms_since(t0));
 	/* Warm-up, untimed: the first add of a handle. */
 	if (!ret) {
-		struct frow wa, wr;
+		struct bench_row wa, wr;
 
-		frow_init(&wa, "warm", 1);
-		frow_init(&wr, "warm", 1);
+		bench_row_init(&wa, "warm", 1);
+		bench_row_init(&wr, "warm", 1);
 		ret = add_remove(e, h, one, one_g, &wa, &wr);
 		if (ret)
 			snprintf(add->error, sizeof(add->error), "warm-up: %.200s",
 				 wa.error[0] ? wa.error : wr.error);
-		frow_free(&wa);
-		frow_free(&wr);
+		bench_row_free(&wa);
+		bench_row_free(&wr);
 	}
 	for (run = 0; run < e->o->runs && !ret; run++) {
 		progress("%s run %u/%u", add->method, run + 1, e->o->runs);
@@ -251,10 +251,10 @@ static void restart_child(struct filt_env *e, int fd)
 	_exit(write(fd, &out, sizeof(out)) == sizeof(out) ? 0 : 1);
 }
 
-static int restart_once(struct filt_env *e, struct frow *r)
+static int restart_once(struct filt_env *e, struct bench_row *r)
 {
 	struct bpf_child c = { .ret = -ECHILD, .err = "the child died" };
-	struct fsample *s;
+	struct sample *s;
 	int pfd[2], st;
 	pid_t pid;
 
@@ -278,7 +278,7 @@ static int restart_once(struct filt_env *e, struct frow *r)
 		snprintf(r->error, sizeof(r->error), "%s", c.err);
 		return c.ret;
 	}
-	s = frow_next(r);
+	s = bench_row_next(r);
 	take(s, &c.res);
 	s->ms = c.ms;
 	r->runs++;
@@ -296,7 +296,7 @@ static unsigned int count_guests(struct vnic_filter *h)
 	return n;
 }
 
-void bpf_restart_row(struct filt_env *e, struct frow *r)
+void bpf_restart_row(struct filt_env *e, struct bench_row *r)
 {
 	struct vnic_filter *h;
 	unsigned int run, found;

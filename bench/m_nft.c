@@ -4,10 +4,7 @@
  * its input, reading the ruleset back, splitting a ruleset in nft's block
  * syntax into one command per statement (for "one nft process per rule"),
  * and the per-guest-chain layout (what a rule-per-check design installs).
- *
- * nft is started with posix_spawn (vfork in glibc): a runtime that shells
- * out pays exec and nft's own start-up, and the bench's address space
- * (tens of thousands of NICs' worth of state) must not inflate it.
+ * nft is started by spawn.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,81 +21,12 @@
 
 #include "filters.h"
 
-extern char **environ;
-
-#define ERR_TEXT	512
 #define LIST_TIMEOUT_MS	20000
-
-/* The tail of nft's stderr, for the error line of a failed anchor. */
-static char last_err[ERR_TEXT];
-
-static int spawn_nft(const struct filt_env *e, const char **argv, int out_fd,
-		     pid_t *pid, int *err_fd)
-{
-	posix_spawn_file_actions_t fa;
-	int pipefd[2], ret;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-						 0);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	argv[0] = e->nft_path;
-	ret = posix_spawn(pid, e->nft_path, &fa, NULL, (char *const *)argv,
-			  environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (ret) {
-		close(pipefd[0]);
-		return -ret;
-	}
-	*err_fd = pipefd[0];
-	return 0;
-}
-
-/* Read a child's stderr to its end (keeping the first bytes), then reap. */
-static int reap(pid_t pid, int err_fd)
-{
-	char buf[ERR_TEXT];
-	size_t have = 0;
-	ssize_t n;
-	int status;
-
-	for (;;) {
-		n = read(err_fd, have < sizeof(buf) - 1 ? buf + have : buf,
-			 have < sizeof(buf) - 1 ? sizeof(buf) - 1 - have :
-						  sizeof(buf) - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (have < sizeof(buf) - 1)
-			have += (size_t)n;
-	}
-	buf[have] = 0;
-	close(err_fd);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-		return -ETIMEDOUT;	/* ours: last_err says why */
-	snprintf(last_err, sizeof(last_err), "%s", buf);
-	return -ECHILD;
-}
 
 int nft_run(const struct filt_env *e, const char **argv)
 {
-	pid_t pid;
-	int fd, ret;
-
-	ret = spawn_nft(e, argv, -1, &pid, &fd);
-	return ret ? ret : reap(pid, fd);
+	argv[0] = e->nft_path;
+	return bench_exec(argv, NULL, -1, NULL);
 }
 
 int nft_file(const struct filt_env *e, const char *path)
@@ -108,41 +36,14 @@ int nft_file(const struct filt_env *e, const char *path)
 	return nft_run(e, argv);
 }
 
-/* What nft said when it last failed, on one line. */
-const char *nft_last_error(void)
-{
-	char *p;
-
-	for (p = last_err; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	return last_err;
-}
-
 int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen)
 {
-	int fd;
-	size_t off = 0;
+	FILE *f = bench_tmpfile("nft", path, pathlen);
 
-	snprintf(path, pathlen, "/tmp/vnic-bench-nft.XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? -errno : -EIO;
-
-			close(fd);
-			unlink(path);
-			return err;
-		}
-		off += (size_t)n;
-	}
-	return close(fd) ? -errno : 0;
+	fwrite(text, 1, len, f);
+	return bench_tmpfile_close(f, path);
 }
 
 /*
@@ -200,7 +101,8 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	ret = spawn_nft(e, argv, pipefd[1], &pid, &fd);
+	argv[0] = e->nft_path;
+	ret = bench_spawn(argv, NULL, pipefd[1], &pid, &fd);
 	close(pipefd[1]);
 	if (ret) {
 		close(pipefd[0]);
@@ -238,9 +140,9 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 	}
 	close(pipefd[0]);
 	if (ret == -ETIMEDOUT)
-		snprintf(last_err, sizeof(last_err),
-			 "nft list ruleset did not finish in %d s", LIST_TIMEOUT_MS / 1000);
-	ret = reap(pid, fd) ?: ret;
+		bench_set_last_error("nft list ruleset did not finish in %d s",
+				     LIST_TIMEOUT_MS / 1000);
+	ret = bench_reap(pid, fd, NULL) ?: ret;
 	if (ret || !buf) {
 		free(buf);
 		return ret ? ret : -ENOMEM;

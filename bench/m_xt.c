@@ -40,9 +40,6 @@
 
 #include "filters.h"
 
-extern char **environ;
-
-#define XT_ERR		400
 #define XT_MAX_ARGS	24
 
 static const char *const fam_tool[XT__FAMS] = {
@@ -54,7 +51,6 @@ static const char *const var_name[XT__VARIANTS] = { "legacy", "nft" };
 static char paths[XT__VARIANTS][XT__FAMS][3][64];
 static char skip_why[XT__VARIANTS][256];
 static bool probed;
-static char last_err[XT_ERR + 128];
 
 static const char *const fam_head[XT__FAMS] = {
 	"*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
@@ -72,68 +68,9 @@ bool xt_has_arp(enum xt_variant v)
 	return v == XT_NFT;
 }
 
-const char *xt_last_error(void)
-{
-	char *p;
-
-	for (p = last_err; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	return last_err;
-}
-
-/*
- * Run argv with stdin from in_path (or /dev/null) and stdout into out_fd
- * (or /dev/null); stderr is kept for the error line.  0, -ECHILD when the
- * tool failed, or -errno.
- */
 static int xt_spawn(const char **argv, const char *in_path, int out_fd)
 {
-	posix_spawn_file_actions_t fa;
-	char buf[XT_ERR];
-	int pipefd[2], ret, status;
-	size_t have = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null",
-					 O_RDONLY, 0);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-						 0);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	ret = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
-			  environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (ret) {
-		close(pipefd[0]);
-		return -ret;
-	}
-	while ((n = read(pipefd[0], buf + have, sizeof(buf) - 1 - have)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		have += (size_t)n;
-		if (have == sizeof(buf) - 1)
-			have = 0;	/* keep reading; the tail is enough */
-	}
-	buf[have] = 0;
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	snprintf(last_err, sizeof(last_err), "%.100s: %s", argv[0],
-		 buf[0] ? buf : "failed");
-	return -ECHILD;
+	return bench_exec(argv, in_path, out_fd, argv[0]);
 }
 
 /* A table listing, counting rules and user chains. */
@@ -175,7 +112,7 @@ static void probe(void)
 			if (xt_list(v, f, &r, &c))
 				snprintf(skip_why[v], sizeof(skip_why[v]),
 					 "%s-%s does not work here: %.160s",
-					 fam_tool[f], var_name[v], xt_last_error());
+					 fam_tool[f], var_name[v], bench_last_error());
 		}
 	}
 }
@@ -450,11 +387,11 @@ int xt_run_cmds(enum xt_variant v, const struct xt_set *s, unsigned int from,
 	for (i = from; i < to && !ret; i++)
 		ret = run_cmd(v, &s->v[i]);
 	*ms = ms_since(t0);
-	if (ret) {
-		size_t len = strlen(last_err);
+	if (ret == -ECHILD) {
+		char buf[BENCH_ERR_TEXT];
 
-		snprintf(last_err + len, sizeof(last_err) - len, " (%s)",
-			 s->v[i - 1].line);
+		snprintf(buf, sizeof(buf), "%s", bench_last_error());
+		bench_set_last_error("%s (%s)", buf, s->v[i - 1].line);
 	}
 	return ret;
 }
@@ -578,7 +515,7 @@ int xt_flush(enum xt_variant v)
 
 /* Once per row, after its first timed run: what is loaded, counted. */
 static void check_loaded(enum xt_variant v, const struct xt_set *s,
-			 unsigned int want, struct frow *r)
+			 unsigned int want, struct bench_row *r)
 {
 	unsigned int rules = 0, chains = 0;
 	size_t len = strlen(r->note);
@@ -588,7 +525,7 @@ static void check_loaded(enum xt_variant v, const struct xt_set *s,
 	if (xt_count(v, s->arp, &rules, &chains)) {
 		snprintf(r->note + len, sizeof(r->note) - len,
 			 "; could not count the rules: %.120s",
-			 xt_last_error());
+			 bench_last_error());
 		return;
 	}
 	r->rules = rules;
@@ -598,16 +535,16 @@ static void check_loaded(enum xt_variant v, const struct xt_set *s,
 		 rules == want ? "" : " (NOT the ruleset's count)");
 }
 
-static int row_fail(struct frow *r, const char *what, int ret)
+static int row_fail(struct bench_row *r, const char *what, int ret)
 {
 	snprintf(r->error, sizeof(r->error), "%s: %.200s", what,
-		 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	return ret;
 }
 
 int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
-		       struct xt_set *s, struct frow *restore,
-		       struct frow *per_rule)
+		       struct xt_set *s, struct bench_row *restore,
+		       struct bench_row *per_rule)
 {
 	char desc[400];
 	int ret;
@@ -636,7 +573,7 @@ int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
  * all: EXTRAPOLATED, as nft-per-stmt.
  */
 static int per_rule(enum xt_variant v, const struct xt_set *s,
-		    unsigned int sample, struct frow *r, double *ms)
+		    unsigned int sample, struct bench_row *r, double *ms)
 {
 	unsigned int from = s->n > sample ? (s->n - sample) / 2 : 0;
 	unsigned int to = s->n > sample ? from + sample : s->n;
@@ -666,7 +603,7 @@ static int per_rule(enum xt_variant v, const struct xt_set *s,
 }
 
 int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
-		   unsigned int sample, struct frow *r, struct fsample *smp)
+		   unsigned int sample, struct bench_row *r, struct sample *smp)
 {
 	int ret;
 
@@ -693,7 +630,7 @@ int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
  * guest's rules.  G guests' rules are loaded untimed, then each run times
  * a full restore over them (the tables are replaced, not appended to).
  */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
+int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
 		   int (*reset)(struct filt_env *, char *, size_t))
 {
 	struct xt_set s;
@@ -717,7 +654,7 @@ int xt_restart_row(struct filt_env *e, enum xt_variant v, struct frow *r,
 	if (!ret && (ret = xt_restore(v, &s, false, &ms)))
 		row_fail(r, "loading the starting state", ret);
 	for (run = 0; run < e->o->runs && !ret; run++) {
-		struct fsample *smp = frow_next(r);
+		struct sample *smp = bench_row_next(r);
 
 		ret = xt_restore(v, &s, false, &smp->ms);
 		if (ret)

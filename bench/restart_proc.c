@@ -122,7 +122,7 @@ static int write_policy(struct rp *p, unsigned int n, unsigned int share)
 }
 
 /* The counts vnicctl -s prints on stderr, NAN where missing. */
-static void parse_stats(const char *text, struct fsample *s)
+static void parse_stats(const char *text, struct sample *s)
 {
 	const char *l = strstr(text, "stats: ");
 	unsigned long long snd, rcv, rq, io, dumps;
@@ -141,7 +141,7 @@ static void parse_stats(const char *text, struct fsample *s)
  * stderr kept; timed from fork to reap.  0 or a message in p->err.
  */
 static int spawn(struct rp *p, const char *const *argv, const char *out_path,
-		 double *ms, struct fsample *s)
+		 double *ms, struct sample *s)
 {
 	char text[4096];
 	int pipefd[2], status, fd;
@@ -199,7 +199,7 @@ static int spawn(struct rp *p, const char *const *argv, const char *out_path,
 
 /* vnicctl [-s] [--hook-prefix nv] filter VERB policy<share>.json */
 static int vnicctl(struct rp *p, const char *verb, unsigned int share,
-		   const char *out_path, double *ms, struct fsample *s)
+		   const char *out_path, double *ms, struct sample *s)
 {
 	const char *argv[10];
 	char path[128];
@@ -236,10 +236,10 @@ static int empty(struct rp *p, struct filt_env *e)
 }
 
 /* One timed sample of row m, from the state the run left (A installed). */
-static int one_row(struct rp *p, struct filt_env *e, struct frow *r,
+static int one_row(struct rp *p, struct filt_env *e, struct bench_row *r,
 		   unsigned int m)
 {
-	struct fsample *s = frow_next(r);
+	struct sample *s = bench_row_next(r);
 	char nftf[128];
 	int ret = 0;
 
@@ -274,7 +274,7 @@ static int one_row(struct rp *p, struct filt_env *e, struct frow *r,
 	return ret;
 }
 
-static void name_rows(struct frow *rows, unsigned int n, bool pfx)
+static void name_rows(struct bench_row *rows, unsigned int n, bool pfx)
 {
 	char full[64];
 	unsigned int m;
@@ -299,7 +299,7 @@ static void name_rows(struct frow *rows, unsigned int n, bool pfx)
 }
 
 /* The rows of one size and hook mode, in a namespace of their own. */
-static int one_size(struct rp *p, unsigned int n, bool pfx, struct frow *rows)
+static int one_size(struct rp *p, unsigned int n, bool pfx, struct bench_row *rows)
 {
 	struct bench_opts po = *p->o;
 	struct filt_env e;
@@ -340,7 +340,7 @@ static int one_size(struct rp *p, unsigned int n, bool pfx, struct frow *rows)
 	return 0;
 }
 
-static double med_ms(const struct frow *r)
+static double med_ms(const struct bench_row *r)
 {
 	double v[1000];
 	unsigned int i, k;
@@ -361,7 +361,7 @@ static double med_ms(const struct frow *r)
 }
 
 /* Per doubling of N from the size before: (t2/t1)^(1/log2(n2/n1)). */
-static void doubling_notes(struct frow *rows, const unsigned int *sizes,
+static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			   unsigned int nsizes)
 {
 	unsigned int i, h, m;
@@ -369,8 +369,8 @@ static void doubling_notes(struct frow *rows, const unsigned int *sizes,
 	for (i = 1; i < nsizes; i++)
 		for (h = 0; h < 2; h++)
 			for (m = 0; m < RP_NFTF; m++) {
-				struct frow *a = &rows[((i - 1) * 2 + h) * RP__N + m];
-				struct frow *b = &rows[(i * 2 + h) * RP__N + m];
+				struct bench_row *a = &rows[((i - 1) * 2 + h) * RP__N + m];
+				struct bench_row *b = &rows[(i * 2 + h) * RP__N + m];
 				double x = pow(med_ms(b) / med_ms(a),
 					       1.0 / log2((double)sizes[i] /
 							  sizes[i - 1]));
@@ -384,11 +384,11 @@ static void doubling_notes(struct frow *rows, const unsigned int *sizes,
 			}
 }
 
-int restart_proc_rows(const struct bench_opts *o, struct frow **out,
+int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 		      unsigned int *nout)
 {
 	unsigned int sizes[RP_MAX_SIZES], nsizes, i, h, m, nrows;
-	struct frow *rows;
+	struct bench_row *rows;
 	struct rp p;
 	ssize_t len;
 	char *slash;
@@ -418,10 +418,10 @@ int restart_proc_rows(const struct bench_opts *o, struct frow **out,
 	ok = access(p.vnicctl, X_OK) == 0;
 	for (i = 0; i < nsizes; i++)
 		for (h = 0; h < 2; h++) {
-			struct frow *r = &rows[(i * 2 + h) * RP__N];
+			struct bench_row *r = &rows[(i * 2 + h) * RP__N];
 
 			for (m = 0; m < RP__N; m++)
-				frow_init(&r[m], NULL, o->runs);
+				bench_row_init(&r[m], NULL, o->runs);
 			name_rows(r, sizes[i], h);
 			for (m = 0; m < RP__N; m++)
 				if (!ok)
@@ -444,14 +444,14 @@ int restart_proc_rows(const struct bench_opts *o, struct frow **out,
 	return 0;
 }
 
-void restart_proc_free(struct frow *rows, unsigned int n)
+void restart_proc_free(struct bench_row *rows, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		free((char *)rows[i].method);
 		free((char *)rows[i].target.ratio_to);
-		frow_free(&rows[i]);
+		bench_row_free(&rows[i]);
 	}
 	free(rows);
 }

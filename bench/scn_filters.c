@@ -55,7 +55,7 @@ static int nft_open(struct filt_env *e, const char *const *pfx,
 	return 0;
 }
 
-static void take_result(struct fsample *s, const struct vnic_filter_result *res)
+static void take_result(struct sample *s, const struct vnic_filter_result *res)
 {
 	s->writes = res->writes;
 	s->messages = res->messages;
@@ -93,7 +93,7 @@ static int nft_fail(const char *what, int ret, char *err, size_t errlen)
 	snprintf(err, errlen, "%s: %s%s%s", what,
 		 ret == -ECHILD ? "nft failed" : strerror(-ret),
 		 ret == -ECHILD ? ": " : "",
-		 ret == -ECHILD ? nft_last_error() : "");
+		 ret == -ECHILD ? bench_last_error() : "");
 	return ret;
 }
 
@@ -116,7 +116,7 @@ struct filters;
 struct fmethod {
 	const char *name;
 	const char *(*skip)(const struct filters *f, unsigned int m);
-	int (*run)(struct filters *f, unsigned int m, struct fsample *s,
+	int (*run)(struct filters *f, unsigned int m, struct sample *s,
 		   char *err, size_t errlen);
 };
 
@@ -134,7 +134,7 @@ struct filters {
 	struct stmt_list stmts;
 	unsigned int items, sample, sample_from;	/* nft-per-stmt */
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
-	struct frow rows[F__MAX];
+	struct bench_row rows[F__MAX];
 	double pfx_open_ms;		/* the last prefix open, untimed */
 	/* The batches of libvnic's apply, by name and by prefix (floor.c);
 	 * capture: where run_libvnic keeps them, NULL: nowhere. */
@@ -143,7 +143,7 @@ struct filters {
 };
 
 static int run_libvnic(struct filters *f, const char *const *pfx,
-		       struct fsample *s, char *err, size_t errlen)
+		       struct sample *s, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_filter *h;
@@ -168,7 +168,7 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 	return ret;
 }
 
-static int run_nft_file(struct filters *f, const char *path, struct fsample *s,
+static int run_nft_file(struct filters *f, const char *path, struct sample *s,
 			char *err, size_t errlen)
 {
 	uint64_t t0 = now_ns();
@@ -207,7 +207,7 @@ static int run_stmts(struct filters *f, unsigned int from, unsigned int to,
  * before it preloaded (untimed, one nft -f) so that each sampled process
  * meets a half-full table, and the items' time scaled to all of them.
  */
-static int run_nft_stmt(struct filters *f, struct fsample *s, char *err,
+static int run_nft_stmt(struct filters *f, struct sample *s, char *err,
 			size_t errlen)
 {
 	unsigned int ns = f->stmts.n_struct;
@@ -236,7 +236,7 @@ static int run_nft_stmt(struct filters *f, struct fsample *s, char *err,
  * libvnic's apply sent, sent again.
  */
 static int run_floor(struct filters *f, const char *const *pfx,
-		     struct floor_batches *fb, struct fsample *s, char *err,
+		     struct floor_batches *fb, struct sample *s, char *err,
 		     size_t errlen)
 {
 	struct vnic_filter *h;
@@ -257,9 +257,9 @@ static int run_floor(struct filters *f, const char *const *pfx,
 static void capture_floor(struct filters *f, unsigned int m,
 			  const char *const *pfx, struct floor_batches *fb)
 {
-	struct frow *r = &f->rows[m];
+	struct bench_row *r = &f->rows[m];
 	char err[256] = "";
-	struct fsample s;
+	struct sample s;
 	size_t len = 0;
 	unsigned int i;
 	int ret;
@@ -284,7 +284,7 @@ static void capture_floor(struct filters *f, unsigned int m,
 }
 
 /* The xtables rows: restore per variant, then per rule per variant. */
-static int run_xt(struct filters *f, unsigned int m, struct fsample *s,
+static int run_xt(struct filters *f, unsigned int m, struct sample *s,
 		  char *err, size_t errlen)
 {
 	bool by_rule = m >= F_XT_RULE;
@@ -294,14 +294,14 @@ static int run_xt(struct filters *f, unsigned int m, struct fsample *s,
 			      &f->rows[m], s);
 }
 
-static int run_lib(struct filters *f, unsigned int m, struct fsample *s,
+static int run_lib(struct filters *f, unsigned int m, struct sample *s,
 		   char *err, size_t errlen)
 {
 	return run_libvnic(f, m == F_LIBVNIC_PFX ? nic_prefixes : NULL, s,
 			   err, errlen);
 }
 
-static int run_bfloor(struct filters *f, unsigned int m, struct fsample *s,
+static int run_bfloor(struct filters *f, unsigned int m, struct sample *s,
 		      char *err, size_t errlen)
 {
 	bool pfx = m == F_BFLOOR_PFX;
@@ -311,7 +311,7 @@ static int run_bfloor(struct filters *f, unsigned int m, struct fsample *s,
 }
 
 static int run_hook_floor(struct filters *f, unsigned int m,
-			  struct fsample *s, char *err, size_t errlen)
+			  struct sample *s, char *err, size_t errlen)
 {
 	int ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
 
@@ -322,7 +322,7 @@ static int run_hook_floor(struct filters *f, unsigned int m,
 }
 
 /* nft-f, nft-f-split, nft-f-chains: one nft -f of their file. */
-static int run_file(struct filters *f, unsigned int m, struct fsample *s,
+static int run_file(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
 	const char *path = m == F_NFT_F ? f->text_path :
@@ -331,13 +331,13 @@ static int run_file(struct filters *f, unsigned int m, struct fsample *s,
 	return run_nft_file(f, path, s, err, errlen);
 }
 
-static int run_stmt(struct filters *f, unsigned int m, struct fsample *s,
+static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
 	return run_nft_stmt(f, s, err, errlen);
 }
 
-static int run_bpf(struct filters *f, unsigned int m, struct fsample *s,
+static int run_bpf(struct filters *f, unsigned int m, struct sample *s,
 		   char *err, size_t errlen)
 {
 	return bpf_apply_row(&f->e, f->p, f->e.o->guests, m == F_BPF_RM, s,
@@ -419,7 +419,7 @@ static void first_difference(const char *a, const char *b, const char *an,
  * statement runs, i.e. nothing is extrapolated). */
 static void check_stmts(struct filters *f, const char *want)
 {
-	struct frow *r = &f->rows[F_NFT_STMT];
+	struct bench_row *r = &f->rows[F_NFT_STMT];
 	char *got = NULL, err[256] = "", diff[200];
 	double ms;
 	size_t len;
@@ -431,7 +431,7 @@ static void check_stmts(struct filters *f, const char *want)
 	    nft_list_ruleset(&f->e, &got))
 		snprintf(r->note + len, sizeof(r->note) - len,
 			 "; could not check the split: %.120s",
-			 err[0] ? err : nft_last_error());
+			 err[0] ? err : bench_last_error());
 	else if (strcmp(got, want)) {
 		first_difference(got, want, "statements", diff, sizeof(diff));
 		snprintf(r->note + len, sizeof(r->note) - len,
@@ -449,9 +449,9 @@ static void check_stmts(struct filters *f, const char *want)
  */
 static void check_same(struct filters *f)
 {
-	struct frow *r = &f->rows[F_NFT_F];
+	struct bench_row *r = &f->rows[F_NFT_F];
 	char *a = NULL, *b = NULL, err[256], diff[200];
-	struct fsample s;
+	struct sample s;
 
 	if (f->rows[F_NFT_F].skip)
 		return;
@@ -460,7 +460,7 @@ static void check_same(struct filters *f)
 	    nft_file(&f->e, f->text_path) || nft_list_ruleset(&f->e, &b)) {
 		snprintf(r->note, sizeof(r->note),
 			 "could not compare with libvnic's ruleset: %.180s",
-			 err[0] ? err : nft_last_error());
+			 err[0] ? err : bench_last_error());
 	} else if (strcmp(a, b)) {
 		first_difference(a, b, "libvnic", diff, sizeof(diff));
 		snprintf(r->note, sizeof(r->note),
@@ -480,7 +480,7 @@ static void check_same(struct filters *f)
 
 static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 {
-	struct frow *r = &f->rows[F_NFT_STMT];
+	struct bench_row *r = &f->rows[F_NFT_STMT];
 	unsigned int ns, nsplit = 0;
 	int ret;
 
@@ -496,7 +496,7 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 		return ret;
 	}
 	if (nsplit) {
-		struct frow *sr = &f->rows[F_NFT_SPLIT];
+		struct bench_row *sr = &f->rows[F_NFT_SPLIT];
 
 		snprintf(sr->note, sizeof(sr->note),
 			 "the rendered text as %u commands in one nft -f, each base chain over %u devices (%u) split into chains of <= %u devices with the same rules: what nft -f can load when the text itself cannot",
@@ -539,7 +539,7 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 
 static int prepare_chains(struct filters *f, char *err, size_t errlen)
 {
-	struct frow *r = &f->rows[F_NFT_CHAINS];
+	struct bench_row *r = &f->rows[F_NFT_CHAINS];
 	unsigned int nrules;
 	size_t len;
 	char *text;
@@ -569,7 +569,7 @@ static void filters_targets(struct filters *f)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
-		struct frow *r = &f->rows[lib_rows[i]];
+		struct bench_row *r = &f->rows[lib_rows[i]];
 
 		r->has_result = true;
 		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
@@ -592,7 +592,7 @@ static void filters_targets(struct filters *f)
 
 static int filters_prepare(struct filters *f, char *err, size_t errlen)
 {
-	struct frow *rows = f->rows;
+	struct bench_row *rows = f->rows;
 	char rerr[256] = "";
 	double render_ms;
 	unsigned int m;
@@ -601,7 +601,7 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	for (m = 0; m < F__MAX; m++) {
 		const struct fmethod *fm = &fmethods[m];
 
-		frow_init(&rows[m], fm->name, f->e.o->runs);
+		bench_row_init(&rows[m], fm->name, f->e.o->runs);
 		if (!selected(f->e.o, fm->name))
 			rows[m].skip = "not selected (--methods)";
 		else if (fm->skip)
@@ -684,12 +684,12 @@ static void filters_cleanup(struct filters *f)
 	if (f->p)
 		vnic_policy_free(f->p);
 	for (m = 0; m < F__MAX; m++)
-		frow_free(&f->rows[m]);
+		bench_row_free(&f->rows[m]);
 }
 
 static const char *filters_active(void *ctx, unsigned int m)
 {
-	const struct frow *r = &((struct filters *)ctx)->rows[m];
+	const struct bench_row *r = &((struct filters *)ctx)->rows[m];
 
 	return r->skip || r->error[0] ? NULL : r->method;
 }
@@ -698,11 +698,11 @@ static const char *filters_active(void *ctx, unsigned int m)
 static int filters_once(void *ctx, unsigned int m, unsigned int run)
 {
 	struct filters *f = ctx;
-	struct frow *r = &f->rows[m];
+	struct bench_row *r = &f->rows[m];
 	char err[256];
 	int ret;
 
-	ret = fmethods[m].run(f, m, frow_next(r), r->error, sizeof(r->error));
+	ret = fmethods[m].run(f, m, bench_row_next(r), r->error, sizeof(r->error));
 	if (ret == -EOPNOTSUPP && (m == F_LIBVNIC_PFX || m == F_BFLOOR_PFX)) {
 		r->skip = PFX_SKIP;
 		r->error[0] = '\0';
@@ -722,7 +722,7 @@ static int filters_runs(struct filters *f)
 	struct bench_loop bl = { .runs = f->e.o->runs, .n = F__MAX, .ctx = f,
 				 .active = filters_active, .once = filters_once };
 	char err[256];
-	struct fsample s;
+	struct sample s;
 
 	/* Warm-up, untimed: slab caches, the first table's work. */
 	if (!f->rows[F_LIBVNIC].skip &&
@@ -733,7 +733,7 @@ static int filters_runs(struct filters *f)
 	return bench_rotate(&bl);
 }
 
-static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
+static int scn_filters_one(const struct bench_opts *o, struct report_env *re)
 {
 	struct filters f;
 	char err[256] = "";
@@ -761,7 +761,7 @@ static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
 			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
 			 f.e.nnics, f.pfx_open_ms);
 	if (!ret) {
-		struct frow *lv = &f.rows[F_LIBVNIC];
+		struct bench_row *lv = &f.rows[F_LIBVNIC];
 
 		re->ratio_a = fmethods[F_LIBVNIC].name;
 		re->ratio_b = fmethods[F_NFT_F].name;
@@ -776,7 +776,7 @@ static int scn_filters_one(const struct bench_opts *o, struct freport_env *re)
 				 sizeof(lv->note) - strlen(lv->note),
 				 "; nft -f of the rendered text failed, so the ratio target is judged against nft-f-split");
 		}
-		ret = freport(re, f.rows, F__MAX, o->json) ? 1 : 0;
+		ret = report_rows(re, f.rows, F__MAX, o->json) ? 1 : 0;
 	} else {
 		fprintf(stderr, "vnic-bench: filters: %s\n",
 			err[0] ? err : strerror(-ret));
@@ -849,15 +849,15 @@ static const char *const a_names[A__MAX] = {
  * by the batch tap), sent again, timed; then its remove batch, untimed.
  */
 static void add_floor(struct filt_env *e, struct floor_batches *fb,
-		      struct frow *r)
+		      struct bench_row *r)
 {
-	struct fsample *s;
+	struct sample *s;
 	double ms;
 	int ret;
 
 	if (!r || r->error[0])
 		return;
-	s = frow_next(r);
+	s = bench_row_next(r);
 	ret = floor_replay(e, fb, 0, 1, &s->ms);
 	if (!ret)
 		ret = floor_replay(e, fb, 1, fb->n, &ms);
@@ -872,10 +872,10 @@ static void add_floor(struct filt_env *e, struct floor_batches *fb,
 /* Add guest 'one' and remove it again, each timed, on an open handle. */
 static int add_remove(struct filt_env *e, struct vnic_filter *h,
 		      const struct vnic_policy *one, const char *name,
-		      struct frow *add, struct frow *rm)
+		      struct bench_row *add, struct bench_row *rm)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
-	struct fsample *s = frow_next(add);
+	struct sample *s = bench_row_next(add);
 	uint64_t t0;
 	int ret;
 
@@ -887,7 +887,7 @@ static int add_remove(struct filt_env *e, struct vnic_filter *h,
 				sizeof(add->error));
 	take_result(s, &res);
 	add->runs++;
-	s = frow_next(rm);
+	s = bench_row_next(rm);
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
 	t0 = now_ns();
@@ -915,8 +915,8 @@ static int count_installed(struct vnic_filter *h, unsigned int *count)
 /* One phase: 'existing' guests installed untimed, then the runs. */
 static int add_phase(struct filt_env *e, const char *const *pfx,
 		     const struct vnic_policy *one, const char *name,
-		     struct frow *add, struct frow *rm, struct frow *floor,
-		     struct frow *bfloor, unsigned int one_first,
+		     struct bench_row *add, struct bench_row *rm, struct bench_row *floor,
+		     struct bench_row *bfloor, unsigned int one_first,
 		     unsigned int existing)
 {
 	struct floor_batches fb = { 0 };
@@ -951,10 +951,10 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 	}
 	/* Warm-up, untimed: the first add may create shared structure. */
 	{
-		struct frow wa, wr;
+		struct bench_row wa, wr;
 
-		frow_init(&wa, "warm", 2);
-		frow_init(&wr, "warm", 2);
+		bench_row_init(&wa, "warm", 2);
+		bench_row_init(&wr, "warm", 2);
 		ret = add_remove(e, h, one, name, &wa, &wr);
 		/* A second one, its batches kept: the first may have made
 		 * the table, which the timed adds find made. */
@@ -965,8 +965,8 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 		if (ret)
 			snprintf(add->error, sizeof(add->error), "warm-up: %.200s",
 				 wa.error[0] ? wa.error : wr.error);
-		frow_free(&wa);
-		frow_free(&wr);
+		bench_row_free(&wa);
+		bench_row_free(&wr);
 		if (ret)
 			goto out;
 	}
@@ -975,7 +975,7 @@ static int add_phase(struct filt_env *e, const char *const *pfx,
 		ret = add_remove(e, h, one, name, add, rm);
 		usleep(e->o->settle_ms * 1000);
 		if (!ret && floor && !floor->error[0]) {
-			struct fsample *s = frow_next(floor);
+			struct sample *s = bench_row_next(floor);
 			int fret = nfnl_hook_floor(e, one_first,
 						   e->o->nics_per_guest, &s->ms);
 
@@ -1009,17 +1009,17 @@ out:
 	return ret;
 }
 
-static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
+static int run_filters_add(const struct bench_opts *o, struct report_env *re)
 {
 	struct vnic_policy *one = NULL;
-	struct frow rows[A__MAX];
+	struct bench_row rows[A__MAX];
 	struct filt_env e;
 	char err[256] = "", name[32];
 	unsigned int G = o->existing, m;
 	int ret;
 
 	for (m = 0; m < A__MAX; m++)
-		frow_init(&rows[m], a_names[m], o->runs);
+		bench_row_init(&rows[m], a_names[m], o->runs);
 	for (m = A_ADD_G; m <= A_PFX; m += A_PFX) {
 		rows[m].target.max_ms = TARGET_ADD_MS;
 		rows[m].target.max_ratio = TARGET_ADD_X_EMPTY;
@@ -1065,7 +1065,7 @@ static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
 	if (!ret) {
 		re->ratio_a = a_names[A_ADD_NONE];
 		re->label_a = "x_none";
-		ret = freport(re, rows, A__MAX, o->json) ? 1 : 0;
+		ret = report_rows(re, rows, A__MAX, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < A__MAX && !err[0]; m++)
 			if (rows[m].error[0])
@@ -1078,7 +1078,7 @@ static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
 	if (one)
 		vnic_policy_free(one);
 	for (m = 0; m < A__MAX; m++)
-		frow_free(&rows[m]);
+		bench_row_free(&rows[m]);
 	filt_env_free(&e);
 	return ret;
 }
@@ -1086,12 +1086,13 @@ static int run_filters_add(const struct bench_opts *o, struct freport_env *re)
 /* ---- restart ---- */
 
 enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R_XT,
-       R_BPF = R_XT + XT__VARIANTS, R__MAX };
+       R_BPF = R_XT + XT__VARIANTS, R_FLOOR, R__MAX };
 
 static const char *const r_names[R__MAX] = {
 	"libvnic-open", "libvnic-sync-unchanged", "libvnic-open+sync-unchanged",
 	"libvnic-sync-1-changed", "libvnic-reapply-all",
 	"xt-legacy-restore-all", "xt-nft-restore-all", "libvnic-bpf-open+sync-unchanged",
+	"floor-sync-unchanged",
 };
 
 /* What a child reports through its pipe. */
@@ -1104,7 +1105,8 @@ struct child_out {
 	bool have_gen;
 };
 
-enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY };
+/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c). */
+enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE };
 
 /* The restarted daemon: a new process, a new context, a new handle. */
 static void child(struct filt_env *e, enum child_job job, int fd)
@@ -1112,6 +1114,7 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
+	struct floor_batches fb = { .requests = true };
 	struct child_out out;
 	struct vnic_filter *h = NULL;
 	uint64_t t0;
@@ -1147,10 +1150,14 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	/* Claiming the table is a write of its own: counted apart. */
 	if (out.have_gen)
 		out.have_gen = nfnl_genid(e, &out.gen0) == 0;
+	if (job == JOB_CAPTURE)
+		floor_capture(h, &fb);
 	t0 = now_ns();
 	out.ret = job == JOB_REAPPLY ? vnic_filter_apply(h, p, &out.res) :
 				       vnic_filter_sync(h, p, &out.res);
 	out.ms = ms_since(t0);
+	if (job == JOB_CAPTURE)
+		floor_capture(h, NULL);
 	if (out.ret) {
 		bench_lib_fail(e->ctx, job == JOB_REAPPLY ? "vnic_filter_apply" : "vnic_filter_sync",
 			 out.ret, out.err, sizeof(out.err));
@@ -1173,11 +1180,14 @@ done:
 	do
 		n = write(fd, &out, sizeof(out));
 	while (n < 0 && errno == EINTR);
+	if (job == JOB_CAPTURE)
+		floor_write(fd, &fb);
 	_exit(0);
 }
 
+/* fb: where a JOB_CAPTURE child's requests go. */
 static int run_child(struct filt_env *e, enum child_job job,
-		     struct child_out *out)
+		     struct child_out *out, struct floor_batches *fb)
 {
 	int pipefd[2], status;
 	ssize_t n;
@@ -1197,6 +1207,8 @@ static int run_child(struct filt_env *e, enum child_job job,
 	do
 		n = read(pipefd[0], out, sizeof(*out));
 	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(*out) && fb && floor_read(pipefd[0], fb))
+		n = 0;
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -1207,10 +1219,10 @@ static int run_child(struct filt_env *e, enum child_job job,
 	return out->ret;
 }
 
-static void child_sample(struct frow *r, const struct child_out *c, double ms,
+static void child_sample(struct bench_row *r, const struct child_out *c, double ms,
 			 uint32_t gen_from, uint32_t gen_to, bool result)
 {
-	struct fsample *s = frow_next(r);
+	struct sample *s = bench_row_next(r);
 
 	s->ms = ms;
 	if (result)
@@ -1220,7 +1232,7 @@ static void child_sample(struct frow *r, const struct child_out *c, double ms,
 	r->runs++;
 }
 
-static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
+static int restart_run(struct filt_env *e, struct bench_row *rows, unsigned int run)
 {
 	static const enum child_job jobs[] = { JOB_SYNC, JOB_SYNC_CHANGED,
 					       JOB_REAPPLY };
@@ -1230,11 +1242,11 @@ static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
 	for (k = 0; k < 3 && !ret; k++) {
 		enum child_job job = jobs[(k + run) % 3];
 		struct child_out c;
-		struct frow *r = &rows[job == JOB_SYNC ? R_SYNC :
+		struct bench_row *r = &rows[job == JOB_SYNC ? R_SYNC :
 				       job == JOB_REAPPLY ? R_REAPPLY :
 							    R_SYNC_CHANGED];
 
-		ret = run_child(e, job, &c);
+		ret = run_child(e, job, &c, NULL);
 		if (ret) {
 			snprintf(r->error, sizeof(r->error), "%s", c.err);
 			break;
@@ -1251,18 +1263,66 @@ static int restart_run(struct filt_env *e, struct frow *rows, unsigned int run)
 	return ret;
 }
 
-static void restart_rows(const struct bench_opts *o, struct frow *rows)
+/*
+ * The floor of the unchanged sync: the requests a sync of a new process
+ * sent (kept by an untimed sync before the runs), sent again by the
+ * bench's socket, each to its last reply.
+ */
+static int restart_floor_capture(struct filt_env *e, struct floor_batches *fb,
+				 struct bench_row *r)
+{
+	struct child_out c;
+	unsigned int i, reads = 0;
+	size_t bytes = 0;
+	int ret = run_child(e, JOB_CAPTURE, &c, fb);
+
+	if (ret || !fb->n) {
+		snprintf(r->error, sizeof(r->error), "capturing libvnic's requests: %.200s",
+			 ret ? c.err : "none sent");
+		return 0;
+	}
+	for (i = 0; i < fb->n; i++) {
+		reads += fb->v[i].request;
+		bytes += fb->v[i].len;
+	}
+	snprintf(r->note, sizeof(r->note),
+		 "the kernel's cost of libvnic's unchanged sync: the %u requests (%u reads, %u batches; %zu bytes) a sync of a new process sent (captured untimed by the library's tap), each sent again by the bench's socket, one sendmsg() each, to its last reply (unparsed)",
+		 fb->n, reads, fb->n - reads, bytes);
+	return 0;
+}
+
+static void restart_floor_run(struct filt_env *e, struct floor_batches *fb,
+			      struct bench_row *r)
+{
+	struct sample *s;
+	int ret;
+
+	if (r->error[0] || r->skip)
+		return;
+	s = bench_row_next(r);
+	ret = floor_replay(e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(r->error, sizeof(r->error),
+			 "sending libvnic's requests again: %s", strerror(-ret));
+	else
+		r->runs++;
+	usleep(e->o->settle_ms * 1000);
+}
+
+static void restart_rows(const struct bench_opts *o, struct bench_row *rows)
 {
 	unsigned int m;
 
 	for (m = 0; m < R__MAX; m++) {
-		frow_init(&rows[m], r_names[m], o->runs);
+		bench_row_init(&rows[m], r_names[m], o->runs);
 		rows[m].existing = o->guests;
 		rows[m].has_result = true;
 	}
 	/* Its genid_delta says whether re-claiming the table wrote. */
 	rows[R_OPEN].has_result = true;
 	rows[R_SYNC].target.zero_writes = true;
+	rows[R_SYNC].target.floor = r_names[R_FLOOR];
+	rows[R_FLOOR].has_result = false;
 	snprintf(rows[R_OPEN].note, sizeof(rows[R_OPEN].note),
 		 "vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
 	/* The millisecond target is stated for 100 guests. */
@@ -1277,7 +1337,7 @@ static void restart_rows(const struct bench_opts *o, struct frow *rows)
 }
 
 /* Install the state every run restarts from, and let the table go. */
-static int restart_install(struct filt_env *e, struct frow *row, char *err,
+static int restart_install(struct filt_env *e, struct bench_row *row, char *err,
 			   size_t errlen)
 {
 	unsigned int tables = 0, batches, messages;
@@ -1307,9 +1367,10 @@ static int restart_install(struct filt_env *e, struct frow *row, char *err,
 	return ret;
 }
 
-static int run_restart(const struct bench_opts *o, struct freport_env *re)
+static int run_restart(const struct bench_opts *o, struct report_env *re)
 {
-	struct frow rows[R__MAX], *all = rows, *proc = NULL;
+	struct bench_row rows[R__MAX], *all = rows, *proc = NULL;
+	struct floor_batches fb = { .requests = true };
 	unsigned int nproc = 0;
 	struct vnic_policy *p = NULL;
 	struct filt_env e;
@@ -1326,17 +1387,24 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 		ret = filt_policy(&e, 0, o->guests, -1, &p, err, sizeof(err));
 	if (!ret)
 		ret = restart_install(&e, &rows[R_SYNC], err, sizeof(err));
+	if (!ret && !selected(o, r_names[R_FLOOR]))
+		rows[R_FLOOR].skip = "not selected (--methods)";
+	else if (!ret)
+		ret = restart_floor_capture(&e, &fb, &rows[R_FLOOR]);
 	for (run = 0; !ret && run < o->runs; run++) {
 		progress("run %u/%u", run + 1, o->runs);
 		ret = restart_run(&e, rows, run);
+		if (!ret)
+			restart_floor_run(&e, &fb, &rows[R_FLOOR]);
 	}
+	floor_free(&fb);
 	if (!ret && !selected(o, r_names[R_BPF]))
 		rows[R_BPF].skip = "not selected (--methods)";
 	if (!ret)
 		bpf_restart_row(&e, &rows[R_BPF]);
 	/* After libvnic's runs: its persisted table is flushed here. */
 	for (m = 0; !ret && m < XT__VARIANTS; m++) {
-		struct frow *r = &rows[R_XT + m];
+		struct bench_row *r = &rows[R_XT + m];
 
 		r->existing = o->guests;
 		if (!selected(o, r->method))
@@ -1357,7 +1425,9 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 	if (!ret) {
 		re->ratio_a = r_names[R_REAPPLY];
 		re->label_a = "x_reapply";
-		ret = freport(re, all, R__MAX + nproc, o->json) ? 1 : 0;
+		re->ratio_b = r_names[R_FLOOR];
+		re->label_b = "x_floor";
+		ret = report_rows(re, all, R__MAX + nproc, o->json) ? 1 : 0;
 	} else {
 		for (m = 0; m < R__MAX && !err[0]; m++)
 			if (rows[m].error[0])
@@ -1370,7 +1440,7 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 	if (p)
 		vnic_policy_free(p);
 	for (m = 0; m < R__MAX; m++)
-		frow_free(&rows[m]);
+		bench_row_free(&rows[m]);
 	if (all != rows)
 		free(all);
 	if (proc)
@@ -1381,14 +1451,14 @@ static int run_restart(const struct bench_opts *o, struct freport_env *re)
 
 static int run(const struct bench_opts *o)
 {
-	struct freport_env re;
+	struct report_env re;
 	uint64_t t0 = now_ns();
 	int ret;
 
-	freport_env_init(&re, o, !strcmp(o->scenario, "filters-add") ? 1 :
+	report_env_init(&re, o, !strcmp(o->scenario, "filters-add") ? 1 :
 				 o->guests, !strcmp(o->scenario, "restart") ?
 				 o->guests : o->existing);
-	freport_header(&re, o->json);
+	report_header(&re, o->json);
 	if (!strcmp(o->scenario, "filters"))
 		ret = scn_filters_one(o, &re);
 	else if (!strcmp(o->scenario, "filters-add"))

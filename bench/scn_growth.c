@@ -175,7 +175,7 @@ static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 		ret = -EEXIST;
 	if (ret)
 		snprintf(err, errlen, "resetting the namespace: %s",
-			 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	g->filled = 0;
 	/* Thousands of unregistered devices and hooks leave RCU work. */
 	usleep(g->o->settle_ms * 1000 * 4);
@@ -226,7 +226,7 @@ static int fill_nft(struct growth *g, unsigned int first, unsigned int guests,
 	unlink(path);
 	if (ret)
 		snprintf(err, errlen, "nft -f (fill): %s",
-			 ret == -ECHILD ? nft_last_error() : strerror(-ret));
+			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	return ret;
 }
 
@@ -242,7 +242,7 @@ static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
 		ret = xt_preload(v, &s, s.n);
 	if (ret)
 		snprintf(err, errlen, "restore (fill): %s",
-			 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	xt_set_free(&s);
 	return ret;
 }
@@ -411,7 +411,7 @@ static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
 	}
 	if (ret)
 		snprintf(err, errlen, "nft delete chain %s: %s", chain,
-			 ret == -ECHILD ? nft_last_error() : strerror(-ret));
+			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	return ret;
 }
 
@@ -445,7 +445,7 @@ static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
 		ret = nft_file(&g->e, nftf);
 		if (ret)
 			snprintf(err, errlen, "nft -f: %s",
-				 ret == -ECHILD ? nft_last_error() :
+				 ret == -ECHILD ? bench_last_error() :
 						  strerror(-ret));
 	}
 	*ms = ms_since(t0);
@@ -459,7 +459,7 @@ static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
 static int xt_fail(const char *what, int ret, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s: %s", what,
-		 ret == -ECHILD ? xt_last_error() : strerror(-ret));
+		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
 	return ret;
 }
 

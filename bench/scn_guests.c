@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,15 +50,16 @@ static const struct gmethod gmethods[] = {
 
 #define NGMETHODS (sizeof(gmethods) / sizeof(gmethods[0]))
 
+/*
+ * A method's row (report.c's) holds a run's total of the G guests as its
+ * ms, libvnic's untimed context start as table_ms and ioctl-probe's
+ * probes of all guests as ioctls; this, its priv, every guest's own time.
+ */
 struct gresult {
 	const struct gmethod *gm;
-	const char *skip;
-	char error[256];
-	unsigned int runs;	/* complete runs */
 	double *guest_ms;	/* [run * G + g] */
-	double *total_ms;	/* [run] */
-	double *setup_ms;	/* [run]: untimed start, libvnic's context */
-	double *ioctls;		/* [run]: ioctl-probe's probes, all guests */
+	double *guest_median;	/* [g], over runs: the curve */
+	double first_ms, last_ms;	/* per guest, first and last tenth */
 };
 
 /* What a libvnic method keeps over one run: one context, every guest. */
@@ -166,33 +168,33 @@ static int check_all(struct guest_env *e, const struct gmethod *gm,
 }
 
 /* The G guests of one run, each timed on its own, none deleted. */
-static int make_guests(struct guest_env *e, struct gresult *r,
-		       struct lv_run *lv, struct bench_opts *go)
+static int make_guests(struct guest_env *e, struct bench_row *r,
+		       struct gresult *gr, struct lv_run *lv,
+		       struct bench_opts *go)
 {
-	double *row = &r->guest_ms[r->runs * go->guests];
+	double *row = &gr->guest_ms[r->runs * go->guests];
+	struct sample *total = &r->s[r->runs], s;
 	unsigned int g;
-	struct sample s;
 	uint64_t t0;
 	int ret = 0;
 
 	for (g = 0; g < go->guests && !ret; g++) {
 		go->first_nic = g * go->nics;
 		sample_init(&s);
-		if (r->gm->m) {
-			ret = r->gm->m->run(e, &s, r->error,
-					    sizeof(r->error));
+		if (gr->gm->m) {
+			ret = gr->gm->m->run(e, &s, r->error,
+					     sizeof(r->error));
 		} else {
 			t0 = now_ns();
-			ret = lv_guest(lv, e, r->gm, g, r->error,
+			ret = lv_guest(lv, e, gr->gm, g, r->error,
 				       sizeof(r->error));
 			s.ms = ms_since(t0);
 		}
 		row[g] = s.ms;
 		/* Stays NAN for a method that does not count them. */
 		if (!isnan(s.ioctls))
-			r->ioctls[r->runs] = isnan(r->ioctls[r->runs]) ?
-					     s.ioctls :
-					     r->ioctls[r->runs] + s.ioctls;
+			total->ioctls = isnan(total->ioctls) ? s.ioctls :
+					total->ioctls + s.ioctls;
 	}
 	return ret;
 }
@@ -207,108 +209,109 @@ static void release_all(struct guest_env *e, const struct gmethod *gm,
 }
 
 /* One run of one method; a failed restore ends everything. */
-static int run_once(struct guest_env *e, struct gresult *r, bool *fatal)
+static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 {
+	struct gresult *gr = (struct gresult *)r->priv;
 	const struct bench_opts *o = e->o;
+	struct sample *s = bench_row_next(r);
 	struct bench_opts go = *o;
 	unsigned int deleted, g;
 	struct lv_run lv;
-	double total = 0;
 	int ret = 0;
 
 	memset(&lv, 0, sizeof(lv));
 	e->run = r->runs;
-	r->setup_ms[r->runs] = NAN;
-	r->ioctls[r->runs] = NAN;
-	if (!r->gm->m)
-		ret = lv_start(&lv, r->gm, o->guests,
-			       &r->setup_ms[r->runs], r->error,
+	if (!gr->gm->m)
+		ret = lv_start(&lv, gr->gm, o->guests, &s->table_ms, r->error,
 			       sizeof(r->error));
 	/* Each guest sees its own first_nic; the environment is shared. */
 	e->o = &go;
 	if (!ret)
-		ret = make_guests(e, r, &lv, &go);
+		ret = make_guests(e, r, gr, &lv, &go);
 	e->o = o;
 	if (!ret)
-		ret = check_all(e, r->gm, o->guests * o->nics *
+		ret = check_all(e, gr->gm, o->guests * o->nics *
 				env_links_per_nic(o), r->error, sizeof(r->error));
-	release_all(e, r->gm, &lv);
+	release_all(e, gr->gm, &lv);
 	*fatal = env_restore(e, &deleted) != 0;
 	usleep(o->settle_ms * 1000);
 	if (ret)
 		return ret;
-	for (g = 0; g < o->guests; g++)
-		total += r->guest_ms[r->runs * o->guests + g];
-	r->total_ms[r->runs++] = total;
+	for (g = 0, s->ms = 0; g < o->guests; g++)
+		s->ms += gr->guest_ms[r->runs * o->guests + g];
+	r->runs++;
 	return 0;
 }
 
-static void init_results(const struct guest_env *e, struct gresult *res,
-			 unsigned int *nres)
+static void init_results(const struct guest_env *e, struct bench_row *res,
+			 struct gresult *gres, unsigned int *nres)
 {
 	const struct bench_opts *o = e->o;
 	unsigned int i;
 
 	*nres = 0;
 	for (i = 0; i < NGMETHODS; i++) {
-		struct gresult *r = &res[*nres];
+		struct bench_row *r = &res[*nres];
+		struct gresult *gr = &gres[*nres];
 
 		if (!bench_in_list(o->methods, gmethods[i].name))
 			continue;
-		memset(r, 0, sizeof(*r));
-		r->gm = &gmethods[i];
-		if (r->gm->m && r->gm->m->skip)
-			r->skip = r->gm->m->skip(e);
-		r->guest_ms = calloc((size_t)o->runs * o->guests,
-				     sizeof(double));
-		r->total_ms = calloc(o->runs, sizeof(double));
-		r->setup_ms = calloc(o->runs, sizeof(double));
-		r->ioctls = calloc(o->runs, sizeof(double));
-		if (!r->guest_ms || !r->total_ms || !r->setup_ms || !r->ioctls)
+		bench_row_init(r, gmethods[i].name, o->runs);
+		memset(gr, 0, sizeof(*gr));
+		r->priv = gr;
+		r->libvnic = !gmethods[i].m;
+		r->existing = o->existing;
+		gr->gm = &gmethods[i];
+		if (gr->gm->m && gr->gm->m->skip)
+			r->skip = gr->gm->m->skip(e);
+		gr->guest_ms = calloc((size_t)o->runs * o->guests,
+				      sizeof(double));
+		if (!gr->guest_ms)
 			snprintf(r->error, sizeof(r->error), "out of memory");
 		(*nres)++;
 	}
 }
 
-static void free_results(struct gresult *res, unsigned int nres)
+static void free_results(struct bench_row *res, struct gresult *gres,
+			 unsigned int nres)
 {
 	unsigned int i;
 
 	for (i = 0; i < nres; i++) {
-		free(res[i].guest_ms);
-		free(res[i].total_ms);
-		free(res[i].setup_ms);
-		free(res[i].ioctls);
+		bench_row_free(&res[i]);
+		free(gres[i].guest_ms);
+		free(gres[i].guest_median);
 	}
 }
 
 struct loop {
 	struct guest_env *e;
-	struct gresult *res;
+	struct bench_row *res;
 };
 
 static const char *active(void *ctx, unsigned int i)
 {
-	const struct gresult *r = &((struct loop *)ctx)->res[i];
+	const struct bench_row *r = &((struct loop *)ctx)->res[i];
 
-	return r->skip || r->error[0] ? NULL : r->gm->name;
+	return r->skip || r->error[0] ? NULL : r->method;
 }
 
 /* A failed restore ends everything. */
 static int once(void *ctx, unsigned int i, unsigned int run)
 {
 	struct loop *l = ctx;
-	struct gresult *r = &l->res[i];
+	struct bench_row *r = &l->res[i];
 	bool fatal = false;
 
 	if (run_once(l->e, r, &fatal)) {
 		progress_clear();
-		fprintf(stderr, "vnic-bench: %s: %s\n", r->gm->name, r->error);
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
 	}
 	return fatal ? -EIO : 0;
 }
 
-static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
+static int run_all(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres)
 {
 	struct loop l = { e, res };
 	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
@@ -317,69 +320,40 @@ static int run_all(struct guest_env *e, struct gresult *res, unsigned int nres)
 	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
 }
 
-/* ---- the report: the shared table, --json lines and --out files ---- */
-
-/* The figures of one method, computed once for the table and for JSON. */
-struct grow {
-	const struct gresult *r;
-	struct summary total, setup, ioctls;
-	double first_ms, last_ms;	/* per guest, first and last tenth */
-	double growth;			/* last / first */
-	double ratio;			/* total / floor's total */
-	double *guest_median;		/* [g], over runs */
-};
-
-/* Everything the writers need, as one context for their callbacks. */
-struct gout {
-	const struct bench_opts *o;
-	const struct gresult *res;
-	unsigned int nres;
-	struct grow *rows;	/* [nres] */
-	struct trow *trows;	/* [nres] */
-	struct table t;
-};
-
-enum { X_FLOOR, X_FIRST, X_LAST, X_GROWTH, X_PER_NIC, X__MAX };
-
-static const struct tcol extra_cols[X__MAX] = {
-	[X_FLOOR] = { "x_floor", 2 },
-	[X_FIRST] = { "first_ms", 2 },
-	[X_LAST] = { "last_ms", 2 },
-	[X_GROWTH] = { "growth", 2 },
-	[X_PER_NIC] = { "us/NIC", 1 },
-};
+/* ---- the report: report.c's, with the growth columns ---- */
 
 /* The guests of a tenth of the run (at least one), pooled over runs. */
-static double tenth_median(const struct gresult *r, unsigned int count,
-			   bool last)
+static double tenth_median(const struct gresult *gr, unsigned int runs,
+			   unsigned int count, bool last)
 {
 	unsigned int d = (count + 9) / 10, run, g, n = 0;
-	double *v = calloc((size_t)d * r->runs + 1, sizeof(*v));
+	double *v = calloc((size_t)d * runs + 1, sizeof(*v));
 	struct summary s;
 
 	if (!v)
 		return NAN;
-	for (run = 0; run < r->runs; run++)
+	for (run = 0; run < runs; run++)
 		for (g = 0; g < d; g++)
-			v[n++] = r->guest_ms[run * count +
-					     (last ? count - d + g : g)];
+			v[n++] = gr->guest_ms[run * count +
+					      (last ? count - d + g : g)];
 	summarize(v, n, &s);
 	free(v);
 	return s.median;
 }
 
 /* Guest g's median over the runs: the growth curve (NULL: no memory). */
-static double *guest_medians(const struct gresult *r, unsigned int count)
+static double *guest_medians(const struct gresult *gr, unsigned int runs,
+			     unsigned int count)
 {
-	double *v = calloc(r->runs ? r->runs : 1, sizeof(*v));
+	double *v = calloc(runs ? runs : 1, sizeof(*v));
 	double *med = calloc(count, sizeof(*med));
 	unsigned int g, run;
 	struct summary s;
 
 	for (g = 0; v && med && g < count; g++) {
-		for (run = 0; run < r->runs; run++)
-			v[run] = r->guest_ms[run * count + g];
-		summarize(v, r->runs, &s);
+		for (run = 0; run < runs; run++)
+			v[run] = gr->guest_ms[run * count + g];
+		summarize(v, runs, &s);
 		med[g] = s.median;
 	}
 	if (!v) {
@@ -390,230 +364,145 @@ static double *guest_medians(const struct gresult *r, unsigned int count)
 	return med;
 }
 
-static void fill_grow(struct grow *w, const struct gresult *r,
-		      unsigned int count, double floor_ms)
+static void summarize_guests(struct bench_row *res, unsigned int nres,
+			     unsigned int count)
 {
-	memset(w, 0, sizeof(*w));
-	w->r = r;
-	summarize(r->total_ms, r->runs, &w->total);
-	summarize(r->setup_ms, r->runs, &w->setup);
-	summarize(r->ioctls, r->runs, &w->ioctls);
-	w->first_ms = tenth_median(r, count, false);
-	w->last_ms = tenth_median(r, count, true);
-	w->growth = w->last_ms / w->first_ms;
-	w->ratio = floor_ms > 0 ? w->total.median / floor_ms : NAN;
-	w->guest_median = guest_medians(r, count);
-}
-
-static double floor_total(const struct gresult *res, unsigned int nres)
-{
-	struct summary s;
 	unsigned int i;
 
 	for (i = 0; i < nres; i++) {
-		if (strcmp(res[i].gm->name, "floor") || !res[i].runs)
-			continue;
-		summarize(res[i].total_ms, res[i].runs, &s);
-		return s.median;
+		struct gresult *gr = (struct gresult *)res[i].priv;
+
+		gr->first_ms = tenth_median(gr, res[i].runs, count, false);
+		gr->last_ms = tenth_median(gr, res[i].runs, count, true);
+		gr->guest_median = guest_medians(gr, res[i].runs, count);
 	}
-	return NAN;
 }
 
-static void guests_title(const struct bench_opts *o, char *buf, size_t len)
+static const struct gresult *gres_of(const struct bench_row *r)
 {
-	const struct host_info *h = host_info();
-
-	snprintf(buf, len, "guests: %u guests x %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f",
-		 o->guests, o->nics, vnic_kind_name(o->kind), o->existing,
-		 o->runs, h->kernel, h->cpus, h->load1);
+	return r->priv;
 }
 
-static void header(const struct bench_opts *o)
+static double col_floor(const struct report *o, const struct bench_row *r)
 {
-	char title[256];
-
-	/* JSON readers get the same facts as fields of every line. */
-	if (o->json)
-		return;
-	guests_title(o, title, sizeof(title));
-	printf("vnic-bench %s\n", title);
-	host_print_versions(stdout);
-	fflush(stdout);
+	return report_ratio(o, r, "floor");
 }
 
-static void json_params(struct json *j, const void *ctx)
+static double col_first(const struct report *o, const struct bench_row *r)
 {
-	const struct bench_opts *o = ((const struct gout *)ctx)->o;
-
-	json_str(j, "kind", vnic_kind_name(o->kind));
-	json_uint(j, "guests", o->guests);
-	json_uint(j, "nics_per_guest", o->nics);
-	json_uint(j, "existing", o->existing);
-	json_uint(j, "runs", o->runs);
+	return gres_of(r)->first_ms;
 }
 
-static void json_measured(struct json *j, const struct bench_opts *o,
-			  const struct grow *w)
+static double col_last(const struct report *o, const struct bench_row *r)
 {
-	double us_per_nic = 1000.0 / o->nics;	/* from a guest's ms */
-
-	json_num(j, "ratio_to_floor", w->ratio);
-	json_num(j, "first_guest_ms", w->first_ms);
-	json_num(j, "last_guest_ms", w->last_ms);
-	json_num(j, "growth", w->growth);
-	json_num(j, "per_nic_us_first", w->first_ms * us_per_nic);
-	json_num(j, "per_nic_us_last", w->last_ms * us_per_nic);
-	if (!w->r->gm->m)
-		json_num(j, "setup_median_ms", w->setup.median);
-	json_num(j, "ioctls_per_run", w->ioctls.median);
-	json_nums(j, "samples_ms", w->r->total_ms, w->r->runs);
-	if (w->guest_median)
-		json_nums(j, "guest_median_ms", w->guest_median, o->guests);
+	return gres_of(r)->last_ms;
 }
 
-/* One row's object: a line of --json, an element of --out's rows. */
-static void json_row(struct json *j, const struct trow *t, const void *ctx)
+static double col_growth(const struct report *o, const struct bench_row *r)
 {
-	const struct bench_opts *o = ((const struct gout *)ctx)->o;
-	const struct grow *w = t->data;
-
-	json_str(j, "scenario", "guests");
-	json_str(j, "method", t->method);
-	json_str(j, "kind", vnic_kind_name(o->kind));
-	json_uint(j, "guests", o->guests);
-	json_uint(j, "nics_per_guest", o->nics);
-	json_uint(j, "n", (unsigned long long)o->guests * o->nics);
-	json_uint(j, "existing", o->existing);
-	json_bool(j, "libvnic", !w->r->gm->m);
-	if (t->ms.n)
-		json_measured(j, o, w);
+	return gres_of(r)->last_ms / gres_of(r)->first_ms;
 }
 
-static void notes(FILE *f, const void *ctx)
+static double col_per_nic(const struct report *o, const struct bench_row *r)
 {
-	const struct gout *g = ctx;
+	return gres_of(r)->last_ms * 1000.0 / o->re->nics_per_guest;
+}
+
+static void guests_cols(struct report *o)
+{
+	report_col(o, "x_floor", 2, col_floor);
+	report_col(o, "first_ms", 2, col_first);
+	report_col(o, "last_ms", 2, col_last);
+	report_col(o, "growth", 2, col_growth);
+	report_col(o, "us/NIC", 1, col_per_nic);
+}
+
+static void guests_row(struct json *j, const struct report *o,
+		       const struct bench_row *r)
+{
+	json_bool(j, "libvnic", r->libvnic);
+}
+
+static void guests_json(struct json *j, const struct report *o,
+			const struct bench_row *r)
+{
+	const struct gresult *gr = gres_of(r);
+	double us_per_nic = 1000.0 / o->re->nics_per_guest;
+
+	json_num(j, "first_guest_ms", gr->first_ms);
+	json_num(j, "last_guest_ms", gr->last_ms);
+	json_num(j, "growth", gr->last_ms / gr->first_ms);
+	json_num(j, "per_nic_us_first", gr->first_ms * us_per_nic);
+	json_num(j, "per_nic_us_last", gr->last_ms * us_per_nic);
+	if (r->libvnic)
+		report_json_median(j, "setup_median_ms", r,
+				   offsetof(struct sample, table_ms));
+	report_json_median(j, "ioctls_per_run", r,
+			   offsetof(struct sample, ioctls));
+	if (gr->guest_median)
+		json_nums(j, "guest_median_ms", gr->guest_median, o->re->guests);
+}
+
+static void guests_notes(FILE *f, const struct report *o)
+{
 	unsigned int i;
 
-	for (i = 0; i < g->nres; i++) {
-		const struct grow *w = &g->rows[i];
+	for (i = 0; i < o->n; i++) {
+		const struct bench_row *r = &o->rows[i];
 
-		if (w->r->gm->m || !w->r->runs)
+		if (!r->libvnic || !r->runs)
 			continue;
 		fprintf(f, "note: %s: context%s made once per run, untimed: %.2f ms\n",
-			w->r->gm->name,
-			w->r->gm->naming == VNIC_NAMING_CACHE ?
-			" and link table" : "", w->setup.median);
+			r->method,
+			gres_of(r)->gm->naming == VNIC_NAMING_CACHE ?
+			" and link table" : "",
+			row_median(r, offsetof(struct sample, table_ms)));
 	}
 	fprintf(f, "note: median_ms is the total of the %u guests; first_ms/last_ms: median per guest over the first and last %u guests of every run; growth = last/first\n",
-		g->o->guests, (g->o->guests + 9) / 10);
+		o->re->guests, (o->re->guests + 9) / 10);
 }
 
-static void add_row(struct gout *g, unsigned int i, double floor_ms)
-{
-	const struct gresult *r = &g->res[i];
-	struct grow *w = &g->rows[i];
-	struct trow *t = &g->trows[i];
-
-	fill_grow(w, r, g->o->guests, floor_ms);
-	t->method = r->gm->name;
-	t->skip = r->skip;
-	t->error = r->error;
-	t->ms = w->total;
-	t->data = w;
-	t->extra[X_FLOOR] = w->ratio;
-	t->extra[X_FIRST] = w->first_ms;
-	t->extra[X_LAST] = w->last_ms;
-	t->extra[X_GROWTH] = w->growth;
-	t->extra[X_PER_NIC] = w->last_ms * 1000.0 / g->o->nics;
-}
-
-/* One row per method; x_libvnic is taken to the fastest libvnic total. */
-static int build_rows(struct gout *g)
-{
-	double floor_ms = floor_total(g->res, g->nres);
-	struct trow *best = NULL;
-	unsigned int i;
-
-	g->rows = calloc(g->nres + 1, sizeof(*g->rows));
-	g->trows = calloc(g->nres + 1, sizeof(*g->trows));
-	if (!g->rows || !g->trows)
-		return -ENOMEM;
-	for (i = 0; i < g->nres; i++) {
-		struct trow *t = &g->trows[i];
-
-		add_row(g, i, floor_ms);
-		if (g->res[i].gm->m || !t->ms.n)
-			continue;
-		if (!best || t->ms.median < best->ms.median)
-			best = t;
-	}
-	if (best)
-		best->libvnic_ref = true;
-	g->t = (struct table){ .scenario = "guests", .rows = g->trows,
-			       .nrows = g->nres, .ms_prec = 2,
-			       .nextra = X__MAX };
-	memcpy(g->t.extra, extra_cols, sizeof(extra_cols));
-	table_finish(&g->t);
-	return 0;
-}
-
-static void free_rows(struct gout *g)
-{
-	unsigned int i;
-
-	for (i = 0; g->rows && i < g->nres; i++)
-		free(g->rows[i].guest_median);
-	free(g->rows);
-	free(g->trows);
-}
+static const struct report_style guests_style = {
+	.ms_prec = 2, .cols = guests_cols, .row = guests_row,
+	.json = guests_json, .notes = guests_notes, .failed_fails = true,
+};
 
 /* The curve's series: one per method that ran; *lo..*hi their span. */
-static unsigned int curve_series(const struct gout *g, const double *x,
-				 struct svg_series *s, double *lo, double *hi)
+static unsigned int curve_series(const struct bench_row *res,
+				 unsigned int nres, unsigned int count,
+				 const double *x, struct svg_series *s,
+				 double *lo, double *hi)
 {
 	unsigned int i, k, ns = 0;
 
 	*lo = *hi = NAN;
-	for (i = 0; i < g->nres; i++) {
-		const struct grow *w = &g->rows[i];
+	for (i = 0; i < nres; i++) {
+		const double *med = gres_of(&res[i])->guest_median;
 
-		if (!w->total.n || !w->guest_median)
+		if (!res[i].runs || !med)
 			continue;
-		s[ns++] = (struct svg_series){ .name = g->trows[i].method,
-					       .x = x, .y = w->guest_median,
-					       .n = g->o->guests };
+		s[ns++] = (struct svg_series){ .name = res[i].method,
+					       .x = x, .y = med, .n = count };
 		/* fmin and fmax pass over a NAN side. */
-		for (k = 0; k < g->o->guests; k++) {
-			*lo = fmin(*lo, w->guest_median[k]);
-			*hi = fmax(*hi, w->guest_median[k]);
+		for (k = 0; k < count; k++) {
+			*lo = fmin(*lo, med[k]);
+			*hi = fmax(*hi, med[k]);
 		}
 	}
 	return ns;
 }
 
-static void write_curve(FILE *f, const struct gout *g, const double *x,
-			struct svg_series *s)
-{
-	unsigned int ns;
-	double lo, hi;
-	bool log_y;
-
-	ns = curve_series(g, x, s, &lo, &hi);
-	log_y = svg_wants_log(lo, hi);
-	svg_plot(f, "vnic-bench guests: median per guest as the host fills",
-		 "guest", log_y ? "ms per guest (log scale)" : "ms per guest",
-		 s, ns, log_y ? SVG_LOG_Y : 0);
-}
-
 /* DIR/guests-curve.svg: what the table's first/last columns summarize. */
-static int out_curve(const struct gout *g, const char *dir)
+static int out_curve(const struct bench_row *res, unsigned int nres,
+		     unsigned int count, const char *dir)
 {
-	struct svg_series *s = calloc(g->nres + 1, sizeof(*s));
-	double *x = calloc(g->o->guests, sizeof(*x));
-	unsigned int k;
+	struct svg_series *s = calloc(nres + 1, sizeof(*s));
+	double *x = calloc(count, sizeof(*x)), lo, hi;
+	unsigned int k, ns;
 	char path[512];
 	int ret = -ENOMEM, bad;
 	FILE *f = NULL;
+	bool log_y;
 
 	snprintf(path, sizeof(path), "%s/guests-curve.svg", dir);
 	if (s && x)
@@ -624,9 +513,13 @@ static int out_curve(const struct gout *g, const char *dir)
 	}
 	if (f) {
 		/* Guests are numbered from 1 on the axis: "the 20th guest". */
-		for (k = 0; k < g->o->guests; k++)
+		for (k = 0; k < count; k++)
 			x[k] = k + 1;
-		write_curve(f, g, x, s);
+		ns = curve_series(res, nres, count, x, s, &lo, &hi);
+		log_y = svg_wants_log(lo, hi);
+		svg_plot(f, "vnic-bench guests: median per guest as the host fills",
+			 "guest", log_y ? "ms per guest (log scale)" :
+			 "ms per guest", s, ns, log_y ? SVG_LOG_Y : 0);
 		bad = ferror(f);
 		ret = fclose(f) || bad ? -EIO : 0;
 		if (ret)
@@ -639,39 +532,12 @@ static int out_curve(const struct gout *g, const char *dir)
 	return ret;
 }
 
-static int report(const struct bench_opts *o, const struct gresult *res,
-		  unsigned int nres)
-{
-	struct gout g = { .o = o, .res = res, .nres = nres };
-	struct out_doc d = {
-		.dir = o->out_dir, .t = &g.t, .params = json_params,
-		.json_row = json_row, .notes = notes, .ctx = &g,
-	};
-	unsigned int i, failed = 0;
-	char title[256];
-	int ret;
-
-	guests_title(o, title, sizeof(title));
-	d.title = title;
-	ret = build_rows(&g);
-	if (ret) {
-		fprintf(stderr, "vnic-bench: out of memory\n");
-	} else {
-		ret = out_report(&d, o->json);
-		/* Tried even when another file failed: each says its own. */
-		if (o->out_dir)
-			ret = out_curve(&g, o->out_dir) ?: ret;
-	}
-	free_rows(&g);
-	for (i = 0; i < nres; i++)
-		failed += res[i].error[0] != 0;
-	return failed || ret ? -1 : 0;
-}
-
 static int run(const struct bench_opts *o)
 {
-	struct gresult res[NGMETHODS];
+	struct bench_row res[NGMETHODS];
+	struct gresult gres[NGMETHODS];
 	const char *names[NGMETHODS];
+	struct report_env re;
 	struct guest_env e;
 	unsigned int nres;
 	uint64_t t0;
@@ -681,10 +547,16 @@ static int run(const struct bench_opts *o)
 		names[nres] = gmethods[nres].name;
 	if (bench_check_methods(o->methods, names, NGMETHODS))
 		return 2;
-	/* Runs the anchor tools for their versions: before any clock. */
-	host_info();
-	progress_begin("guests");
-	header(o);
+	report_env_init(&re, o, o->guests, o->existing);
+	re.nics_per_guest = o->nics;
+	re.n = o->guests * o->nics;
+	re.style = &guests_style;
+	re.ratio_a = "floor";
+	snprintf(re.title, sizeof(re.title),
+		 "guests: %u guests x %u %s NICs, %u existing, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 o->guests, o->nics, re.kind, o->existing, o->runs, re.kernel,
+		 re.cpus, re.load1);
+	report_header(&re, o->json);
 	t0 = now_ns();
 	ret = env_setup(&e, o);
 	if (ret) {
@@ -696,15 +568,19 @@ static int run(const struct bench_opts *o)
 	if (!o->json)
 		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
 			e.base.n, o->existing, ms_since(t0));
-	init_results(&e, res, &nres);
+	init_results(&e, res, gres, &nres);
 	ret = run_all(&e, res, nres);
 	if (!ret) {
-		ret = report(o, res, nres);
+		summarize_guests(res, nres, o->guests);
+		ret = report_rows(&re, res, nres, o->json);
+		/* Tried even when another file failed: each says its own. */
+		if (o->out_dir)
+			ret = out_curve(res, nres, o->guests, o->out_dir) ?: ret;
 	} else {
 		progress_end();
 		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
 	}
-	free_results(res, nres);
+	free_results(res, gres, nres);
 	env_free(&e);
 	return ret ? 1 : 0;
 }

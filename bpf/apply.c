@@ -132,53 +132,6 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 
 /* --- translating the policy ------------------------------------------------ */
 
-uint16_t bpf_flags_of(uint32_t sw, uint32_t kind)
-{
-	static const struct { uint32_t sw; uint16_t bf; } t[] = {
-		{ VNIC_SW_MAC_SPOOF, BF_MAC },
-		{ VNIC_SW_IP_SPOOF, BF_IP4 },
-		{ VNIC_SW_IP6_SPOOF, BF_IP6 },
-		{ VNIC_SW_ARP_SPOOF, BF_ARP },
-		{ VNIC_SW_DHCP_SERVER, BF_DHCP4 },
-		{ VNIC_SW_DHCP6_SERVER, BF_DHCP6 },
-		{ VNIC_SW_ND_SPOOF, BF_ND },
-		{ VNIC_SW_RA_GUARD, BF_RA },
-		{ VNIC_SW_L2_ALLOW, BF_L2 },
-		{ VNIC_SW_NO_PROMISC, BF_PROMISC },
-	};
-	uint16_t f = 0;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(t); i++)
-		if (sw & t[i].sw)
-			f |= t[i].bf;
-	/* no-promisc filters traffic to the guest, which only veth and tap
-	 * NICs are hooked for (the macvlan driver delivers only its MAC). */
-	if (bpf_hooks_of(kind) == HOOK_EG)
-		f &= (uint16_t)~BF_PROMISC;
-	return f;
-}
-
-static void nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
-		      uint32_t gen, unsigned int idx)
-{
-	memset(v, 0, sizeof(*v));
-	memcpy(v->mac, pn->mac, 6);
-	v->flags = bpf_flags_of(pn->sw, pn->kind);
-	v->gen = gen;
-	v->where = bpf_hooks_of(pn->kind) == HOOK_EG ? BW_FROM_EGRESS : BW_FROM_INGRESS;
-	v->kind = pn->kind;
-	v->idx = idx;
-	v->n_in4 = pn->n4 <= BPF_IN4 ? (uint8_t)pn->n4 : BPF_IN_MAP;
-	v->n_in6 = pn->n6 <= BPF_IN6 ? (uint8_t)pn->n6 : BPF_IN_MAP;
-	if (v->n_in4 != BPF_IN_MAP)
-		memcpy(v->in4, pn->v4, pn->n4 * sizeof(v->in4[0]));
-	if (v->n_in6 != BPF_IN_MAP)
-		memcpy(v->in6, pn->v6, pn->n6 * 16);
-	snprintf(v->ifname, sizeof(v->ifname), "%s", pn->ifname);
-	snprintf(v->guest, sizeof(v->guest), "%s", guest);
-}
-
 static void guest_key(struct bpf_guest_key *k, const char *name)
 {
 	memset(k, 0, sizeof(*k));
@@ -195,30 +148,6 @@ static struct binst *inst_find(struct vnic_bpf *b, const char *name)
 		if (!strcmp(b->inst[i].name, name))
 			return &b->inst[i];
 	return NULL;
-}
-
-static const struct binst *owner_of(const struct vnic_bpf *b, int ifindex)
-{
-	unsigned int i, k;
-
-	for (i = 0; i < b->ni; i++)
-		for (k = 0; k < b->inst[i].nn; k++)
-			if (b->inst[i].nics[k].ifindex == ifindex)
-				return &b->inst[i];
-	return NULL;
-}
-
-void binst_free(struct binst *g)
-{
-	unsigned int k;
-
-	for (k = 0; k < g->nn; k++) {
-		free(g->nics[k].v4);
-		free(g->nics[k].v6);
-	}
-	free(g->nics);
-	g->nics = NULL;
-	g->nn = 0;
 }
 
 /* The installed form of guest g of p with the ifindexes and generations. */
@@ -335,18 +264,6 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 
 /* --- the change ------------------------------------------------------------------ */
 
-struct change {
-	const struct vnic_policy *p;
-	int *ifi;
-	unsigned int *off;
-	bool *same;		/* per guest of p: unchanged */
-	bool *gone;		/* per installed guest: removed or replaced */
-	bool *drop;		/* per installed guest: removed (not replaced) */
-	uint32_t *gen;		/* per NIC of p: its generation after */
-	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
-	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
-	struct ulog log;
-};
 
 static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
 {
@@ -357,6 +274,60 @@ static bool same_guest(const struct binst *in, const struct pguest *g, const int
 	for (k = 0; k < g->nn; k++)
 		if (in->nics[k].ifindex != ifi[k])
 			return false;
+	return true;
+}
+
+static bool has4(const struct in_addr *v, unsigned int n, const struct in_addr *a)
+{
+	while (n--)
+		if (v[n].s_addr == a->s_addr)
+			return true;
+	return false;
+}
+
+static bool has6(const struct in6_addr *v, unsigned int n, const struct in6_addr *a)
+{
+	while (n--)
+		if (!memcmp(&v[n], a, sizeof(*a)))
+			return true;
+	return false;
+}
+
+/* The same addresses, as sets (ip4s/ip6s keys come in hash order). */
+static bool addrs_equal(const struct bnic *n, const struct pnic *pn)
+{
+	unsigned int a;
+
+	for (a = 0; a < pn->n4; a++)
+		if (!has4(n->v4, n->n4, &pn->v4[a]))
+			return false;
+	for (a = 0; a < n->n4; a++)
+		if (!has4(pn->v4, pn->n4, &n->v4[a]))
+			return false;
+	for (a = 0; a < pn->n6; a++)
+		if (!has6(n->v6, n->n6, &pn->v6[a]))
+			return false;
+	for (a = 0; a < n->n6; a++)
+		if (!has6(pn->v6, pn->n6, &n->v6[a]))
+			return false;
+	return true;
+}
+
+/* Whether the maps, as read, hold byte for byte what installing g on ifi
+ * writes (at the generations they have): what another process changed in
+ * them is found here, by a sync (same_guest() holds). */
+static bool maps_intact(const struct binst *in, const struct pguest *g)
+{
+	unsigned int k;
+
+	for (k = 0; k < g->nn; k++) {
+		const struct bnic *n = &in->nics[k];
+		struct bpf_nic v;
+
+		bpf_nic_value(&v, &g->nics[k], g->name, n->gen, k);
+		if (memcmp(&v, &n->raw, sizeof(v)) || !addrs_equal(n, &g->nics[k]))
+			return false;
+	}
 	return true;
 }
 
@@ -390,7 +361,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 		struct binst *in = inst_find(b, g->name);
 
 		for (k = 0; k < g->nn; k++) {
-			const struct binst *o = owner_of(b, c->ifi[c->off[gi] + k]);
+			const struct binst *o = bpf_owner_of(b, c->ifi[c->off[gi] + k]);
 
 			if (o && strcmp(o->name, g->name) && !c->gone[o - b->inst])
 				return vnic_set_err(b->ctx, -EEXIST, VNIC_STEP_VALIDATE, -1,
@@ -399,6 +370,12 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 						    g->nics[k].ifname, o->name);
 		}
 		c->same[gi] = same_guest(in, g, &c->ifi[c->off[gi]]);
+		if (c->same[gi] && sync && !maps_intact(in, g))
+			c->same[gi] = false;
+		/* the guest's policy is what is installed (or its guests
+		 * entry is gone): what differs is another process's doing */
+		c->fix[gi] = sync && in && !c->same[gi] &&
+			     (in->digest == pguest_digest(g) || !in->digest);
 		if (in && !c->same[gi])
 			c->gone[in - b->inst] = true;
 	}
@@ -429,8 +406,7 @@ static int still_ours(struct vnic_bpf *b)
 /* Step 3: the hooks of every NIC of p hold our filters.  A hook whose
  * filter of ours runs an older program (a library upgrade, maps that could
  * not be adopted) keeps it until the new maps are written: repoint(). */
-static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
-		  struct vnic_filter_result *res)
+static int check_hooks(struct vnic_bpf *b, struct change *c)
 {
 	unsigned int total = c->p ? c->off[c->p->n] : 0, gi, k;
 	int err;
@@ -447,11 +423,21 @@ static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 	for (gi = 0; gi < c->p->n; gi++)
 		for (k = 0; k < c->p->g[gi]->nn; k++)
 			c->want[c->off[gi] + k] = bpf_hooks_of(c->p->g[gi]->nics[k].kind);
-	err = tc_check(b, c->ifi, c->want, c->have, c->old, total);
-	if (!err)
-		err = tc_attach(b, c->ifi, c->want, c->have, c->old, total, false,
-				made, res);
-	return err;
+	return tc_check(b, c->ifi, c->want, c->have, c->old, total);
+}
+
+static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
+		  struct vnic_filter_result *res)
+{
+	unsigned int total = c->p ? c->off[c->p->n] : 0;
+	int err;
+
+	if (!total)
+		return 0;
+	/* a program an adopted set lacks is loaded before it is attached */
+	err = bpf_progs_ready(b);
+	return err ? err : tc_attach(b, c->ifi, c->want, c->have, c->old, total, false,
+				     made, res);
 }
 
 /* Step 4b: our filters that still run an older program are swapped, each in
@@ -479,20 +465,20 @@ static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *
 		struct bpf_a4 k = { .ifindex = (uint32_t)ifindex, .gen = gen,
 				    .addr = pn->v4[a].s_addr };
 
-		err = mwrite(b, &c->log, b->map_ip4, "ip4s", &k, sizeof(k), &one, 0);
+		err = mwrite(b, c->log, b->map_ip4, "ip4s", &k, sizeof(k), &one, 0);
 	}
 	for (a = 0; !err && pn->n6 > BPF_IN6 && a < pn->n6; a++) {
 		struct bpf_a6 k = { .ifindex = (uint32_t)ifindex, .gen = gen };
 
 		memcpy(k.addr, &pn->v6[a], 16);
-		err = mwrite(b, &c->log, b->map_ip6, "ip6s", &k, sizeof(k), &one, 0);
+		err = mwrite(b, c->log, b->map_ip6, "ip6s", &k, sizeof(k), &one, 0);
 	}
 	return err;
 }
 
 static bool nic_was(const struct vnic_bpf *b, int ifindex)
 {
-	return owner_of(b, ifindex) != NULL;
+	return bpf_owner_of(b, ifindex) != NULL;
 }
 
 /* Step 4 for guest gi of p. */
@@ -519,18 +505,18 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 			int ncpu = libbpf_num_possible_cpus();
 			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
 
-			err = z ? mwrite(b, &c->log, b->map_drops, "drops", &key,
+			err = z ? mwrite(b, c->log, b->map_drops, "drops", &key,
 					 sizeof(key), z, 0) : oom(b, "a drop counter");
 			free(z);
 		}
-		nic_value(&v, &g->nics[k], g->name, gen, k);
+		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);
 		if (!err)
-			err = mwrite(b, &c->log, b->map_nics, "nics", &key, sizeof(key),
+			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
 				     &v, sizeof(v));
 	}
 	guest_key(&gk, g->name);
 	if (!err)
-		err = mwrite(b, &c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
+		err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
 			     sizeof(gv));
 	return err;
 }
@@ -560,12 +546,12 @@ static int write_removals(struct vnic_bpf *b, struct change *c)
 			uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
 
 			if (!nic_kept(c, (int)key))
-				err = mwrite(b, &c->log, b->map_nics, "nics", &key,
+				err = mwrite(b, c->log, b->map_nics, "nics", &key,
 					     sizeof(key), NULL, sizeof(struct bpf_nic));
 		}
 		guest_key(&gk, b->inst[i].name);
 		if (!err && c->drop[i])
-			err = mwrite(b, &c->log, b->map_guests, "guests", &gk, sizeof(gk),
+			err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk),
 				     NULL, sizeof(struct bpf_guest));
 	}
 	return err;
@@ -598,9 +584,9 @@ static int write_maps(struct vnic_bpf *b, struct change *c, struct bpf_state *st
 			st->digest ^= pguest_digest(c->p->g[gi]);
 			st->guests++;
 		}
-	if (!c->log.writes && st->next_gen == b->st.next_gen)
+	if (!c->log->writes && st->next_gen == b->st.next_gen)
 		return 0;
-	return mwrite(b, &c->log, b->map_state, "state", &zero, sizeof(zero), st,
+	return mwrite(b, c->log, b->map_state, "state", &zero, sizeof(zero), st,
 		      sizeof(*st));
 }
 
@@ -692,13 +678,14 @@ static void change_free(struct change *c)
 	free(c->ifi);
 	free(c->off);
 	free(c->same);
+	free(c->fix);
 	free(c->gone);
 	free(c->drop);
 	free(c->gen);
 	free(c->want);
 	free(c->have);
 	free(c->old);
-	free(c->log.op);
+	
 }
 
 static void count(const struct vnic_bpf *b, const struct change *c,
@@ -707,7 +694,7 @@ static void count(const struct vnic_bpf *b, const struct change *c,
 	unsigned int gi, i;
 
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
-		if (c->same[gi])
+		if (c->same[gi] || c->fix[gi])
 			res->guests_unchanged++;
 		else if (inst_find((struct vnic_bpf *)b, c->p->g[gi]->name))
 			res->guests_changed++;
@@ -715,19 +702,21 @@ static void count(const struct vnic_bpf *b, const struct change *c,
 			res->guests_added++;
 	}
 	for (i = 0; i < b->ni; i++)
-		if (c->drop[i])
+		if (c->drop[i] && !bpf_inst_foreign(&b->inst[i]))
 			res->guests_removed++;
 }
 
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
-	       const char *const *remove, unsigned int nremove, bool sync,
-	       struct vnic_filter_result *res)
+	       const char *const *remove, unsigned int nremove, enum ch_mode mode,
+	       vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res)
 {
-	struct change c = { .p = p };
+	struct ulog log = { 0 };
+	struct change c = { .p = p, .mode = mode, .log = &log };
+	bool sync = mode != CH_APPLY;
 	struct tc_made made = { 0 }, swapped = { 0 };
 	unsigned int total;
 	struct bpf_state st;
-	int err;
+	int err = 0;
 
 	memset(b->fault_seen, 0, sizeof(b->fault_seen));
 	if (p) {
@@ -737,12 +726,23 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		if (err)
 			return err;
 	}
+	/* A sync's truth is the kernel's, not this handle's memory: the maps
+	 * are read again (unless open just read them), so that what another
+	 * process changed in them is seen and put back. */
+	if (sync && !b->fresh)
+		err = bpf_reread(b);
+	b->fresh = false;
+	if (err) {
+		change_free(&c);
+		return err;
+	}
 	total = p ? c.off[p->n] : 0;
 	c.same = calloc((p ? p->n : 0) + 1, sizeof(*c.same));
+	c.fix = calloc((p ? p->n : 0) + 1, sizeof(*c.fix));
 	c.gone = calloc(b->ni + 1, sizeof(*c.gone));
 	c.drop = calloc(b->ni + 1, sizeof(*c.drop));
 	c.gen = calloc(total + 1, sizeof(*c.gen));
-	err = c.same && c.gone && c.drop && c.gen ? 0 : oom(b, "the change's plan");
+	err = c.same && c.fix && c.gone && c.drop && c.gen ? 0 : oom(b, "the change's plan");
 	if (!err)
 		err = plan(b, &c, remove, nremove, sync);
 	if (!err)
@@ -750,13 +750,28 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	if (!err)
 		err = still_ours(b);
 	if (!err)
-		err = attach(b, &c, &made, res);
+		err = check_hooks(b, &c);
+	if (!err && sync) {
+		struct vnic_filter_result rep = { .sz = sizeof(rep) };
+
+		err = bpf_report(b, &c, fn, arg, &rep);
+		res->repaired = rep.repaired;
+		if (mode == CH_DIFF) {
+			res->messages = rep.messages;
+			res->writes = rep.writes;
+		}
+	}
+	if (err || mode == CH_DIFF) {
+		change_free(&c);
+		return err;
+	}
+	err = attach(b, &c, &made, res);
 	if (!err) {
 		err = write_maps(b, &c, &st);
 		if (!err)
 			err = repoint(b, &c, &swapped, res);
 		if (err) {
-			unsigned int lost = ulog_undo(&c.log);
+			unsigned int lost = ulog_undo(&log);
 
 			tc_undo(b, &made);
 			if (lost) {
@@ -773,9 +788,9 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	tc_made_free(&made);
 	tc_made_free(&swapped);
 	if (!err) {
-		if (c.log.writes) {
+		if (log.writes) {
 			res->writes = 1;
-			res->messages += c.log.writes;
+			res->messages += log.writes;
 		}
 		b->st = st;
 		for (unsigned int gi = 0; p && gi < p->n; gi++)

@@ -88,6 +88,7 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 	err = bpf_load_or_adopt(b);
 	if (!err && b->adopted)
 		err = bpf_read_installed(b);
+	b->fresh = true;
 	if (err) {
 		vnic_bpf_close(b);
 		return err;
@@ -102,8 +103,8 @@ VNIC_EXPORT uint32_t vnic_bpf_features(const struct vnic_bpf *b)
 }
 
 static int change(struct vnic_bpf *b, const struct vnic_policy *p,
-		  const char *const *names, unsigned int n, bool sync,
-		  struct vnic_filter_result *res)
+		  const char *const *names, unsigned int n, enum ch_mode mode,
+		  vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res)
 {
 	struct vnic_filter_result r;
 	int err;
@@ -119,7 +120,7 @@ static int change(struct vnic_bpf *b, const struct vnic_policy *p,
 		return err;
 	memset(&r, 0, sizeof(r));
 	r.sz = sizeof(r);
-	err = bpf_change(b, p, names, n, sync, &r);
+	err = bpf_change(b, p, names, n, mode, fn, arg, &r);
 	if (!err && res)
 		vnic_out_copy(res, &r, sizeof(r));
 	return err;
@@ -131,7 +132,7 @@ VNIC_EXPORT int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
 	if (b && !p)
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "bpf: NULL policy");
-	return change(b, p, NULL, 0, false, res);
+	return change(b, p, NULL, 0, CH_APPLY, NULL, NULL, res);
 }
 
 VNIC_EXPORT int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
@@ -140,7 +141,7 @@ VNIC_EXPORT int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
 	if (b && !p)
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "bpf: NULL policy");
-	return change(b, p, NULL, 0, true, res);
+	return change(b, p, NULL, 0, CH_SYNC, NULL, NULL, res);
 }
 
 VNIC_EXPORT int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests, unsigned int count,
@@ -150,7 +151,28 @@ VNIC_EXPORT int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests, u
 		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "bpf: NULL guest list");
 	return change(b, NULL, guests ? guests : (const char *const[]){ NULL }, count,
-		      false, res);
+		      CH_APPLY, NULL, NULL, res);
+}
+
+/* A diff is a sync planned in full (maps read again, hooks read back)
+ * that stops before its first write. */
+VNIC_EXPORT int vnic_bpf_diff(struct vnic_bpf *b, const struct vnic_policy *p,
+		  vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res)
+{
+	if (b && !p)
+		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: NULL policy");
+	return change(b, p, NULL, 0, CH_DIFF, fn, arg, res);
+}
+
+VNIC_EXPORT int vnic_bpf_sync_diff(struct vnic_bpf *b, const struct vnic_policy *p,
+		       vnic_filter_diff_fn fn, void *arg,
+		       struct vnic_filter_result *res)
+{
+	if (b && !p)
+		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "bpf: NULL policy");
+	return change(b, p, NULL, 0, CH_SYNC, fn, arg, res);
 }
 
 VNIC_EXPORT int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int *count)
@@ -238,6 +260,8 @@ VNIC_EXPORT int vnic_bpf_test_run(struct vnic_bpf *b, int prog, int ifindex, con
 
 	if (!b || prog < 0 || prog > 2 || !frame || !verdict)
 		return -EINVAL;
+	if (bpf_progs_ready(b))
+		return -ENOENT;
 	fds[0] = b->prog_in;
 	fds[1] = b->prog_eg;
 	fds[2] = b->prog_nop;

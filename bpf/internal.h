@@ -49,6 +49,7 @@ struct bnic {
 	unsigned int n4;
 	struct in6_addr *v6;
 	unsigned int n6;
+	struct bpf_nic raw;	/* its nics value as read (not after our writes) */
 };
 
 struct binst {
@@ -80,6 +81,9 @@ struct vnic_bpf {
 					 * namespace that was not adopted */
 	unsigned int norphans;
 	bool adopted;
+	bool fresh;			/* inst was read from the kernel and no
+					 * change ran since: a sync need not
+					 * read the maps again */
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	int fault_what;
 	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
@@ -89,6 +93,9 @@ struct vnic_bpf {
  * from the kernel (the programs of this namespace's state). */
 int bpf_load_or_adopt(struct vnic_bpf *b);
 void bpf_unload(struct vnic_bpf *b);
+/* The programs an adopted set lacks (no filter held them), loaded again
+ * over its maps: before anything attaches or runs one. */
+int bpf_progs_ready(struct vnic_bpf *b);
 /* Read the installed guests from the maps into b->inst. */
 int bpf_read_installed(struct vnic_bpf *b);
 /* Delete the address keys read found stale that are still of no NIC's
@@ -146,11 +153,50 @@ int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result 
 void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
 void tcx_undo(struct vnic_bpf *b, const struct tc_made *a);
 
-/* apply.c */
+/* apply.c: a change.  CH_DIFF stops before the first write, after telling
+ * fn what a sync would change; CH_SYNC tells fn the same, then commits. */
+enum ch_mode { CH_APPLY, CH_SYNC, CH_DIFF };
+
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
-	       const char *const *remove, unsigned int nremove, bool sync,
-	       struct vnic_filter_result *res);
+	       const char *const *remove, unsigned int nremove, enum ch_mode mode,
+	       vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
+/* model.c: the program flags of a NIC of a kind with switches sw. */
 uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
+/* The nics value guest's NIC pn, idx-th of it, holds at generation gen. */
+void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
+		   uint32_t gen, unsigned int idx);
+const struct binst *bpf_owner_of(const struct vnic_bpf *b, int ifindex);
+
+/* A change as planned (apply.c), what diff.c reports from. */
+struct change {
+	const struct vnic_policy *p;
+	enum ch_mode mode;
+	int *ifi;
+	unsigned int *off;
+	bool *same;		/* per guest of p: unchanged, nothing to write */
+	bool *fix;		/* per guest of p: its policy is installed, but
+				 * the maps differ from it: rewritten */
+	bool *gone;		/* per installed guest: removed or replaced */
+	bool *drop;		/* per installed guest: removed (not replaced) */
+	uint32_t *gen;		/* per NIC of p: its generation after */
+	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
+	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
+	struct ulog *log;
+};
+
+/* diff.c: tell fn each difference between the kernel and the change (guests
+ * first, then objects); res gets repaired and, in a diff, an estimate of
+ * the messages a sync sends.  fn's non-zero return is returned. */
+int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn fn,
+	       void *arg, struct vnic_filter_result *res);
+/* What is on a damaged hook (no filter of ours there): DMG_*. */
+enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
+int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);
+/* read.c: the maps read again (a sync's truth, not this handle's memory). */
+int bpf_reread(struct vnic_bpf *b);
+/* An installed "guest" that only another process's map entries make: a
+ * guests entry without NICs, or NICs naming a guest with no entry. */
+bool bpf_inst_foreign(const struct binst *g);
 
 /* A test fault: -EIO when armed for this unit of what. */
 int bpf_fault(struct vnic_bpf *b, enum bpf_fault what);

@@ -6,8 +6,8 @@
  * the library (embed.S) with its maps sized by the capacity, binds every
  * map to both programs and writes state[0] with the namespace's cookie.  A
  * later handle, in this process or after a restart, adopts that set
- * through the kernel alone, no bpffs: it walks the loaded programs (prog
- * id -> info), keeps a "vnic_in" whose bound maps have the expected names
+ * through the kernel alone, no bpffs: it walks the loaded programs once (prog
+ * id -> info), keeps a "vnic_in" or "vnic_eg" whose bound maps have the expected names
  * and a state[0] naming this namespace, and takes its maps by id.  The
  * programs stay loaded as long as a filter uses them.
  */
@@ -177,44 +177,12 @@ static void note_older(struct vnic_bpf *b)
 	bpf_note_orphans(b, b->map_nics);
 }
 
-/* Another loaded program of ours that shares the maps of prog_in. */
-static int find_twin(struct vnic_bpf *b, const char *name, uint32_t nics_id)
-{
-	uint32_t id = 0;
-
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info;
-		uint32_t ids[16], len = sizeof(info), i;
-		int fd = bpf_prog_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = ARRAY_SIZE(ids);
-		info.map_ids = (uint64_t)(uintptr_t)ids;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    !strcmp(info.name, name))
-			for (i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++)
-				if (ids[i] == nics_id)
-					return fd;
-		close(fd);
-	}
-	return -ENOENT;
-}
-
 static int map_info(int fd, struct bpf_map_info *mi)
 {
 	uint32_t len = sizeof(*mi);
 
 	memset(mi, 0, len);
 	return bpf_obj_get_info_by_fd(fd, mi, &len) ? -errno : 0;
-}
-
-static uint32_t map_id(int fd)
-{
-	struct bpf_map_info mi;
-
-	return map_info(fd, &mi) ? 0 : mi.id;
 }
 
 static int fd_of(struct bpf_object *obj, const char *prog)
@@ -285,15 +253,30 @@ static int reload_missing(struct vnic_bpf *b)
 	return err ? err : bind_all(b);
 }
 
-/*
- * Walk the loaded programs for this namespace's vnic_in or vnic_eg.  The
- * walk sees every namespace's sets (and those of namespaces still being
- * torn down); the capacity is read from the nics map of the set accepted,
- * once accepted, never carried over from a candidate rejected on the way.
- */
-static int adopt(struct vnic_bpf *b)
+/* A loaded program named like ours, seen once by the walk. */
+struct cand {
+	int fd;
+	char name[BPF_OBJ_NAME_LEN];
+	uint32_t maps[16];
+	uint32_t nmaps;
+};
+
+static void cands_free(struct cand *c, unsigned int n)
 {
-	struct bpf_map_info mi;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].fd >= 0)
+			close(c[i].fd);
+	free(c);
+}
+
+/* Every loaded vnic_in, vnic_eg and vnic_nop of the host, in one walk
+ * (three syscalls a program; nothing else is kept open). */
+static int walk(struct cand **out, unsigned int *nout)
+{
+	struct cand *c = NULL;
+	unsigned int n = 0, cap = 0;
 	uint32_t id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
@@ -304,34 +287,110 @@ static int adopt(struct vnic_bpf *b)
 		if (fd < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
+		if (n == cap) {
+			struct cand *g = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof(*c));
+
+			if (!g) {
+				close(fd);
+				cands_free(c, n);
+				return -ENOMEM;
+			}
+			c = g;
+		}
+		info.nr_map_ids = ARRAY_SIZE(c[n].maps);
+		info.map_ids = (uint64_t)(uintptr_t)c[n].maps;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg")) ||
-		    take_maps(b, fd) || !state_is_ours(b) || map_info(b->map_nics, &mi) ||
-		    !mi.max_entries) {
+		    (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg") &&
+		     strcmp(info.name, "vnic_nop"))) {
+			close(fd);
+			continue;
+		}
+		c[n].fd = fd;
+		memcpy(c[n].name, info.name, sizeof(c[n].name));
+		c[n].nmaps = info.nr_map_ids < ARRAY_SIZE(c[n].maps) ?
+			     info.nr_map_ids : ARRAY_SIZE(c[n].maps);
+		n++;
+	}
+	*out = c;
+	*nout = n;
+	return 0;
+}
+
+/* The program named name among c that uses map nics_id: its fd, taken. */
+static int twin(struct cand *c, unsigned int n, const char *name, uint32_t nics_id)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; c[i].fd >= 0 && !strcmp(c[i].name, name) && k < c[i].nmaps; k++)
+			if (c[i].maps[k] == nics_id) {
+				int fd = c[i].fd;
+
+				c[i].fd = -1;
+				return fd;
+			}
+	return -1;
+}
+
+/*
+ * This namespace's vnic_in or vnic_eg among the loaded programs.  The walk
+ * sees every namespace's sets (and those of namespaces still being torn
+ * down); the capacity is read from the nics map of the set accepted, once
+ * accepted, never carried over from a candidate rejected on the way.  A
+ * program of the set that no filter holds (vnic_nop always; vnic_in where
+ * every NIC hooks egress) is not loaded again here but when first needed
+ * (bpf_progs_ready()): a restart that changes nothing pays no verifier.
+ */
+static int adopt(struct vnic_bpf *b)
+{
+	struct bpf_map_info mi;
+	struct cand *c;
+	unsigned int n, i;
+	int err = walk(&c, &n);
+
+	if (err)
+		return err;
+	for (i = 0, err = -ENOENT; err && i < n; i++) {
+		uint32_t nics_id;
+
+		if (!strcmp(c[i].name, "vnic_nop"))
+			continue;
+		if (take_maps(b, c[i].fd) || !state_is_ours(b) ||
+		    map_info(b->map_nics, &mi) || !mi.max_entries) {
 			if (b->map_state >= 0 && b->map_nics >= 0)
 				note_older(b);
-			close(fd);
 			close_fds(b);
 			continue;
 		}
-		if (!strcmp(info.name, "vnic_in")) {
-			b->prog_in = fd;
-			b->prog_eg = find_twin(b, "vnic_eg", map_id(b->map_nics));
-		} else {
-			b->prog_eg = fd;
-			b->prog_in = find_twin(b, "vnic_in", map_id(b->map_nics));
-		}
-		b->prog_nop = find_twin(b, "vnic_nop", map_id(b->map_nics));
-		if ((b->prog_in < 0 || b->prog_eg < 0 || b->prog_nop < 0) &&
-		    reload_missing(b)) {
-			close_fds(b);
-			continue;
-		}
+		nics_id = mi.id;
+		b->prog_in = twin(c, n, "vnic_in", nics_id);
+		b->prog_eg = twin(c, n, "vnic_eg", nics_id);
+		b->prog_nop = twin(c, n, "vnic_nop", nics_id);
 		b->adopted = true;
 		b->capacity = mi.max_entries;
-		return 0;
+		err = 0;
 	}
-	return -ENOENT;
+	cands_free(c, n);
+	return err;
+}
+
+/* The adopted set's programs that no filter held, loaded again over its
+ * maps before anything attaches or runs one. */
+int bpf_progs_ready(struct vnic_bpf *b)
+{
+	int err;
+
+	if (b->prog_in >= 0 && b->prog_eg >= 0 && b->prog_nop >= 0)
+		return 0;
+	err = reload_missing(b);
+	if (!err && !b->id_in)
+		err = prog_id(b->prog_in, &b->id_in);
+	if (!err && !b->id_eg)
+		err = prog_id(b->prog_eg, &b->id_eg);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: loading the programs again over the adopted maps");
+	return 0;
 }
 
 static int set_sizes(struct bpf_object *obj, uint32_t cap)
@@ -419,9 +478,9 @@ int bpf_load_or_adopt(struct vnic_bpf *b)
 				    b->capacity, b->cap_asked);
 	if (err)
 		err = load(b);
-	if (!err)
+	if (!err && b->prog_in >= 0)
 		err = prog_id(b->prog_in, &b->id_in);
-	if (!err)
+	if (!err && b->prog_eg >= 0)
 		err = prog_id(b->prog_eg, &b->id_eg);
 	return err;
 }

@@ -98,6 +98,7 @@ static int read_nics(struct vnic_bpf *b)
 		n->kind = v.kind;
 		n->gen = v.gen;
 		n->idx = v.idx;
+		n->raw = v;
 		if (inline_addrs(n, &v))
 			return -ENOMEM;
 	}
@@ -284,6 +285,26 @@ void bpf_drop_stale(struct vnic_bpf *b)
 		b->stale[v] = NULL;
 		b->nstale[v] = 0;
 	}
+}
+
+int bpf_reread(struct vnic_bpf *b)
+{
+	struct bpf_state now;
+	uint32_t zero = 0;
+	unsigned int i;
+
+	memset(&now, 0, sizeof(now));
+	if (bpf_map_lookup_elem(b->map_state, &zero, &now))
+		return vnic_set_err(b->ctx, -errno, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: reading map state");
+	if (memcmp(&now, &b->st, sizeof(now)))
+		return vnic_set_err(b->ctx, -EAGAIN, VNIC_STEP_DUMP, -1, NULL,
+				    "bpf: another handle changed this namespace's maps "
+				    "meanwhile: open a new handle and sync again");
+	for (i = 0; i < b->ni; i++)
+		binst_free(&b->inst[i]);
+	b->ni = 0;
+	return bpf_read_installed(b);
 }
 
 int bpf_read_installed(struct vnic_bpf *b)

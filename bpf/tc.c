@@ -438,6 +438,51 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	return err;
 }
 
+/* --- what is on a damaged hook -------------------------------------------- */
+
+struct slot {
+	unsigned int at_prio;
+};
+
+static int slot_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *t = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type == RTM_NEWTFILTER && mnl_nlmsg_get_payload_len(nlh) >= sizeof(*t) &&
+	    TC_H_MAJ(t->tcm_info) >> 16 == BPF_FILTER_PRIO)
+		((struct slot *)data)->at_prio++;
+	return MNL_CB_OK;
+}
+
+/*
+ * A hook tc_check() found without our filter: no clsact (a get of it
+ * fails), something else at our priority, or nothing there.  A get and a
+ * dump, for the damaged hooks only, so that a diff can name what it
+ * repairs.
+ */
+int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook)
+{
+	char req[512], buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct slot s = { 0 };
+	const char *bad;
+
+	if (b->tcx)
+		return DMG_NOFILTER;
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	tc_msg(nlh, ifindex, TC_H_CLSACT, TC_H_MAKE(TC_H_CLSACT, 0), 0);
+	if (nl_request(&b->ctx->nl, nlh, NULL, NULL, buf, sizeof(buf), &bad) < 0)
+		return DMG_NOQDISC;
+	nlh = mnl_nlmsg_put_header(req);
+	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	tc_msg(nlh, ifindex, parent_of(hook), 0, 0);
+	if (nl_dump(&b->ctx->nl, nlh, slot_cb, &s, buf, sizeof(buf)) < 0)
+		return DMG_NOQDISC;
+	return s.at_prio ? DMG_FOREIGN : DMG_NOFILTER;
+}
+
 /* --- detaching ------------------------------------------------------------ */
 
 struct others {

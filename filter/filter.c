@@ -162,14 +162,12 @@ static int bpf_render(void *h, const struct vnic_policy *p, char **text)
 			    "Documentation/bpf.rst for its maps)");
 }
 
-/* The bpf backend compares digests and ifindexes, not objects: it cannot
- * say what differs without writing yet. */
 static int bpf_diff(void *h, const struct vnic_policy *p, vnic_filter_diff_fn fn,
 		    void *arg, struct vnic_filter_result *r, int commit)
 {
-	return vnic_set_err(((struct bpf_h *)h)->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1,
-			    NULL, "the bpf backend has no diff in 0.1: "
-			    "vnic_filter_sync() repairs and writes only the difference");
+	struct vnic_bpf *b = ((struct bpf_h *)h)->b;
+
+	return commit ? vnic_bpf_sync_diff(b, p, fn, arg, r) : vnic_bpf_diff(b, p, fn, arg, r);
 }
 
 static const struct filter_ops bpf_ops = {

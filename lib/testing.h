@@ -69,6 +69,12 @@ int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
 		   struct vnic_filter_result *res);
 int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
 		  struct vnic_filter_result *res);
+/* vnic_filter_diff() and vnic_filter_sync_diff() of the bpf backend. */
+int vnic_bpf_diff(struct vnic_bpf *b, const struct vnic_policy *p,
+		  vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
+int vnic_bpf_sync_diff(struct vnic_bpf *b, const struct vnic_policy *p,
+		       vnic_filter_diff_fn fn, void *arg,
+		       struct vnic_filter_result *res);
 int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests,
 		    unsigned int count, struct vnic_filter_result *res);
 int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int *count);
@@ -87,8 +93,11 @@ int vnic_bpf_test_run(struct vnic_bpf *b, int prog, int ifindex, const void *fra
 
 /*
  * Call fn(arg, buf, len) with each nf_tables batch (BEGIN to END, as sent)
- * right before its sendmsg() (NULL: no hook; nft backend only).  vnic-bench keeps the bytes
- * to time the kernel's own cost of the very batch (its floor rows).
+ * right before its sendmsg(), and with each request that is not a batch (a
+ * get or a dump: its first message type is not NFNL_MSG_BATCH_BEGIN)
+ * before it is sent (NULL: no hook; nft backend only).  vnic-bench keeps
+ * the bytes to time the kernel's own cost of the very batch or read (its
+ * floor rows).
  * Returns 0, -EINVAL for a NULL handle, or -EOPNOTSUPP for bpf.
  */
 int vnic_filter_set_batch_tap(struct vnic_filter *f,

@@ -68,6 +68,15 @@ struct dctx {
 	char **owned;			/* names ifg borrows from drops */
 	unsigned int nowned;
 	bool masks_moved;		/* the switch masks in use change */
+	/* Masks the table has and the policy no longer uses, while it uses
+	 * no new one: their sets and chains, and the base chains' jumps to
+	 * them (ltags), are what apply and remove leave behind.  tidy: the
+	 * messages that only drop those; alone they are no difference. */
+	uint8_t left[(SW_FROM + 1) / 8];
+	bool left_only;
+	uint64_t *ltags;
+	unsigned int nltags;
+	unsigned int tidy;
 	struct dentry *ent;
 	unsigned int nent, capent;
 	uint32_t counts[S__MAX];	/* wanted elements per set */
@@ -211,6 +220,109 @@ static const char *obj_guest(const char *name)
 	if (!strncmp(name, "to_", 3))
 		return name + 3;
 	return NULL;
+}
+
+/* --- masks left behind ------------------------------------------------ */
+
+static bool mask_left(const struct dctx *dc, uint32_t m)
+{
+	return m && dc->left_only && (dc->left[m / 8] & (1u << (m % 8)));
+}
+
+/* The tag of the jump rule to mask m's chain of kind c, as rule_mask()
+ * writes it. */
+static int jump_tag(struct dctx *dc, enum nchain c, uint32_t m, uint64_t *tag)
+{
+	struct nlmsghdr *first;
+	const struct nlattr *a;
+	struct nbatch b;
+	bool found = false;
+	int err;
+
+	nbatch_init(&b);
+	/* The rule goes where the first message would be made. */
+	first = nbatch_msg(&b, 0, 0);
+	err = first ? rule_mask(dc->n, &b, "x", c, m, false) : -ENOMEM;
+	if (!err)
+		mnl_attr_for_each(a, first, sizeof(struct nfgenmsg))
+			if (mnl_attr_get_type(a) == NFTA_RULE_USERDATA)
+				found = rule_tag_parse(mnl_attr_get_payload(a),
+						       mnl_attr_get_payload_len(a), tag);
+	nbatch_free(&b);
+	return err ? err : found ? 0 : -EPROTO;
+}
+
+static int left_tags(struct dctx *dc)
+{
+	unsigned int m, c;
+	int err = 0;
+
+	for (m = 1; m <= SW_FROM && !err; m++) {
+		if (!mask_left(dc, m))
+			continue;
+		for (c = 0; c < C__MAX && !err; c++) {
+			uint64_t *v = realloc(dc->ltags, (dc->nltags + 1) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			dc->ltags = v;
+			err = jump_tag(dc, (enum nchain)c, m, &v[dc->nltags]);
+			if (!err)
+				dc->nltags++;
+		}
+	}
+	return err;
+}
+
+static bool left_jump(const struct dctx *dc, const struct st_rule *r)
+{
+	unsigned int i;
+
+	for (i = 0; r->tagged && i < dc->nltags; i++)
+		if (r->tag == dc->ltags[i])
+			return true;
+	return false;
+}
+
+/* h has w's rules, in order, and besides them only jumps to left masks. */
+static bool same_but_left(const struct dctx *dc, const struct st_chain *h,
+			  const struct st_chain *w)
+{
+	unsigned int i, j = 0;
+
+	if (!dc->nltags || !w)
+		return false;
+	for (i = 0; i < h->nrules; i++) {
+		if (left_jump(dc, &h->rules[i]))
+			continue;
+		if (j == w->nrules || !h->rules[i].tagged ||
+		    h->rules[i].tag != w->rules[j].tag)
+			return false;
+		j++;
+	}
+	return j == w->nrules;
+}
+
+/* A chain of a left mask's. */
+static bool left_chain(const struct dctx *dc, const char *name)
+{
+	char set[24], want[16];
+	unsigned int c;
+	uint32_t m;
+
+	/* "sw_in_37f": mask 37f, as its set "sw_37f" says it. */
+	if (strncmp(name, "sw_", 3) || strlen(name) < 7)
+		return false;
+	snprintf(set, sizeof(set), "sw_%s", name + 6);
+	m = swmask_parse(set);
+	if (!m)
+		return false;
+	for (c = 0; c < C__MAX; c++) {
+		swchain_name((enum nchain)c, m, want, sizeof(want));
+		if (!strcmp(want, name))
+			return mask_left(dc, m);
+	}
+	return false;
 }
 
 /* --- what is told -------------------------------------------------------- */
@@ -614,6 +726,8 @@ static int rules_out(struct dctx *dc)
 		}
 		if (!w || remade(h, w) || same_rules(h, w))
 			continue;
+		if (same_but_left(dc, h, w))
+			dc->tidy += h->nrules;
 		for (j = 0; j < h->nrules && !err; j++)
 			err = del_rule(dc, h->name, h->rules[j].handle);
 		if (!err)
@@ -633,6 +747,8 @@ static int rules_in(struct dctx *dc)
 
 		if (!w || remade(h, w) || same_rules(h, w))
 			continue;
+		if (same_but_left(dc, h, w))
+			dc->tidy += w->nrules;
 		for (j = 0; j < w->nrules && !err; j++)
 			err = put_rule(dc, &w->rules[j], h->name);
 	}
@@ -661,6 +777,8 @@ static int chains_out(struct dctx *dc)
 		err = del_named(dc, NFT_MSG_DELCHAIN, h->name, 0);
 		if (err)
 			break;
+		if (!w && left_chain(dc, h->name))
+			dc->tidy++;
 		if (w)
 			continue;	/* made again: chains_in() tells */
 		else if (!ours_chain(h->name))
@@ -700,6 +818,8 @@ static int sets_out(struct dctx *dc)
 		if (ntab_get(&dc->want->sets, h->name))
 			continue;
 		err = del_named(dc, NFT_MSG_DELSET, h->name, 0);
+		if (!err && h->ours && mask_left(dc, swmask_parse(h->name)) && !h->n)
+			dc->tidy++;
 		if (!err && !h->ours)
 			err = note(dc, VNIC_NFT_DIFF_FOREIGN, 0, 0, "set %s", h->name);
 	}
@@ -910,6 +1030,12 @@ static void wanted_masks(struct dctx *dc)
 			had[m / 8] |= (uint8_t)(1u << (m % 8));
 	}
 	dc->masks_moved = memcmp(had, dc->n->swmasks, sizeof(had)) != 0;
+	dc->left_only = dc->masks_moved;
+	for (i = 0; i < sizeof(had); i++) {
+		dc->left[i] = had[i] & (uint8_t)~dc->n->swmasks[i];
+		if (dc->n->swmasks[i] & (uint8_t)~had[i])
+			dc->left_only = false;
+	}
 }
 
 static uint64_t policy_digest(const struct dctx *dc)
@@ -1074,6 +1200,16 @@ static int grow(struct dctx *dc, uint32_t *genid)
 	return err;
 }
 
+static bool guests_differ(const struct dctx *dc)
+{
+	unsigned int i;
+
+	for (i = 0; i < dc->gstat.cap; i++)
+		if (dc->gstat.slots[i].key && dc->gstat.slots[i].val != G_SAME)
+			return true;
+	return false;
+}
+
 static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 {
 	struct vnic_nft *n = dc->n;
@@ -1106,6 +1242,16 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 		err = hooks(dc);
 	if (err)
 		return err;
+	/* Only what apply and remove leave of masks no NIC uses: no
+	 * difference, nothing written (a sync that writes anyway drops it). */
+	if (dc->tidy && dc->tidy == dc->b->msgs && !dc->nent && !guests_differ(dc)) {
+		unsigned int m;
+
+		nbatch_free(dc->b);
+		for (m = 1; m <= SW_FROM; m++)
+			if (mask_left(dc, m))
+				swmask_mark(n, m);
+	}
 	/* The state: always with a change; alone when it is what differs. */
 	if (!dc->b->msgs) {
 		char text[200];
@@ -1215,6 +1361,7 @@ static void dctx_free(struct dctx *dc)
 		free(dc->owned[i]);
 	free(dc->owned);
 	free(dc->ent);
+	free(dc->ltags);
 }
 
 /* After the commit: the handle knows the table as the policy made it. */
@@ -1277,6 +1424,9 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	if (dc.nkeyg > 1)
 		qsort(dc.keyg, dc.nkeyg, sizeof(*dc.keyg), ifg_cmp);
 	wanted_masks(&dc);
+	err = left_tags(&dc);
+	if (err)
+		goto out;
 	digest = policy_digest(&dc);
 	if (commit)
 		err = grow(&dc, &genid);

@@ -19,92 +19,55 @@
 
 #include "nft/internal.h"
 
-#define ELEMS_PER_MSG 256
-
 /*
- * Elements go out one message per set and ELEMS_PER_MSG elements.  Those a
- * change adds gather in the handle across its guests (n->adds) and go out
- * before its hooks: a batch of many small guests then holds few messages.
- * Deletes go out with their guest, before its counter and chain, which
- * the kernel keeps while an element refers to them.
+ * Elements go out one message per set and ELIST_MAX elements (elist.c).
+ * Those a change adds gather in the handle across its guests (n->adds) and
+ * go out before its hooks: a batch of many small guests then holds few
+ * messages.  Deletes go out with their guest (n->dels), before its counter
+ * and chain, which the kernel keeps while an element refers to them.
  */
 struct put {
 	struct vnic_nft *n;
 	struct nbatch *b;
 	bool add;
 	bool uncounted;			/* the state element */
-	struct nftnl_set **s;		/* own, or n->adds */
-	unsigned int *count;
-	struct nftnl_set *own[NSETS];
-	unsigned int own_count[NSETS];
+	struct elist *s;		/* n->adds or n->dels */
 	int err;
 };
 
 static void put_init(struct put *pt, struct vnic_nft *n, struct nbatch *b,
 		     bool add, bool gather)
 {
-	memset(pt, 0, sizeof(*pt));
 	pt->n = n;
 	pt->b = b;
 	pt->add = add;
-	pt->s = gather ? n->adds : pt->own;
-	pt->count = gather ? n->nadds : pt->own_count;
+	pt->uncounted = false;
+	pt->s = gather ? n->adds : n->dels;
+	pt->err = 0;
 }
 
 static int flush_set(struct put *pt, enum nset s)
 {
-	struct nlmsghdr *nlh;
-
-	if (!pt->s[s])
-		return 0;
-	nlh = nbatch_msg(pt->b, pt->add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM,
-			 pt->add ? NLM_F_CREATE | NLM_F_EXCL : 0);
-	if (nlh) {
-		nftnl_set_elems_nlmsg_build_payload(nlh, pt->s[s]);
-		nbatch_end(pt->b, nlh);
-	}
-	nftnl_set_free(pt->s[s]);
-	pt->s[s] = NULL;
-	pt->count[s] = 0;
-	return nlh ? 0 : -ENOMEM;
-}
-
-static struct nftnl_set_elem *elem(struct put *pt, enum nset s, const void *key,
-				   uint32_t len)
-{
-	struct nftnl_set_elem *e;
 	char name[16];
 
+	return elist_flush(&pt->s[s], pt->b, pt->n->table,
+			   set_name(s, name, sizeof(name)), pt->add);
+}
+
+/* An element of set s; x: what it carries besides its key (adds only). */
+static void elem(struct put *pt, enum nset s, const void *key, uint32_t len,
+		 const struct elist_extra *x)
+{
 	if (pt->err)
-		return NULL;
-	/* A full message goes before the next element, not after the last:
-	 * the caller still sets fields of the element returned. */
-	if (pt->count[s] == ELEMS_PER_MSG) {
+		return;
+	if (!pt->add)
+		x = NULL;
+	if (elist_full(&pt->s[s], len, x))
 		pt->err = flush_set(pt, s);
-		if (pt->err)
-			return NULL;
-	}
-	if (!pt->s[s]) {
-		pt->s[s] = nftnl_set_alloc();
-		if (!pt->s[s]) {
-			pt->err = -ENOMEM;
-			return NULL;
-		}
-		nftnl_set_set_str(pt->s[s], NFTNL_SET_TABLE, pt->n->table);
-		nftnl_set_set_str(pt->s[s], NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
-		nftnl_set_set_u32(pt->s[s], NFTNL_SET_FAMILY, NFPROTO_NETDEV);
-	}
-	e = nftnl_set_elem_alloc();
-	if (!e) {
-		pt->err = -ENOMEM;
-		return NULL;
-	}
-	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len);
-	nftnl_set_elem_add(pt->s[s], e);
-	if (!pt->uncounted)
+	if (!pt->err)
+		pt->err = elist_add(&pt->s[s], key, len, x);
+	if (!pt->err && !pt->uncounted)
 		pt->n->pend[s] += pt->add ? 1 : -1;
-	pt->count[s]++;
-	return e;
 }
 
 /* Keys: the ifindex as meta iif/oif loads it (host order), then each field
@@ -136,16 +99,16 @@ static void nic_addrs(struct put *pt, const struct pnic *nic, int ifindex)
 
 	key_init(&k, ifindex);
 	key_add(&k, nic->mac, 6);
-	elem(pt, S_MAC, k.b, k.len);
+	elem(pt, S_MAC, k.b, k.len, NULL);
 	for (i = 0; i < nic->n4; i++) {
 		key_init(&k, ifindex);
 		key_add(&k, &nic->v4[i], 4);
-		elem(pt, S_IP4, k.b, k.len);
+		elem(pt, S_IP4, k.b, k.len, NULL);
 	}
 	for (i = 0; i < nic->n6; i++) {
 		key_init(&k, ifindex);
 		key_add(&k, &nic->v6[i], 16);
-		elem(pt, S_IP6, k.b, k.len);
+		elem(pt, S_IP6, k.b, k.len, NULL);
 	}
 }
 
@@ -154,24 +117,17 @@ static void nic_elems(struct put *pt, const struct pguest *g, const struct pnic 
 {
 	enum nchain c = layout_from_chain(nic->kind);
 	uint32_t idx = (uint32_t)ifindex;
-	struct nftnl_set_elem *e;
+	struct elist_extra counter = { .objref = ctr }, jump = { .chain = chain };
 
 	if (nic->sw & SW_FROM)
-		elem(pt, S_MASK(nic->sw), &idx, 4);
+		elem(pt, S_MASK(nic->sw), &idx, 4, NULL);
 	/* Traffic to a macvtap or macvlan is filtered by its own MAC. */
 	if ((nic->sw & VNIC_SW_NO_PROMISC) && c == C_IN)
-		elem(pt, S_PROMISC, &idx, 4);
+		elem(pt, S_PROMISC, &idx, 4, NULL);
 	nic_addrs(pt, nic, ifindex);
-	e = elem(pt, S_CTR, &idx, 4);
-	if (e && pt->add)
-		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, ctr);
-	if (!g->nr)
-		return;
-	e = elem(pt, S_CUSTOM, &idx, 4);
-	if (e && pt->add) {
-		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
-		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
-	}
+	elem(pt, S_CTR, &idx, 4, &counter);
+	if (g->nr)
+		elem(pt, S_CUSTOM, &idx, 4, &jump);
 }
 
 uint32_t guest_key(const char *name)
@@ -181,13 +137,14 @@ uint32_t guest_key(const char *name)
 	return k == STATE_KEY ? k + 1 : k;
 }
 
-static void comment_udata(struct nftnl_set_elem *e, const char *comment)
+/* An element of the guests set with its comment. */
+static void comment_elem(struct put *pt, uint32_t key, const char *comment)
 {
 	uint8_t ud[260];
-	size_t len = udata_comment(comment, ud, sizeof(ud));
+	struct elist_extra x = { .udata = ud };
 
-	if (len)
-		nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, ud, (uint32_t)len);
+	x.udata_len = (uint32_t)udata_comment(comment, ud, sizeof(ud));
+	elem(pt, S_GUESTS, &key, 4, &x);
 }
 
 /* "libvnic-state DIGEST n=A,B,...": the digest, and how many elements each
@@ -195,8 +152,6 @@ static void comment_udata(struct nftnl_set_elem *e, const char *comment)
  * the mask sets are not counted: drops bounds each). */
 int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 {
-	uint32_t key = STATE_KEY;
-	struct nftnl_set_elem *e;
 	char comment[200];
 	unsigned int s;
 	struct put pt;
@@ -204,9 +159,7 @@ int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 
 	put_init(&pt, n, b, add, false);
 	pt.uncounted = true;
-	e = elem(&pt, S_GUESTS, &key, 4);
-
-	if (e && add) {
+	if (add) {
 		/* g=: the generation this commit makes (0: unknown). */
 		len = snprintf(comment, sizeof(comment), "libvnic-state %016llx g=%u n=",
 			       (unsigned long long)digest, n->state_gen);
@@ -214,7 +167,11 @@ int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 			len += snprintf(comment + len, sizeof(comment) - (size_t)len,
 					"%s%lld", s ? "," : "",
 					(long long)n->nelem[s] + n->pend[s]);
-		comment_udata(e, comment);
+		comment_elem(&pt, STATE_KEY, comment);
+	} else {
+		uint32_t key = STATE_KEY;
+
+		elem(&pt, S_GUESTS, &key, 4, NULL);
 	}
 	return pt.err ? pt.err : flush_set(&pt, S_GUESTS);
 }
@@ -222,14 +179,15 @@ int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 static void guest_elem(struct put *pt, const struct pguest *g, uint64_t digest)
 {
 	uint32_t key = guest_key(g->name);
-	struct nftnl_set_elem *e = elem(pt, S_GUESTS, &key, 4);
 	char comment[128];
 
-	if (!e || !pt->add)
+	if (!pt->add) {
+		elem(pt, S_GUESTS, &key, 4, NULL);
 		return;
+	}
 	snprintf(comment, sizeof(comment), "%s %016llx", g->name,
 		 (unsigned long long)digest);
-	comment_udata(e, comment);
+	comment_elem(pt, key, comment);
 }
 
 static int put_counter(struct put *pt, const char *name)
@@ -639,9 +597,7 @@ void guest_adds_drop(struct vnic_nft *n)
 	unsigned int s;
 
 	for (s = 0; s < NSETS; s++) {
-		if (n->adds[s])		/* libnftnl 1.2 frees no NULL */
-			nftnl_set_free(n->adds[s]);
-		n->adds[s] = NULL;
-		n->nadds[s] = 0;
+		elist_free(&n->adds[s]);
+		elist_free(&n->dels[s]);
 	}
 }

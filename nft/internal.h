@@ -99,10 +99,36 @@ uint32_t nchain_hook(enum nchain c);
 struct nbatch {
 	char *buf;
 	size_t len, cap;
+	size_t zeroed;			/* [len, zeroed) is all zero */
 	uint32_t seq;
 	unsigned int msgs;
 	struct nlmsghdr *cur;
 };
+
+/* elist.c: set elements encoded as they go on the wire, gathered for one
+ * set; out as one message of at most ELIST_MAX elements. */
+#define ELIST_MAX 256
+struct elist {
+	char *buf;
+	size_t len, cap;
+	unsigned int count;
+};
+/* What an element carries besides its key (NULL: nothing). */
+struct elist_extra {
+	const char *objref;		/* a counter's name */
+	const char *chain;		/* a jump to it */
+	const void *udata;
+	uint32_t udata_len;
+};
+int elist_add(struct elist *l, const void *key, uint32_t klen,
+	      const struct elist_extra *x);
+/* The element would not fit in l's message: flush l first. */
+bool elist_full(const struct elist *l, uint32_t klen,
+		const struct elist_extra *x);
+/* l's elements as one message into b; l is empty after. */
+int elist_flush(struct elist *l, struct nbatch *b, const char *table,
+		const char *set, bool add);
+void elist_free(struct elist *l);
 
 /* Device names of one base chain, with O(1) membership. */
 struct devlist {
@@ -181,9 +207,10 @@ struct vnic_nft {
 	uint32_t size[NSETS];
 	uint32_t nelem[S__MAX];
 	int64_t pend[NSETS];
-	/* Elements the change being built adds, gathered (elems.c). */
-	struct nftnl_set *adds[NSETS];
-	unsigned int nadds[NSETS];
+	/* Elements the change being built adds, gathered (elems.c), and
+	 * those of one guest's delete (empty between guests). */
+	struct elist adds[NSETS];
+	struct elist dels[NSETS];
 	bool has_state;			/* the state element exists */
 	/* The table does not exist yet: the next commit makes it, with its
 	 * sets, in the same batch as the change (nothing is written before

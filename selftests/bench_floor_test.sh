@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# vnic-bench's floor rows, as TAP: the nf_tables batches libvnic sent,
-# kept through the batch tap and sent again by the bench's own socket, are
+# vnic-bench's floor rows, as TAP: the nf_tables batches (and for restart,
+# the reads) libvnic sent, kept through the tap and sent again by the
+# bench's own socket, are
 # taken by the kernel in every run (a batch it refused would fail the row),
 # and libvnic's rows carry their ratio to the floor of their layout.  Tiny
 # sizes: the figures are not what is tested.
@@ -70,6 +71,19 @@ case_growth_floor() {
 		 length == 2 and all(. > 0)))'
 }
 
+# restart: an unchanged sync sends no batch; its floor is the reads the
+# sync of a new process sent, kept by the tap and sent again, every run.
+case_restart_floor() {
+	bench01 restart --guests 2 --nics-per-guest 2 --runs 2 --settle 0 \
+		--proc-guests none --methods libvnic,floor-sync-unchanged \
+		--json || return
+	jqo 'any(.method == "floor-sync-unchanged" and .runs == 2 and
+		 (.note | test("[1-9][0-9]* reads")))' || return
+	jqo 'any(.method == "libvnic-sync-unchanged" and
+		 .target_floor == "floor-sync-unchanged" and .ratio_to_floor > 0 and
+		 ."ratio_to_floor-sync-unchanged" > 0)'
+}
+
 # The bpf backend's rows: they ran, with the ratio to nft by name, and a
 # restart from a new process (veth) wrote nothing.
 case_bpf_rows() {
@@ -88,7 +102,7 @@ case_bpf_rows() {
 		 .writes == 0)'
 }
 
-CASES=(filters_floor filters_add_floor growth_floor bpf_rows)
+CASES=(filters_floor filters_add_floor growth_floor restart_floor bpf_rows)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }

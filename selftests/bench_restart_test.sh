@@ -37,7 +37,7 @@ case_proc_rows() {
 	jqo '[.[] | select(.method | test("^(vnicctl|anchor)-"))] |
 	     length == 28 and all(.runs == 1 and .existing > 0)' || return
 	jqo '[.[] | select(.method | startswith("vnicctl-"))] |
-	     all(.sendmsg > 0 and .recvmsg > 0 and (.dumps | type) == "number")' || return
+	     all(.sendmsg > 0 and .recvmsg > 0 and (.link_dumps | type) == "number")' || return
 	jqo '[.[] | select(.method | test("^vnicctl-(name|prefix)-sync-[0-9]+pct-[48]$"))] |
 	     length == 12 and all(.target_ratio == 1.2 and
 	     (.target_ratio_to | test("full-apply")) and

@@ -21,6 +21,7 @@
 #include "kselftest_harness.h"
 #include "util.h"
 #include "lib/testing.h"
+#include "bpf/maps.h"
 #include "pkt.h"
 
 #define TC_ACT_SHOT	2
@@ -705,7 +706,9 @@ TEST_F(life, nic_recreated_same_name)
 	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
 	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
 	EXPECT_EQ(1, r.writes);
-	EXPECT_EQ(1u, r.guests_changed);
+	/* the guest's policy did not change: its NIC's state is repaired */
+	EXPECT_EQ(2u, r.guests_unchanged);
+	EXPECT_LT(0u, r.repaired);
 	filtering(_metadata, &self->t);
 }
 
@@ -1170,6 +1173,247 @@ TEST_F(life, stale_handle_refused_eagain)
 	vnic_policy_free(q);
 	vnic_bpf_close(second);
 	close(fd);
+}
+
+/* --- diff: what a sync would change, named; the sync repairs it --------- */
+
+struct dlog {
+	char text[2048];
+	unsigned int n;
+	int stop;		/* returned by the callback */
+};
+
+static int dlog_cb(const struct vnic_filter_diff *d, void *arg)
+{
+	static const char *const kinds[] = { "?", "add", "change", "remove", "repair",
+					     "foreign" };
+	struct dlog *l = arg;
+	size_t k = strlen(l->text);
+
+	snprintf(l->text + k, sizeof(l->text) - k, "%s %s +%u -%u; ",
+		 kinds[d->kind <= 5 ? d->kind : 0], d->guest ? d->guest : d->object,
+		 d->added, d->removed);
+	l->n++;
+	return l->stop;
+}
+
+/* diff says the state differs and names what (every needle, "" for none). */
+static void diff_says(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+		      const char *const *needles)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes) TH_LOG("diff: %s", l.text);
+	EXPECT_LT(0u, r.repaired) TH_LOG("diff: %s", l.text);
+	EXPECT_EQ(r.repaired, l.n) TH_LOG("diff: %s", l.text);
+	EXPECT_EQ(2u, r.guests_unchanged);
+	EXPECT_LT(0u, r.messages);
+	for (i = 0; needles[i]; i++) {
+		const char *nd = needles[i];
+
+		EXPECT_NE(NULL, strstr(l.text, nd))
+			TH_LOG("no \"%s\" in the diff: %s", nd ? nd : "", l.text);
+	}
+}
+
+static void diff_clean(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes) TH_LOG("diff: %s", l.text);
+	EXPECT_EQ(0u, r.repaired);
+	EXPECT_EQ(0u, l.n) TH_LOG("diff: %s", l.text);
+	EXPECT_EQ(2u, r.guests_unchanged);
+}
+
+/* The sync that follows the diff repairs what it named, says so, and a
+ * diff after it (and from a new handle) finds nothing. */
+static void sync_repairs(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+			 const char *needle)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+
+	ASSERT_EQ(0, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	EXPECT_LT(0u, r.repaired);
+	EXPECT_NE(NULL, strstr(l.text, needle)) TH_LOG("sync_diff: %s", l.text);
+	diff_clean(_metadata, self);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	diff_clean(_metadata, self);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, diff_before_and_after_apply)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r));
+	EXPECT_EQ(1, r.writes);
+	EXPECT_EQ(2u, r.guests_added);
+	EXPECT_EQ(0u, r.repaired);
+	EXPECT_NE(NULL, strstr(l.text, "add vm1")) TH_LOG("%s", l.text);
+	EXPECT_NE(NULL, strstr(l.text, "add vm2")) TH_LOG("%s", l.text);
+	/* nothing written */
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	diff_clean(_metadata, self);
+}
+
+TEST_F(life, diff_names_deleted_filter)
+{
+	char want[96];
+	const char *const n[] = { want, NULL };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic,
+				from_hook(self->t.kind)));
+	snprintf(want, sizeof(want), "repair filter vnic on %s %s +1", self->t.nic,
+		 from_hook(self->t.kind));
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, want);
+}
+
+TEST_F(life, diff_names_deleted_qdisc)
+{
+	char want[96];
+	const char *const n[] = { want, NULL };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
+	snprintf(want, sizeof(want), "repair qdisc clsact on %s +1", self->t.nic);
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, want);
+}
+
+TEST_F(life, diff_names_foreign_filter_in_our_slot)
+{
+	const char *hook = from_hook(self->t.kind);
+	char foreign[96], ours[96];
+	const char *const n[] = { foreign, ours, NULL };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic, hook));
+	ASSERT_EQ(0, st_run_cmd("tc filter add dev %s %s pref 30318 u32 match u32 0 0",
+				self->t.nic, hook));
+	snprintf(foreign, sizeof(foreign), "foreign filter pref 30318 on %s %s +0 -1",
+		 self->t.nic, hook);
+	snprintf(ours, sizeof(ours), "repair filter vnic on %s %s +1", self->t.nic, hook);
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, foreign);
+}
+
+static int our_map(FIXTURE_DATA(life) *self, const char *name)
+{
+	return map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), name);
+}
+
+TEST_F(life, diff_names_deleted_map_entry)
+{
+	const char *const n[] = { "repair map nics +1 -0", NULL };
+	uint32_t key = if_nametoindex(self->t.nic);
+	int fd;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "nics");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_delete_elem(fd, &key));
+	/* the NIC is unfiltered now: a program without its entry passes */
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, "map nics");
+	close(fd);
+}
+
+TEST_F(life, diff_names_changed_map_entry)
+{
+	const char *const n[] = { "repair map nics +1 -0", NULL };
+	uint32_t key = if_nametoindex(self->t.nic);
+	struct bpf_nic v;
+	int fd;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "nics");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &key, &v));
+	v.flags = 0;		/* every check off */
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &key, &v, BPF_ANY));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, "map nics");
+	close(fd);
+}
+
+TEST_F(life, diff_names_added_map_entries)
+{
+	const char *const n[] = { "foreign map nics +0 -1", "foreign map guests +0 -1",
+				  NULL };
+	struct bpf_guest_key gk;
+	struct bpf_guest gv = { .digest = 42, .nics = 0 };
+	struct bpf_nic v;
+	uint32_t key = 1;	/* lo: no guest's */
+	int nics, guests;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	nics = our_map(self, "nics");
+	guests = our_map(self, "guests");
+	ASSERT_LE(0, nics);
+	ASSERT_LE(0, guests);
+	memset(&v, 0, sizeof(v));
+	strcpy(v.guest, "intruder");
+	strcpy(v.ifname, "lo");
+	v.flags = BF_MAC;
+	ASSERT_EQ(0, bpf_map_update_elem(nics, &key, &v, BPF_ANY));
+	memset(&gk, 0, sizeof(gk));
+	strcpy(gk.name, "stowaway");
+	ASSERT_EQ(0, bpf_map_update_elem(guests, &gk, &gv, BPF_ANY));
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, "foreign map");
+	EXPECT_NE(0, bpf_map_lookup_elem(nics, &key, &v));
+	EXPECT_NE(0, bpf_map_lookup_elem(guests, &gk, &gv));
+	guests_are(_metadata, self->b, 2);
+	close(nics);
+	close(guests);
+}
+
+TEST_F(life, diff_names_nic_recreated_same_name)
+{
+	char want[96], why[256];
+	const char *const n[] = { "repair map nics +1 -1", want, NULL };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "repair qdisc clsact on %s +1", self->t.nic);
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, want);
+}
+
+/* A callback's non-zero return stops the diff and the sync: nothing is
+ * written, the damage stays until a sync runs to the end. */
+TEST_F(life, diff_callback_stops_sync)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 7 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
+	EXPECT_EQ(7, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r));
+	EXPECT_EQ(7, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r));
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	EXPECT_EQ(2u, l.n);
+	sync_repairs(_metadata, self, "qdisc clsact");
 }
 
 TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }

@@ -173,6 +173,26 @@ case_sync_to_no_guests() {
 	same_as_clean "$TMP/A.json"
 }
 
+# filter remove leaves the switch masks no NIC uses any more (their sets,
+# chains and the base chains' jumps): that is no difference.  diff right
+# after it says the table matches and a sync writes nothing; A after that
+# is what a clean sync makes.
+case_diff_after_remove() {
+	echo '{"guests": []}' >"$TMP/none.json"
+	run 0 vc filter apply "$TMP/A.json" || return
+	run 0 vc filter remove $(jq -r '.guests[].name' "$TMP/A.json") || return
+	expect_eq "$(nft -j list table netdev vnic |
+		jq '[.nftables[] | .set? // empty | select(.name | startswith("sw_"))] | length > 0')" \
+		true "a mask set left by remove" || return
+	run 0 vc filter diff "$TMP/none.json" || return
+	run 0 vc -j filter sync "$TMP/none.json" || return
+	jq -e '.writes == false' "$TMP/out" >/dev/null ||
+		fail "sync after remove wrote: $(cat "$TMP/out")" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc filter diff "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
 # A guest's custom rule replaced by another (tcp 22 accept -> udp 53 drop,
 # which counts into the guest's counter), then back, each by a new
 # process: the chain's rules go by handle and the wanted ones come again.
@@ -231,7 +251,7 @@ case_diff_errors_exit_2() {
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
-       restart_a_b_a custom_rule_replaced unchanged_writes_nothing
+       restart_a_b_a custom_rule_replaced diff_after_remove unchanged_writes_nothing
        diff_errors_exit_2)
 
 tap_main nft jq python3 -- "$@"

@@ -731,6 +731,17 @@ case_bpf_backend() {
 	jqo '.writes == false and .unchanged == 2' || return
 	run 0 vc --backend bpf -j filter show || return
 	jqo '[.[].guest] | sort == ["vm1", "vm2"]' || return
+	# diff: 0 when it matches; a deleted filter is 1 and named; the
+	# sync says what it repaired; 0 again
+	run 0 vc --backend bpf filter diff "$TMP/b.json" || return
+	tc filter del dev vm2h0 ingress pref 30318 || return
+	run 1 vc --backend bpf filter diff "$TMP/b.json" || return
+	grep -q 'repair: filter vnic on vm2h0 ingress, 1 filter to restore' "$TMP/out" ||
+		{ fail "diff does not name the filter: $(cat "$TMP/out")"; return 1; }
+	run 0 vc --backend bpf filter sync "$TMP/b.json" || return
+	grep -q '^repaired: filter vnic on vm2h0 ingress, 1 filter restored' "$TMP/out" ||
+		{ fail "sync does not say what it repaired: $(cat "$TMP/out")"; return 1; }
+	run 0 vc --backend bpf filter diff "$TMP/b.json" || return
 	run 1 vc --backend bpf filter render "$TMP/b.json" || return
 	run 2 vc --backend bpf --no-owner filter show || return
 	run 2 vc --backend xdp filter show || return

@@ -34,6 +34,8 @@ void cli_diff_phrase(const struct vnic_filter_diff *d, bool done, char *buf,
 
 	if (!strncmp(d->object, "hooks", 5))
 		unit = "device";
+	if (!strncmp(d->object, "qdisc", 5) || !strncmp(d->object, "filter", 6))
+		unit = d->object[0] == 'q' ? "qdisc" : "filter";	/* bpf's tc objects */
 	k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "; " : "", d->object);
 	if (k < len && d->added)
 		k += (size_t)snprintf(buf + k, len - k, ", %u %s%s %s", d->added, unit,
@@ -123,9 +125,6 @@ int cli_filter_sync(struct vnic_filter *n, const struct vnic_policy *p,
 		    struct vnic_filter_result *res, char *repaired)
 {
 	repaired[0] = '\0';
-	/* The bpf backend repairs too, but cannot name what it repaired. */
-	if (vnic_filter_backend(n) == VNIC_BACKEND_BPF)
-		return vnic_filter_sync(n, p, res);
 	return vnic_filter_sync_diff(n, p, repair_phrase, repaired, res);
 }
 
@@ -137,7 +136,7 @@ int cli_filter_damage(struct cli *cli, struct vnic_filter *n)
 	int err;
 
 	if (vnic_filter_backend(n) == VNIC_BACKEND_BPF)
-		return CLI_OK;	/* no diff there: its sync repairs blind */
+		return CLI_OK;	/* its diff needs the policy (filter diff FILE) */
 	err = vnic_filter_diff(n, NULL, repair_phrase, what, &res);
 
 	if (err)

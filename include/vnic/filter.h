@@ -148,7 +148,7 @@ struct vnic_filter_result {
 	uint32_t batches;		/* sendmsg() of batches */
 	uint32_t genid;			/* nft: the ruleset generation after it */
 	int writes;			/* 0: nothing was written */
-	/* nft: objects of libvnic's that differed from what it wrote though
+	/* Objects of libvnic's that differed from what it wrote though
 	 * no guest change explains it (restored), and objects it did not
 	 * make (removed); vnic_filter_diff() counts what a sync would. */
 	uint32_t repaired;
@@ -192,9 +192,12 @@ struct vnic_filter_diff {
 	size_t sz;
 	uint32_t kind;			/* enum vnic_filter_diff_kind */
 	const char *guest;		/* guest entries: its name; else NULL */
-	/* Repair and foreign entries (nft): "set ip4s", "map drops",
+	/* Repair and foreign entries.  nft: "set ip4s", "map drops",
 	 * "chain eg0", "counter c_vm1", "hooks of chain eg0", "state
-	 * element"; NULL for a guest entry. */
+	 * element".  bpf: "map nics", "map ip4s", "map ip6s", "map guests",
+	 * "qdisc clsact on vm1h0", "filter vnic on vm1h0 ingress", "filter
+	 * pref 30318 on vm1h0 egress" (foreign, in our slot).  NULL for a
+	 * guest entry. */
 	const char *object;
 	uint32_t added, removed;	/* its elements, rules or devices */
 };
@@ -209,13 +212,16 @@ typedef int (*vnic_filter_diff_fn)(const struct vnic_filter_diff *d, void *arg);
  * each difference; res (may be NULL) gets the guests' counts, repaired,
  * and writes set when a sync would write.  Returns 0 (the state differs
  * when res->writes), -EINVAL, -ENODEV (a NIC of p does not exist),
- * -EUCLEAN (nft: a table libvnic did not make), -EOPNOTSUPP (bpf: not
- * implemented in 0.1), -ENOMEM, fn's non-zero return, or the kernel's.
+ * -EUCLEAN (nft: a table libvnic did not make), -EAGAIN (bpf: another
+ * handle changed the maps since this one read them), -ENOMEM, fn's
+ * non-zero return, or the kernel's.  bpf: p must not be NULL; the maps are
+ * read again and every hook of p's NICs read back, so what another process
+ * changed is found; messages is what the sync would send.
  */
 int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
 		     vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
 /* vnic_filter_sync() that reports each difference through fn (NULL: none)
- * before it commits them (bpf: -EOPNOTSUPP in 0.1). */
+ * before it commits them. */
 int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 			  vnic_filter_diff_fn fn, void *arg,
 			  struct vnic_filter_result *res);

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Set elements encoded as they go on the wire, gathered per set and copied
+ * into NEWSETELEM/DELSETELEM messages.  A full apply writes several
+ * elements per NIC: building each as a libnftnl object (an allocation, a
+ * copy per field, a list, then the encoding) cost more than the kernel's
+ * own work on them.  Each element is one NFTA_LIST_ELEM nest, the type the
+ * kernel dumps and libnftnl's parser wants; the kernel reads any type.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "nft/internal.h"
+
+/* One message's elements: few enough for nbatch_msg()'s guaranteed room
+ * with the set and table names besides. */
+#define ELIST_MSG_BYTES	(60 * 1024)
+
+void elist_free(struct elist *l)
+{
+	free(l->buf);
+	memset(l, 0, sizeof(*l));
+}
+
+static int grow(struct elist *l, size_t room)
+{
+	size_t cap = l->cap ? l->cap : 4096;
+	char *p;
+
+	while (l->len + room > cap)
+		cap *= 2;
+	if (cap == l->cap)
+		return 0;
+	p = realloc(l->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	l->buf = p;
+	l->cap = cap;
+	return 0;
+}
+
+/* An attribute at the end of l, its padding zeroed; where it starts. */
+static size_t put(struct elist *l, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *a = (struct nlattr *)(l->buf + l->len);
+	size_t at = l->len;
+
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(MNL_ATTR_HDRLEN + len);
+	if (len)
+		memcpy((char *)a + MNL_ATTR_HDRLEN, data, len);
+	memset((char *)a + MNL_ATTR_HDRLEN + len, 0, MNL_ALIGN(len) - len);
+	l->len += MNL_ATTR_HDRLEN + MNL_ALIGN(len);
+	return at;
+}
+
+static size_t nest(struct elist *l, uint16_t type)
+{
+	return put(l, NLA_F_NESTED | type, NULL, 0);
+}
+
+static void nest_end(struct elist *l, size_t at)
+{
+	((struct nlattr *)(l->buf + at))->nla_len = (uint16_t)(l->len - at);
+}
+
+static size_t strz_len(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* Its size on the wire, at most: the attributes' headers and padding. */
+static size_t elem_room(uint32_t klen, const struct elist_extra *x)
+{
+	size_t room = 4 * MNL_ATTR_HDRLEN + MNL_ALIGN(klen);
+
+	if (x)
+		room += 6 * MNL_ATTR_HDRLEN + 4 + MNL_ALIGN(strz_len(x->chain)) +
+			MNL_ALIGN(x->udata_len) + MNL_ALIGN(strz_len(x->objref));
+	return room;
+}
+
+/* In the order libnftnl encodes them: key, data (a verdict), userdata,
+ * object reference. */
+int elist_add(struct elist *l, const void *key, uint32_t klen,
+	      const struct elist_extra *x)
+{
+	size_t e, k, d, v, room = elem_room(klen, x);
+	int err = grow(l, room);
+
+	if (err)
+		return err;
+	e = nest(l, NFTA_LIST_ELEM);
+	k = nest(l, NFTA_SET_ELEM_KEY);
+	put(l, NFTA_DATA_VALUE, key, klen);
+	nest_end(l, k);
+	if (x && x->chain) {
+		uint32_t code = htonl((uint32_t)NFT_JUMP);
+
+		d = nest(l, NFTA_SET_ELEM_DATA);
+		v = nest(l, NFTA_DATA_VERDICT);
+		put(l, NFTA_VERDICT_CODE, &code, sizeof(code));
+		put(l, NFTA_VERDICT_CHAIN, x->chain, strz_len(x->chain));
+		nest_end(l, v);
+		nest_end(l, d);
+	}
+	if (x && x->udata_len)
+		put(l, NFTA_SET_ELEM_USERDATA, x->udata, x->udata_len);
+	if (x && x->objref)
+		put(l, NFTA_SET_ELEM_OBJREF, x->objref, strz_len(x->objref));
+	nest_end(l, e);
+	l->count++;
+	return 0;
+}
+
+bool elist_full(const struct elist *l, uint32_t klen,
+		const struct elist_extra *x)
+{
+	return l->count && (l->count >= ELIST_MAX ||
+			    l->len + elem_room(klen, x) > ELIST_MSG_BYTES);
+}
+
+static void put_strz(struct nlmsghdr *nlh, uint16_t type, const char *s)
+{
+	mnl_attr_put(nlh, type, strlen(s) + 1, s);
+}
+
+int elist_flush(struct elist *l, struct nbatch *b, const char *table,
+		const char *set, bool add)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *list;
+
+	if (!l->count)
+		return 0;
+	nlh = nbatch_msg(b, add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM,
+			 add ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	if (!nlh)
+		return -ENOMEM;
+	put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
+	put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, table);
+	list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+	memcpy(mnl_nlmsg_get_payload_tail(nlh), l->buf, l->len);
+	nlh->nlmsg_len += (uint32_t)l->len;
+	mnl_attr_nest_end(nlh, list);
+	nbatch_end(b, nlh);
+	l->len = 0;
+	l->count = 0;
+	return 0;
+}
