@@ -194,6 +194,26 @@ case_del_finds_host_end_by_kept_name() {
 	expect_eq "$(guests)" "" "filter guests after the DELs"
 }
 
+# The host end's name is hostPrefix and a hash of network and attachment:
+# the same attachment gets the same name again.  A name taken by another
+# link makes ADD fall back to a name the kernel picks (vc%d), and the link
+# that had it is left alone.
+case_host_end_name_hashed_or_kernel_picked() {
+	local ns h
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	[[ $h =~ ^vc[0-9a-f]{13}$ ]] || fail "host end named '$h'" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	add c1 "$ns" || return
+	expect_eq "$(host_end c1)" "$h" "the host end's name the second time" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || return
+	ip link add "$h" type veth peer name takenp || return
+	add c1 "$ns" || return
+	[[ $(host_end c1) =~ ^vc[0-9]+$ ]] || fail "fallback host end named '$(host_end c1)'" || return
+	ip link show "$h" >/dev/null || fail "the link that had the name went" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests"
+}
+
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
 # container lost (101), a filter removed behind its back (102).
@@ -466,6 +486,7 @@ case_cnitool() {
 }
 
 CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
+       host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
