@@ -215,6 +215,8 @@ static int check_nic(const struct check *c, const struct vnic_nic_opts *o,
 	if (!vnic_kind_name(o->kind))
 		return vnic_set_err(c->ctx, -EINVAL, VNIC_STEP_VALIDATE, c->idx,
 				    NULL, "unknown kind %d", (int)o->kind);
+	if (kind_feature(o->kind) == VNIC_FEAT_TUN)
+		vnic_probe_tun(c->ctx);
 	if (!(c->ctx->features & kind_feature(o->kind)))
 		return bad(c, -EOPNOTSUPP, "kind %s is not supported by this kernel",
 			   vnic_kind_name(o->kind));

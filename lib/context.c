@@ -153,7 +153,9 @@ VNIC_EXPORT int vnic_ctx_refresh(struct vnic_ctx *ctx)
 
 VNIC_EXPORT uint64_t vnic_ctx_features(const struct vnic_ctx *ctx)
 {
-	return ctx ? ctx->features : 0;
+	/* tun is asked on first need (lib/probe.c): a const view of a
+	 * context the caller owns, whose features it only completes. */
+	return ctx ? vnic_probe_tun((struct vnic_ctx *)ctx) : 0;
 }
 
 VNIC_EXPORT int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats *st)

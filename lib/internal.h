@@ -71,6 +71,7 @@ struct vnic_ctx {
 	uint32_t name_timeout_ms;
 	uint64_t name_deadline;	/* of the create in progress, vnic_now_ms() */
 	uint64_t features;
+	bool tun_probed;	/* VNIC_FEAT_TUN asked (vnic_probe_tun()) */
 	struct nl_sock nl;	/* requests */
 	struct linkcache *cache;	/* built on first use */
 	struct vnic_ctx_stats stats;
@@ -197,6 +198,8 @@ char *parse_extack(const struct nlmsghdr *nlh);
 /* The kernel's features, or'ed into *out; 0 or -errno (a probe could not
  * be sent or answered). */
 int vnic_probe_features(struct vnic_ctx *ctx, uint64_t *out);
+/* The context's features with VNIC_FEAT_TUN asked, once, on first need. */
+uint64_t vnic_probe_tun(struct vnic_ctx *ctx);
 /* uname()'s release is maj.min or later. */
 int vnic_kernel_at_least(unsigned int maj, unsigned int min);
 

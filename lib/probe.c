@@ -115,9 +115,24 @@ int vnic_probe_features(struct vnic_ctx *ctx, uint64_t *out)
 	err = probe_kinds(ctx, &f);
 	if (err)
 		return err;
-	/* Not being able to open it is the answer, whatever the errno. */
-	if (vnic_in_netns(ctx->netns_fd, tun_open_fn, NULL) == 0)
-		f |= VNIC_FEAT_TUN;
 	*out |= f;
 	return 0;
+}
+
+/*
+ * tun is asked on first need (a tap or tun NIC, vnic_ctx_features()), not
+ * at context creation: opening /dev/net/tun is cheap, but closing it takes
+ * RTNL (tun_chr_close() -> tun_detach()), which another process's link
+ * work can hold for milliseconds; a context that never makes a tap
+ * (vnic-cni, run once per attachment) never pays for it.
+ */
+uint64_t vnic_probe_tun(struct vnic_ctx *ctx)
+{
+	if (!ctx->tun_probed) {
+		ctx->tun_probed = true;
+		/* Not being able to open it is the answer, whatever the errno. */
+		if (vnic_in_netns(ctx->netns_fd, tun_open_fn, NULL) == 0)
+			ctx->features |= VNIC_FEAT_TUN;
+	}
+	return ctx->features;
 }

@@ -194,6 +194,26 @@ case_del_finds_host_end_by_kept_name() {
 	expect_eq "$(guests)" "" "filter guests after the DELs"
 }
 
+# The host end's name is hostPrefix and a hash of network and attachment:
+# the same attachment gets the same name again.  A name taken by another
+# link makes ADD fall back to a name the kernel picks (vc%d), and the link
+# that had it is left alone.
+case_host_end_name_hashed_or_kernel_picked() {
+	local ns h
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	[[ $h =~ ^vc[0-9a-f]{13}$ ]] || fail "host end named '$h'" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	add c1 "$ns" || return
+	expect_eq "$(host_end c1)" "$h" "the host end's name the second time" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || return
+	ip link add "$h" type veth peer name takenp || return
+	add c1 "$ns" || return
+	[[ $(host_end c1) =~ ^vc[0-9]+$ ]] || fail "fallback host end named '$(host_end c1)'" || return
+	ip link show "$h" >/dev/null || fail "the link that had the name went" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests"
+}
+
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
 # container lost (101), a filter removed behind its back (102).
@@ -295,6 +315,30 @@ case_gc_releases_leases_in_bulk() {
 	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC" || return
 	expect_eq "$(states)" 1 "state files after the delegated GC" || return
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
+}
+
+# A table another process owns (vnicctl filter hold on the same table
+# name) cannot take vnic-cni's writes: ADD fails with 104 and says why, and
+# leaves nothing (lease, NIC, state).  Once the holder is gone the table
+# (persisted, unowned) takes them again, the holder's guest kept.
+case_held_table_refused_cleanly() {
+	local ns base hold
+	ip link add vm1h0 type veth peer name vm1p || return
+	base=$(links)
+	echo '{"guests": [{"name": "vm1", "nics": [{"ifname": "vm1h0", "kind": "veth",
+	       "mac": "02:00:00:00:00:01", "ipv4": ["10.1.0.2"]}]}]}' >"$TMP/p.json"
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	hold=$!
+	until_ok test -s "$TMP/hold.out" || { kill "$hold"; fail "hold: $(cat "$TMP/hold.err")"; return; }
+	container ns || { kill "$hold"; return 1; }
+	cni ADD c1 eth0 "$ns" "$(conf)" && { kill "$hold"; fail "ADD into a held table passed"; return; }
+	kill "$hold"; wait "$hold"
+	jqo '.code == 104 and (.details | test("owned by another process"))' || return
+	expect_eq "$(links)" "$base" "links after the refused ADD" || return
+	expect_eq "$(leases)" 0 "leases after the refused ADD" || return
+	expect_eq "$(states)" 0 "state files after the refused ADD" || return
+	add c1 "$ns" || return
+	expect_eq "$(guests)" "c1.eth0 vm1" "guests once the holder is gone"
 }
 
 # STATUS: success, silent, while the table is usable; code 50 once a table
@@ -442,8 +486,10 @@ case_cnitool() {
 }
 
 CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
+       host_end_name_hashed_or_kernel_picked
        check_reports_faults
-       gc_removes_only_the_stale gc_releases_leases_in_bulk status bad_input_leaves_nothing macvlan
+       gc_removes_only_the_stale gc_releases_leases_in_bulk
+       held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

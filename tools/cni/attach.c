@@ -57,19 +57,25 @@ static enum vnic_macvlan_mode macvlan_mode(const char *s)
 	return VNIC_MACVLAN_BRIDGE;
 }
 
+/* by_kernel: "prefix%d", after the hashed name was taken. */
 static void nic_opts(struct cni_run *r, int nsfd, struct attach *a,
-		     struct vnic_nic_opts *nic, char *tmpl)
+		     struct vnic_nic_opts *nic, char *tmpl, bool by_kernel)
 {
 	nic->mtu = r->conf.mtu;
 	nic->up = 1;
 	if (r->conf.mode == CNI_MODE_VETH) {
-		snprintf(tmpl, VNIC_IFNAME_MAX + 1, "%s%%d", r->conf.host_prefix);
 		random_mac(a->cont_mac);
 		nic->kind = VNIC_KIND_VETH;
-		/* The kernel resolves "%d": a cache-named create would dump
-		 * every link of the host first, each call, in a fresh process. */
+		/* Never a cache-named create: it would dump every link of the
+		 * host first, each call, in a fresh process. */
+		if (by_kernel) {
+			snprintf(tmpl, VNIC_IFNAME_MAX + 1, "%s%%d", r->conf.host_prefix);
+			nic->naming = VNIC_NAMING_KERNEL;
+		} else {
+			cni_host_name(r->conf.host_prefix, r->conf.name, r->guest, tmpl);
+			nic->naming = VNIC_NAMING_EXPLICIT;
+		}
 		nic->name = tmpl;
-		nic->naming = VNIC_NAMING_KERNEL;
 		nic->peer_name = r->env.ifname;
 		nic->peer_netns_fd = nsfd;
 		nic->peer_mac = a->cont_mac;
@@ -83,22 +89,40 @@ static void nic_opts(struct cni_run *r, int nsfd, struct attach *a,
 	nic->mode = macvlan_mode(r->conf.macvlan_mode);
 }
 
-int attach_create(struct cni_run *r, int nsfd, struct attach *a)
+static int create(struct cni_run *r, int nsfd, struct attach *a, bool by_kernel,
+		  struct vnic_guest **out)
 {
 	VNIC_OPTS(vnic_nic_opts, nic);
-	VNIC_OPTS(vnic_nic_info, info);
 	char tmpl[VNIC_IFNAME_MAX + 1];
 	struct vnic_guest *g;
 	int err;
 
-	nic_opts(r, nsfd, a, &nic, tmpl);
+	nic_opts(r, nsfd, a, &nic, tmpl, by_kernel);
 	err = vnic_guest_new(a->ctx, r->guest, &g);
 	if (err)
-		return cni_fail_vnic(r, CNI_ERR_NIC, "cannot create the interface",
-				     a->ctx, err);
+		return err;
 	err = vnic_guest_add_nic(g, &nic, NULL);
 	if (!err)
 		err = vnic_guest_create(g);
+	if (err) {
+		vnic_guest_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+int attach_create(struct cni_run *r, int nsfd, struct attach *a)
+{
+	VNIC_OPTS(vnic_nic_info, info);
+	struct vnic_guest *g = NULL;
+	int err;
+
+	err = create(r, nsfd, a, false, &g);
+	/* Taken: by a hash collision, or the container's name is (then the
+	 * kernel-named try fails the same way and says so). */
+	if (err == -EEXIST && r->conf.mode == CNI_MODE_VETH)
+		err = create(r, nsfd, a, true, &g);
 	if (!err)
 		err = vnic_guest_nic_info(g, 0, &info);
 	if (err) {

@@ -121,6 +121,9 @@ extern const unsigned int cni_nversions;
 int cni_guest_name(const char *cid, const char *ifname, char *out);
 bool cni_valid_id(const char *s);
 bool cni_valid_ifname(const char *s);
+/* The veth host end's name for guest of network net (VNIC_IFNAME_MAX). */
+void cni_host_name(const char *prefix, const char *net, const char *guest,
+		   char *out);
 
 /* ipam.c */
 int ipam_exec(struct cni_run *r, const char *command, json_t **result);

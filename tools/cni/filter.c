@@ -141,6 +141,20 @@ static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 	return 0;
 }
 
+/*
+ * The kernel lets only the owner's socket write an owned table (any other
+ * gets EPERM), and each vnic-cni call is a new process: a table another
+ * process owns (vnicctl filter hold pointed at it) cannot be vnic-cni's.
+ */
+static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
+{
+	return cni_fail(r, CNI_ERR_FILTER, "cannot install the filter",
+			"table netdev %s is owned by another process (vnicctl filter "
+			"hold?); vnic-cni writes from a new process each call and "
+			"needs a table no process owns: give the network its own "
+			"\"table\" (%s)", r->conf.table, vnic_ctx_errmsg(ctx));
+}
+
 int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 		 const char *mac, const struct cni_ip *ips, unsigned int n)
 {
@@ -159,6 +173,8 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 		err = vnic_filter_apply(nft, p, NULL);
 	filter_close(nft);
 	vnic_policy_free(p);
+	if (err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT)
+		return owned_elsewhere(r, ctx);
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
 				     "cannot install the filter", ctx, err);

@@ -71,3 +71,24 @@ int cni_guest_name(const char *cid, const char *ifname, char *out)
 		 (int)(lc < SHORT_ID ? lc : SHORT_ID), cid, (unsigned long long)h);
 	return 0;
 }
+
+/*
+ * The host end's name: hostPrefix and as many hex digits of a 64-bit
+ * FNV-1a over network and guest as fit (13 after "vc").  The kernel
+ * resolves "prefix%d" by scanning every link of the namespace (0.65 ms
+ * more per create next to 4,000 links, measured); an explicit name is a
+ * hash lookup.  A name taken (a collision, short with a long prefix) makes
+ * attach.c fall back to "%d".
+ */
+void cni_host_name(const char *prefix, const char *net, const char *guest,
+		   char *out)
+{
+	size_t lp = strlen(prefix), room = VNIC_IFNAME_MAX > lp ? VNIC_IFNAME_MAX - lp : 0;
+	uint64_t h = fnv1a(0xcbf29ce484222325ull, net, strlen(net) + 1);
+	char hex[17];
+
+	h = fnv1a(h, guest, strlen(guest));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
+	snprintf(out, VNIC_IFNAME_MAX + 1, "%s%.*s", prefix,
+		 (int)(room < 16 ? room : 16), hex);
+}
