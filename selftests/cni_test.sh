@@ -194,6 +194,24 @@ case_del_finds_host_end_by_kept_name() {
 	expect_eq "$(guests)" "" "filter guests after the DELs"
 }
 
+# The nft features kept in dataDir/nft-features are only a hint: a file
+# with bits this libvnic does not know (corrupted, or written by a newer
+# one before a downgrade) makes vnic-cni probe and rewrite it, and ADD and
+# DEL work.
+case_bogus_features_file_probes() {
+	local ns f=$TMP/state/nft-features
+	container ns && mkdir -p "$TMP/state" || return
+	echo "$(cat /proc/sys/kernel/random/boot_id) ffffffff" >"$f" || return
+	add c1 "$ns" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests after ADD" || return
+	read -r _ bits <"$f" || return
+	[ "$bits" != ffffffff ] && [ "$((16#$bits))" -gt 0 ] ||
+		fail "features file not rewritten: $(cat "$f")" || return
+	echo "$(cat /proc/sys/kernel/random/boot_id) ffffffff" >"$f" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "" "filter guests after DEL"
+}
+
 # The host end's name is hostPrefix and a hash of network and attachment:
 # the same attachment gets the same name again.  A name taken by another
 # link makes ADD fall back to a name the kernel picks (vc%d), and the link
@@ -486,6 +504,7 @@ case_cnitool() {
 }
 
 CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
+       bogus_features_file_probes
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk

@@ -80,13 +80,11 @@ static void features_keep(const char *path, uint32_t f)
  * not claimed"): the table persists (made with the persist flag, so a
  * holder can still claim it), and each change is generation-checked.
  */
-int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
-		struct vnic_filter **out)
+static int open_with(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+		     uint32_t features, struct vnic_filter **out)
 {
 	const char *prefixes[] = { r->conf.host_prefix, NULL };
 	VNIC_OPTS(vnic_filter_opts, opts, .backend = r->conf.backend);
-	char path[PATH_MAX] = "";
-	int err;
 
 	/* The table, read-only and hook options are the nft backend's (the
 	 * bpf backend refuses them); a bpf handle writes nothing at open. */
@@ -94,16 +92,57 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		opts.table = r->conf.table;
 		opts.flags = read_only ? VNIC_FILTER_READ_ONLY : VNIC_FILTER_NO_OWNER;
 		opts.hook_prefixes = r->conf.hook_prefix ? prefixes : NULL;
-		opts.features = features_cached(r, path, sizeof(path));
+		opts.features = features;
 	}
-	err = vnic_filter_open(ctx, &opts, out);
+	return vnic_filter_open(ctx, &opts, out);
+}
 
+/*
+ * Features from the file that the library refuses (-EINVAL: a corrupted
+ * file, or bits a newer libvnic wrote before a downgrade) are no reason to
+ * fail: probe once and rewrite the file.  *cached says whether the handle
+ * runs on features from the file (filter_apply() retries with a probe when
+ * its commit is refused).
+ */
+static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+		     bool probe, bool *cached, struct vnic_filter **out)
+{
+	char path[PATH_MAX] = "";
+	uint32_t f = 0;
+	int err;
+
+	if (r->conf.backend == VNIC_BACKEND_NFT) {
+		f = features_cached(r, path, sizeof(path));
+		if (probe)
+			f = 0;
+	}
+	err = open_with(r, ctx, read_only, f, out);
+	if (err == -EINVAL && f) {
+		f = 0;
+		err = open_with(r, ctx, read_only, f, out);
+	}
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
 				     ctx, err);
-	if (r->conf.backend == VNIC_BACKEND_NFT && !opts.features)
+	if (r->conf.backend == VNIC_BACKEND_NFT && !f)
 		features_keep(path, vnic_filter_features(*out));
+	*cached = f != 0;
 	return 0;
+}
+
+/*
+ * nft: without the owner flag.  A claim lives as long as the socket, and
+ * the socket outlives the call in a child (linger.c): the next call would
+ * find the table owned.  What that gives up is in cni.rst ("the table is
+ * not claimed"): the table persists (made with the persist flag, so a
+ * holder can still claim it), and each change is generation-checked.
+ */
+int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+		struct vnic_filter **out)
+{
+	bool cached;
+
+	return open_feat(r, ctx, read_only, false, &cached, out);
 }
 
 static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
@@ -161,16 +200,29 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 	struct vnic_policy *p;
 	struct vnic_filter *nft;
 	int err = -EAGAIN, i;
+	bool cached;
 
 	if (build(r, ctx, host, mac, ips, n, &p))
 		return -1;
-	if (filter_open(r, ctx, false, &nft)) {
+	if (open_feat(r, ctx, false, false, &cached, &nft)) {
 		vnic_policy_free(p);
 		return -1;
 	}
 	/* -EAGAIN: another writer changed the ruleset meanwhile. */
 	for (i = 0; i < APPLY_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_apply(nft, p, NULL);
+	/* Features from the file that this nf_tables lacks (a module
+	 * replaced since the boot, a file from another host) show at the
+	 * first commit: probe and try once more (filter.h, features). */
+	if (cached && (err == -EOPNOTSUPP || err == -EINVAL)) {
+		filter_close(nft);
+		if (open_feat(r, ctx, false, true, &cached, &nft)) {
+			vnic_policy_free(p);
+			return -1;
+		}
+		for (i = 0, err = -EAGAIN; i < APPLY_TRIES && err == -EAGAIN; i++)
+			err = vnic_filter_apply(nft, p, NULL);
+	}
 	filter_close(nft);
 	vnic_policy_free(p);
 	if (err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT)
