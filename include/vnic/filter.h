@@ -87,11 +87,17 @@ struct vnic_filter_opts {
 	uint32_t capacity;
 	/*
 	 * nft: the VNIC_FILTER_FEAT_* bits vnic_filter_features() returned
-	 * for an earlier handle on this kernel since it booted (0: probe).
-	 * Probing is a checked batch the kernel aborts, and an abort waits
-	 * for an RCU grace period (5 to 15 ms on a busy host): a short-lived
-	 * process that opens once per run (vnic-cni) keeps the bits across
-	 * runs instead.  Bits outside the nft features: -EINVAL.
+	 * for an earlier handle on this nf_tables module since it was loaded
+	 * (0: probe).  Probing is a checked batch the kernel aborts, and an
+	 * abort waits for an RCU grace period (5 to 15 ms on a busy host): a
+	 * short-lived process that opens once per run (vnic-cni) keeps the
+	 * bits across runs instead.  The features are the module's, the probe
+	 * runs in ctx's namespace.  Bits outside the nft features: -EINVAL.
+	 * Other bits are trusted, not checked: bits the module lacks (it was
+	 * replaced, or the bits came from another host) are the caller's
+	 * fault and fail later, safely (EOPNOTSUPP or EINVAL at the first
+	 * commit, nothing half-written); a caller that gets those from a
+	 * change on a handle opened with features reopens with 0.
 	 */
 	uint32_t features;
 };
