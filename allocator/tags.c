@@ -331,8 +331,41 @@ static int getlink_index(struct nl_batch *b, int ifindex, struct scan *sc)
 	return nl_batch_end(b, nlh, scan_cb, sc);
 }
 
+static bool was_read(const struct scan *sc, int ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->nall; i++)
+		if (sc->all[i].ifindex == ifindex)
+			return true;
+	return false;
+}
+
+static int cmp_ifindex(const void *a, const void *b)
+{
+	const struct tagged *x = a, *y = b;
+
+	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
+}
+
+/* One link is one NIC: a name given twice reads the link twice. */
+static void drop_dups(struct scan *sc)
+{
+	unsigned int i, n = 0;
+
+	if (!sc->n)
+		return;
+	qsort(sc->t, sc->n, sizeof(*sc->t), cmp_ifindex);
+	for (i = 0; i < sc->n; i++)
+		if (!n || sc->t[n - 1].ifindex != sc->t[i].ifindex)
+			sc->t[n++] = sc->t[i];
+	sc->n = n;
+}
+
 /* The links named in names, one RTM_GETLINK each in one batch (a name no
- * link has is skipped), scanned as a dump's would be, peers too. */
+ * link has is skipped), scanned as a dump's would be, peers too: each link
+ * once, however often it is named or whether it is also a named link's
+ * peer. */
 static int scan_named(struct vnic_ctx *ctx, const char *const *names,
 		      unsigned int n, struct scan *sc)
 {
@@ -353,15 +386,17 @@ static int scan_named(struct vnic_ctx *ctx, const char *const *names,
 	/* A veth peer beside it is named as a dump names it: read it too. */
 	nl_batch_reset(&b);
 	for (i = 0, n = sc->n; !err && i < n; i++)
-		if (sc->t[i].peer)
+		if (sc->t[i].peer && !was_read(sc, sc->t[i].peer))
 			err = getlink_index(&b, sc->t[i].peer, sc);
 	if (!err)
 		err = nl_batch_run(&ctx->nl, &b);
 	nl_batch_free(&b);
 	if (!err)
 		err = sc->err;
-	if (!err)
+	if (!err) {
+		drop_dups(sc);
 		name_peers(sc);
+	}
 	free(sc->all);
 	sc->all = NULL;
 	if (err) {

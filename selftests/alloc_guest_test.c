@@ -264,6 +264,7 @@ TEST_F(guest, adopt_named_reads_only_named_links)
 	VNIC_OPTS(vnic_nic_info, i1);
 	VNIC_OPTS(vnic_nic_info, got);
 	const char *names[] = { "na0", "nb0" };
+	const char *dups[] = { "na0", "na0", "nb0", "napeer", "na0" };
 	const char *wrong[] = { "nothere", "dum0", "no0" };
 	const char *bad[] = { "0123456789abcdefX" };
 	struct vnic_guest *g, *other, *ad = (void *)1;
@@ -287,6 +288,13 @@ TEST_F(guest, adopt_named_reads_only_named_links)
 	EXPECT_EQ((void *)1, ad);
 	EXPECT_EQ(-EINVAL, vnic_guest_adopt_named(ctx, "g1", bad, 1, &ad));
 	EXPECT_EQ((void *)1, ad);
+	/* One link is one NIC: named twice, or named and also a named
+	 * link's peer. */
+	ASSERT_EQ(0, vnic_guest_adopt_named(ctx, "g1", dups, 5, &ad))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	EXPECT_EQ(2u, vnic_guest_nic_count(ad));
+	vnic_guest_free(ad);
+	ad = (void *)1;
 	ASSERT_EQ(0, vnic_guest_adopt_named(ctx, "g1", names, 2, &ad))
 		TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	ASSERT_EQ(2u, vnic_guest_nic_count(ad));
