@@ -165,7 +165,7 @@ case_del_twice() {
 	expect_eq "$(guests)" "" "filter guests after DEL" || return
 	expect_eq "$(leases)" 0 "leases after DEL" || return
 	expect_eq "$(states)" 0 "state files after DEL" || return
-	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && fail "eth0 still in the container" && return 1
+	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 still in the container"; return 1; }
 	cni DEL c1 eth0 "$ns" "$(conf)" || fail "second DEL: $(cat "$TMP/out")" || return
 	cni DEL c1 eth0 "" "$(conf)" || fail "DEL without netns: $(cat "$TMP/out")" || return
 	expect_eq "$(links)" "$base" "links after the second DEL"
@@ -173,24 +173,26 @@ case_del_twice() {
 
 # DEL finds the host end by the name its state file keeps (no dump of
 # every link): it goes.  A state file without that name (an older vnic-cni)
-# falls back to the dump: it goes too.  A foreign link that took the name
-# after the host end was renamed is not ours (no tag): DEL leaves it, and
-# the renamed host end is left for GC.
+# falls back to the dump: it goes too.  A host end renamed behind
+# vnic-cni's back is not under the kept name: the dump finds it by its tag
+# and DEL removes it; a foreign link that took the name is not ours (no
+# tag): DEL leaves it.
 case_del_finds_host_end_by_kept_name() {
 	local ns1 ns2 ns3 st=$TMP/state/net1 h3
 	container ns1 && container ns2 && container ns3 || return
 	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
 	expect_eq "$(jq -r .host "$st/c1.eth0")" "$(host_end c1)" "host end kept" || return
 	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "DEL c1: $(cat "$TMP/out")" || return
-	ip link show "$(host_end c1)" >/dev/null 2>&1 && fail "c1's host end left" && return 1
+	ip link show "$(host_end c1)" >/dev/null 2>&1 && { fail "c1's host end left"; return 1; }
 	jq -c 'del(.host)' "$st/c2.eth0" >"$TMP/s" && mv "$TMP/s" "$st/c2.eth0" || return
 	cni DEL c2 eth0 "$ns2" "$(conf)" || fail "DEL c2: $(cat "$TMP/out")" || return
-	ip link show "$(host_end c2)" >/dev/null 2>&1 && fail "c2's host end left" && return 1
+	ip link show "$(host_end c2)" >/dev/null 2>&1 && { fail "c2's host end left"; return 1; }
 	h3=$(host_end c3)
 	ip link set "$h3" name moved3 && ip link add "$h3" type veth peer name foreign3 || return
 	cni DEL c3 eth0 "$ns3" "$(conf)" || fail "DEL c3: $(cat "$TMP/out")" || return
 	ip link show "$h3" >/dev/null 2>&1 || fail "DEL took the foreign link named $h3" || return
-	ip link show moved3 >/dev/null 2>&1 || fail "the renamed host end went" || return
+	ip link show moved3 >/dev/null 2>&1 && { fail "the renamed host end was left"; return 1; }
+	in_ns "$ns3" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in c3"; return 1; }
 	expect_eq "$(guests)" "" "filter guests after the DELs"
 }
 
@@ -241,16 +243,16 @@ case_check_reports_faults() {
 	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
 	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
 		fail "CHECK of a good attachment: $(cat "$TMP/out")" || return
-	cni CHECK c1 eth0 "$ns1" "$(conf)" && fail "CHECK without prevResult passed" && return 1
+	cni CHECK c1 eth0 "$ns1" "$(conf)" && { fail "CHECK without prevResult passed"; return 1; }
 	jqo '.code == 7' || return
 	ip link del "$(host_end c1)" || return
-	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" && fail "CHECK passed without its NIC" && return 1
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" && { fail "CHECK passed without its NIC"; return 1; }
 	jqo '.code == 100 and (.msg | length) > 0' || return
 	in_ns "$ns2" ip addr flush dev eth0 || return
-	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" && fail "CHECK passed without the address" && return 1
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" && { fail "CHECK passed without the address"; return 1; }
 	jqo '.code == 101 and (.details | test("10\\.9\\.0\\."))' || return
 	vc filter remove c3.eth0 >/dev/null || return
-	cni CHECK c3 eth0 "$ns3" "$(with_prev c3 "$(conf)")" && fail "CHECK passed without the filter" && return 1
+	cni CHECK c3 eth0 "$ns3" "$(with_prev c3 "$(conf)")" && { fail "CHECK passed without the filter"; return 1; }
 	jqo '.code == 102'
 }
 
@@ -271,7 +273,7 @@ case_gc_removes_only_the_stale() {
 	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"},
 	       {"containerID": "c3", "ifname": "eth0"}]}'
 	cni GC "" "" "" "$(conf "$valid")" || fail "GC: $(cat "$TMP/out")" || return
-	ip link show "$h2" >/dev/null 2>&1 && fail "GC left $c2's NIC $h2" && return 1
+	ip link show "$h2" >/dev/null 2>&1 && { fail "GC left $c2's NIC $h2"; return 1; }
 	ip link show "$(host_end c1)" >/dev/null && ip link show "$(host_end c3)" >/dev/null &&
 	ip link show "$(host_end c4)" >/dev/null && ip link show vcforeign >/dev/null ||
 		fail "GC removed a NIC it should have kept" || return
@@ -365,10 +367,10 @@ case_status() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
 	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
 	nft add table netdev vnic || return
-	cni STATUS "" "" "" "$(conf)" && fail "STATUS passed with a foreign table" && return 1
+	cni STATUS "" "" "" "$(conf)" && { fail "STATUS passed with a foreign table"; return 1; }
 	jqo '.code == 50 and .cniVersion == "1.1.0" and (.details | length) > 0' || return
 	nft delete table netdev vnic || return
-	cni STATUS "" "" "" "$(conf '{"ipam": {"type": "nosuch"}}')" && fail "STATUS passed without IPAM plugin" && return 1
+	cni STATUS "" "" "" "$(conf '{"ipam": {"type": "nosuch"}}')" && { fail "STATUS passed without IPAM plugin"; return 1; }
 	jqo '.code == 50'
 }
 
@@ -400,25 +402,25 @@ case_bad_input_leaves_nothing() {
 	)
 	for i in "${!bad[@]}"; do
 		c=${bad[$i]#*|}
-		cni ADD c1 eth0 "$ns" "$c" && fail "bad config $i accepted" && return 1
+		cni ADD c1 eth0 "$ns" "$c" && { fail "bad config $i accepted"; return 1; }
 		jqo ".code == ${bad[$i]%%|*} and (.msg | length) > 0" || { log "config $i: $c"; return 1; }
 	done
 	# The environment: no CNI_IFNAME, an invalid one, no netns, a path
 	# that is no namespace, an unknown verb.
 	CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" <<<"$(conf)" >"$TMP/out" &&
-		fail "ADD without CNI_IFNAME passed" && return 1
+		{ fail "ADD without CNI_IFNAME passed"; return 1; }
 	jqo '.code == 4' || return
-	cni ADD c1 "eth/0" "$ns" "$(conf)" && fail "ifname eth/0 accepted" && return 1
+	cni ADD c1 "eth/0" "$ns" "$(conf)" && { fail "ifname eth/0 accepted"; return 1; }
 	jqo '.code == 4' || return
-	cni ADD "-c1" eth0 "$ns" "$(conf)" && fail "container id -c1 accepted" && return 1
+	cni ADD "-c1" eth0 "$ns" "$(conf)" && { fail "container id -c1 accepted"; return 1; }
 	jqo '.code == 4' || return
-	cni ADD c1 eth0 "" "$(conf)" && fail "ADD without CNI_NETNS passed" && return 1
+	cni ADD c1 eth0 "" "$(conf)" && { fail "ADD without CNI_NETNS passed"; return 1; }
 	jqo '.code == 4' || return
-	cni ADD c1 eth0 /nonexistent "$(conf)" && fail "ADD into a missing netns passed" && return 1
+	cni ADD c1 eth0 /nonexistent "$(conf)" && { fail "ADD into a missing netns passed"; return 1; }
 	jqo '.code == 3' || return
-	cni ADD c1 eth0 /etc/hostname "$(conf)" && fail "ADD into a file passed" && return 1
+	cni ADD c1 eth0 /etc/hostname "$(conf)" && { fail "ADD into a file passed"; return 1; }
 	jqo '.code == 4' || return
-	cni FROB c1 eth0 "$ns" "$(conf)" && fail "verb FROB accepted" && return 1
+	cni FROB c1 eth0 "$ns" "$(conf)" && { fail "verb FROB accepted"; return 1; }
 	jqo '.code == 4' || return
 	# All of these were refused before the dataDir was touched.
 	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
@@ -426,7 +428,7 @@ case_bad_input_leaves_nothing() {
 	# container, so the NIC cannot be made; the lease goes back and the
 	# interface that was there stays.
 	in_ns "$ns" ip link add eth0 type veth peer name eth0p || return
-	cni ADD c1 eth0 "$ns" "$(conf)" && fail "ADD over a taken ifname passed" && return 1
+	cni ADD c1 eth0 "$ns" "$(conf)" && { fail "ADD over a taken ifname passed"; return 1; }
 	jqo '.code == 103' || return
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "the container's eth0 was deleted" || return
 	expect_eq "$(links)" "$base" "links" || return
@@ -453,11 +455,11 @@ case_macvlan() {
 	     (.[0].addr_info | any(.family == "inet"))' || return
 	expect_eq "$(links)" "$base" "host links (the macvlan is not on the host)" || return
 	cni DEL c1 eth0 "$ns1" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
-	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 && fail "macvlan left after DEL" && return 1
+	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 && { fail "macvlan left after DEL"; return 1; }
 	expect_eq "$(leases)" 1 "leases after DEL" || return
 	cni GC "" "" "" "$(jq -c '. + {"cni.dev/valid-attachments": []}' <<<"$mconf")" ||
 		fail "GC: $(cat "$TMP/out")" || return
-	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && fail "GC left c2's macvlan" && return 1
+	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && { fail "GC left c2's macvlan"; return 1; }
 	expect_eq "$(leases)" 0 "leases after GC"
 }
 

@@ -143,12 +143,20 @@ int attach_create(struct cni_run *r, int nsfd, struct attach *a)
 
 /* By the host end's name kept in the state file (one RTM_GETLINK), else by
  * a dump of every link: a host with 4,000 NICs would pay that dump on each
- * DEL and CHECK. */
+ * DEL and CHECK.  A host end renamed behind vnic-cni's back is not under
+ * the kept name (or a foreign link took it): the dump still finds it by
+ * its tag, so DEL removes it and CHECK reads it.  A NIC that really is
+ * gone (the container's namespace went) pays that dump. */
 static int adopt(struct vnic_ctx *ctx, const char *guest, const char *hint,
 		 struct vnic_guest **g)
 {
-	if (hint && hint[0])
-		return vnic_guest_adopt_named(ctx, guest, &hint, 1, g);
+	int err;
+
+	if (hint && hint[0]) {
+		err = vnic_guest_adopt_named(ctx, guest, &hint, 1, g);
+		if (err != -ENOENT)
+			return err;
+	}
 	return vnic_guest_adopt(ctx, guest, g);
 }
 
@@ -174,18 +182,37 @@ int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 	return 0;
 }
 
-int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
-		  const char *hint)
+int attach_lookup(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		  const char *hint, struct vnic_guest **g)
 {
-	struct vnic_guest *g;
-	int err = adopt(ctx, guest, hint, &g);
+	int err = adopt(ctx, guest, hint, g);
 
-	if (err == -ENOENT)
+	if (err == -ENOENT) {
+		*g = NULL;
 		return 0;
-	if (!err)
-		err = vnic_guest_destroy(g);
+	}
+	if (err)
+		return cni_fail_vnic(r, CNI_ERR_IO, "cannot list interfaces", ctx, err);
+	return 0;
+}
+
+/* Deletes the NICs of g (from attach_lookup(), NULL: none) and frees g. */
+int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g)
+{
+	int err = g ? vnic_guest_destroy(g) : 0;
+
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_NIC, "cannot delete the interface",
 				     ctx, err);
 	return 0;
+}
+
+int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		  const char *hint)
+{
+	struct vnic_guest *g;
+
+	if (attach_lookup(r, ctx, guest, hint, &g))
+		return -1;
+	return attach_destroy(r, ctx, g);
 }

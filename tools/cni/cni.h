@@ -186,6 +186,11 @@ int attach_find(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 		const char *hint, char *host);
 int attach_delete(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 		  const char *hint);
+/* attach_delete() in two steps: *g the guest's NICs, NULL when it has none
+ * (0), or -1 on an error; attach_destroy() deletes them and frees g. */
+int attach_lookup(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
+		  const char *hint, struct vnic_guest **g);
+int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,

@@ -25,6 +25,25 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
 	return ret;
 }
 
+/*
+ * The NIC is looked up first: a DEL that cannot read the links leaves the
+ * filter in place (the NIC, if there, stays filtered).  Then the filter
+ * goes (also when the NIC already went with the container's namespace),
+ * then the NIC.
+ */
+static int del_veth(struct cni_run *r, struct vnic_ctx *ctx, const char *hint)
+{
+	struct vnic_guest *g;
+
+	if (attach_lookup(r, ctx, r->guest, hint, &g))
+		return -1;
+	if (del_filter(r, ctx)) {
+		vnic_guest_free(g);
+		return -1;
+	}
+	return attach_destroy(r, ctx, g);
+}
+
 static int del_macvlan(struct cni_run *r)
 {
 	struct vnic_ctx *ctx;
@@ -66,10 +85,7 @@ int cni_del(struct cni_run *r)
 	if (r->conf.mode == CNI_MODE_MACVLAN) {
 		ret = del_macvlan(r);
 	} else if (!(ret = attach_ctx(r, 0, &ctx))) {
-		ret = del_filter(r, ctx);
-		if (!ret)
-			ret = attach_delete(r, ctx, r->guest,
-					    state_host(r, r->guest, hint) ? NULL : hint);
+		ret = del_veth(r, ctx, state_host(r, r->guest, hint) ? NULL : hint);
 		vnic_ctx_free(ctx);
 	}
 	/* The first error is the one reported. */
