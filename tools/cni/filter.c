@@ -130,13 +130,7 @@ static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 	return 0;
 }
 
-/*
- * nft: without the owner flag.  A claim lives as long as the socket, and
- * the socket outlives the call in a child (linger.c): the next call would
- * find the table owned.  What that gives up is in cni.rst ("the table is
- * not claimed"): the table persists (made with the persist flag, so a
- * holder can still claim it), and each change is generation-checked.
- */
+/* The features kept in dataDir if any (open_feat()). */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out)
 {

@@ -354,5 +354,6 @@ int ipam_knows_gc(struct cni_run *r)
 	if (ipam_path(r, path, sizeof(path)) ||
 	    (!r->ipam_ver && cached_version(r, path, &r->ipam_ver)))
 		return -1;
-	return !strcmp(r->ipam_ver, "1.1.0");
+	/* GC came with 1.1.0 and stays in every later version. */
+	return ver_cmp(r->ipam_ver, "1.1.0") >= 0;
 }

@@ -14,16 +14,25 @@
  * it), and exits: its exit is the socket's last close, and the wait is
  * there.  It holds no claim (vnic-cni opens the table without the owner
  * flag, filter.c), so the next call does not find the table taken.
+ *
+ * The keeper is a grandchild: the child between them exits at once and is
+ * reaped here, so vnic-cni never has a child of its own left (no zombie in
+ * its waitpid(-1), none at its exit).  The keeper, an orphan from its
+ * start, is re-parented to the nearest child subreaper or init, which
+ * reaps it when it exits (cni.rst).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/netlink.h>
 
 #include "tools/cni/cni.h"
 
-#define LINGER_FDS	1024	/* the descriptors the child looks at */
+#define LINGER_FDS	1024	/* without /proc: the descriptors looked at */
 
 static bool is_nfnl(int fd)
 {
@@ -37,20 +46,58 @@ static bool is_nfnl(int fd)
 	       proto == NETLINK_NETFILTER;
 }
 
-/* The child: only async-signal-safe calls (the parent may hold locks). */
+static void drop(int fd, int wait_fd, int dir)
+{
+	if (fd > 2 && fd != wait_fd && fd != dir && !is_nfnl(fd))
+		close(fd);
+}
+
+struct dent {
+	unsigned long long ino;
+	long long off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* The open descriptors, as /proc/self/fd lists them: as many steps as
+ * there are, whatever their numbers.  false: no /proc. */
+static bool drop_listed(int wait_fd)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n, i;
+
+	if (dir < 0)
+		return false;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i += ((struct dent *)(buf + i))->reclen) {
+			const char *p = ((struct dent *)(buf + i))->name;
+			int fd = 0;
+
+			for (; *p >= '0' && *p <= '9' && fd < (1 << 24); p++)
+				fd = fd * 10 + (*p - '0');
+			if (!*p && p != ((struct dent *)(buf + i))->name)
+				drop(fd, wait_fd, dir);
+		}
+	close(dir);
+	return n == 0;
+}
+
+/* The keeper: only async-signal-safe calls (the parent may hold locks). */
 static void keeper(int wait_fd)
 {
-	int fd, null = open("/dev/null", O_RDWR);
+	int fd, null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	char c;
 
 	for (fd = 0; fd < 3; fd++)
 		if (null < 0 || dup2(null, fd) < 0)
 			close(fd);
-	for (fd = 3; fd < LINGER_FDS; fd++)
-		if (fd != wait_fd && !is_nfnl(fd))
-			close(fd);
-	/* Whatever a runtime left open above them (vnic-cni's are below). */
-	close_range(LINGER_FDS, ~0u, 0);
+	if (!drop_listed(wait_fd)) {
+		for (fd = 3; fd < LINGER_FDS; fd++)
+			drop(fd, wait_fd, -1);
+		close_range(LINGER_FDS, ~0u, 0);
+	}
 	while (read(wait_fd, &c, 1) < 0 && errno == EINTR)
 		;
 	_exit(0);
@@ -67,11 +114,16 @@ void filter_close(struct vnic_filter *f)
 	if (vnic_filter_backend(f) == VNIC_BACKEND_NFT &&
 	    (wait_pipe[0] >= 0 || !pipe2(wait_pipe, O_CLOEXEC)))
 		pid = fork();
-	if (pid == 0)
-		keeper(wait_pipe[0]);
-	/* No keeper (bpf, or fork failed): the close waits here.  A keeper
-	 * that exits first stays a zombie until this process ends, which is
-	 * soon: it is nobody's to wait for (a runtime waits for this process
-	 * only), and SIGCHLD is left alone for the IPAM plugin's waitpid(). */
+	if (pid == 0) {
+		if (fork() == 0)
+			keeper(wait_pipe[0]);
+		_exit(0);
+	}
+	/* The child between: it exits at once (its fork failing only means
+	 * no keeper: the close below then waits).  By pid, so an IPAM
+	 * plugin's exit is left to ipam.c. */
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* No keeper (bpf, or a fork failed): the close waits here. */
 	vnic_filter_close(f);
 }
