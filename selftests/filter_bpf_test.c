@@ -589,6 +589,7 @@ FIXTURE(life) {
 	struct pkt_topo t;
 	struct vnic_bpf *b;
 	struct vnic_policy *p;
+	unsigned int diff_msgs;	/* what diff_says() was told a sync sends */
 };
 
 FIXTURE_VARIANT(life) {
@@ -1248,6 +1249,7 @@ static void diff_says(struct __test_metadata *_metadata, FIXTURE_DATA(life) *sel
 	EXPECT_EQ(r.repaired, l.n) TH_LOG("diff: %s", l.text);
 	EXPECT_EQ(2u, r.guests_unchanged);
 	EXPECT_LT(0u, r.messages);
+	self->diff_msgs = r.messages;
 	for (i = 0; needles[i]; i++) {
 		const char *nd = needles[i];
 
@@ -1282,6 +1284,9 @@ static void sync_repairs(struct __test_metadata *_metadata, FIXTURE_DATA(life) *
 	EXPECT_EQ(1, r.writes);
 	EXPECT_LT(0u, r.repaired);
 	EXPECT_NE(NULL, strstr(l.text, needle)) TH_LOG("sync_diff: %s", l.text);
+	/* the diff's count of messages (bpf/diff.c) is the sync's own, for
+	 * every kind of damage: a drift between the two fails here */
+	EXPECT_EQ(self->diff_msgs, r.messages) TH_LOG("sync_diff: %s", l.text);
 	diff_clean(_metadata, self);
 	vnic_bpf_close(self->b);
 	self->b = NULL;
@@ -1449,6 +1454,10 @@ TEST_F(life, diff_callback_stops_sync)
 	EXPECT_EQ(7, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r));
 	EXPECT_FALSE(has_clsact(self->t.nic));
 	EXPECT_EQ(2u, l.n);
+	/* a diff run to its end says what the sync below sends */
+	l.stop = 0;
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r));
+	self->diff_msgs = r.messages;
 	sync_repairs(_metadata, self, "qdisc clsact");
 }
 
