@@ -188,7 +188,6 @@ static int guests(struct rep *r)
 
 		if (!c->drop[i])
 			continue;
-		r->map_writes += in->nn + 1;
 		if (!in->nn)
 			r->foreign[M_GUESTS]++;
 		else if (!in->digest)
@@ -221,7 +220,7 @@ static int nic_hooks(struct rep *r, unsigned int i, const char *ifname, bool tel
 	const struct change *c = r->c;
 	uint32_t miss = c->want[i] & ~c->have[i], h;
 	char obj[96];
-	bool noq = false;
+	bool noq = false, q = false;
 
 	for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
 		const char *dir = h == HOOK_IN ? "ingress" : "egress";
@@ -238,10 +237,15 @@ static int nic_hooks(struct rep *r, unsigned int i, const char *ifname, bool tel
 			continue;
 		}
 		dmg = tell_it ? tc_damage(r->b, c->ifi[i], h) : DMG_NOQDISC;
+		/* cls_bpf: one clsact create a NIC (EEXIST where it is
+		 * there), then a hook's filter, after a delete of our slot
+		 * where the qdisc was there; tcx: one attach */
+		if (!r->b->tcx && !q)
+			r->msgs++;
+		q = true;
 		r->msgs += (r->b->tcx || noq || dmg == DMG_NOQDISC) ? 1 : 2;
 		if (dmg == DMG_NOQDISC) {
 			if (!noq && !r->b->tcx) {
-				r->msgs++;
 				snprintf(obj, sizeof(obj), "qdisc clsact on %s", ifname);
 				if (tell_it && tell(r, VNIC_FILTER_DIFF_REPAIR, NULL, obj, 1, 0))
 					return r->err;
@@ -288,6 +292,46 @@ static int hooks(struct rep *r)
 	return 0;
 }
 
+static bool kept(const struct change *c, int ifindex)
+{
+	unsigned int i, total = c->p ? c->off[c->p->n] : 0;
+
+	for (i = 0; i < total; i++)
+		if (c->ifi[i] == ifindex)
+			return true;
+	return false;
+}
+
+/* What the sync sends for the installed guests that go or are replaced,
+ * by the rules bpf/apply.c follows: their NICs no guest keeps lose their
+ * nics entry and our hooks (cls_bpf: two filter deletes, then the clsact
+ * when nothing else is left on it; tcx: one detach), a guest removed its
+ * guests entry. */
+static void leaving(struct rep *r)
+{
+	const struct vnic_bpf *b = r->b;
+	unsigned int i, k;
+
+	for (i = 0; i < b->ni; i++) {
+		const struct binst *in = &b->inst[i];
+
+		if (!r->c->gone[i])
+			continue;
+		r->map_writes += r->c->drop[i];
+		for (k = 0; k < in->nn; k++) {
+			int ifi = in->nics[k].ifindex;
+
+			if (kept(r->c, ifi))
+				continue;
+			r->map_writes++;
+			if (r->b->tcx)
+				r->msgs++;
+			else
+				r->msgs += 2 + !tc_filters_left(r->b, ifi);
+		}
+	}
+}
+
 int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn fn,
 	       void *arg, struct vnic_filter_result *res)
 {
@@ -295,6 +339,8 @@ int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn f
 
 	if (!guests(&r) && !maps(&r))
 		hooks(&r);
+	if (!r.err)
+		leaving(&r);
 	if (r.err) {
 		if (r.err < 0)
 			vnic_set_err(b->ctx, r.err, VNIC_STEP_VALIDATE, -1, NULL,

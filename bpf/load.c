@@ -92,45 +92,6 @@ static int prog_id(int fd, uint32_t *id)
 	return 0;
 }
 
-/* The maps bound to prog fd by name, into b's slots; 0 when all six were
- * found.  No size is taken here: a candidate may be another namespace's
- * set, and what it says must not outlive its rejection (see adopt()). */
-static int take_maps(struct vnic_bpf *b, int fd)
-{
-	struct bpf_prog_info info;
-	uint32_t ids[16], len = sizeof(info), i, k;
-	unsigned int found = 0;
-
-	memset(&info, 0, sizeof(info));
-	info.nr_map_ids = ARRAY_SIZE(ids);
-	info.map_ids = (uint64_t)(uintptr_t)ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	for (i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
-		struct bpf_map_info mi;
-		uint32_t mlen = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(ids[i]);
-
-		if (mfd < 0)
-			continue;
-		memset(&mi, 0, sizeof(mi));
-		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
-			close(mfd);
-			continue;
-		}
-		for (k = 0; k < ARRAY_SIZE(map_names); k++)
-			if (!strcmp(mi.name, map_names[k]) && *map_slot(b, k) < 0)
-				break;
-		if (k == ARRAY_SIZE(map_names)) {
-			close(mfd);
-			continue;
-		}
-		*map_slot(b, k) = mfd;
-		found |= 1u << k;
-	}
-	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
-}
-
 /*
  * The identity of the programs this library carries: FNV-1a over the
  * embedded object.  A set loaded by another build -- an upgrade that fixes
@@ -253,27 +214,52 @@ static int reload_missing(struct vnic_bpf *b)
 	return err ? err : bind_all(b);
 }
 
-/* A loaded program named like ours, seen once by the walk. */
+/* Map ids a walked program's info keeps: ours binds every map of the
+ * object to both programs, so a set of ours never has more. */
+#define CAND_MAPS 16
+_Static_assert(ARRAY_SIZE(map_names) <= CAND_MAPS,
+	       "a vnic program's map ids must fit the walk's (CAND_MAPS)");
+
+/* A loaded program named like ours, seen once by the walk: its id and
+ * info, no fd (see walk()). */
 struct cand {
-	int fd;
+	uint32_t id;
 	char name[BPF_OBJ_NAME_LEN];
-	uint32_t maps[16];
+	uint32_t maps[CAND_MAPS];
 	uint32_t nmaps;
 };
 
-static void cands_free(struct cand *c, unsigned int n)
+/* Out of fds or memory: an error, never "not ours" -- a set of this
+ * namespace's missed for it would have a second one loaded beside it. */
+static bool fatal(int err)
 {
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (c[i].fd >= 0)
-			close(c[i].fd);
-	free(c);
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM;
 }
 
-/* Every loaded vnic_in, vnic_eg and vnic_nop of the host, in one walk
- * (three syscalls a program; nothing else is kept open). */
-static int walk(struct cand **out, unsigned int *nout)
+/* The fd of program id: -ENOENT when it is gone (unloaded since the
+ * walk, or not ours to open), or a fatal error. */
+static int prog_by_id(uint32_t id)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd >= 0)
+		return fd;
+	return fatal(-errno) ? -errno : -ENOENT;
+}
+
+static int walk_err(struct vnic_bpf *b, int err, uint32_t id)
+{
+	return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+			    "bpf: looking for this namespace's programs: "
+			    "opening loaded program or map %u%s", id,
+			    err == -EMFILE ? " (out of file descriptors: "
+			    "raise RLIMIT_NOFILE)" : "");
+}
+
+/* Every loaded vnic_in, vnic_eg and vnic_nop of the host, in one walk:
+ * each program's fd is closed once its info is read, so that the walk holds
+ * one fd however many namespaces' sets are loaded. */
+static int walk(struct vnic_bpf *b, struct cand **out, unsigned int *nout)
 {
 	struct cand *c = NULL;
 	unsigned int n = 0, cap = 0;
@@ -282,30 +268,33 @@ static int walk(struct cand **out, unsigned int *nout)
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(id);
+		int fd = prog_by_id(id), err;
 
-		if (fd < 0)
+		if (fd == -ENOENT)
 			continue;
-		memset(&info, 0, sizeof(info));
+		if (fd < 0) {
+			free(c);
+			return walk_err(b, fd, id);
+		}
 		if (n == cap) {
 			struct cand *g = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof(*c));
 
 			if (!g) {
 				close(fd);
-				cands_free(c, n);
-				return -ENOMEM;
+				free(c);
+				return walk_err(b, -ENOMEM, id);
 			}
 			c = g;
 		}
+		memset(&info, 0, sizeof(info));
 		info.nr_map_ids = ARRAY_SIZE(c[n].maps);
 		info.map_ids = (uint64_t)(uintptr_t)c[n].maps;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg") &&
-		     strcmp(info.name, "vnic_nop"))) {
-			close(fd);
+		err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		close(fd);
+		if (err || (strcmp(info.name, "vnic_in") && strcmp(info.name, "vnic_eg") &&
+			    strcmp(info.name, "vnic_nop")))
 			continue;
-		}
-		c[n].fd = fd;
+		c[n].id = id;
 		memcpy(c[n].name, info.name, sizeof(c[n].name));
 		c[n].nmaps = info.nr_map_ids < ARRAY_SIZE(c[n].maps) ?
 			     info.nr_map_ids : ARRAY_SIZE(c[n].maps);
@@ -316,61 +305,110 @@ static int walk(struct cand **out, unsigned int *nout)
 	return 0;
 }
 
-/* The program named name among c that uses map nics_id: its fd, taken. */
-static int twin(struct cand *c, unsigned int n, const char *name, uint32_t nics_id)
+/* The maps of candidate c by name, into b's slots: 0 when all six were
+ * found, -ENOENT when not, or a fatal error.  No size is taken here: a
+ * candidate may be another namespace's set, and what it says must not
+ * outlive its rejection (see adopt()). */
+static int take_maps(struct vnic_bpf *b, const struct cand *c)
+{
+	unsigned int found = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < c->nmaps; i++) {
+		struct bpf_map_info mi;
+		int mfd = bpf_map_get_fd_by_id(c->maps[i]);
+
+		if (mfd < 0 && fatal(-errno))
+			return walk_err(b, -errno, c->maps[i]);
+		if (mfd < 0)
+			continue;
+		if (map_info(mfd, &mi)) {
+			close(mfd);
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(map_names); k++)
+			if (!strcmp(mi.name, map_names[k]) && *map_slot(b, k) < 0)
+				break;
+		if (k == ARRAY_SIZE(map_names)) {
+			close(mfd);
+			continue;
+		}
+		*map_slot(b, k) = mfd;
+		found |= 1u << k;
+	}
+	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
+}
+
+/* The program named name among c that uses map nics_id, opened again by
+ * id: -ENOENT when there is none (or it went since the walk; loaded again
+ * when first needed), or a fatal error. */
+static int twin(struct vnic_bpf *b, const struct cand *c, unsigned int n,
+		const char *name, uint32_t nics_id, int *fd)
 {
 	unsigned int i, k;
 
+	*fd = -1;
 	for (i = 0; i < n; i++)
-		for (k = 0; c[i].fd >= 0 && !strcmp(c[i].name, name) && k < c[i].nmaps; k++)
-			if (c[i].maps[k] == nics_id) {
-				int fd = c[i].fd;
-
-				c[i].fd = -1;
-				return fd;
-			}
-	return -1;
+		for (k = 0; !strcmp(c[i].name, name) && k < c[i].nmaps; k++) {
+			if (c[i].maps[k] != nics_id)
+				continue;
+			*fd = prog_by_id(c[i].id);
+			if (*fd >= 0)
+				return 0;
+			if (*fd != -ENOENT)
+				return walk_err(b, *fd, c[i].id);
+			*fd = -1;
+		}
+	return 0;
 }
 
 /*
- * This namespace's vnic_in or vnic_eg among the loaded programs.  The walk
- * sees every namespace's sets (and those of namespaces still being torn
- * down); the capacity is read from the nics map of the set accepted, once
- * accepted, never carried over from a candidate rejected on the way.  A
- * program of the set that no filter holds (vnic_nop always; vnic_in where
- * every NIC hooks egress) is not loaded again here but when first needed
- * (bpf_progs_ready()): a restart that changes nothing pays no verifier.
+ * This namespace's vnic_in or vnic_eg among the loaded programs: 0,
+ * -ENOENT when there is none (load one), or an error with its message.
+ * The walk sees every namespace's sets (and those of namespaces still
+ * being torn down); the capacity is read from the nics map of the set
+ * accepted, once accepted, never carried over from a candidate rejected
+ * on the way.  A program of the set that no filter holds (vnic_nop always;
+ * vnic_in where every NIC hooks egress) is not loaded again here but when
+ * first needed (bpf_progs_ready()): a restart that changes nothing pays no
+ * verifier.
  */
 static int adopt(struct vnic_bpf *b)
 {
 	struct bpf_map_info mi;
-	struct cand *c;
-	unsigned int n, i;
-	int err = walk(&c, &n);
+	struct cand *c = NULL;
+	unsigned int n = 0, i;
+	int err = walk(b, &c, &n);
 
 	if (err)
 		return err;
-	for (i = 0, err = -ENOENT; err && i < n; i++) {
-		uint32_t nics_id;
-
+	for (i = 0, err = -ENOENT; err == -ENOENT && i < n; i++) {
 		if (!strcmp(c[i].name, "vnic_nop"))
 			continue;
-		if (take_maps(b, c[i].fd) || !state_is_ours(b) ||
-		    map_info(b->map_nics, &mi) || !mi.max_entries) {
+		err = take_maps(b, &c[i]);
+		if (err == -ENOENT || (!err && (!state_is_ours(b) ||
+						map_info(b->map_nics, &mi) ||
+						!mi.max_entries))) {
 			if (b->map_state >= 0 && b->map_nics >= 0)
 				note_older(b);
 			close_fds(b);
+			err = -ENOENT;
 			continue;
 		}
-		nics_id = mi.id;
-		b->prog_in = twin(c, n, "vnic_in", nics_id);
-		b->prog_eg = twin(c, n, "vnic_eg", nics_id);
-		b->prog_nop = twin(c, n, "vnic_nop", nics_id);
+		if (!err)
+			err = twin(b, c, n, "vnic_in", mi.id, &b->prog_in);
+		if (!err)
+			err = twin(b, c, n, "vnic_eg", mi.id, &b->prog_eg);
+		if (!err)
+			err = twin(b, c, n, "vnic_nop", mi.id, &b->prog_nop);
+		if (err) {
+			close_fds(b);
+			break;
+		}
 		b->adopted = true;
 		b->capacity = mi.max_entries;
-		err = 0;
 	}
-	cands_free(c, n);
+	free(c);
 	return err;
 }
 
@@ -414,6 +452,19 @@ static int set_sizes(struct bpf_object *obj, uint32_t cap)
 	return 0;
 }
 
+/* Every map of the object, the internal ones (.rodata, .bss) too: a
+ * program's map ids are those it uses or is bound to, all among these, and
+ * the walk must see every one of them to adopt the set. */
+static unsigned int obj_maps(const struct bpf_object *obj)
+{
+	const struct bpf_map *m;
+	unsigned int n = 0;
+
+	bpf_object__for_each_map(m, obj)
+		n++;
+	return n;
+}
+
 static int load(struct vnic_bpf *b)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "libvnic");
@@ -432,6 +483,11 @@ static int load(struct vnic_bpf *b)
 				    "bpf: opening the embedded object");
 	}
 	err = set_sizes(b->obj, b->capacity);
+	if (!err && obj_maps(b->obj) > CAND_MAPS)
+		return vnic_set_err(b->ctx, -E2BIG, VNIC_STEP_SOCKET, -1, NULL,
+				    "bpf: the object has %u maps, the adopting walk "
+				    "keeps %u: raise CAND_MAPS", obj_maps(b->obj),
+				    CAND_MAPS);
 	if (!err)
 		err = bpf_object__load(b->obj);
 	if (err)
@@ -462,6 +518,8 @@ int bpf_load_or_adopt(struct vnic_bpf *b)
 				    "bpf: the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)");
 	b->features |= VNIC_BPF_FEAT_COOKIE;
 	err = adopt(b);
+	if (err && err != -ENOENT)
+		return err;
 	if (!err && b->st.mode != (b->tcx ? BPF_MODE_TCX : BPF_MODE_CLS))
 		return vnic_set_err(b->ctx, -EBUSY, VNIC_STEP_VALIDATE, -1, NULL,
 				    "bpf: this namespace's filters are attached with %s: "

@@ -467,6 +467,7 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		  bool repoint, struct tc_made *made, struct vnic_filter_result *res)
 {
 	struct tc_made a = { 0 };
+	uint32_t hooks;
 	unsigned int i;
 	int err;
 
@@ -503,6 +504,16 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		}
 		a.n++;
 	}
+	for (i = 0, hooks = 0; !err && i < a.n; i++)
+		hooks |= a.hooks[i];
+	/* An adopted set's programs are loaded lazily (bpf_progs_ready()):
+	 * a caller that skipped it would attach fd -1, an EBADF from deep in
+	 * a batch; say what is wrong instead. */
+	if (!err && ((hooks & HOOK_IN && b->prog_in < 0) ||
+		     (hooks & HOOK_EG && b->prog_eg < 0)))
+		err = vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_CONFIGURE, -1, NULL,
+				   "bpf: attaching a program not loaded "
+				   "(bpf_progs_ready() not called first)");
 	if (!err && a.n && b->tcx) {
 		err = tcx_attach(b, &a, res);
 	} else if (!err && a.n) {
@@ -570,18 +581,21 @@ struct others {
 	unsigned int count;
 };
 
+/* A filter not in our slot: ours (or what sits at our priority, deleted
+ * with them) is not counted, so that a diff, which runs with them still
+ * there, counts what the sync's detach will. */
 static int count_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct tcmsg *t = mnl_nlmsg_get_payload(nlh);
 
 	if (nlh->nlmsg_type == RTM_NEWTFILTER && mnl_nlmsg_get_payload_len(nlh) >= sizeof(*t) &&
-	    t->tcm_handle)
+	    t->tcm_handle && TC_H_MAJ(t->tcm_info) >> 16 != BPF_FILTER_PRIO)
 		((struct others *)data)->count++;
 	return MNL_CB_OK;
 }
 
-/* Filters left on a NIC's clsact after ours went. */
-static unsigned int filters_left(struct vnic_bpf *b, int ifindex)
+/* Filters left on a NIC's clsact once ours go. */
+unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 {
 	struct others o = { 0 };
 	uint32_t h;
@@ -634,7 +648,7 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 	res->writes = 1;
 	nl_batch_reset(&nb);
 	for (i = 0; i < n && !err; i++)
-		if (!filters_left(b, ifindex[i]))
+		if (!tc_filters_left(b, ifindex[i]))
 			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
 	if (!err && nb.n) {
 		err = nl_batch_run(&b->ctx->nl, &nb);

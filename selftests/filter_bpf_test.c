@@ -7,13 +7,18 @@
  * faults at each step, bad input.  Every test in its own namespaces.
  * What is asserted about the kernel is read with tc(8), independently.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <vnic/vnic.h>
 
@@ -589,6 +594,7 @@ FIXTURE(life) {
 	struct pkt_topo t;
 	struct vnic_bpf *b;
 	struct vnic_policy *p;
+	unsigned int diff_msgs;	/* what diff_says() was told a sync sends */
 };
 
 FIXTURE_VARIANT(life) {
@@ -692,6 +698,200 @@ TEST_F(life, restart_with_one_direction_attached)
 	EXPECT_EQ(0, r.writes);
 	EXPECT_EQ(1u, r.guests_unchanged);
 	filtering(_metadata, &self->t);
+}
+
+/* The id of the nics map bound to program id (this namespace's set). */
+static uint32_t nics_id(unsigned int prog)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+	int fd = map_fd(prog, "nics");
+
+	memset(&mi, 0, sizeof(mi));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &mi, &len))
+		mi.id = 0;
+	if (fd >= 0)
+		close(fd);
+	return mi.id;
+}
+
+/* The vnic_* programs loaded on the host that use map id: one
+ * namespace's set, whatever other tests run beside this one. */
+static unsigned int progs_of_set(uint32_t map)
+{
+	uint32_t id = 0, n = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info;
+		uint32_t maps[16], len = sizeof(info), k;
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 16;
+		info.map_ids = (uint64_t)(uintptr_t)maps;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, "vnic_", 5))
+			for (k = 0; k < info.nr_map_ids && k < 16; k++)
+				if (maps[k] == map) {
+					n++;
+					break;
+				}
+		close(fd);
+	}
+	return n;
+}
+
+/* The bpf programs this process holds an fd of (a handle's). */
+static unsigned int own_prog_fds(void)
+{
+	struct dirent *d;
+	unsigned int n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	while (dir && (d = readdir(dir))) {
+		char path[300], link[64];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = 0;
+			n += !strcmp(link, "anon_inode:bpf-prog");
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/*
+ * A restart that changes nothing loads no program: the handle takes the
+ * programs the filters hold, and those no filter holds (vnic_nop always)
+ * are loaded again only when first needed.  Every restart once paid the
+ * verifier for vnic_nop (fixed in 0a5a7fe): the handle held one program
+ * more than the filters, which is what is counted here.
+ */
+TEST_F(life, restart_unchanged_loads_no_program)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	uint8_t frame[64] = { 0 };
+	unsigned int n0;
+	uint32_t map;
+	int verdict;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	map = nics_id(filter_prog(self->t.nic, from_hook(self->t.kind)));
+	ASSERT_NE(0u, map);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0u, own_prog_fds());
+	n0 = progs_of_set(map);		/* those the filters hold */
+	ASSERT_LT(0u, n0);
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	EXPECT_EQ(0, r.writes);
+	EXPECT_EQ(n0, own_prog_fds()) TH_LOG("an unchanged restart loaded a program");
+	EXPECT_EQ(n0, progs_of_set(map));
+	/* the count sees a load: running vnic_nop loads it */
+	EXPECT_EQ(0, vnic_bpf_test_run(self->b, 2, 1, frame, sizeof(frame), 1,
+				       &verdict, NULL));
+	EXPECT_EQ(n0 + 1, own_prog_fds());
+	filtering(_metadata, &self->t);
+}
+
+/* Sets of other namespaces kept loaded by this process (their handles
+ * open), then an open in the test's namespace under RLIMIT_NOFILE at
+ * the highest fd in use + room: 0 adopted, 1 refused (message on stderr),
+ * 2 a second set loaded (guests unknown), >= 10 the setup failed. */
+static int open_under_limit(struct vnic_ctx *ctx, unsigned int others, unsigned int room)
+{
+	struct rlimit rl;
+	struct vnic_bpf *b;
+	struct dirent *d;
+	char **names = NULL;
+	unsigned int i, n = 0;
+	int self_ns, top = 0, fd, err;
+	DIR *dir;
+
+	self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self_ns < 0)
+		return 10;
+	for (i = 0; i < others; i++) {
+		struct vnic_ctx *c = NULL;
+		struct vnic_bpf *h = NULL;
+
+		if (unshare(CLONE_NEWNET) || vnic_ctx_new(NULL, &c) ||
+		    vnic_bpf_open(c, NULL, &h))
+			return 11;
+	}
+	if (setns(self_ns, CLONE_NEWNET))
+		return 12;
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return 13;
+	while ((d = readdir(dir)))
+		if (atoi(d->d_name) > top)
+			top = atoi(d->d_name);
+	closedir(dir);
+	/* the holes below filled: room is exactly the fds left */
+	for (fd = open("/dev/null", O_RDONLY); fd >= 0 && fd < top;
+	     fd = open("/dev/null", O_RDONLY))
+		;
+	if (fd > top)
+		close(fd);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)top + 1 + room;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 14;
+	err = vnic_bpf_open(ctx, NULL, &b);
+	if (err) {
+		fprintf(stderr, "# open with %u fds of room: %s\n", room,
+			vnic_ctx_errmsg(ctx));
+		return 1;
+	}
+	if (vnic_bpf_guests(b, &names, &n))
+		return 15;
+	free(names);
+	return n == 2 ? 0 : 2;
+}
+
+static int child_status(int (*fn)(struct vnic_ctx *, unsigned int, unsigned int),
+			struct vnic_ctx *ctx, unsigned int others, unsigned int room)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn(ctx, others, room));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Many namespaces' sets loaded and few fds: the adopting walk held an fd
+ * per program of every set, failed with EMFILE and took that as "not
+ * ours", so a second set was loaded beside this namespace's (guests
+ * unknown).  It holds one now: with room for a set's own fds (fewer than
+ * the others' programs), the open adopts; with almost none, it fails with
+ * a message, and never loads a second set.
+ */
+TEST_F(life, many_sets_few_fds_adopt_or_fail)
+{
+	int st;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	/* 12 other sets: 24+ programs loaded besides ours, more than the
+	 * 20 fds of room */
+	st = child_status(open_under_limit, self->t.ctx, 12, 20);
+	EXPECT_EQ(0, st) TH_LOG("0 adopted, 1 refused, 2 a second set, >9 setup");
+	st = child_status(open_under_limit, self->t.ctx, 2, 3);
+	EXPECT_EQ(1, st) TH_LOG("0 adopted, 1 refused, 2 a second set, >9 setup");
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	guests_are(_metadata, self->b, 2);
 }
 
 TEST_F(life, deleted_filter_repaired)
@@ -1248,6 +1448,7 @@ static void diff_says(struct __test_metadata *_metadata, FIXTURE_DATA(life) *sel
 	EXPECT_EQ(r.repaired, l.n) TH_LOG("diff: %s", l.text);
 	EXPECT_EQ(2u, r.guests_unchanged);
 	EXPECT_LT(0u, r.messages);
+	self->diff_msgs = r.messages;
 	for (i = 0; needles[i]; i++) {
 		const char *nd = needles[i];
 
@@ -1282,6 +1483,9 @@ static void sync_repairs(struct __test_metadata *_metadata, FIXTURE_DATA(life) *
 	EXPECT_EQ(1, r.writes);
 	EXPECT_LT(0u, r.repaired);
 	EXPECT_NE(NULL, strstr(l.text, needle)) TH_LOG("sync_diff: %s", l.text);
+	/* the diff's count of messages (bpf/diff.c) is the sync's own, for
+	 * every kind of damage: a drift between the two fails here */
+	EXPECT_EQ(self->diff_msgs, r.messages) TH_LOG("sync_diff: %s", l.text);
 	diff_clean(_metadata, self);
 	vnic_bpf_close(self->b);
 	self->b = NULL;
@@ -1449,6 +1653,10 @@ TEST_F(life, diff_callback_stops_sync)
 	EXPECT_EQ(7, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r));
 	EXPECT_FALSE(has_clsact(self->t.nic));
 	EXPECT_EQ(2u, l.n);
+	/* a diff run to its end says what the sync below sends */
+	l.stop = 0;
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r));
+	self->diff_msgs = r.messages;
 	sync_repairs(_metadata, self, "qdisc clsact");
 }
 

@@ -167,7 +167,9 @@ struct vnic_filter_result {
  * vnic_policy_check()), -EOPNOTSUPP (bpf: custom rules), -EROFS (nft: read
  * only), -EEXIST (a NIC of p belongs to an installed guest p does not
  * replace), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
- * changed the ruleset or the maps meanwhile: build the change again), -ENOSPC
+ * changed the ruleset or the maps meanwhile: build the change again; bpf:
+ * the handle keeps what it read, so every later call on it says -EAGAIN
+ * again: close it and open a new one), -ENOSPC
  * (bpf: a map is full), -ENOMEM, or the kernel's.
  */
 int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
@@ -220,7 +222,8 @@ typedef int (*vnic_filter_diff_fn)(const struct vnic_filter_diff *d, void *arg);
  * and writes set when a sync would write.  Returns 0 (the state differs
  * when res->writes), -EINVAL, -ENODEV (a NIC of p does not exist),
  * -EUCLEAN (nft: a table libvnic did not make), -EAGAIN (bpf: another
- * handle changed the maps since this one read them), -ENOMEM, fn's
+ * handle changed the maps since this one read them; permanent for this
+ * handle: open a new one), -ENOMEM, fn's
  * non-zero return, or the kernel's.  bpf: p must not be NULL; the maps are
  * read again and every hook of p's NICs read back, so what another process
  * changed is found; messages is what the sync would send.
