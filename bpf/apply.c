@@ -460,11 +460,17 @@ static int attach(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 static int repoint(struct vnic_bpf *b, struct change *c, struct tc_made *made,
 		   struct vnic_filter_result *res)
 {
-	unsigned int total = c->p ? c->off[c->p->n] : 0;
+	unsigned int total = c->p ? c->off[c->p->n] : 0, i;
+	int err;
 
-	if (!total)
-		return 0;
-	return tc_attach(b, c->ifi, c->want, c->have, c->old, total, true, made, res);
+	for (i = 0; i < 2 * total && !c->old[i]; i++)
+		;
+	if (i == 2 * total)
+		return 0;	/* no filter runs an older program */
+	/* an adopted set may lack the program to swap in */
+	err = bpf_progs_ready(b);
+	return err ? err : tc_attach(b, c->ifi, c->want, c->have, c->old, total, true,
+				     made, res);
 }
 
 static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *pn,
