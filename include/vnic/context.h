@@ -108,7 +108,10 @@ enum vnic_feature {
 	VNIC_FEAT_TUN		= 1ull << 7,	/* /dev/net/tun opens */
 };
 
-/* The VNIC_FEAT_* bits the kernel has; 0 for a NULL ctx. */
+/* The VNIC_FEAT_* bits the kernel has; 0 for a NULL ctx.  VNIC_FEAT_TUN
+ * is asked on the first call (or the first tap made), not at context
+ * creation, so this call may open /dev/net/tun once: a use of the context
+ * like any other (thread safety above). */
 uint64_t vnic_ctx_features(const struct vnic_ctx *ctx);
 /* Short name of one feature bit, e.g. "newlink-echo"; NULL if unknown. */
 const char *vnic_feature_name(uint64_t feature);
