@@ -126,6 +126,8 @@ FORCE:
 PROG_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 CNI_OBJS := $(CNI_SRCS:%.c=$(O)/%.o)
+# vnicctl's too: the nft features file (tools/featcache.h).
+CNI_OBJS += $(O)/tools/featcache.o
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/%.o)
 
 $(O)/tools/%.o: tools/%.c

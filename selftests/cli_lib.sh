@@ -57,6 +57,9 @@ tap_main() {
 	if [ "${1:-}" = __case ]; then
 		TMP=$(mktemp -d)
 		trap 'rm -rf "$TMP"' EXIT
+		# vnicctl's nft features file: the case's, never the host's
+		# /run/vnic (filters-cli.rst).
+		export VNICCTL_FEATURES_FILE=$TMP/nft-features
 		setup_case || exit 1
 		"case_$2"
 		exit

@@ -755,10 +755,58 @@ case_bpf_backend() {
 	fi
 }
 
+# sendmsg calls of a 'vnicctl -s filter show' with features file $1
+# (stats line on stderr).
+show_sends() {
+	VNICCTL_FEATURES_FILE=$1 run 0 vc -s filter show || return
+	sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"
+}
+
+# The nft features file: the first vnicctl probes and keeps what it found
+# with the boot id; the next skips the probe (fewer messages sent) and
+# works the same.  A garbled file, another boot's, features the library
+# refuses, a file that cannot be written or none (empty variable) only
+# mean a probe, never an error.
+case_feature_cache() {
+	local f=$TMP/feat boot probe cached n
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	write_policy "$TMP/p.json" || return
+	probe=$(show_sends "$f") || return
+	[ -n "$probe" ] || fail "no stats line: $(cat "$TMP/err")" || return
+	grep -Eqx "$boot [0-9a-f]+" "$f" || fail "file: $(cat "$f")" || return
+	cached=$(show_sends "$f") || return
+	[ "$cached" -lt "$probe" ] ||
+		fail "with the file: $cached sendmsg, probing: $probe" || return
+	run 0 vc filter apply "$TMP/p.json" || return
+	has_mac "$(mac_of vm2p0)" || fail "apply on kept features" || return
+	# Showing two guests sends more: a new probing count.
+	probe=$(show_sends "") || return
+	cached=$(show_sends "$f") || return
+	[ "$cached" -lt "$probe" ] ||
+		fail "with the file: $cached sendmsg, probing: $probe" || return
+	for bad in garbage "$boot" "$boot zz" "$boot ffffffff" \
+		   "00000000-0000-0000-0000-000000000000 7f"; do
+		echo "$bad" >"$f"
+		n=$(show_sends "$f") || return
+		[ "$n" = "$probe" ] || fail "'$bad': $n sendmsg, not $probe" || return
+		grep -Eqx "$boot [0-9a-f]+" "$f" ||
+			fail "'$bad' not rewritten: $(cat "$f")" || return
+		run 0 vc filter show || return
+	done
+	n=$(show_sends "$TMP/nodir/feat") || return
+	[ "$n" = "$probe" ] && [ ! -e "$TMP/nodir" ] ||
+		fail "unwritable file: $n sendmsg" || return
+	rm -f "$f" "$TMP/nft-features"
+	n=$(show_sends "") || return
+	[ "$n" = "$probe" ] || fail "turned off: $n sendmsg" || return
+	[ ! -e "$f" ] && [ ! -e "$TMP/nft-features" ] ||
+		fail "a file written with VNICCTL_FEATURES_FILE empty"
+}
+
 CASES=(apply show counter remove sync_same sync_changed bad_json render
        readonly owned_show netns owner held usage help
        failures_leave_nothing
-       damaged_table_refused bpf_backend)
+       damaged_table_refused bpf_backend feature_cache)
 
 # ------------------------------------------------------------------- main
 

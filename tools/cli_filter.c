@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "tools/featcache.h"
 
 /*
  * Operands of a filter subcommand: -h/--help prints help, other options are
@@ -34,6 +36,46 @@ int cli_filter_operands(const char *cmd, const char *what, int argc,
 	if (argc - 1 > max)
 		return cli_usage_err(cmd, "unexpected argument '%s'", argv[max + 1]);
 	return -1;
+}
+
+/*
+ * The nft features an earlier vnicctl kept on this boot (tools/featcache.c)
+ * spare the probe, whose aborted batch waits for an RCU grace period.
+ * VNICCTL_FEATURES_FILE names another file; set empty, it turns this off.
+ */
+#define FEATURES_DIR	"/run/vnic"
+#define FEATURES_FILE	FEATURES_DIR "/nft-features"
+
+static const char *features_path(void)
+{
+	const char *p = getenv("VNICCTL_FEATURES_FILE");
+
+	return p ? p : FEATURES_FILE;
+}
+
+/*
+ * Features the library refuses (-EINVAL: a corrupted file, bits a newer
+ * libvnic wrote before a downgrade) are no reason to fail: probe once and
+ * rewrite the file.  A file that cannot be written is no error either.
+ */
+static int open_feat(struct cli *cli, struct vnic_filter_opts *opts,
+		     struct vnic_filter **out)
+{
+	const char *path = features_path();
+	int err;
+
+	opts->features = featcache_read(path);
+	err = vnic_filter_open(cli->ctx, opts, out);
+	if (err == -EINVAL && opts->features) {
+		opts->features = 0;
+		err = vnic_filter_open(cli->ctx, opts, out);
+	}
+	if (err || opts->features || !path[0])
+		return err;
+	if (!strcmp(path, FEATURES_FILE))
+		mkdir(FEATURES_DIR, 0755);	/* EEXIST, EROFS...: no matter */
+	featcache_keep(path, vnic_filter_features(*out));
+	return 0;
 }
 
 /*
@@ -68,7 +110,7 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 	/* Reading writes nothing, and works on a table a runtime owns. */
 	if (!write)
 		opts.flags |= VNIC_FILTER_READ_ONLY;
-	err = vnic_filter_open(cli->ctx, &opts, &n);
+	err = open_feat(cli, &opts, &n);
 	if (err)
 		return cli_fail(cli, err, "filter: open table");
 	feat = vnic_filter_features(n);

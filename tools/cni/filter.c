@@ -14,63 +14,21 @@
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
+#include "tools/featcache.h"
 
 #define APPLY_TRIES	3
 
 /*
- * The nft features of this kernel, kept in dataDir/nft-features with the
- * boot id: probing them is a checked batch the kernel aborts, and an abort
- * waits for an RCU grace period; they cannot change before a reboot.  Read
- * and written under the dataDir lock; anything unexpected in the file is a
- * reason to probe, never an error.
+ * The nft features of this kernel, kept in dataDir/nft-features
+ * (tools/featcache.c), read and written under the dataDir lock.
  */
-#define BOOT_ID "/proc/sys/kernel/random/boot_id"
-
-static bool boot_id(char *buf, size_t len)
-{
-	FILE *f = fopen(BOOT_ID, "re");
-	bool ok = f && fgets(buf, (int)len, f);
-
-	if (f)
-		fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = 0;
-	return ok && buf[0];
-}
-
 static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
 {
-	char id[64], line[128], want[64];
-	unsigned int f = 0;
-	FILE *fp;
-
-	if (!boot_id(id, sizeof(id)) ||
-	    (size_t)snprintf(path, len, "%s/nft-features", r->conf.data_dir) >= len)
+	if ((size_t)snprintf(path, len, "%s/nft-features", r->conf.data_dir) >= len) {
+		path[0] = 0;
 		return 0;
-	fp = fopen(path, "re");
-	if (!fp)
-		return 0;
-	if (!fgets(line, sizeof(line), fp) ||
-	    sscanf(line, "%63s %x", want, &f) != 2 || strcmp(want, id))
-		f = 0;
-	fclose(fp);
-	return f;
-}
-
-static void features_keep(const char *path, uint32_t f)
-{
-	char id[64], tmp[PATH_MAX];
-	FILE *fp;
-
-	if (!path[0] || !f || !boot_id(id, sizeof(id)) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return;
-	fp = fopen(tmp, "we");
-	if (!fp)
-		return;
-	fprintf(fp, "%s %x\n", id, f);
-	if (fclose(fp) || rename(tmp, path))
-		unlink(tmp);
+	}
+	return featcache_read(path);
 }
 
 /*
@@ -125,7 +83,7 @@ static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
 				     ctx, err);
 	if (r->conf.backend == VNIC_BACKEND_NFT && !f)
-		features_keep(path, vnic_filter_features(*out));
+		featcache_keep(path, vnic_filter_features(*out));
 	*cached = f != 0;
 	return 0;
 }
