@@ -170,6 +170,24 @@ static void name_peers(struct scan *sc)
 	}
 }
 
+/* A scan's end, by dump or by name: peers named, the scratch freed, and
+ * on error the table too, with the step's message. */
+static int scan_end(struct vnic_ctx *ctx, struct scan *sc, int err,
+		    const char *extack, const char *what)
+{
+	if (!err)
+		err = sc->err;
+	if (!err)
+		name_peers(sc);
+	free(sc->all);
+	sc->all = NULL;
+	if (err) {
+		free(sc->t);
+		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, extack, "%s", what);
+	}
+	return 0;
+}
+
 static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
 {
 	char req[1024], extack[VNIC_EXTACK_MAX] = "";
@@ -186,18 +204,7 @@ static int scan_links(struct vnic_ctx *ctx, struct scan *sc)
 				      sc, extack, sizeof(extack));
 	if (err == NL_DUMP_INTR)
 		err = 0;
-	if (!err)
-		err = sc->err;
-	if (!err)
-		name_peers(sc);
-	free(sc->all);
-	sc->all = NULL;
-	if (err) {
-		free(sc->t);
-		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, extack,
-				    "listing tagged links");
-	}
-	return 0;
+	return scan_end(ctx, sc, err, extack, "listing tagged links");
 }
 
 static int cmp_tagged(const void *a, const void *b)
@@ -281,12 +288,43 @@ static int adopt_nic(struct vnic_guest *g, const struct tagged *t)
 	return 0;
 }
 
+/* The links of a scan (scan_links() or scan_named()) that belong to g's
+ * name become its NICs, in NIC order, and the scan's table is freed; *out
+ * is g, or g is freed and the error returned (none: -ENOENT, said as
+ * the scan was made: by a dump, or by the names given). */
+static int adopt_scan(struct vnic_ctx *ctx, struct vnic_guest *g,
+		      struct scan *sc, bool named, struct vnic_guest **out)
+{
+	unsigned int i;
+	int err = 0;
+
+	if (sc->n)	/* sc->t is NULL when nothing is tagged */
+		qsort(sc->t, sc->n, sizeof(*sc->t), cmp_tagged);
+	for (i = 0; i < sc->n && !err; i++)
+		if (!strcmp(sc->t[i].guest, g->name))
+			err = adopt_nic(g, &sc->t[i]);
+	free(sc->t);
+	if (!err && !g->n && named)
+		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
+				   "no link named as given is a NIC of guest '%s' of "
+				   "owner '%s'", g->name, ctx->owner);
+	else if (!err && !g->n)
+		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
+				   "guest '%s' has no NICs of owner '%s'", g->name,
+				   ctx->owner);
+	if (err) {
+		vnic_guest_free(g);
+		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");
+	}
+	*out = g;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 				 struct vnic_guest **out)
 {
 	struct vnic_guest *g;
 	struct scan sc;
-	unsigned int i;
 	int err;
 
 	if (!ctx || !out)
@@ -299,22 +337,7 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 		vnic_guest_free(g);
 		return err;
 	}
-	if (sc.n)	/* sc.t is NULL when nothing is tagged */
-		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
-	for (i = 0; i < sc.n && !err; i++)
-		if (!strcmp(sc.t[i].guest, name))
-			err = adopt_nic(g, &sc.t[i]);
-	free(sc.t);
-	if (!err && !g->n)
-		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
-				   "guest '%s' has no NICs of owner '%s'", name,
-				   ctx->owner);
-	if (err) {
-		vnic_guest_free(g);
-		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");
-	}
-	*out = g;
-	return 0;
+	return adopt_scan(ctx, g, &sc, false, out);
 }
 
 static int getlink_index(struct nl_batch *b, int ifindex, struct scan *sc)
@@ -391,20 +414,9 @@ static int scan_named(struct vnic_ctx *ctx, const char *const *names,
 	if (!err)
 		err = nl_batch_run(&ctx->nl, &b);
 	nl_batch_free(&b);
-	if (!err)
-		err = sc->err;
-	if (!err) {
+	if (!err && !sc->err)
 		drop_dups(sc);
-		name_peers(sc);
-	}
-	free(sc->all);
-	sc->all = NULL;
-	if (err) {
-		free(sc->t);
-		return vnic_set_err(ctx, err, VNIC_STEP_DUMP, -1, NULL,
-				    "reading links by name");
-	}
-	return 0;
+	return scan_end(ctx, sc, err, NULL, "reading links by name");
 }
 
 VNIC_EXPORT int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
@@ -430,22 +442,7 @@ VNIC_EXPORT int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
 		vnic_guest_free(g);
 		return err;
 	}
-	if (sc.n)
-		qsort(sc.t, sc.n, sizeof(*sc.t), cmp_tagged);
-	for (i = 0; i < sc.n && !err; i++)
-		if (!strcmp(sc.t[i].guest, name))
-			err = adopt_nic(g, &sc.t[i]);
-	free(sc.t);
-	if (!err && !g->n)
-		err = vnic_set_err(ctx, -ENOENT, VNIC_STEP_DUMP, -1, NULL,
-				   "no link named as given is a NIC of guest '%s' of "
-				   "owner '%s'", name, ctx->owner);
-	if (err) {
-		vnic_guest_free(g);
-		return vnic_err_fallback(ctx, err, VNIC_STEP_DUMP, "adopting");
-	}
-	*out = g;
-	return 0;
+	return adopt_scan(ctx, g, &sc, true, out);
 }
 
 static bool kept(const char *guest, const char *const *keep, unsigned int nkeep)
