@@ -12,11 +12,7 @@ set -u -o pipefail
 
 . "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
 
-BENCH=${BENCH:-$here/../build/vnic-bench}
-
-jqo() {
-	jq -e -s "$1" "$TMP/out" >/dev/null || fail "jq: $1: $(cat "$TMP/out")"
-}
+. "$here/bench_lib.sh"
 
 case_cni_rows() {
 	local rc

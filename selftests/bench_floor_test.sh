@@ -14,26 +14,7 @@ set -u -o pipefail
 
 . "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
 
-BENCH=${BENCH:-$here/../build/vnic-bench}
-
-# Exit 0, or 1 for a missed target (reported, not a failure): tiny sizes
-# judge nothing.
-bench01() {
-	local rc
-	"$BENCH" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ $rc -le 1 ] && return 0
-	log "'vnic-bench $*' exited $rc"
-	sed 's/^/  stderr: /' "$TMP/err" >&2
-	return 1
-}
-
-jqo() {
-	local filter=$1
-	shift
-	jq -e -s "$@" "$filter" "$TMP/out" >/dev/null ||
-		fail "jq: $filter: $(cat "$TMP/out")"
-}
+. "$here/bench_lib.sh"
 
 PFX_OR_RAN='(.runs == 2) or (.skipped and (.reason | test("prefix")))'
 

@@ -14,22 +14,7 @@ set -u -o pipefail
 
 . "$(cd "$(dirname "$0")" && pwd)/cli_lib.sh"
 
-BENCH=${BENCH:-$here/../build/vnic-bench}
-
-# Exit 0, or 1 for a missed target (reported, not a failure).
-bench01() {
-	local rc
-	"$BENCH" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ $rc -le 1 ] && return 0
-	log "'vnic-bench $*' exited $rc"
-	sed 's/^/  stderr: /' "$TMP/err" >&2
-	return 1
-}
-
-jqo() {
-	jq -e -s "$1" "$TMP/out" >/dev/null || fail "jq: $1: $(cat "$TMP/out")"
-}
+. "$here/bench_lib.sh"
 
 case_proc_rows() {
 	bench01 restart --guests 2 --runs 1 --settle 0 --proc-guests 4,8 \
