@@ -136,6 +136,23 @@ static void parse_stats(const char *text, struct sample *s)
 	}
 }
 
+struct exec_arg {
+	const char *const *argv;
+	const char *out_path;
+};
+
+static void exec_child(void *arg, int fd)
+{
+	struct exec_arg *a = arg;
+	int out = open(a->out_path ? a->out_path : "/dev/null",
+		       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (out < 0 || dup2(out, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(126);
+	execv(a->argv[0], (char *const *)a->argv);
+	_exit(127);
+}
+
 /*
  * Run argv (argv[0] a path), stdout into out_path (NULL: /dev/null),
  * stderr kept; timed from fork to reap.  0 or a message in p->err.
@@ -143,58 +160,27 @@ static void parse_stats(const char *text, struct sample *s)
 static int spawn(struct rp *p, const char *const *argv, const char *out_path,
 		 double *ms, struct sample *s)
 {
+	struct exec_arg a = { argv, out_path };
 	char text[4096];
-	int pipefd[2], status, fd;
-	size_t len = 0;
-	uint64_t t0;
-	ssize_t r;
-	pid_t pid;
+	struct bench_child c = { .run = exec_child, .arg = &a, .out = text,
+				 .len = sizeof(text), .text = true };
+	int ret = bench_child(&c);
+	const char *tool = strrchr(argv[0], '/');
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(NULL);
-	t0 = now_ns();
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		fd = open(out_path ? out_path : "/dev/null",
-			  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(pipefd[1], 2) < 0)
-			_exit(126);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while ((r = read(pipefd[0], text + len, sizeof(text) - 1 - len)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			break;
-		len += (size_t)r;
-		if (len == sizeof(text) - 1)	/* the head is the message */
-			break;
-	}
-	/* The rest unread: the child gets EPIPE, never blocks on us. */
-	text[len] = 0;
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (ret && ret != -ECHILD)
+		return ret;
 	if (ms)
-		*ms = ms_since(t0);
+		*ms = c.ms;
 	if (s)
 		parse_stats(text, s);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		char *nl = strchr(text, '\n');
-
-		if (nl)
-			*nl = 0;
+	if (ret) {
+		text[strcspn(text, "\n")] = 0;
 		snprintf(p->err, sizeof(p->err), "%.40s %.8s: exit %d: %.180s",
-			 strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], argv[1], WIFEXITED(status) ?
-			 WEXITSTATUS(status) : 128, text);
-		return -ECHILD;
+			 tool ? tool + 1 : argv[0], argv[1],
+			 WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128,
+			 text);
 	}
-	return 0;
+	return ret;
 }
 
 /* vnicctl [-s] [--hook-prefix nv] filter VERB policy<share>.json */
