@@ -523,6 +523,13 @@ int rawnl_flush(struct rawnl *r, unsigned int window);
 /* Requests that fit in the receive buffer's acks at once. */
 unsigned int rawnl_window(const struct rawnl *r);
 int rawnl_dump_links(struct rawnl *r, struct link_list *out);
+/* Send req on nl (any netlink protocol) and read the replies of seq: cb
+ * (NULL: none) for each message, until NLMSG_DONE or the ack.  0, the
+ * kernel's error, -EINTR for an interrupted dump, or -errno. */
+struct nlmsghdr;
+typedef int (*rawnl_cb)(const struct nlmsghdr *nlh, void *data);
+int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
+	       uint32_t seq, rawnl_cb cb, void *data);
 void link_list_free(struct link_list *l);
 
 /* ---- env.c ---- */

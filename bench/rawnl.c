@@ -3,6 +3,8 @@
  * Raw rtnetlink with libmnl, independent of libvnic: the floor that libvnic
  * is measured against, and the bench's own setup and cleanup, so that a
  * library bug cannot hide in the state the library is measured from.
+ * rawnl_talk() is the bench's one request-and-reply loop, for rtnetlink
+ * and nfnetlink (fenv.c) alike.
  *
  * Requests are queued back to back in one buffer and sent 'window' at a
  * time: the kernel runs every request of one sendmsg before the call
@@ -407,18 +409,17 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const char *name = "";
 
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*ifi), dump_attr_cb, &name);
 	return link_list_add(data, ifi->ifi_index, name) ? MNL_CB_ERROR :
 							   MNL_CB_OK;
 }
 
-/*
- * One datagram of a dump: 1 when NLMSG_DONE ends it, 0 for more, or an
- * error.  A dump the kernel marks interrupted (links changed meanwhile) is
- * read to its end all the same, so that the socket stays in step.
- */
-static int dump_part(const char *buf, int len, uint32_t seq,
-		     struct link_list *out, bool *intr)
+/* One datagram of replies: 1 when NLMSG_DONE or the ack ends them, 0 for
+ * more, or an error. */
+static int talk_part(const char *buf, int len, uint32_t seq, rawnl_cb cb,
+		     void *data, bool *intr)
 {
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
 
@@ -432,42 +433,53 @@ static int dump_part(const char *buf, int len, uint32_t seq,
 		if (nlh->nlmsg_type == NLMSG_ERROR) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 
-			return e->error ? e->error : -EPROTO;
+			return e->error ? e->error : 1;
 		}
-		if (nlh->nlmsg_type == RTM_NEWLINK &&
-		    dump_cb(nlh, out) != MNL_CB_OK)
+		/* The bench's callbacks fail only for memory. */
+		if (cb && cb(nlh, data) < MNL_CB_OK)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-static int dump_once(struct rawnl *r, struct link_list *out)
+/*
+ * A dump (or a request with NLM_F_ACK) is read to its end even when the
+ * kernel marks it interrupted, so that the socket stays in step.
+ */
+int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
+	       uint32_t seq, rawnl_cb cb, void *data)
 {
 	static char buf[RECV_BUF];
-	struct nlmsghdr *nlh;
-	uint32_t seq = r->seq++;
 	bool intr = false;
 	int ret;
 
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	put_ifinfo(nlh, 0, false);
-	/* Statistics are most of a dump's bytes and we want none. */
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	if (mnl_socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl_socket_sendto(nl, req, len) < 0)
 		return -errno;
 	do {
-		ssize_t n = mnl_socket_recvfrom(r->nl, buf, sizeof(buf));
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
 
 		if (n < 0)
 			return -errno;
-		ret = dump_part(buf, (int)n, seq, out, &intr);
+		ret = talk_part(buf, (int)n, seq, cb, data, &intr);
 	} while (!ret);
 	if (ret < 0)
 		return ret;
 	return intr ? -EINTR : 0;
+}
+
+static int dump_once(struct rawnl *r, struct link_list *out)
+{
+	char buf[MNL_NLMSG_HDRLEN + 64];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = r->seq++;
+	put_ifinfo(nlh, 0, false);
+	/* Statistics are most of a dump's bytes and we want none. */
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return rawnl_talk(r->nl, nlh, nlh->nlmsg_len, nlh->nlmsg_seq, dump_cb,
+			  out);
 }
 
 int rawnl_dump_links(struct rawnl *r, struct link_list *out)
