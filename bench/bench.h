@@ -24,6 +24,7 @@
  * scn_guests.c	the "guests" scenario: many guests on a filling host
  * scn_growth.c	the "growth" scenario: one guest's cost as the host fills
  * scn_pkt.c	the "pkt" scenario: ns per frame, TEST_RUN and a veth pair
+ * frames.c	its real frames, also built into selftests/measure/bpf-measure
  * scn_all.c	the "all" scenario: every scenario, one child each
  * scn_cni.c	the "cni" scenario: vnic-cni beside the stock CNI plugins
  * filters.h	the filter scenarios (filters, filters-add, restart)

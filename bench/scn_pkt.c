@@ -20,22 +20,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <linux/if_packet.h>
 #include <vnic/vnic.h>
 
 #include "lib/testing.h"
 #include "bench.h"
+#include "frames.h"
 
 #define PKT_DEFAULT_KFRAMES	200	/* veth: thousands of frames a run */
 #define PKT_REPEAT_PER_KFRAME	5000	/* test-run: repeats per --count */
-#define PKT_BATCH		64
 #define PKT_MAX_RUNS		64
 
 enum { P_EMPTY, P_LEGIT, P_SPOOF_MAC, P_SPOOF_IP, P_NONE, P_NFT, P_NFT_PFX,
@@ -76,37 +73,13 @@ struct pkt {
 	struct trow t[P__MAX];
 };
 
-/* A 64-byte IPv4/UDP frame from 02:00:00:00:00:<mac_last>, 10.0.0.<ip_last>. */
+/* A frame from 02:00:00:00:00:<mac_last>, 10.0.0.<ip_last>. */
 static void frame(unsigned char *f, int mac_last, int ip_last)
 {
-	unsigned char *ip = f + 14, *udp = ip + 20;
-	uint32_t sum = 0;
-	int k;
+	const unsigned char mac[6] = { 2, 0, 0, 0, 0, (unsigned char)mac_last };
+	const unsigned char ip[4] = { 10, 0, 0, (unsigned char)ip_last };
 
-	memset(f, 0, 64);
-	f[0] = 2;
-	f[5] = 0xf0;
-	f[6] = 2;
-	f[11] = (unsigned char)mac_last;
-	f[12] = 0x08;
-	ip[0] = 0x45;
-	ip[3] = 50;
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[12] = 10;
-	ip[15] = (unsigned char)ip_last;
-	ip[16] = 10;
-	ip[19] = 2;
-	for (k = 0; k < 20; k += 2)
-		sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = (unsigned char)(~sum >> 8);
-	ip[11] = (unsigned char)~sum;
-	udp[0] = 0x9c;
-	udp[1] = 0x40;
-	udp[3] = 9;
-	udp[5] = 30;
+	frame_udp4(f, mac, ip);
 }
 
 /* Guest vm0: vh0, 02:00:00:00:00:00, 10.0.0.1, the clean policy. */
@@ -179,28 +152,6 @@ static void test_runs(struct pkt *k)
 
 /* ---- real frames through a veth pair ---- */
 
-/* Received packets of dev in this namespace (/proc/net/dev: /sys would
- * show the namespace sysfs was mounted in). */
-static unsigned long long rx_of(const char *dev)
-{
-	unsigned long long bytes, pk = 0;
-	char line[512], name[32];
-	FILE *f = fopen("/proc/net/dev", "re");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-
-		if (!c || sscanf(line, " %31[^:]", name) != 1 ||
-		    strcmp(name, dev))
-			continue;
-		if (sscanf(c + 1, "%llu %llu", &bytes, &pk) != 2)
-			pk = 0;
-	}
-	if (f)
-		fclose(f);
-	return pk;
-}
-
 static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
 		      struct vnic_filter **h)
 {
@@ -210,14 +161,7 @@ static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
 	struct vnic_policy *p;
 	int ret;
 
-	if (unshare(CLONE_NEWNET) ||
-	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
-		   "ip link add name vh0 type veth peer name g0 && "
-		   "ip link add name fa0 type veth peer name fa0p && "
-		   "ip link add name br0 type bridge && "
-		   "ip link set vh0 master br0 && ip link set fa0 master br0 && "
-		   "ip link set g0 address 02:00:00:00:00:00 && "
-		   "for d in vh0 g0 fa0 fa0p br0; do ip link set $d up; done"))
+	if (frames_veth_ns())
 		return -EIO;
 	if (d->backend < 0)
 		return 0;
@@ -235,26 +179,17 @@ static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
 	return ret;
 }
 
-/*
- * In a child: send kframes * 1000 frames as fast as sendmmsg() goes and
- * return the ns per frame that arrived on fa0p (everything runs on the
- * sender's CPU: veth delivers through the backlog, so the rate is the
- * whole path's).  A negative errno when it could not run.
- */
+/* In a child: ns per frame that arrived on fa0p, or a negative errno
+ * when it could not run. */
 static double veth_run(const struct pdesc *d, unsigned int kframes,
 		       char *err, size_t errlen)
 {
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
 	struct vnic_filter *h = NULL;
 	struct vnic_ctx *ctx = NULL;
-	struct mmsghdr msgs[PKT_BATCH];
-	unsigned long long before, got;
-	unsigned int sent = 0, i;
-	unsigned char f[64];
-	struct iovec iov = { f, sizeof(f) };
-	uint64_t t0;
-	double ms;
-	int fd, ret;
+	unsigned long long got;
+	unsigned char f[FRAME_LEN];
+	uint64_t ns;
+	int ret;
 
 	ret = veth_setup(d, &ctx, &h);
 	if (ret) {
@@ -265,35 +200,18 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 				 strerror(-ret));
 		return ret;
 	}
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	ll.sll_ifindex = (int)if_nametoindex("g0");
-	if (fd < 0 || bind(fd, (struct sockaddr *)&ll, sizeof(ll))) {
-		snprintf(err, errlen, "packet socket: %s", strerror(errno));
-		return -errno;
-	}
 	frame(f, 0, 1);
-	memset(msgs, 0, sizeof(msgs));
-	for (i = 0; i < PKT_BATCH; i++) {
-		msgs[i].msg_hdr.msg_iov = &iov;
-		msgs[i].msg_hdr.msg_iovlen = 1;
+	ret = frames_send(f, kframes * 1000u, &ns, &got);
+	if (ret) {
+		snprintf(err, errlen, "packet socket: %s", strerror(-ret));
+		return ret;
 	}
-	usleep(200000);		/* the bridge ports forwarding */
-	before = rx_of("fa0p");
-	t0 = now_ns();
-	while (sent < kframes * 1000u) {
-		int n = sendmmsg(fd, msgs, PKT_BATCH, 0);
-
-		if (n > 0)
-			sent += (unsigned int)n;
-	}
-	ms = ms_since(t0);
-	usleep(100000);
-	got = rx_of("fa0p") - before;
-	if (got < sent / 2) {
-		snprintf(err, errlen, "%llu of %u frames arrived", got, sent);
+	if (got < kframes * 1000u / 2) {
+		snprintf(err, errlen, "%llu of %u frames arrived", got,
+			 kframes * 1000u);
 		return -EIO;
 	}
-	return ms * 1e6 / (double)got;
+	return (double)ns / (double)got;
 }
 
 /* One run of row m in a child of its own; its ns per frame kept. */
@@ -362,7 +280,7 @@ static void notes(FILE *f, const void *ctx)
 
 	fprintf(f, "ms is ms per 10^6 frames (= ns per frame); test-run: BPF_PROG_TEST_RUN of one 64-byte IPv4/UDP frame, %u repeats in the kernel, mean per run; veth: %u frames per run from a packet socket on g0 (sendmmsg, %u a call) through vh0's hook and a bridge, counted on fa0p, ns = send time / frames arrived\n",
 		k->o->guests * PKT_REPEAT_PER_KFRAME, k->o->guests * 1000,
-		PKT_BATCH);
+		FRAMES_BATCH);
 	if (e->ms.n && l->ms.n)
 		fprintf(f, "target: the clean policy adds <= 50 ns over the empty program: %+.1f ns (%s)\n",
 			l->ms.median - e->ms.median,
