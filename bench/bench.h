@@ -415,6 +415,8 @@ struct report_style {
 	void (*params)(struct json *j, const struct report *o);
 	void (*notes)(FILE *f, const struct report *o);
 	bool failed_fails;		/* a failed row fails the run */
+	/* Rows without kind, n, existing or samples_ms (pkt: frames). */
+	bool lean;
 };
 
 struct report_env {
