@@ -417,6 +417,8 @@ struct report_style {
 	bool failed_fails;		/* a failed row fails the run */
 	/* Rows without kind, n, existing or samples_ms (pkt: frames). */
 	bool lean;
+	/* Its own chart for --out (NULL: one bar per row). */
+	void (*svg)(FILE *f, const struct report *o);
 };
 
 struct report_env {
@@ -432,6 +434,7 @@ struct report_env {
 	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
 	const char *out_dir;		/* --out, or NULL */
 	const struct report_style *style;	/* NULL: the filter scenarios' */
+	const void *priv;		/* the scenario's own, for its style */
 	char title[256];		/* "" : made of the fields above */
 };
 

@@ -476,6 +476,13 @@ static int build(struct report *o)
 	return 0;
 }
 
+static void style_svg(FILE *f, const void *ctx)
+{
+	const struct report *o = ctx;
+
+	o->style->svg(f, o);
+}
+
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json)
 {
@@ -496,6 +503,8 @@ int report_rows(const struct report_env *re, struct bench_row *rows,
 	}
 	title(re, buf, sizeof(buf));
 	d.title = buf;
+	if (o.style->svg)
+		d.svg = style_svg;
 	if (out_report(&d, json))
 		missed = 1;
 	for (i = 0; i < n; i++)

@@ -65,9 +65,9 @@ static bool by_prefix(unsigned int m)
 	return m == M_PFX || m == M_FLOOR_PFX;
 }
 
+/* A method's curve; its row (skip, error, the last point's samples) is
+ * the growth's rows[] of the same index. */
 struct gmethod {
-	const char *skip;
-	char error[256];
 	char note[320];
 	unsigned int runs[G_MAX_POINTS];
 	double med[G_MAX_POINTS], min[G_MAX_POINTS], max[G_MAX_POINTS];
@@ -82,6 +82,7 @@ struct growth {
 	unsigned int points[G_MAX_POINTS], np;
 	double x[G_MAX_POINTS];		/* points as doubles, for the plot */
 	struct gmethod m[M__MAX];
+	struct bench_row rows[M__MAX];
 	/* The method being run. */
 	struct vnic_filter *h;
 	unsigned int filled;		/* NICs with their filters */
@@ -623,7 +624,7 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 	    !(vnic_filter_features(g->h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
 		vnic_filter_close(g->h);
 		g->h = NULL;
-		g->m[m].skip = PFX_SKIP;
+		g->rows[m].skip = PFX_SKIP;
 		return 1;
 	}
 	return 0;
@@ -648,6 +649,9 @@ static unsigned int runs_at(struct growth *g, struct gmethod *gm,
 static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 {
 	struct gmethod *gm = &g->m[m];
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
+	size_t errlen = sizeof(row->error);
 	unsigned int k = g->o->nics_per_guest, gi = g->points[pi] / k;
 	unsigned int runs = runs_at(g, gm, pi), r;
 	double v[1000], ms;
@@ -660,11 +664,10 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	if (IS_FLOOR(m)) {
 		/* The second add: the first may make the table. */
 		floor_free(&g->fb);
-		ret = add_libvnic(g, gi, &ms, gm->error, sizeof(gm->error));
+		ret = add_libvnic(g, gi, &ms, err, errlen);
 		floor_capture(g->h, &g->fb);
 		if (!ret)
-			ret = add_libvnic(g, gi, &ms, gm->error,
-					  sizeof(gm->error));
+			ret = add_libvnic(g, gi, &ms, err, errlen);
 		floor_capture(g->h, NULL);
 		vnic_filter_close(g->h);
 		g->h = NULL;
@@ -672,16 +675,15 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 			return ret;
 	}
 	/* A warm-up, untimed: the first add may make shared structure. */
-	ret = gmdescs[m].add(g, m, gi, &ms, gm->error, sizeof(gm->error));
+	ret = gmdescs[m].add(g, m, gi, &ms, err, errlen);
 	for (r = 0; r < runs && !ret; r++) {
 		progress("%s: %u NICs, run %u/%u", gmdescs[m].name,
 			 g->points[pi], r + 1, runs);
-		ret = gmdescs[m].add(g, m, gi, &v[r], gm->error,
-				     sizeof(gm->error));
+		ret = gmdescs[m].add(g, m, gi, &v[r], err, errlen);
 		usleep(g->o->settle_ms * 1000);
 	}
 	if (!ret && IS_FLOOR(m))
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+		ret = open_handle(g, m, err, errlen);
 	if (ret)
 		return ret;
 	summarize(v, runs, &s);
@@ -689,48 +691,54 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	gm->med[pi] = s.median;
 	gm->min[pi] = s.min;
 	gm->max[pi] = s.max;
+	/* The row's samples: the last point's, for the table. */
+	for (row->runs = 0, r = 0; r < runs; r++) {
+		bench_row_next(row)->ms = v[r];
+		row->runs++;
+	}
 	return 0;
 }
 
 static void run_method(struct growth *g, unsigned int m)
 {
 	struct gmethod *gm = &g->m[m];
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
+	size_t errlen = sizeof(row->error);
 	unsigned int pi;
 	int ret;
 
 	for (pi = 0; pi < G_MAX_POINTS; pi++)
 		gm->med[pi] = gm->min[pi] = gm->max[pi] = NAN;
-	gm->skip = skip_reason(g, m);
-	if (gm->skip)
+	row->skip = skip_reason(g, m);
+	if (row->skip)
 		return;
-	ret = reset(g, m, gm->error, sizeof(gm->error));
+	ret = reset(g, m, err, errlen);
 	if (!ret)
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+		ret = open_handle(g, m, err, errlen);
 	for (pi = 0; pi < g->np && !ret; pi++) {
-		ret = fill(g, m, g->points[pi], gm->error, sizeof(gm->error));
+		ret = fill(g, m, g->points[pi], err, errlen);
 		if (!ret)
 			ret = run_point(g, m, pi);
 	}
 	if (g->h)
 		vnic_filter_close(g->h);
 	g->h = NULL;
-	if (ret > 0)		/* skipped, said in gm->skip */
+	if (ret > 0)		/* skipped, said in row->skip */
 		return;
-	if (ret && !gm->error[0])
-		snprintf(gm->error, sizeof(gm->error), "%s", strerror(-ret));
+	if (ret && !err[0])
+		snprintf(err, errlen, "%s", strerror(-ret));
+	/* A failed method shows no figures, only why. */
+	if (err[0])
+		row->runs = 0;
 	/* The next method must not start next to this one's state. */
-	if (reset(g, m, gm->error[0] ? gm->note : gm->error,
-		  gm->error[0] ? sizeof(gm->note) : sizeof(gm->error)))
+	if (reset(g, m, err[0] ? gm->note : err,
+		  err[0] ? sizeof(gm->note) : errlen))
 		fprintf(stderr, "vnic-bench: growth: %s\n",
-			gm->error[0] ? gm->note : gm->error);
+			err[0] ? gm->note : err);
 }
 
 /* ---- report ---- */
-
-struct gout {
-	struct growth *g;
-	struct trow rows[M__MAX];
-};
 
 static unsigned int last_point(const struct gmethod *gm, unsigned int np)
 {
@@ -749,7 +757,7 @@ static void curve_table(FILE *f, const struct growth *g)
 		fprintf(f, " %9u", g->points[i]);
 	fputc('\n', f);
 	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip)
+		if (g->rows[m].skip)
 			continue;
 		fprintf(f, "%-20s", gmdescs[m].name);
 		for (i = 0; i < g->np; i++) {
@@ -765,11 +773,10 @@ static void curve_table(FILE *f, const struct growth *g)
 /* libvnic's curve over the floor of its layout, point by point. */
 static bool floor_ratios(const struct growth *g, unsigned int m, double *x)
 {
-	const struct gmethod *lv = &g->m[m];
-	const struct gmethod *fl = &g->m[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR];
-	unsigned int i;
+	unsigned int f = by_prefix(m) ? M_FLOOR_PFX : M_FLOOR, i;
+	const struct gmethod *lv = &g->m[m], *fl = &g->m[f];
 
-	if (lv->skip || fl->skip || !lv->runs[0] || !fl->runs[0])
+	if (g->rows[m].skip || g->rows[f].skip || !lv->runs[0] || !fl->runs[0])
 		return false;
 	for (i = 0; i < g->np; i++)
 		x[i] = lv->med[i] / fl->med[i];
@@ -796,16 +803,16 @@ static void floor_notes(FILE *f, const struct growth *g)
 	}
 }
 
-static void notes(FILE *f, const void *ctx)
+static void notes(FILE *f, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 	unsigned int m, i;
 
 	curve_table(f, g);
 	for (m = 0; m < M__MAX; m++) {
 		const struct gmethod *gm = &g->m[m];
 
-		if (gm->skip || (!gm->runs[0] && !gm->error[0]))
+		if (g->rows[m].skip || (!gm->runs[0] && !g->rows[m].error[0]))
 			continue;
 		fprintf(f, "note: %s: fill (untimed) %.1f s in all",
 			gmdescs[m].name, gm->fill_ms / 1000.0);
@@ -824,14 +831,14 @@ static void notes(FILE *f, const void *ctx)
 	floor_notes(f, g);
 }
 
-static void svg(FILE *f, const void *ctx)
+static void svg(FILE *f, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 	struct svg_series s[M__MAX];
 	unsigned int m, n = 0;
 
 	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip || !g->m[m].runs[0])
+		if (g->rows[m].skip || !g->m[m].runs[0])
 			continue;
 		s[n].name = gmdescs[m].name;
 		s[n].x = g->x;
@@ -843,29 +850,30 @@ static void svg(FILE *f, const void *ctx)
 		 SVG_LOG_Y);
 }
 
-static void json_params(struct json *j, const void *ctx)
+static void json_params(struct json *j, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 
 	json_str(j, "kind", "macvlan");
 	json_uint(j, "max_nics", g->o->max_nics);
 	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	json_uint(j, "runs", g->o->runs);
 	json_nums(j, "points", g->x, g->np);
 }
 
-static void json_row(struct json *j, const struct trow *t, const void *ctx)
+static void json_row(struct json *j, const struct report *o,
+		     const struct bench_row *r)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
-	const struct gmethod *gm = t->data;
-	double runs[G_MAX_POINTS];
-	unsigned int i;
+	json_uint(j, "nics_per_guest", o->re->nics_per_guest);
+}
 
-	json_str(j, "scenario", "growth");
-	json_str(j, "method", t->method);
-	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	if (!t->ms.n)
-		return;
+static void json_measured(struct json *j, const struct report *o,
+			  const struct bench_row *r)
+{
+	const struct growth *g = o->re->priv;
+	unsigned int m = (unsigned int)(r - o->rows), i;
+	const struct gmethod *gm = &g->m[m];
+	double runs[G_MAX_POINTS];
+
 	for (i = 0; i < g->np; i++)
 		runs[i] = gm->runs[i];
 	json_nums(j, "points", g->x, g->np);
@@ -874,44 +882,42 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 	json_nums(j, "max_ms_per_point", gm->max, g->np);
 	json_nums(j, "runs_per_point", runs, g->np);
 	json_num(j, "fill_ms", gm->fill_ms);
-	if (gm - g->m <= M_LIB && floor_ratios(g, (unsigned int)(gm - g->m),
-						runs))
+	if (m <= M_LIB && floor_ratios(g, m, runs))
 		json_nums(j, "ratio_to_floor_per_point", runs, g->np);
 }
 
-/* One row per method: its last point, its first, and the growth. */
-static void build_rows(struct gout *o)
+/* Columns: the last point, the first, and the growth between them. */
+static double col_at(const struct report *o, const struct bench_row *r)
 {
-	struct growth *g = o->g;
-	unsigned int m, last;
-	int ref = -1;
+	const struct growth *g = o->re->priv;
 
-	for (m = 0; m < M__MAX; m++) {
-		struct gmethod *gm = &g->m[m];
-		struct trow *r = &o->rows[m];
-
-		memset(r, 0, sizeof(*r));
-		r->method = gmdescs[m].name;
-		r->skip = gm->skip;
-		r->error = gm->error;
-		r->data = gm;
-		r->extra[0] = r->extra[1] = r->extra[2] = NAN;
-		if (gm->skip || gm->error[0] || !gm->runs[0])
-			continue;
-		last = last_point(gm, g->np);
-		r->ms.n = gm->runs[last];
-		r->ms.median = gm->med[last];
-		r->ms.min = gm->min[last];
-		r->ms.max = gm->max[last];
-		r->extra[0] = g->points[last];
-		r->extra[1] = gm->med[0];
-		r->extra[2] = gm->med[last] / gm->med[0];
-		if (ref < 0 && m <= M_LIB)
-			ref = (int)m;
-	}
-	if (ref >= 0)
-		o->rows[ref].libvnic_ref = true;
+	return r->runs ? g->points[last_point(&g->m[r - o->rows], g->np)] : NAN;
 }
+
+static double col_at0(const struct report *o, const struct bench_row *r)
+{
+	const struct growth *g = o->re->priv;
+
+	return r->runs ? g->m[r - o->rows].med[0] : NAN;
+}
+
+static double col_growth(const struct report *o, const struct bench_row *r)
+{
+	return row_median(r, offsetof(struct sample, ms)) / col_at0(o, r);
+}
+
+static void cols(struct report *o)
+{
+	report_col(o, "at_nics", 0, col_at);
+	report_col(o, "ms_at_0", 3, col_at0);
+	report_col(o, "growth_x", 1, col_growth);
+}
+
+static const struct report_style growth_style = {
+	.ms_prec = 3, .cols = cols, .row = json_row, .json = json_measured,
+	.params = json_params, .notes = notes, .svg = svg,
+	.failed_fails = true, .lean = true,
+};
 
 static void growth_title(const struct growth *g, char *buf, size_t len)
 {
@@ -923,36 +929,14 @@ static void growth_title(const struct growth *g, char *buf, size_t len)
 		 hi->kernel, hi->cpus, hi->load1);
 }
 
-static int report(struct growth *g)
-{
-	struct gout o = { .g = g };
-	struct table t = {
-		.scenario = "growth", .rows = o.rows, .nrows = M__MAX,
-		.ms_prec = 3, .nextra = 3,
-		.extra = { { "at_nics", 0 }, { "ms_at_0", 3 },
-			   { "growth_x", 1 } },
-	};
-	struct out_doc d = {
-		.dir = g->o->out_dir, .t = &t, .params = json_params,
-		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
-	};
-	char title[256];
-
-	build_rows(&o);
-	table_finish(&t);
-	growth_title(g, title, sizeof(title));
-	d.title = title;
-	return out_report(&d, g->o->json) ? 1 : 0;
-}
-
 /* ---- the scenario ---- */
 
 static int run(const struct bench_opts *o)
 {
 	struct growth *g = calloc(1, sizeof(*g));
-	char title[256];
-	unsigned int m, failed = 0;
+	struct report_env re;
 	uint64_t t0 = now_ns();
+	unsigned int m;
 	int ret;
 
 	if (!g)
@@ -960,12 +944,11 @@ static int run(const struct bench_opts *o)
 	g->o = o;
 	make_points(g);
 	bench_find_tool("ip", g->ip_path, sizeof(g->ip_path));
-	if (!o->json) {
-		growth_title(g, title, sizeof(title));
-		printf("vnic-bench %s\n", title);
-		host_print_versions(stdout);
-	}
-	progress_begin("growth");
+	report_env_init(&re, o, 0, 0);
+	re.style = &growth_style;
+	re.priv = g;
+	growth_title(g, re.title, sizeof(re.title));
+	report_header(&re, o->json);
 	ret = filt_env_setup_cap(&g->e, o, 0,
 				 o->max_nics + o->nics_per_guest);
 	if (ret) {
@@ -975,17 +958,25 @@ static int run(const struct bench_opts *o)
 		return 1;
 	}
 	for (m = 0; m < M__MAX; m++) {
+		bench_row_init(&g->rows[m], gmdescs[m].name, o->runs);
 		run_method(g, m);
-		failed += g->m[m].error[0] != 0;
 	}
-	ret = report(g);
+	/* x_libvnic: the first libvnic curve that ran. */
+	for (m = M_PFX; m <= M_LIB; m++)
+		if (g->rows[m].runs) {
+			g->rows[m].libvnic = true;
+			break;
+		}
+	ret = report_rows(&re, g->rows, M__MAX, o->json);
+	for (m = 0; m < M__MAX; m++)
+		bench_row_free(&g->rows[m]);
 	floor_free(&g->fb);
 	filt_env_free(&g->e);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	free(g);
-	return ret || failed ? 1 : 0;
+	return ret;
 }
 
 static void defaults(struct bench_opts *o)
