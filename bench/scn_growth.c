@@ -123,24 +123,6 @@ static void make_points(struct growth *g)
 
 /* ---- small helpers ---- */
 
-/* fork, exec, wait, output to /dev/null: a runtime's shell-out. */
-static int run_tool(const char **argv)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
-}
-
 /* Delete the NICs of guest gi, untimed, whoever made them. */
 static int del_guest_nics(struct growth *g, unsigned int gi)
 {
@@ -321,8 +303,8 @@ static int lib_create(struct growth *g, unsigned int gi,
 	return 0;
 }
 
-static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
-		       char *err, size_t errlen)
+static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
+		       double *ms, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_guest *vg = NULL;
@@ -385,12 +367,12 @@ static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 static int ip_batch(struct growth *g, const char *path, char *err,
 		    size_t errlen)
 {
-	const char *argv[] = { g->ip_path, "-batch", path, NULL };
-	int ret = run_tool(argv);
+	const char *const argv[] = { g->ip_path, "-batch", path, NULL };
+	int ret = bench_exec(argv, NULL, -1, "ip -batch");
 
 	if (ret)
-		snprintf(err, errlen, "ip -batch: %s",
-			 ret == -ECHILD ? "ip failed" : strerror(-ret));
+		snprintf(err, errlen, "%s", ret == -ECHILD ?
+			 bench_last_error() : strerror(-ret));
 	return ret;
 }
 
@@ -416,8 +398,8 @@ static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
 	return ret;
 }
 
-static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
-		   size_t errlen)
+static int add_nft(struct growth *g, unsigned int m, unsigned int gi,
+		   double *ms, char *err, size_t errlen)
 {
 	char ipf[64], nftf[64];
 	unsigned int rules;
@@ -464,9 +446,10 @@ static int xt_fail(const char *what, int ret, char *err, size_t errlen)
 	return ret;
 }
 
-static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
+static int add_xt(struct growth *g, unsigned int m, unsigned int gi,
 		  double *ms, char *err, size_t errlen)
 {
+	enum xt_variant v = m == M_XT_LEGACY ? XT_LEGACY : XT_NFT;
 	struct xt_set s, rm;
 	double xms, rms;
 	char ipf[64];
@@ -515,8 +498,8 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
  * batch libvnic sent for it at this point (floor.c), timed; its remove
  * batch and the NICs' deletion untimed.
  */
-static int add_floor(struct growth *g, unsigned int gi, double *ms,
-		     char *err, size_t errlen)
+static int add_floor(struct growth *g, unsigned int m, unsigned int gi,
+		     double *ms, char *err, size_t errlen)
 {
 	unsigned int k = g->o->nics_per_guest;
 	double bms = 0, rms;
@@ -543,31 +526,6 @@ static int add_floor(struct growth *g, unsigned int gi, double *ms,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
-static int add_lib_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_libvnic(g, gi, ms, err, errlen);
-}
-
-static int add_floor_m(struct growth *g, unsigned int m, unsigned int gi,
-		       double *ms, char *err, size_t errlen)
-{
-	return add_floor(g, gi, ms, err, errlen);
-}
-
-static int add_nft_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_nft(g, gi, ms, err, errlen);
-}
-
-static int add_xt_m(struct growth *g, unsigned int m, unsigned int gi,
-		    double *ms, char *err, size_t errlen)
-{
-	return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms, err,
-		      errlen);
-}
-
 static const char *skip_nft(const struct growth *g, unsigned int m)
 {
 	if (!g->ip_path[0])
@@ -584,14 +542,14 @@ static const char *skip_xt(const struct growth *g, unsigned int m)
 }
 
 static const struct gmdesc gmdescs[M__MAX] = {
-	[M_PFX] = { "libvnic-prefix", NULL, add_lib_m },
-	[M_LIB] = { "libvnic", NULL, add_lib_m },
-	[M_NFT] = { "ip-nft", skip_nft, add_nft_m },
-	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt_m },
-	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt_m },
-	[M_FLOOR] = { "floor", NULL, add_floor_m },
-	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor_m },
-	[M_BPF] = { "libvnic-bpf", NULL, add_lib_m },
+	[M_PFX] = { "libvnic-prefix", NULL, add_libvnic },
+	[M_LIB] = { "libvnic", NULL, add_libvnic },
+	[M_NFT] = { "ip-nft", skip_nft, add_nft },
+	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt },
+	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt },
+	[M_FLOOR] = { "floor", NULL, add_floor },
+	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor },
+	[M_BPF] = { "libvnic-bpf", NULL, add_libvnic },
 };
 
 /* ---- a method's curve ---- */
@@ -664,10 +622,10 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	if (IS_FLOOR(m)) {
 		/* The second add: the first may make the table. */
 		floor_free(&g->fb);
-		ret = add_libvnic(g, gi, &ms, err, errlen);
+		ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, &g->fb);
 		if (!ret)
-			ret = add_libvnic(g, gi, &ms, err, errlen);
+			ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, NULL);
 		vnic_filter_close(g->h);
 		g->h = NULL;
