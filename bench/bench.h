@@ -634,5 +634,11 @@ int bench_tmpfile_close(FILE *f, const char *path);
 
 /* scn_guest.c: one untimed floor guest, then back to the baseline. */
 int bench_warm_up(struct guest_env *e);
+/* The warm-up, then bench_rotate() over the rows that neither skip nor
+ * failed, one() timing one run of one (guest and guests). */
+int bench_run_rows(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres,
+		   int (*one)(struct guest_env *e, struct bench_row *r,
+			      bool *fatal));
 
 #endif /* VNIC_BENCH_H */

@@ -71,10 +71,20 @@ static void check_rolled_back(struct guest_env *e, const struct method *m)
 			m->name, got);
 }
 
-/* One timed run; a method's failure ends its runs, a failed restore all. */
-static int run_once(struct guest_env *e, const struct method *m,
-		    struct bench_row *res, bool *fatal)
+static const struct method *method_of(const struct bench_row *r)
 {
+	unsigned int i;
+
+	for (i = 0; i < NMETHODS; i++)
+		if (!strcmp(methods[i]->name, r->method))
+			return methods[i];
+	return NULL;
+}
+
+/* One timed run; a method's failure ends its runs, a failed restore all. */
+static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
+{
+	const struct method *m = method_of(res);
 	struct sample *s = bench_row_next(res);
 	unsigned int deleted = 0;
 	uint64_t t0;
@@ -125,15 +135,6 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
 	}
 }
 
-static const struct method *method_of(const struct bench_row *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NMETHODS; i++)
-		if (!strcmp(methods[i]->name, r->method))
-			return methods[i];
-	return NULL;
-}
 
 /*
  * One untimed floor first: the first creation in a fresh namespace pays
@@ -156,6 +157,7 @@ int bench_warm_up(struct guest_env *e)
 struct loop {
 	struct guest_env *e;
 	struct bench_row *res;
+	int (*once)(struct guest_env *e, struct bench_row *r, bool *fatal);
 };
 
 static const char *active(void *ctx, unsigned int i)
@@ -172,14 +174,19 @@ static int once(void *ctx, unsigned int i, unsigned int run)
 	struct bench_row *r = &l->res[i];
 	bool fatal = false;
 
-	if (run_once(l->e, method_of(r), r, &fatal))
+	if (l->once(l->e, r, &fatal)) {
+		progress_clear();
 		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	}
 	return fatal ? -EIO : 0;
 }
 
-static int run_all(struct guest_env *e, struct bench_row *res, unsigned int nres)
+int bench_run_rows(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres,
+		   int (*one)(struct guest_env *e, struct bench_row *r,
+			      bool *fatal))
 {
-	struct loop l = { e, res };
+	struct loop l = { e, res, one };
 	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
 				 .active = active, .once = once };
 
@@ -363,7 +370,7 @@ static int run(const struct bench_opts *o)
 		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
 			e.base.n, o->existing, ms_since(t0));
 	init_results(&e, res, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		add_table_build(res, &nres, o->runs);
 		ret = report_rows(&re, res, nres, o->json);

@@ -275,42 +275,6 @@ static void free_results(struct bench_row *res, struct gresult *gres,
 	}
 }
 
-struct loop {
-	struct guest_env *e;
-	struct bench_row *res;
-};
-
-static const char *active(void *ctx, unsigned int i)
-{
-	const struct bench_row *r = &((struct loop *)ctx)->res[i];
-
-	return r->skip || r->error[0] ? NULL : r->method;
-}
-
-/* A failed restore ends everything. */
-static int once(void *ctx, unsigned int i, unsigned int run)
-{
-	struct loop *l = ctx;
-	struct bench_row *r = &l->res[i];
-	bool fatal = false;
-
-	if (run_once(l->e, r, &fatal)) {
-		progress_clear();
-		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
-	}
-	return fatal ? -EIO : 0;
-}
-
-static int run_all(struct guest_env *e, struct bench_row *res,
-		   unsigned int nres)
-{
-	struct loop l = { e, res };
-	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
-				 .active = active, .once = once };
-
-	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
-}
-
 /* ---- the report: report.c's, with the growth columns ---- */
 
 /* The guests of a tenth of the run (at least one), pooled over runs. */
@@ -560,7 +524,7 @@ static int run(const struct bench_opts *o)
 		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
 			e.base.n, o->existing, ms_since(t0));
 	init_results(&e, res, gres, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		summarize_guests(res, nres, o->guests);
 		ret = report_rows(&re, res, nres, o->json);
