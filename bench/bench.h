@@ -554,6 +554,18 @@ void cni_target_stop(struct cni_target *t);
 /* The stock plugins' directory, "" if none. */
 void cni_find(char *dir, size_t len);
 
+/* One CNI plugin call, executed as a runtime executes it. */
+struct cni_cmd {
+	const char *plugin;		/* its path */
+	const char *dir;		/* CNI_PATH */
+	const char *verb, *cid, *ifname, *netns;
+	const char *conf;		/* the network configuration, stdin */
+};
+
+/* fork, exec, wait: 0, or -ECHILD with its output on one line in msg,
+ * or -errno. */
+int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen);
+
 struct guest_env {
 	const struct bench_opts *o;
 	struct rawnl nl;
