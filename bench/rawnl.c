@@ -179,66 +179,53 @@ int rawnl_queue_newlink(struct rawnl *r, const struct link_spec *ls)
 	return 0;
 }
 
-int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+/* RTM_SETLINK or RTM_DELLINK of a link by index or name, with one
+ * attribute (type 0: none). */
+static int queue_link(struct rawnl *r, uint16_t type, int ifindex,
+		      const char *name, bool up, uint16_t attr,
+		      const void *val, size_t len)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
+	struct nlmsghdr *nlh = queue_msg(r, type, 0);
 
 	if (!nlh)
 		return -ENOMEM;
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put_strz(nlh, IFLA_IFALIAS, alias);
+	put_ifinfo(nlh, ifindex, up);
+	if (name)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	if (attr)
+		mnl_attr_put(nlh, attr, len, val);
 	queue_commit(r, nlh);
 	return 0;
+}
+
+int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+{
+	return queue_link(r, RTM_SETLINK, 0, name, false, IFLA_IFALIAS, alias,
+			  strlen(alias) + 1);
 }
 
 int rawnl_queue_setgroup(struct rawnl *r, int ifindex, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, ifindex, NULL, false, IFLA_GROUP,
+			  &group, sizeof(group));
 }
 
 int rawnl_queue_setup(struct rawnl *r, const char *name)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, 0, true);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, 0, name, true, 0, NULL, 0);
 }
 
 int rawnl_queue_dellink(struct rawnl *r, int ifindex)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, ifindex, NULL, false, 0, NULL, 0);
 }
 
+/* ifindex 0 and no name: the kernel deletes the whole group in one
+ * unregister batch, paying its RCU grace periods once. */
 int rawnl_queue_dellink_group(struct rawnl *r, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	/* ifindex 0 and no name: the kernel deletes the whole group in
-	 * one unregister batch, paying its RCU grace periods once. */
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, 0, NULL, false, IFLA_GROUP, &group,
+			  sizeof(group));
 }
 
 /* The extended ack's text, if the kernel attached one. */
