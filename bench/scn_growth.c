@@ -123,6 +123,14 @@ static void make_points(struct growth *g)
 
 /* ---- small helpers ---- */
 
+/* "what: why" into err, the failed tool's stderr for -ECHILD; ret. */
+static int fail(const char *what, int ret, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s", what,
+		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+	return ret;
+}
+
 /* Delete the NICs of guest gi, untimed, whoever made them. */
 static int del_guest_nics(struct growth *g, unsigned int gi)
 {
@@ -157,8 +165,7 @@ static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 	if (!ret && tables)
 		ret = -EEXIST;
 	if (ret)
-		snprintf(err, errlen, "resetting the namespace: %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("resetting the namespace", ret, err, errlen);
 	g->filled = 0;
 	/* Thousands of unregistered devices and hooks leave RCU work. */
 	usleep(g->o->settle_ms * 1000 * 4);
@@ -201,16 +208,11 @@ static int fill_nft(struct growth *g, unsigned int first, unsigned int guests,
 		ret = nft_write_tmp(text, len, path, sizeof(path));
 		free(text);
 	}
-	if (ret) {
-		snprintf(err, errlen, "rendering the fill: %s", strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fail("rendering the fill", ret, err, errlen);
 	ret = nft_file(&g->e, path);
 	unlink(path);
-	if (ret)
-		snprintf(err, errlen, "nft -f (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
+	return ret ? fail("nft -f (fill)", ret, err, errlen) : 0;
 }
 
 /* Every guest so far in one restore per family: *-restore flushes the
@@ -224,8 +226,7 @@ static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
 	if (!ret)
 		ret = xt_preload(v, &s, s.n);
 	if (ret)
-		snprintf(err, errlen, "restore (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("restore (fill)", ret, err, errlen);
 	xt_set_free(&s);
 	return ret;
 }
@@ -368,12 +369,9 @@ static int ip_batch(struct growth *g, const char *path, char *err,
 		    size_t errlen)
 {
 	const char *const argv[] = { g->ip_path, "-batch", path, NULL };
-	int ret = bench_exec(argv, NULL, -1, "ip -batch");
+	int ret = bench_exec(argv, NULL, -1, NULL);
 
-	if (ret)
-		snprintf(err, errlen, "%s", ret == -ECHILD ?
-			 bench_last_error() : strerror(-ret));
-	return ret;
+	return ret ? fail("ip -batch", ret, err, errlen) : 0;
 }
 
 /* Untimed: the guest's two chains of the per-guest-chain layout. */
@@ -392,10 +390,7 @@ static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
 		snprintf(chain, sizeof(chain), "guest_g%u", gi);
 		ret = nft_run(&g->e, argv);
 	}
-	if (ret)
-		snprintf(err, errlen, "nft delete chain %s: %s", chain,
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
+	return ret ? fail("nft delete chain", ret, err, errlen) : 0;
 }
 
 static int add_nft(struct growth *g, unsigned int m, unsigned int gi,
@@ -409,41 +404,26 @@ static int add_nft(struct growth *g, unsigned int m, unsigned int gi,
 	int ret;
 
 	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
-	if (ret) {
-		snprintf(err, errlen, "ip batch file: %s", strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fail("ip batch file", ret, err, errlen);
 	ret = chains_render_range(&g->e, gi, 1, &text, &len, &rules);
 	if (!ret)
 		ret = nft_write_tmp(text, len, nftf, sizeof(nftf));
 	free(text);
 	if (ret) {
 		unlink(ipf);
-		snprintf(err, errlen, "nft fragment: %s", strerror(-ret));
-		return ret;
+		return fail("nft fragment", ret, err, errlen);
 	}
 	t0 = now_ns();
 	ret = ip_batch(g, ipf, err, errlen);
-	if (!ret) {
-		ret = nft_file(&g->e, nftf);
-		if (ret)
-			snprintf(err, errlen, "nft -f: %s",
-				 ret == -ECHILD ? bench_last_error() :
-						  strerror(-ret));
-	}
+	if (!ret && (ret = nft_file(&g->e, nftf)))
+		fail("nft -f", ret, err, errlen);
 	*ms = ms_since(t0);
 	unlink(ipf);
 	unlink(nftf);
 	if (!ret)
 		ret = nft_remove_guest(g, gi, err, errlen);
 	return del_guest_nics(g, gi) ?: ret;
-}
-
-static int xt_fail(const char *what, int ret, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "%s: %s", what,
-		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
 }
 
 static int add_xt(struct growth *g, unsigned int m, unsigned int gi,
@@ -458,21 +438,21 @@ static int add_xt(struct growth *g, unsigned int m, unsigned int gi,
 
 	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
 	if (ret)
-		return xt_fail("ip batch file", ret, err, errlen);
+		return fail("ip batch file", ret, err, errlen);
 	ret = xt_set_build(&g->e, v, gi, 1, &s);
 	if (!ret)
 		ret = xt_set_files(&s);
 	if (ret) {
 		unlink(ipf);
 		xt_set_free(&s);
-		return xt_fail("restore files", ret, err, errlen);
+		return fail("restore files", ret, err, errlen);
 	}
 	t0 = now_ns();
 	ret = ip_batch(g, ipf, err, errlen);
 	if (!ret) {
 		ret = xt_restore(v, &s, true, &xms);
 		if (ret)
-			xt_fail("restore --noflush", ret, err, errlen);
+			fail("restore --noflush", ret, err, errlen);
 	}
 	*ms = ms_since(t0);
 	unlink(ipf);
@@ -486,7 +466,7 @@ static int add_xt(struct growth *g, unsigned int m, unsigned int gi,
 		if (!ret)
 			ret = xt_restore(v, &rm, true, &rms);
 		if (ret)
-			xt_fail("removing the guest's rules", ret, err, errlen);
+			fail("removing the guest's rules", ret, err, errlen);
 		xt_set_unlink(&rm);
 		xt_set_free(&rm);
 	}
