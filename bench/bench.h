@@ -644,7 +644,12 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
 int bench_tmpfile_close(FILE *f, const char *path);
 
-/* scn_guest.c: one untimed floor guest, then back to the baseline. */
+/* scn_guest.c: after a method's success, want links where it puts them
+ * (m NULL or without count: the bench's namespace) and none left in the
+ * bench's otherwise; else -EPROTO and why in err. */
+int bench_check_links(struct guest_env *e, const struct method *m,
+		      unsigned int want, char *err, size_t errlen);
+/* One untimed floor guest, then back to the baseline. */
 int bench_warm_up(struct guest_env *e);
 /* The warm-up, then bench_rotate() over the rows that neither skip nor
  * failed, one() timing one run of one (guest and guests). */

@@ -29,32 +29,26 @@ static const struct method *const methods[] = {
 
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 
-/* Whether name is one of list's comma-separated words (NULL: all are). */
-static bool selected(const struct bench_opts *o, const char *name)
-{
-	return bench_in_list(o->methods, name);
-}
-
 /* All-or-nothing means all: every NIC must be there after success... */
-static int check_created(struct guest_env *e, const struct method *m,
-			 struct bench_row *res)
+int bench_check_links(struct guest_env *e, const struct method *m,
+		      unsigned int want, char *err, size_t errlen)
 {
-	unsigned int want = e->o->nics * env_links_per_nic(e->o), got, here;
+	unsigned int got, here;
 	int ret = env_count_new(e, &here);
 
 	/* A method that puts its NICs elsewhere counts them there, and
 	 * must leave nothing behind here. */
-	if (!ret && m->count && here) {
-		snprintf(res->error, sizeof(res->error),
-			 "%u links left in the bench's namespace", here);
+	if (!ret && m && m->count && here) {
+		snprintf(err, errlen, "%u links left in the bench's namespace",
+			 here);
 		return -EPROTO;
 	}
 	got = here;
-	if (!ret && m->count)
+	if (!ret && m && m->count)
 		ret = m->count(e, &got);
 	if (ret || got == want)
 		return ret;
-	snprintf(res->error, sizeof(res->error),
+	snprintf(err, errlen,
 		 "reported success but %u links were created, not %u", got,
 		 want);
 	return -EPROTO;
@@ -96,7 +90,9 @@ static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
 	if (ret)
 		check_rolled_back(e, m);
 	else
-		ret = check_created(e, m, res);
+		ret = bench_check_links(e, m, e->o->nics *
+					env_links_per_nic(e->o), res->error,
+					sizeof(res->error));
 	if (m->release)
 		m->release(e);
 	s->destroy_ms = e->destroy_ms;
@@ -125,7 +121,7 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
 	for (i = 0; i < NMETHODS; i++) {
 		struct bench_row *r = &res[*nres];
 
-		if (!selected(e->o, methods[i]->name))
+		if (!bench_in_list(e->o->methods, methods[i]->name))
 			continue;
 		bench_row_init(r, methods[i]->name, e->o->runs);
 		r->libvnic = methods[i]->libvnic;

@@ -134,30 +134,6 @@ static void lv_stop(struct lv_run *lv)
 	memset(lv, 0, sizeof(*lv));
 }
 
-/* Every guest's links must be there, where the method puts them. */
-static int check_all(struct guest_env *e, const struct gmethod *gm,
-		     unsigned int want, char *err, size_t errlen)
-{
-	unsigned int here, got;
-	int ret = env_count_new(e, &here);
-
-	got = here;
-	if (!ret && gm->m && gm->m->count) {
-		if (here) {
-			snprintf(err, errlen,
-				 "%u links left in the bench's namespace", here);
-			return -EPROTO;
-		}
-		ret = gm->m->count(e, &got);
-	}
-	if (ret || got == want)
-		return ret;
-	snprintf(err, errlen,
-		 "reported success but %u links were created, not %u", got,
-		 want);
-	return -EPROTO;
-}
-
 /* The G guests of one run, each timed on its own, none deleted. */
 static int make_guests(struct guest_env *e, struct bench_row *r,
 		       struct gresult *gr, struct lv_run *lv,
@@ -221,8 +197,9 @@ static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 		ret = make_guests(e, r, gr, &lv, &go);
 	e->o = o;
 	if (!ret)
-		ret = check_all(e, gr->gm, o->guests * o->nics *
-				env_links_per_nic(o), r->error, sizeof(r->error));
+		ret = bench_check_links(e, gr->gm->m, o->guests * o->nics *
+					env_links_per_nic(o), r->error,
+					sizeof(r->error));
 	release_all(e, gr->gm, &lv);
 	*fatal = env_restore(e, &deleted) != 0;
 	usleep(o->settle_ms * 1000);
