@@ -305,16 +305,18 @@ static void level(struct cni_bench *b, unsigned int existing,
 
 static int fill(unsigned int nics)
 {
-	char path[] = "/tmp/vnic-bench-cni-fill.XXXXXX", cmd[128];
+	char path[64], cmd[128];
+	FILE *f = bench_tmpfile("cni-fill", path, sizeof(path));
 	unsigned int i;
-	FILE *f;
-	int fd = mkstemp(path), ret;
+	int ret;
 
-	if (fd < 0 || !(f = fdopen(fd, "w")))
+	if (!f)
 		return -errno;
 	for (i = 0; i < nics / 2; i++)
 		fprintf(f, "link add fill%u type veth peer name fillp%u\n", i, i);
-	fclose(f);
+	ret = bench_tmpfile_close(f, path);
+	if (ret)
+		return ret;
 	snprintf(cmd, sizeof(cmd), "ip -batch %s", path);
 	ret = system(cmd);
 	unlink(path);
