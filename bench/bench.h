@@ -226,6 +226,16 @@ bool bench_find_tool(const char *name, char *out, size_t len);
 struct vnic_ctx;
 int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 		   size_t errlen);
+/* NIC i's options into *nic; name (16 bytes) and aux (24: a peer's name,
+ * a MAC) hold its strings. */
+typedef void (*bench_nic_fn)(const void *arg, unsigned int i, char *name,
+			     char *aux, struct vnic_nic_opts *nic);
+/* vnic_guest_new, NICs first..first+n-1 of nic_of, vnic_guest_create:
+ * the guest in *out, or an error said in err and nothing kept. */
+int bench_guest_make(struct vnic_ctx *ctx, const char *name,
+		     unsigned int first, unsigned int n, bench_nic_fn nic_of,
+		     const void *arg, struct vnic_guest **out, char *err,
+		     size_t errlen);
 /* "versions: libvnic 0.1.0, ip ..., nft ..." on one line. */
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */

@@ -267,41 +267,20 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 
 /* ---- one guest: libvnic ---- */
 
-static int lib_create(struct growth *g, unsigned int gi,
-		      struct vnic_guest **out, char *err, size_t errlen)
+/* The bench's macvlans, explicit names and MACs, on the filter lowers. */
+static void nic_of(const void *arg, unsigned int i, char *name, char *mac,
+		   struct vnic_nic_opts *nic)
 {
-	unsigned int k = g->o->nics_per_guest, i;
-	char gname[32], name[16], mac[18];
-	struct vnic_guest *vg;
-	int ret;
+	const struct growth *g = arg;
 
-	filt_guest_name(gi, gname);
-	ret = vnic_guest_new(g->e.ctx, gname, &vg);
-	if (ret)
-		return bench_lib_fail(g->e.ctx, "vnic_guest_new", ret, err, errlen);
-	for (i = gi * k; i < (gi + 1) * k && !ret; i++) {
-		VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
-			  .name = name, .naming = VNIC_NAMING_EXPLICIT,
-			  .lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
-			  .mode = VNIC_MACVLAN_BRIDGE, .mac = mac);
-
-		filt_nic_name(i, name);
-		filt_nic_mac_str(i, mac);
-		ret = vnic_guest_add_nic(vg, &nic, NULL);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_add_nic", ret, err, errlen);
-	}
-	if (!ret) {
-		ret = vnic_guest_create(vg);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_create", ret, err, errlen);
-	}
-	if (ret) {
-		vnic_guest_free(vg);
-		return ret;
-	}
-	*out = vg;
-	return 0;
+	filt_nic_name(i, name);
+	filt_nic_mac_str(i, mac);
+	*nic = (struct vnic_nic_opts){
+		.sz = sizeof(*nic), .kind = VNIC_KIND_MACVLAN, .name = name,
+		.naming = VNIC_NAMING_EXPLICIT, .mode = VNIC_MACVLAN_BRIDGE,
+		.lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
+		.mac = mac,
+	};
 }
 
 static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
@@ -319,8 +298,11 @@ static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
 	ret = filt_policy(&g->e, gi, 1, -1, &p, err, errlen);
 	if (ret)
 		return ret;
+	filt_guest_name(gi, gname);
 	t0 = now_ns();
-	ret = lib_create(g, gi, &vg, err, errlen);
+	ret = bench_guest_make(g->e.ctx, gname, gi * g->o->nics_per_guest,
+			       g->o->nics_per_guest, nic_of, g, &vg, err,
+			       errlen);
 	if (!ret) {
 		ret = vnic_filter_apply(g->h, p, &res);
 		if (ret)
@@ -329,7 +311,6 @@ static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
 	*ms = ms_since(t0);
 	vnic_policy_free(p);
 	/* Untimed: the guest goes again. */
-	filt_guest_name(gi, gname);
 	ret2 = vnic_filter_remove(g->h, &name, 1, NULL);
 	if (ret2 && !ret)
 		ret = bench_lib_fail(g->e.ctx, "vnic_filter_remove", ret2, err, errlen);
