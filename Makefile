@@ -145,8 +145,9 @@ $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 # The bpf backend's tcx mode beside cls_bpf and nft, which vnic-bench's
 # libvnic-bpf rows leave out (Documentation/bpf.rst); it calls the
 # private test hooks (lib/testing.h), so it lives with the selftests.
-$(O)/bpf-measure: selftests/measure/bpf_measure.c $(STLIB)
-	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $< $(STLIB) $(MNL_LIBS) -lpthread
+# Its real frames are vnic-bench pkt's (bench/frames.c).
+$(O)/bpf-measure: selftests/measure/bpf_measure.c bench/frames.c $(STLIB)
+	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $(filter %.c,$^) $(STLIB) $(MNL_LIBS) -lpthread
 
 $(O)/vnic-cni: $(CNI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CNI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread

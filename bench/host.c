@@ -185,3 +185,33 @@ int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 		 msg && *msg ? ": " : "", msg ? msg : "");
 	return ret;
 }
+
+int bench_guest_make(struct vnic_ctx *ctx, const char *name,
+		     unsigned int first, unsigned int n, bench_nic_fn nic_of,
+		     const void *arg, struct vnic_guest **out, char *err,
+		     size_t errlen)
+{
+	char nic_name[16], aux[24];
+	struct vnic_nic_opts nic;
+	struct vnic_guest *g;
+	unsigned int i;
+	int ret;
+
+	ret = vnic_guest_new(ctx, name, &g);
+	if (ret)
+		return bench_lib_fail(ctx, "vnic_guest_new", ret, err, errlen);
+	for (i = first; i < first + n && !ret; i++) {
+		nic_of(arg, i, nic_name, aux, &nic);
+		ret = vnic_guest_add_nic(g, &nic, NULL);
+		if (ret)
+			bench_lib_fail(ctx, "vnic_guest_add_nic", ret, err, errlen);
+	}
+	if (!ret && (ret = vnic_guest_create(g)))
+		bench_lib_fail(ctx, "vnic_guest_create", ret, err, errlen);
+	if (ret) {
+		vnic_guest_free(g);
+		return ret;
+	}
+	*out = g;
+	return 0;
+}

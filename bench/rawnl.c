@@ -3,6 +3,8 @@
  * Raw rtnetlink with libmnl, independent of libvnic: the floor that libvnic
  * is measured against, and the bench's own setup and cleanup, so that a
  * library bug cannot hide in the state the library is measured from.
+ * rawnl_talk() is the bench's one request-and-reply loop, for rtnetlink
+ * and nfnetlink (fenv.c) alike.
  *
  * Requests are queued back to back in one buffer and sent 'window' at a
  * time: the kernel runs every request of one sendmsg before the call
@@ -177,66 +179,53 @@ int rawnl_queue_newlink(struct rawnl *r, const struct link_spec *ls)
 	return 0;
 }
 
-int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+/* RTM_SETLINK or RTM_DELLINK of a link by index or name, with one
+ * attribute (type 0: none). */
+static int queue_link(struct rawnl *r, uint16_t type, int ifindex,
+		      const char *name, bool up, uint16_t attr,
+		      const void *val, size_t len)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
+	struct nlmsghdr *nlh = queue_msg(r, type, 0);
 
 	if (!nlh)
 		return -ENOMEM;
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put_strz(nlh, IFLA_IFALIAS, alias);
+	put_ifinfo(nlh, ifindex, up);
+	if (name)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	if (attr)
+		mnl_attr_put(nlh, attr, len, val);
 	queue_commit(r, nlh);
 	return 0;
+}
+
+int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+{
+	return queue_link(r, RTM_SETLINK, 0, name, false, IFLA_IFALIAS, alias,
+			  strlen(alias) + 1);
 }
 
 int rawnl_queue_setgroup(struct rawnl *r, int ifindex, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, ifindex, NULL, false, IFLA_GROUP,
+			  &group, sizeof(group));
 }
 
 int rawnl_queue_setup(struct rawnl *r, const char *name)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, 0, true);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, 0, name, true, 0, NULL, 0);
 }
 
 int rawnl_queue_dellink(struct rawnl *r, int ifindex)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, ifindex, NULL, false, 0, NULL, 0);
 }
 
+/* ifindex 0 and no name: the kernel deletes the whole group in one
+ * unregister batch, paying its RCU grace periods once. */
 int rawnl_queue_dellink_group(struct rawnl *r, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	/* ifindex 0 and no name: the kernel deletes the whole group in
-	 * one unregister batch, paying its RCU grace periods once. */
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, 0, NULL, false, IFLA_GROUP, &group,
+			  sizeof(group));
 }
 
 /* The extended ack's text, if the kernel attached one. */
@@ -407,18 +396,17 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const char *name = "";
 
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*ifi), dump_attr_cb, &name);
 	return link_list_add(data, ifi->ifi_index, name) ? MNL_CB_ERROR :
 							   MNL_CB_OK;
 }
 
-/*
- * One datagram of a dump: 1 when NLMSG_DONE ends it, 0 for more, or an
- * error.  A dump the kernel marks interrupted (links changed meanwhile) is
- * read to its end all the same, so that the socket stays in step.
- */
-static int dump_part(const char *buf, int len, uint32_t seq,
-		     struct link_list *out, bool *intr)
+/* One datagram of replies: 1 when NLMSG_DONE or the ack ends them, 0 for
+ * more, or an error. */
+static int talk_part(const char *buf, int len, uint32_t seq, rawnl_cb cb,
+		     void *data, bool *intr)
 {
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
 
@@ -432,42 +420,53 @@ static int dump_part(const char *buf, int len, uint32_t seq,
 		if (nlh->nlmsg_type == NLMSG_ERROR) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 
-			return e->error ? e->error : -EPROTO;
+			return e->error ? e->error : 1;
 		}
-		if (nlh->nlmsg_type == RTM_NEWLINK &&
-		    dump_cb(nlh, out) != MNL_CB_OK)
+		/* The bench's callbacks fail only for memory. */
+		if (cb && cb(nlh, data) < MNL_CB_OK)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-static int dump_once(struct rawnl *r, struct link_list *out)
+/*
+ * A dump (or a request with NLM_F_ACK) is read to its end even when the
+ * kernel marks it interrupted, so that the socket stays in step.
+ */
+int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
+	       uint32_t seq, rawnl_cb cb, void *data)
 {
 	static char buf[RECV_BUF];
-	struct nlmsghdr *nlh;
-	uint32_t seq = r->seq++;
 	bool intr = false;
 	int ret;
 
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	put_ifinfo(nlh, 0, false);
-	/* Statistics are most of a dump's bytes and we want none. */
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	if (mnl_socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl_socket_sendto(nl, req, len) < 0)
 		return -errno;
 	do {
-		ssize_t n = mnl_socket_recvfrom(r->nl, buf, sizeof(buf));
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
 
 		if (n < 0)
 			return -errno;
-		ret = dump_part(buf, (int)n, seq, out, &intr);
+		ret = talk_part(buf, (int)n, seq, cb, data, &intr);
 	} while (!ret);
 	if (ret < 0)
 		return ret;
 	return intr ? -EINTR : 0;
+}
+
+static int dump_once(struct rawnl *r, struct link_list *out)
+{
+	char buf[MNL_NLMSG_HDRLEN + 64];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = r->seq++;
+	put_ifinfo(nlh, 0, false);
+	/* Statistics are most of a dump's bytes and we want none. */
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return rawnl_talk(r->nl, nlh, nlh->nlmsg_len, nlh->nlmsg_seq, dump_cb,
+			  out);
 }
 
 int rawnl_dump_links(struct rawnl *r, struct link_list *out)

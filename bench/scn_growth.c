@@ -65,9 +65,9 @@ static bool by_prefix(unsigned int m)
 	return m == M_PFX || m == M_FLOOR_PFX;
 }
 
+/* A method's curve; its row (skip, error, the last point's samples) is
+ * the growth's rows[] of the same index. */
 struct gmethod {
-	const char *skip;
-	char error[256];
 	char note[320];
 	unsigned int runs[G_MAX_POINTS];
 	double med[G_MAX_POINTS], min[G_MAX_POINTS], max[G_MAX_POINTS];
@@ -82,6 +82,7 @@ struct growth {
 	unsigned int points[G_MAX_POINTS], np;
 	double x[G_MAX_POINTS];		/* points as doubles, for the plot */
 	struct gmethod m[M__MAX];
+	struct bench_row rows[M__MAX];
 	/* The method being run. */
 	struct vnic_filter *h;
 	unsigned int filled;		/* NICs with their filters */
@@ -122,22 +123,12 @@ static void make_points(struct growth *g)
 
 /* ---- small helpers ---- */
 
-/* fork, exec, wait, output to /dev/null: a runtime's shell-out. */
-static int run_tool(const char **argv)
+/* "what: why" into err, the failed tool's stderr for -ECHILD; ret. */
+static int fail(const char *what, int ret, char *err, size_t errlen)
 {
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
+	snprintf(err, errlen, "%s: %s", what,
+		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+	return ret;
 }
 
 /* Delete the NICs of guest gi, untimed, whoever made them. */
@@ -174,8 +165,7 @@ static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 	if (!ret && tables)
 		ret = -EEXIST;
 	if (ret)
-		snprintf(err, errlen, "resetting the namespace: %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("resetting the namespace", ret, err, errlen);
 	g->filled = 0;
 	/* Thousands of unregistered devices and hooks leave RCU work. */
 	usleep(g->o->settle_ms * 1000 * 4);
@@ -218,16 +208,11 @@ static int fill_nft(struct growth *g, unsigned int first, unsigned int guests,
 		ret = nft_write_tmp(text, len, path, sizeof(path));
 		free(text);
 	}
-	if (ret) {
-		snprintf(err, errlen, "rendering the fill: %s", strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fail("rendering the fill", ret, err, errlen);
 	ret = nft_file(&g->e, path);
 	unlink(path);
-	if (ret)
-		snprintf(err, errlen, "nft -f (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
+	return ret ? fail("nft -f (fill)", ret, err, errlen) : 0;
 }
 
 /* Every guest so far in one restore per family: *-restore flushes the
@@ -241,8 +226,7 @@ static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
 	if (!ret)
 		ret = xt_preload(v, &s, s.n);
 	if (ret)
-		snprintf(err, errlen, "restore (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("restore (fill)", ret, err, errlen);
 	xt_set_free(&s);
 	return ret;
 }
@@ -283,45 +267,24 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 
 /* ---- one guest: libvnic ---- */
 
-static int lib_create(struct growth *g, unsigned int gi,
-		      struct vnic_guest **out, char *err, size_t errlen)
+/* The bench's macvlans, explicit names and MACs, on the filter lowers. */
+static void nic_of(const void *arg, unsigned int i, char *name, char *mac,
+		   struct vnic_nic_opts *nic)
 {
-	unsigned int k = g->o->nics_per_guest, i;
-	char gname[32], name[16], mac[18];
-	struct vnic_guest *vg;
-	int ret;
+	const struct growth *g = arg;
 
-	filt_guest_name(gi, gname);
-	ret = vnic_guest_new(g->e.ctx, gname, &vg);
-	if (ret)
-		return bench_lib_fail(g->e.ctx, "vnic_guest_new", ret, err, errlen);
-	for (i = gi * k; i < (gi + 1) * k && !ret; i++) {
-		VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
-			  .name = name, .naming = VNIC_NAMING_EXPLICIT,
-			  .lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
-			  .mode = VNIC_MACVLAN_BRIDGE, .mac = mac);
-
-		filt_nic_name(i, name);
-		filt_nic_mac_str(i, mac);
-		ret = vnic_guest_add_nic(vg, &nic, NULL);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_add_nic", ret, err, errlen);
-	}
-	if (!ret) {
-		ret = vnic_guest_create(vg);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_create", ret, err, errlen);
-	}
-	if (ret) {
-		vnic_guest_free(vg);
-		return ret;
-	}
-	*out = vg;
-	return 0;
+	filt_nic_name(i, name);
+	filt_nic_mac_str(i, mac);
+	*nic = (struct vnic_nic_opts){
+		.sz = sizeof(*nic), .kind = VNIC_KIND_MACVLAN, .name = name,
+		.naming = VNIC_NAMING_EXPLICIT, .mode = VNIC_MACVLAN_BRIDGE,
+		.lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
+		.mac = mac,
+	};
 }
 
-static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
-		       char *err, size_t errlen)
+static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
+		       double *ms, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_guest *vg = NULL;
@@ -335,8 +298,11 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	ret = filt_policy(&g->e, gi, 1, -1, &p, err, errlen);
 	if (ret)
 		return ret;
+	filt_guest_name(gi, gname);
 	t0 = now_ns();
-	ret = lib_create(g, gi, &vg, err, errlen);
+	ret = bench_guest_make(g->e.ctx, gname, gi * g->o->nics_per_guest,
+			       g->o->nics_per_guest, nic_of, g, &vg, err,
+			       errlen);
 	if (!ret) {
 		ret = vnic_filter_apply(g->h, p, &res);
 		if (ret)
@@ -345,7 +311,6 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	*ms = ms_since(t0);
 	vnic_policy_free(p);
 	/* Untimed: the guest goes again. */
-	filt_guest_name(gi, gname);
 	ret2 = vnic_filter_remove(g->h, &name, 1, NULL);
 	if (ret2 && !ret)
 		ret = bench_lib_fail(g->e.ctx, "vnic_filter_remove", ret2, err, errlen);
@@ -384,13 +349,10 @@ static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 static int ip_batch(struct growth *g, const char *path, char *err,
 		    size_t errlen)
 {
-	const char *argv[] = { g->ip_path, "-batch", path, NULL };
-	int ret = run_tool(argv);
+	const char *const argv[] = { g->ip_path, "-batch", path, NULL };
+	int ret = bench_exec(argv, NULL, -1, NULL);
 
-	if (ret)
-		snprintf(err, errlen, "ip -batch: %s",
-			 ret == -ECHILD ? "ip failed" : strerror(-ret));
-	return ret;
+	return ret ? fail("ip -batch", ret, err, errlen) : 0;
 }
 
 /* Untimed: the guest's two chains of the per-guest-chain layout. */
@@ -409,14 +371,11 @@ static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
 		snprintf(chain, sizeof(chain), "guest_g%u", gi);
 		ret = nft_run(&g->e, argv);
 	}
-	if (ret)
-		snprintf(err, errlen, "nft delete chain %s: %s", chain,
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
+	return ret ? fail("nft delete chain", ret, err, errlen) : 0;
 }
 
-static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
-		   size_t errlen)
+static int add_nft(struct growth *g, unsigned int m, unsigned int gi,
+		   double *ms, char *err, size_t errlen)
 {
 	char ipf[64], nftf[64];
 	unsigned int rules;
@@ -426,28 +385,20 @@ static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
 	int ret;
 
 	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
-	if (ret) {
-		snprintf(err, errlen, "ip batch file: %s", strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fail("ip batch file", ret, err, errlen);
 	ret = chains_render_range(&g->e, gi, 1, &text, &len, &rules);
 	if (!ret)
 		ret = nft_write_tmp(text, len, nftf, sizeof(nftf));
 	free(text);
 	if (ret) {
 		unlink(ipf);
-		snprintf(err, errlen, "nft fragment: %s", strerror(-ret));
-		return ret;
+		return fail("nft fragment", ret, err, errlen);
 	}
 	t0 = now_ns();
 	ret = ip_batch(g, ipf, err, errlen);
-	if (!ret) {
-		ret = nft_file(&g->e, nftf);
-		if (ret)
-			snprintf(err, errlen, "nft -f: %s",
-				 ret == -ECHILD ? bench_last_error() :
-						  strerror(-ret));
-	}
+	if (!ret && (ret = nft_file(&g->e, nftf)))
+		fail("nft -f", ret, err, errlen);
 	*ms = ms_since(t0);
 	unlink(ipf);
 	unlink(nftf);
@@ -456,16 +407,10 @@ static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
-static int xt_fail(const char *what, int ret, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "%s: %s", what,
-		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
-}
-
-static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
+static int add_xt(struct growth *g, unsigned int m, unsigned int gi,
 		  double *ms, char *err, size_t errlen)
 {
+	enum xt_variant v = m == M_XT_LEGACY ? XT_LEGACY : XT_NFT;
 	struct xt_set s, rm;
 	double xms, rms;
 	char ipf[64];
@@ -474,21 +419,21 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
 
 	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
 	if (ret)
-		return xt_fail("ip batch file", ret, err, errlen);
+		return fail("ip batch file", ret, err, errlen);
 	ret = xt_set_build(&g->e, v, gi, 1, &s);
 	if (!ret)
 		ret = xt_set_files(&s);
 	if (ret) {
 		unlink(ipf);
 		xt_set_free(&s);
-		return xt_fail("restore files", ret, err, errlen);
+		return fail("restore files", ret, err, errlen);
 	}
 	t0 = now_ns();
 	ret = ip_batch(g, ipf, err, errlen);
 	if (!ret) {
 		ret = xt_restore(v, &s, true, &xms);
 		if (ret)
-			xt_fail("restore --noflush", ret, err, errlen);
+			fail("restore --noflush", ret, err, errlen);
 	}
 	*ms = ms_since(t0);
 	unlink(ipf);
@@ -502,7 +447,7 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
 		if (!ret)
 			ret = xt_restore(v, &rm, true, &rms);
 		if (ret)
-			xt_fail("removing the guest's rules", ret, err, errlen);
+			fail("removing the guest's rules", ret, err, errlen);
 		xt_set_unlink(&rm);
 		xt_set_free(&rm);
 	}
@@ -514,8 +459,8 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
  * batch libvnic sent for it at this point (floor.c), timed; its remove
  * batch and the NICs' deletion untimed.
  */
-static int add_floor(struct growth *g, unsigned int gi, double *ms,
-		     char *err, size_t errlen)
+static int add_floor(struct growth *g, unsigned int m, unsigned int gi,
+		     double *ms, char *err, size_t errlen)
 {
 	unsigned int k = g->o->nics_per_guest;
 	double bms = 0, rms;
@@ -542,31 +487,6 @@ static int add_floor(struct growth *g, unsigned int gi, double *ms,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
-static int add_lib_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_libvnic(g, gi, ms, err, errlen);
-}
-
-static int add_floor_m(struct growth *g, unsigned int m, unsigned int gi,
-		       double *ms, char *err, size_t errlen)
-{
-	return add_floor(g, gi, ms, err, errlen);
-}
-
-static int add_nft_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_nft(g, gi, ms, err, errlen);
-}
-
-static int add_xt_m(struct growth *g, unsigned int m, unsigned int gi,
-		    double *ms, char *err, size_t errlen)
-{
-	return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms, err,
-		      errlen);
-}
-
 static const char *skip_nft(const struct growth *g, unsigned int m)
 {
 	if (!g->ip_path[0])
@@ -583,14 +503,14 @@ static const char *skip_xt(const struct growth *g, unsigned int m)
 }
 
 static const struct gmdesc gmdescs[M__MAX] = {
-	[M_PFX] = { "libvnic-prefix", NULL, add_lib_m },
-	[M_LIB] = { "libvnic", NULL, add_lib_m },
-	[M_NFT] = { "ip-nft", skip_nft, add_nft_m },
-	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt_m },
-	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt_m },
-	[M_FLOOR] = { "floor", NULL, add_floor_m },
-	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor_m },
-	[M_BPF] = { "libvnic-bpf", NULL, add_lib_m },
+	[M_PFX] = { "libvnic-prefix", NULL, add_libvnic },
+	[M_LIB] = { "libvnic", NULL, add_libvnic },
+	[M_NFT] = { "ip-nft", skip_nft, add_nft },
+	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt },
+	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt },
+	[M_FLOOR] = { "floor", NULL, add_floor },
+	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor },
+	[M_BPF] = { "libvnic-bpf", NULL, add_libvnic },
 };
 
 /* ---- a method's curve ---- */
@@ -623,7 +543,7 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 	    !(vnic_filter_features(g->h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
 		vnic_filter_close(g->h);
 		g->h = NULL;
-		g->m[m].skip = PFX_SKIP;
+		g->rows[m].skip = PFX_SKIP;
 		return 1;
 	}
 	return 0;
@@ -648,6 +568,9 @@ static unsigned int runs_at(struct growth *g, struct gmethod *gm,
 static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 {
 	struct gmethod *gm = &g->m[m];
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
+	size_t errlen = sizeof(row->error);
 	unsigned int k = g->o->nics_per_guest, gi = g->points[pi] / k;
 	unsigned int runs = runs_at(g, gm, pi), r;
 	double v[1000], ms;
@@ -660,11 +583,10 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	if (IS_FLOOR(m)) {
 		/* The second add: the first may make the table. */
 		floor_free(&g->fb);
-		ret = add_libvnic(g, gi, &ms, gm->error, sizeof(gm->error));
+		ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, &g->fb);
 		if (!ret)
-			ret = add_libvnic(g, gi, &ms, gm->error,
-					  sizeof(gm->error));
+			ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, NULL);
 		vnic_filter_close(g->h);
 		g->h = NULL;
@@ -672,16 +594,15 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 			return ret;
 	}
 	/* A warm-up, untimed: the first add may make shared structure. */
-	ret = gmdescs[m].add(g, m, gi, &ms, gm->error, sizeof(gm->error));
+	ret = gmdescs[m].add(g, m, gi, &ms, err, errlen);
 	for (r = 0; r < runs && !ret; r++) {
 		progress("%s: %u NICs, run %u/%u", gmdescs[m].name,
 			 g->points[pi], r + 1, runs);
-		ret = gmdescs[m].add(g, m, gi, &v[r], gm->error,
-				     sizeof(gm->error));
+		ret = gmdescs[m].add(g, m, gi, &v[r], err, errlen);
 		usleep(g->o->settle_ms * 1000);
 	}
 	if (!ret && IS_FLOOR(m))
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+		ret = open_handle(g, m, err, errlen);
 	if (ret)
 		return ret;
 	summarize(v, runs, &s);
@@ -689,48 +610,54 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	gm->med[pi] = s.median;
 	gm->min[pi] = s.min;
 	gm->max[pi] = s.max;
+	/* The row's samples: the last point's, for the table. */
+	for (row->runs = 0, r = 0; r < runs; r++) {
+		bench_row_next(row)->ms = v[r];
+		row->runs++;
+	}
 	return 0;
 }
 
 static void run_method(struct growth *g, unsigned int m)
 {
 	struct gmethod *gm = &g->m[m];
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
+	size_t errlen = sizeof(row->error);
 	unsigned int pi;
 	int ret;
 
 	for (pi = 0; pi < G_MAX_POINTS; pi++)
 		gm->med[pi] = gm->min[pi] = gm->max[pi] = NAN;
-	gm->skip = skip_reason(g, m);
-	if (gm->skip)
+	row->skip = skip_reason(g, m);
+	if (row->skip)
 		return;
-	ret = reset(g, m, gm->error, sizeof(gm->error));
+	ret = reset(g, m, err, errlen);
 	if (!ret)
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+		ret = open_handle(g, m, err, errlen);
 	for (pi = 0; pi < g->np && !ret; pi++) {
-		ret = fill(g, m, g->points[pi], gm->error, sizeof(gm->error));
+		ret = fill(g, m, g->points[pi], err, errlen);
 		if (!ret)
 			ret = run_point(g, m, pi);
 	}
 	if (g->h)
 		vnic_filter_close(g->h);
 	g->h = NULL;
-	if (ret > 0)		/* skipped, said in gm->skip */
+	if (ret > 0)		/* skipped, said in row->skip */
 		return;
-	if (ret && !gm->error[0])
-		snprintf(gm->error, sizeof(gm->error), "%s", strerror(-ret));
+	if (ret && !err[0])
+		snprintf(err, errlen, "%s", strerror(-ret));
+	/* A failed method shows no figures, only why. */
+	if (err[0])
+		row->runs = 0;
 	/* The next method must not start next to this one's state. */
-	if (reset(g, m, gm->error[0] ? gm->note : gm->error,
-		  gm->error[0] ? sizeof(gm->note) : sizeof(gm->error)))
+	if (reset(g, m, err[0] ? gm->note : err,
+		  err[0] ? sizeof(gm->note) : errlen))
 		fprintf(stderr, "vnic-bench: growth: %s\n",
-			gm->error[0] ? gm->note : gm->error);
+			err[0] ? gm->note : err);
 }
 
 /* ---- report ---- */
-
-struct gout {
-	struct growth *g;
-	struct trow rows[M__MAX];
-};
 
 static unsigned int last_point(const struct gmethod *gm, unsigned int np)
 {
@@ -749,7 +676,7 @@ static void curve_table(FILE *f, const struct growth *g)
 		fprintf(f, " %9u", g->points[i]);
 	fputc('\n', f);
 	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip)
+		if (g->rows[m].skip)
 			continue;
 		fprintf(f, "%-20s", gmdescs[m].name);
 		for (i = 0; i < g->np; i++) {
@@ -765,11 +692,10 @@ static void curve_table(FILE *f, const struct growth *g)
 /* libvnic's curve over the floor of its layout, point by point. */
 static bool floor_ratios(const struct growth *g, unsigned int m, double *x)
 {
-	const struct gmethod *lv = &g->m[m];
-	const struct gmethod *fl = &g->m[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR];
-	unsigned int i;
+	unsigned int f = by_prefix(m) ? M_FLOOR_PFX : M_FLOOR, i;
+	const struct gmethod *lv = &g->m[m], *fl = &g->m[f];
 
-	if (lv->skip || fl->skip || !lv->runs[0] || !fl->runs[0])
+	if (g->rows[m].skip || g->rows[f].skip || !lv->runs[0] || !fl->runs[0])
 		return false;
 	for (i = 0; i < g->np; i++)
 		x[i] = lv->med[i] / fl->med[i];
@@ -796,16 +722,16 @@ static void floor_notes(FILE *f, const struct growth *g)
 	}
 }
 
-static void notes(FILE *f, const void *ctx)
+static void notes(FILE *f, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 	unsigned int m, i;
 
 	curve_table(f, g);
 	for (m = 0; m < M__MAX; m++) {
 		const struct gmethod *gm = &g->m[m];
 
-		if (gm->skip || (!gm->runs[0] && !gm->error[0]))
+		if (g->rows[m].skip || (!gm->runs[0] && !g->rows[m].error[0]))
 			continue;
 		fprintf(f, "note: %s: fill (untimed) %.1f s in all",
 			gmdescs[m].name, gm->fill_ms / 1000.0);
@@ -824,14 +750,14 @@ static void notes(FILE *f, const void *ctx)
 	floor_notes(f, g);
 }
 
-static void svg(FILE *f, const void *ctx)
+static void svg(FILE *f, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 	struct svg_series s[M__MAX];
 	unsigned int m, n = 0;
 
 	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip || !g->m[m].runs[0])
+		if (g->rows[m].skip || !g->m[m].runs[0])
 			continue;
 		s[n].name = gmdescs[m].name;
 		s[n].x = g->x;
@@ -843,29 +769,30 @@ static void svg(FILE *f, const void *ctx)
 		 SVG_LOG_Y);
 }
 
-static void json_params(struct json *j, const void *ctx)
+static void json_params(struct json *j, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 
 	json_str(j, "kind", "macvlan");
 	json_uint(j, "max_nics", g->o->max_nics);
 	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	json_uint(j, "runs", g->o->runs);
 	json_nums(j, "points", g->x, g->np);
 }
 
-static void json_row(struct json *j, const struct trow *t, const void *ctx)
+static void json_row(struct json *j, const struct report *o,
+		     const struct bench_row *r)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
-	const struct gmethod *gm = t->data;
-	double runs[G_MAX_POINTS];
-	unsigned int i;
+	json_uint(j, "nics_per_guest", o->re->nics_per_guest);
+}
 
-	json_str(j, "scenario", "growth");
-	json_str(j, "method", t->method);
-	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	if (!t->ms.n)
-		return;
+static void json_measured(struct json *j, const struct report *o,
+			  const struct bench_row *r)
+{
+	const struct growth *g = o->re->priv;
+	unsigned int m = (unsigned int)(r - o->rows), i;
+	const struct gmethod *gm = &g->m[m];
+	double runs[G_MAX_POINTS];
+
 	for (i = 0; i < g->np; i++)
 		runs[i] = gm->runs[i];
 	json_nums(j, "points", g->x, g->np);
@@ -874,44 +801,42 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 	json_nums(j, "max_ms_per_point", gm->max, g->np);
 	json_nums(j, "runs_per_point", runs, g->np);
 	json_num(j, "fill_ms", gm->fill_ms);
-	if (gm - g->m <= M_LIB && floor_ratios(g, (unsigned int)(gm - g->m),
-						runs))
+	if (m <= M_LIB && floor_ratios(g, m, runs))
 		json_nums(j, "ratio_to_floor_per_point", runs, g->np);
 }
 
-/* One row per method: its last point, its first, and the growth. */
-static void build_rows(struct gout *o)
+/* Columns: the last point, the first, and the growth between them. */
+static double col_at(const struct report *o, const struct bench_row *r)
 {
-	struct growth *g = o->g;
-	unsigned int m, last;
-	int ref = -1;
+	const struct growth *g = o->re->priv;
 
-	for (m = 0; m < M__MAX; m++) {
-		struct gmethod *gm = &g->m[m];
-		struct trow *r = &o->rows[m];
-
-		memset(r, 0, sizeof(*r));
-		r->method = gmdescs[m].name;
-		r->skip = gm->skip;
-		r->error = gm->error;
-		r->data = gm;
-		r->extra[0] = r->extra[1] = r->extra[2] = NAN;
-		if (gm->skip || gm->error[0] || !gm->runs[0])
-			continue;
-		last = last_point(gm, g->np);
-		r->ms.n = gm->runs[last];
-		r->ms.median = gm->med[last];
-		r->ms.min = gm->min[last];
-		r->ms.max = gm->max[last];
-		r->extra[0] = g->points[last];
-		r->extra[1] = gm->med[0];
-		r->extra[2] = gm->med[last] / gm->med[0];
-		if (ref < 0 && m <= M_LIB)
-			ref = (int)m;
-	}
-	if (ref >= 0)
-		o->rows[ref].libvnic_ref = true;
+	return r->runs ? g->points[last_point(&g->m[r - o->rows], g->np)] : NAN;
 }
+
+static double col_at0(const struct report *o, const struct bench_row *r)
+{
+	const struct growth *g = o->re->priv;
+
+	return r->runs ? g->m[r - o->rows].med[0] : NAN;
+}
+
+static double col_growth(const struct report *o, const struct bench_row *r)
+{
+	return row_median(r, offsetof(struct sample, ms)) / col_at0(o, r);
+}
+
+static void cols(struct report *o)
+{
+	report_col(o, "at_nics", 0, col_at);
+	report_col(o, "ms_at_0", 3, col_at0);
+	report_col(o, "growth_x", 1, col_growth);
+}
+
+static const struct report_style growth_style = {
+	.ms_prec = 3, .cols = cols, .row = json_row, .json = json_measured,
+	.params = json_params, .notes = notes, .svg = svg,
+	.failed_fails = true, .lean = true,
+};
 
 static void growth_title(const struct growth *g, char *buf, size_t len)
 {
@@ -923,36 +848,14 @@ static void growth_title(const struct growth *g, char *buf, size_t len)
 		 hi->kernel, hi->cpus, hi->load1);
 }
 
-static int report(struct growth *g)
-{
-	struct gout o = { .g = g };
-	struct table t = {
-		.scenario = "growth", .rows = o.rows, .nrows = M__MAX,
-		.ms_prec = 3, .nextra = 3,
-		.extra = { { "at_nics", 0 }, { "ms_at_0", 3 },
-			   { "growth_x", 1 } },
-	};
-	struct out_doc d = {
-		.dir = g->o->out_dir, .t = &t, .params = json_params,
-		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
-	};
-	char title[256];
-
-	build_rows(&o);
-	table_finish(&t);
-	growth_title(g, title, sizeof(title));
-	d.title = title;
-	return out_report(&d, g->o->json) ? 1 : 0;
-}
-
 /* ---- the scenario ---- */
 
 static int run(const struct bench_opts *o)
 {
 	struct growth *g = calloc(1, sizeof(*g));
-	char title[256];
-	unsigned int m, failed = 0;
+	struct report_env re;
 	uint64_t t0 = now_ns();
+	unsigned int m;
 	int ret;
 
 	if (!g)
@@ -960,12 +863,11 @@ static int run(const struct bench_opts *o)
 	g->o = o;
 	make_points(g);
 	bench_find_tool("ip", g->ip_path, sizeof(g->ip_path));
-	if (!o->json) {
-		growth_title(g, title, sizeof(title));
-		printf("vnic-bench %s\n", title);
-		host_print_versions(stdout);
-	}
-	progress_begin("growth");
+	report_env_init(&re, o, 0, 0);
+	re.style = &growth_style;
+	re.priv = g;
+	growth_title(g, re.title, sizeof(re.title));
+	report_header(&re, o->json);
 	ret = filt_env_setup_cap(&g->e, o, 0,
 				 o->max_nics + o->nics_per_guest);
 	if (ret) {
@@ -975,17 +877,25 @@ static int run(const struct bench_opts *o)
 		return 1;
 	}
 	for (m = 0; m < M__MAX; m++) {
+		bench_row_init(&g->rows[m], gmdescs[m].name, o->runs);
 		run_method(g, m);
-		failed += g->m[m].error[0] != 0;
 	}
-	ret = report(g);
+	/* x_libvnic: the first libvnic curve that ran. */
+	for (m = M_PFX; m <= M_LIB; m++)
+		if (g->rows[m].runs) {
+			g->rows[m].libvnic = true;
+			break;
+		}
+	ret = report_rows(&re, g->rows, M__MAX, o->json);
+	for (m = 0; m < M__MAX; m++)
+		bench_row_free(&g->rows[m]);
 	floor_free(&g->fb);
 	filt_env_free(&g->e);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	free(g);
-	return ret || failed ? 1 : 0;
+	return ret;
 }
 
 static void defaults(struct bench_opts *o)

@@ -29,32 +29,26 @@ static const struct method *const methods[] = {
 
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 
-/* Whether name is one of list's comma-separated words (NULL: all are). */
-static bool selected(const struct bench_opts *o, const char *name)
-{
-	return bench_in_list(o->methods, name);
-}
-
 /* All-or-nothing means all: every NIC must be there after success... */
-static int check_created(struct guest_env *e, const struct method *m,
-			 struct bench_row *res)
+int bench_check_links(struct guest_env *e, const struct method *m,
+		      unsigned int want, char *err, size_t errlen)
 {
-	unsigned int want = e->o->nics * env_links_per_nic(e->o), got, here;
+	unsigned int got, here;
 	int ret = env_count_new(e, &here);
 
 	/* A method that puts its NICs elsewhere counts them there, and
 	 * must leave nothing behind here. */
-	if (!ret && m->count && here) {
-		snprintf(res->error, sizeof(res->error),
-			 "%u links left in the bench's namespace", here);
+	if (!ret && m && m->count && here) {
+		snprintf(err, errlen, "%u links left in the bench's namespace",
+			 here);
 		return -EPROTO;
 	}
 	got = here;
-	if (!ret && m->count)
+	if (!ret && m && m->count)
 		ret = m->count(e, &got);
 	if (ret || got == want)
 		return ret;
-	snprintf(res->error, sizeof(res->error),
+	snprintf(err, errlen,
 		 "reported success but %u links were created, not %u", got,
 		 want);
 	return -EPROTO;
@@ -71,10 +65,20 @@ static void check_rolled_back(struct guest_env *e, const struct method *m)
 			m->name, got);
 }
 
-/* One timed run; a method's failure ends its runs, a failed restore all. */
-static int run_once(struct guest_env *e, const struct method *m,
-		    struct bench_row *res, bool *fatal)
+static const struct method *method_of(const struct bench_row *r)
 {
+	unsigned int i;
+
+	for (i = 0; i < NMETHODS; i++)
+		if (!strcmp(methods[i]->name, r->method))
+			return methods[i];
+	return NULL;
+}
+
+/* One timed run; a method's failure ends its runs, a failed restore all. */
+static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
+{
+	const struct method *m = method_of(res);
 	struct sample *s = bench_row_next(res);
 	unsigned int deleted = 0;
 	uint64_t t0;
@@ -86,7 +90,9 @@ static int run_once(struct guest_env *e, const struct method *m,
 	if (ret)
 		check_rolled_back(e, m);
 	else
-		ret = check_created(e, m, res);
+		ret = bench_check_links(e, m, e->o->nics *
+					env_links_per_nic(e->o), res->error,
+					sizeof(res->error));
 	if (m->release)
 		m->release(e);
 	s->destroy_ms = e->destroy_ms;
@@ -115,7 +121,7 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
 	for (i = 0; i < NMETHODS; i++) {
 		struct bench_row *r = &res[*nres];
 
-		if (!selected(e->o, methods[i]->name))
+		if (!bench_in_list(e->o->methods, methods[i]->name))
 			continue;
 		bench_row_init(r, methods[i]->name, e->o->runs);
 		r->libvnic = methods[i]->libvnic;
@@ -125,15 +131,6 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
 	}
 }
 
-static const struct method *method_of(const struct bench_row *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NMETHODS; i++)
-		if (!strcmp(methods[i]->name, r->method))
-			return methods[i];
-	return NULL;
-}
 
 /*
  * One untimed floor first: the first creation in a fresh namespace pays
@@ -156,6 +153,7 @@ int bench_warm_up(struct guest_env *e)
 struct loop {
 	struct guest_env *e;
 	struct bench_row *res;
+	int (*once)(struct guest_env *e, struct bench_row *r, bool *fatal);
 };
 
 static const char *active(void *ctx, unsigned int i)
@@ -172,14 +170,19 @@ static int once(void *ctx, unsigned int i, unsigned int run)
 	struct bench_row *r = &l->res[i];
 	bool fatal = false;
 
-	if (run_once(l->e, method_of(r), r, &fatal))
+	if (l->once(l->e, r, &fatal)) {
+		progress_clear();
 		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	}
 	return fatal ? -EIO : 0;
 }
 
-static int run_all(struct guest_env *e, struct bench_row *res, unsigned int nres)
+int bench_run_rows(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres,
+		   int (*one)(struct guest_env *e, struct bench_row *r,
+			      bool *fatal))
 {
-	struct loop l = { e, res };
+	struct loop l = { e, res, one };
 	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
 				 .active = active, .once = once };
 
@@ -363,7 +366,7 @@ static int run(const struct bench_opts *o)
 		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
 			e.base.n, o->existing, ms_since(t0));
 	init_results(&e, res, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		add_table_build(res, &nres, o->runs);
 		ret = report_rows(&re, res, nres, o->json);

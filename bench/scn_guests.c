@@ -67,17 +67,21 @@ struct lv_run {
 	struct vnic_ctx *ctx;
 	struct vnic_guest **guests;
 	unsigned int n;
+	struct guest_env *e;		/* the NICs' options */
+	enum vnic_naming naming;
 };
 
-static int lv_start(struct lv_run *lv, const struct gmethod *gm,
-		    unsigned int count, double *setup_ms, char *err,
-		    size_t errlen)
+static int lv_start(struct lv_run *lv, struct guest_env *e,
+		    const struct gmethod *gm, unsigned int count,
+		    double *setup_ms, char *err, size_t errlen)
 {
 	VNIC_OPTS(vnic_ctx_opts, opts, .owner = GUESTS_OWNER);
 	uint64_t t0 = now_ns();
 	int ret;
 
 	memset(lv, 0, sizeof(*lv));
+	lv->e = e;
+	lv->naming = gm->naming;
 	lv->guests = calloc(count, sizeof(*lv->guests));
 	if (!lv->guests)
 		return bench_lib_fail(NULL, "calloc", -ENOMEM, err, errlen);
@@ -93,32 +97,26 @@ static int lv_start(struct lv_run *lv, const struct gmethod *gm,
 				    errlen) : 0;
 }
 
+static void nic_of(const void *arg, unsigned int i, char *name, char *peer,
+		   struct vnic_nic_opts *nic)
+{
+	const struct lv_run *lv = arg;
+
+	libvnic_nic_opts(lv->e, i, lv->naming, name, peer, nic);
+}
+
 /* One guest through the run's context; timed by the caller. */
-static int lv_guest(struct lv_run *lv, struct guest_env *e,
-		    const struct gmethod *gm, unsigned int g, char *err,
+static int lv_guest(struct lv_run *lv, unsigned int g, char *err,
 		    size_t errlen)
 {
-	char gname[16], name[16], peer[16];
-	struct vnic_nic_opts nic;
-	struct vnic_guest *guest;
-	unsigned int i;
+	char gname[16];
 	int ret;
 
 	snprintf(gname, sizeof(gname), "g%u", g);
-	ret = vnic_guest_new(lv->ctx, gname, &guest);
-	if (ret)
-		return bench_lib_fail(lv->ctx, "vnic_guest_new", ret, err, errlen);
-	lv->guests[lv->n++] = guest;
-	for (i = 0; i < e->o->nics; i++) {
-		libvnic_nic_opts(e, i, gm->naming, name, peer, &nic);
-		ret = vnic_guest_add_nic(guest, &nic, NULL);
-		if (ret)
-			return bench_lib_fail(lv->ctx, "vnic_guest_add_nic", ret,
-				       err, errlen);
-	}
-	ret = vnic_guest_create(guest);
-	return ret ? bench_lib_fail(lv->ctx, "vnic_guest_create", ret, err, errlen) :
-		     0;
+	ret = bench_guest_make(lv->ctx, gname, 0, lv->e->o->nics, nic_of, lv,
+			       &lv->guests[lv->n], err, errlen);
+	lv->n += !ret;
+	return ret;
 }
 
 /* The handles only: the bench's cleanup deletes the NICs by group. */
@@ -132,30 +130,6 @@ static void lv_stop(struct lv_run *lv)
 	if (lv->ctx)
 		vnic_ctx_free(lv->ctx);
 	memset(lv, 0, sizeof(*lv));
-}
-
-/* Every guest's links must be there, where the method puts them. */
-static int check_all(struct guest_env *e, const struct gmethod *gm,
-		     unsigned int want, char *err, size_t errlen)
-{
-	unsigned int here, got;
-	int ret = env_count_new(e, &here);
-
-	got = here;
-	if (!ret && gm->m && gm->m->count) {
-		if (here) {
-			snprintf(err, errlen,
-				 "%u links left in the bench's namespace", here);
-			return -EPROTO;
-		}
-		ret = gm->m->count(e, &got);
-	}
-	if (ret || got == want)
-		return ret;
-	snprintf(err, errlen,
-		 "reported success but %u links were created, not %u", got,
-		 want);
-	return -EPROTO;
 }
 
 /* The G guests of one run, each timed on its own, none deleted. */
@@ -177,8 +151,7 @@ static int make_guests(struct guest_env *e, struct bench_row *r,
 					     sizeof(r->error));
 		} else {
 			t0 = now_ns();
-			ret = lv_guest(lv, e, gr->gm, g, r->error,
-				       sizeof(r->error));
+			ret = lv_guest(lv, g, r->error, sizeof(r->error));
 			s.ms = ms_since(t0);
 		}
 		row[g] = s.ms;
@@ -213,7 +186,7 @@ static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 	memset(&lv, 0, sizeof(lv));
 	e->run = r->runs;
 	if (!gr->gm->m)
-		ret = lv_start(&lv, gr->gm, o->guests, &s->table_ms, r->error,
+		ret = lv_start(&lv, e, gr->gm, o->guests, &s->table_ms, r->error,
 			       sizeof(r->error));
 	/* Each guest sees its own first_nic; the environment is shared. */
 	e->o = &go;
@@ -221,8 +194,9 @@ static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 		ret = make_guests(e, r, gr, &lv, &go);
 	e->o = o;
 	if (!ret)
-		ret = check_all(e, gr->gm, o->guests * o->nics *
-				env_links_per_nic(o), r->error, sizeof(r->error));
+		ret = bench_check_links(e, gr->gm->m, o->guests * o->nics *
+					env_links_per_nic(o), r->error,
+					sizeof(r->error));
 	release_all(e, gr->gm, &lv);
 	*fatal = env_restore(e, &deleted) != 0;
 	usleep(o->settle_ms * 1000);
@@ -273,42 +247,6 @@ static void free_results(struct bench_row *res, struct gresult *gres,
 		free(gres[i].guest_ms);
 		free(gres[i].guest_median);
 	}
-}
-
-struct loop {
-	struct guest_env *e;
-	struct bench_row *res;
-};
-
-static const char *active(void *ctx, unsigned int i)
-{
-	const struct bench_row *r = &((struct loop *)ctx)->res[i];
-
-	return r->skip || r->error[0] ? NULL : r->method;
-}
-
-/* A failed restore ends everything. */
-static int once(void *ctx, unsigned int i, unsigned int run)
-{
-	struct loop *l = ctx;
-	struct bench_row *r = &l->res[i];
-	bool fatal = false;
-
-	if (run_once(l->e, r, &fatal)) {
-		progress_clear();
-		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
-	}
-	return fatal ? -EIO : 0;
-}
-
-static int run_all(struct guest_env *e, struct bench_row *res,
-		   unsigned int nres)
-{
-	struct loop l = { e, res };
-	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
-				 .active = active, .once = once };
-
-	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
 }
 
 /* ---- the report: report.c's, with the growth columns ---- */
@@ -560,7 +498,7 @@ static int run(const struct bench_opts *o)
 		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
 			e.base.n, o->existing, ms_since(t0));
 	init_results(&e, res, gres, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		summarize_guests(res, nres, o->guests);
 		ret = report_rows(&re, res, nres, o->json);
