@@ -659,10 +659,9 @@ int bench_tmpfile_close(FILE *f, const char *path);
  * bench's otherwise; else -EPROTO and why in err. */
 int bench_check_links(struct guest_env *e, const struct method *m,
 		      unsigned int want, char *err, size_t errlen);
-/* One untimed floor guest, then back to the baseline. */
-int bench_warm_up(struct guest_env *e);
-/* The warm-up, then bench_rotate() over the rows that neither skip nor
- * failed, one() timing one run of one (guest and guests). */
+/* One untimed floor guest, back to the baseline, then bench_rotate()
+ * over the rows that neither skip nor failed, one() timing one run of
+ * one (guest and guests). */
 int bench_run_rows(struct guest_env *e, struct bench_row *res,
 		   unsigned int nres,
 		   int (*one)(struct guest_env *e, struct bench_row *r,

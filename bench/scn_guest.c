@@ -137,7 +137,7 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
  * for slab caches and sysfs directories that every later one finds ready,
  * and would otherwise land in run 1 of whichever method comes first.
  */
-int bench_warm_up(struct guest_env *e)
+static int bench_warm_up(struct guest_env *e)
 {
 	struct sample s;
 	unsigned int deleted;
