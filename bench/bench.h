@@ -471,13 +471,15 @@ void report_header(const struct report_env *re, bool json);
  * (or, by the style, a row failed). */
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json);
-/* For styles: a row by name (that ran), r's ratio to it, us per NIC, a
- * table column of val(row), a median as a JSON field. */
+/* For styles: a row by name (that ran), r's ratio to it, us per NIC, r's
+ * ratio to re->ratio_a, a table column of val(row), a median as a JSON
+ * field. */
 const struct bench_row *report_find(const struct report *o,
 				    const char *method);
 double report_ratio(const struct report *o, const struct bench_row *r,
 		    const char *method);
 double report_per_nic(const struct report *o, const struct bench_row *r);
+double report_ratio_a(const struct report *o, const struct bench_row *r);
 void report_col(struct report *o, const char *head, int prec,
 		double (*val)(const struct report *, const struct bench_row *));
 void report_json_median(struct json *j, const char *key,
