@@ -503,13 +503,15 @@ void report_header(const struct report_env *re, bool json);
  * (or, by the style, a row failed). */
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json);
-/* For styles: a row by name (that ran), r's ratio to it, us per NIC, a
- * table column of val(row), a median as a JSON field. */
+/* For styles: a row by name (that ran), r's ratio to it, us per NIC, r's
+ * ratio to re->ratio_a, a table column of val(row), a median as a JSON
+ * field. */
 const struct bench_row *report_find(const struct report *o,
 				    const char *method);
 double report_ratio(const struct report *o, const struct bench_row *r,
 		    const char *method);
 double report_per_nic(const struct report *o, const struct bench_row *r);
+double report_ratio_a(const struct report *o, const struct bench_row *r);
 void report_col(struct report *o, const char *head, int prec,
 		double (*val)(const struct report *, const struct bench_row *));
 void report_json_median(struct json *j, const char *key,
@@ -691,10 +693,9 @@ int bench_tmpfile_close(FILE *f, const char *path);
  * bench's otherwise; else -EPROTO and why in err. */
 int bench_check_links(struct guest_env *e, const struct method *m,
 		      unsigned int want, char *err, size_t errlen);
-/* One untimed floor guest, then back to the baseline. */
-int bench_warm_up(struct guest_env *e);
-/* The warm-up, then bench_rotate() over the rows that neither skip nor
- * failed, one() timing one run of one (guest and guests). */
+/* One untimed floor guest, back to the baseline, then bench_rotate()
+ * over the rows that neither skip nor failed, one() timing one run of
+ * one (guest and guests). */
 int bench_run_rows(struct guest_env *e, struct bench_row *res,
 		   unsigned int nres,
 		   int (*one)(struct guest_env *e, struct bench_row *r,

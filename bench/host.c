@@ -39,29 +39,6 @@ static const struct {
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
-/* Other work on a two-core machine is the first suspect of a noisy run. */
-static double bench_load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
-
-static void bench_host(char *kernel, size_t len, long *cpus, double *load1)
-{
-	struct utsname u;
-
-	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
-	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*load1 = bench_load_average();
-}
-
 /* {"cniVersion":"1.0.0",...} says "CNI spec 1.0.0": the line is JSON. */
 static void cni_short(char *buf, size_t len)
 {
@@ -106,9 +83,19 @@ static void tool_version(const char *cmd, char *buf, size_t len)
 
 static void probe(struct host_info *h)
 {
+	FILE *f = fopen("/proc/loadavg", "re");
+	struct utsname u;
 	unsigned int i;
 
-	bench_host(h->kernel, sizeof(h->kernel), &h->cpus, &h->load1);
+	snprintf(h->kernel, sizeof(h->kernel), "%s",
+		 uname(&u) == 0 ? u.release : "?");
+	h->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* Other work on a two-core machine is the first suspect of a noisy
+	 * run. */
+	if (!f || fscanf(f, "%lf", &h->load1) != 1)
+		h->load1 = NAN;
+	if (f)
+		fclose(f);
 	h->tools[0].name = "libvnic";
 	snprintf(h->tools[0].version, sizeof(h->tools[0].version), "%s",
 		 VNIC_VERSION);

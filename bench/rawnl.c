@@ -256,53 +256,58 @@ static void note_error(struct rawnl *r, const struct nlmsghdr *nlh,
 		 *ext ? ": " : "", ext);
 }
 
-/* Count the acks in one datagram; the first error is kept. */
-static void parse_acks(struct rawnl *r, const char *buf, int len,
-		       uint32_t first_seq, unsigned int *acks, int *first_err)
+/* What a read waits for: want acks (or NLMSG_DONE) of the requests from
+ * seq first on, cb for the other replies; the first error is kept (its
+ * text in r->err, if r). */
+struct replies {
+	uint32_t first;
+	unsigned int want, acks;
+	rawnl_cb cb;
+	void *data;
+	struct rawnl *r;
+	int err;
+	bool intr, done;
+};
+
+static void parse(struct replies *p, const char *buf, int len)
 {
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	const struct nlmsgerr *e;
 
 	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		const struct nlmsgerr *e;
-
-		/* Nothing else is asked for; an older seq is a stale ack. */
-		if (nlh->nlmsg_type != NLMSG_ERROR ||
-		    nlh->nlmsg_seq < first_seq)
-			continue;
-		e = mnl_nlmsg_get_payload(nlh);
-		(*acks)++;
-		if (e->error && !*first_err) {
-			*first_err = e->error;
-			note_error(r, nlh, first_seq, e->error);
+		if (nlh->nlmsg_seq < p->first)
+			continue;	/* a stale reply */
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			p->intr = true;
+		if (nlh->nlmsg_type == NLMSG_DONE) {
+			p->done = true;
+		} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+			e = mnl_nlmsg_get_payload(nlh);
+			p->done = ++p->acks == p->want;
+			if (e->error && !p->err && p->r)
+				note_error(p->r, nlh, p->first, e->error);
+			p->err = p->err ?: e->error;
+		} else if (p->cb && p->cb(nlh, p->data) < MNL_CB_OK) {
+			/* The bench's callbacks fail only for memory. */
+			p->err = p->err ?: -ENOMEM;
 		}
 	}
 }
 
-/*
- * Read until every request of the window is acked.  Returns a transport
- * error (the socket is then out of step); a request's error goes to *rerr.
- */
-static int collect_acks(struct rawnl *r, unsigned int want, uint32_t first,
-			int *rerr)
+/* Read to the end, even past an error or an interrupted dump, so that
+ * the socket stays in step: 0 or the transport's -errno. */
+static int read_replies(struct mnl_socket *nl, struct replies *p)
 {
 	static char buf[RECV_BUF];
-	unsigned int acks = 0;
 
-	while (acks < want) {
-		ssize_t n = mnl_socket_recvfrom(r->nl, buf, sizeof(buf));
+	while (!p->done) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
 
-		if (n < 0) {
-			int err = errno;
-
-			if (err == EINTR)
-				continue;
-			snprintf(r->err, sizeof(r->err),
-				 "receiving acks (%u of %u): %s%s", acks, want,
-				 strerror(err), err == ENOBUFS ?
-				 " (acks overflowed the receive buffer)" : "");
-			return -err;
-		}
-		parse_acks(r, buf, (int)n, first, &acks, rerr);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		parse(p, buf, (int)n);
 	}
 	return 0;
 }
@@ -345,10 +350,16 @@ int rawnl_flush(struct rawnl *r, unsigned int window)
 		unsigned int count = window && window < r->queued ?
 				     window : r->queued;
 		size_t bytes = span(r, off, count);
+		struct replies p = { .first = first, .want = count, .r = r,
+				     .err = rerr };
 
 		err = send_span(r, off, bytes);
-		if (!err)
-			err = collect_acks(r, count, first, &rerr);
+		if (!err && (err = read_replies(r->nl, &p)))
+			snprintf(r->err, sizeof(r->err),
+				 "receiving acks (%u of %u): %s%s", p.acks,
+				 count, strerror(-err), err == -ENOBUFS ?
+				 " (acks overflowed the receive buffer)" : "");
+		rerr = p.err;
 		r->requests += count;
 		r->queued -= count;
 		off += bytes;
@@ -403,55 +414,16 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 							   MNL_CB_OK;
 }
 
-/* One datagram of replies: 1 when NLMSG_DONE or the ack ends them, 0 for
- * more, or an error. */
-static int talk_part(const char *buf, int len, uint32_t seq, rawnl_cb cb,
-		     void *data, bool *intr)
-{
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-
-	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		if (nlh->nlmsg_seq != seq)
-			continue;
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-			*intr = true;
-		if (nlh->nlmsg_type == NLMSG_DONE)
-			return 1;
-		if (nlh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-			return e->error ? e->error : 1;
-		}
-		/* The bench's callbacks fail only for memory. */
-		if (cb && cb(nlh, data) < MNL_CB_OK)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/*
- * A dump (or a request with NLM_F_ACK) is read to its end even when the
- * kernel marks it interrupted, so that the socket stays in step.
- */
 int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
 	       uint32_t seq, rawnl_cb cb, void *data)
 {
-	static char buf[RECV_BUF];
-	bool intr = false;
+	struct replies p = { .first = seq, .want = 1, .cb = cb, .data = data };
 	int ret;
 
 	if (mnl_socket_sendto(nl, req, len) < 0)
 		return -errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-
-		if (n < 0)
-			return -errno;
-		ret = talk_part(buf, (int)n, seq, cb, data, &intr);
-	} while (!ret);
-	if (ret < 0)
-		return ret;
-	return intr ? -EINTR : 0;
+	ret = read_replies(nl, &p);
+	return ret ?: p.err ?: p.intr ? -EINTR : 0;
 }
 
 static int dump_once(struct rawnl *r, struct link_list *out)

@@ -401,7 +401,7 @@ void report_col(struct report *o, const char *head, int prec,
 		o->trows[i].extra[c] = val(o, &o->rows[i]);
 }
 
-static double col_ratio_a(const struct report *o, const struct bench_row *r)
+double report_ratio_a(const struct report *o, const struct bench_row *r)
 {
 	return report_ratio(o, r, o->re->ratio_a);
 }
@@ -439,7 +439,7 @@ static double col_writes(const struct report *o, const struct bench_row *r)
 static void filter_cols(struct report *o)
 {
 	report_col(o, "existing", 0, col_existing);
-	ratio_col(o, o->re->ratio_a, o->re->label_a, col_ratio_a);
+	ratio_col(o, o->re->ratio_a, o->re->label_a, report_ratio_a);
 	ratio_col(o, o->re->ratio_b, o->re->label_b, col_ratio_b);
 	report_col(o, "us/NIC", 2, report_per_nic);
 	report_col(o, "writes", 0, col_writes);

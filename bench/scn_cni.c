@@ -217,10 +217,12 @@ static void gc_row(struct cni_bench *b, struct crow *r)
 		cni_target_stop(&t);
 }
 
-static double median(const struct crow *r, struct summary *s)
+static double median(const struct crow *r)
 {
-	summarize(r->ms, r->n, s);
-	return r->n ? s->median : NAN;
+	struct summary s;
+
+	summarize(r->ms, r->n, &s);
+	return r->n ? s.median : NAN;
 }
 
 static void print_row(struct cni_bench *b, const struct crow *r,
@@ -229,7 +231,7 @@ static void print_row(struct cni_bench *b, const struct crow *r,
 	struct summary s;
 	struct json j;
 
-	median(r, &s);
+	summarize(r->ms, r->n, &s);
 	if (b->json) {
 		json_begin(&j, stdout);
 		json_str(&j, "scenario", "cni");
@@ -369,20 +371,14 @@ static int run(const struct bench_opts *o)
 	if (bench_in_list(o->methods, "vnic-cni-gc"))
 		gc_row(&b, &gc);
 	print_row(&b, &gc, "one GC call, valid-attachments empty, \"ipam\": {}");
-	{
-		struct summary s0, s1, sp;
-		double v0 = median(&rows[0][P_VETH * 3], &s0);
-		double v1 = median(&rows[1][P_VETH * 3], &s1);
-		double pt = median(&rows[0][P_PTP * 3], &sp);
-		struct summary sg;
-
-		verdict(&b, "vnic-cni-veth-add / stock-ptp-add at 0 existing",
-			v0 / pt, CNI_TGT_PTP_X, "x");
-		verdict(&b, "vnic-cni-veth-add at --existing / at 0", v1 / v0,
-			CNI_TGT_FULL_X, "x");
-		verdict(&b, "vnic-cni GC of the stale attachments",
-			median(&gc, &sg), CNI_TGT_GC_MS, " ms");
-	}
+	verdict(&b, "vnic-cni-veth-add / stock-ptp-add at 0 existing",
+		median(&rows[0][P_VETH * 3]) / median(&rows[0][P_PTP * 3]),
+		CNI_TGT_PTP_X, "x");
+	verdict(&b, "vnic-cni-veth-add at --existing / at 0",
+		median(&rows[1][P_VETH * 3]) / median(&rows[0][P_VETH * 3]),
+		CNI_TGT_FULL_X, "x");
+	verdict(&b, "vnic-cni GC of the stale attachments", median(&gc),
+		CNI_TGT_GC_MS, " ms");
 	for (l = 0; l < 2; l++)
 		for (i = 0; i < P__N * 3; i++)
 			free(rows[l][i].ms);

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
@@ -30,7 +29,6 @@
 #define G_MAX_POINTS		BENCH_MAX_POINTS
 /* A point's runs are cut so that one method spends about this there. */
 #define G_POINT_BUDGET_MS	8000.0
-#define G_IP_BATCH_MAX		4096
 
 enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M_FLOOR, M_FLOOR_PFX,
        M_BPF, M__MAX };

@@ -137,7 +137,7 @@ static void init_results(const struct guest_env *e, struct bench_row *res,
  * for slab caches and sysfs directories that every later one finds ready,
  * and would otherwise land in run 1 of whichever method comes first.
  */
-int bench_warm_up(struct guest_env *e)
+static int bench_warm_up(struct guest_env *e)
 {
 	struct sample s;
 	unsigned int deleted;
@@ -193,11 +193,6 @@ int bench_run_rows(struct guest_env *e, struct bench_row *res,
 
 #define TABLE_BUILD_ROW "libvnic-cache-table-build"
 
-static double col_floor(const struct report *o, const struct bench_row *r)
-{
-	return report_ratio(o, r, "floor");
-}
-
 static double col_sendmsg(const struct report *o, const struct bench_row *r)
 {
 	return row_median(r, offsetof(struct sample, sendmsg));
@@ -210,7 +205,7 @@ static double col_ioctls(const struct report *o, const struct bench_row *r)
 
 static void guest_cols(struct report *o)
 {
-	report_col(o, "x_floor", 2, col_floor);
+	report_col(o, "x_floor", 2, report_ratio_a);
 	report_col(o, "us/NIC", 1, report_per_nic);
 	report_col(o, "sendmsg", 0, col_sendmsg);
 	report_col(o, "ioctls", 0, col_ioctls);

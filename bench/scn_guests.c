@@ -312,11 +312,6 @@ static const struct gresult *gres_of(const struct bench_row *r)
 	return r->priv;
 }
 
-static double col_floor(const struct report *o, const struct bench_row *r)
-{
-	return report_ratio(o, r, "floor");
-}
-
 static double col_first(const struct report *o, const struct bench_row *r)
 {
 	return gres_of(r)->first_ms;
@@ -339,7 +334,7 @@ static double col_per_nic(const struct report *o, const struct bench_row *r)
 
 static void guests_cols(struct report *o)
 {
-	report_col(o, "x_floor", 2, col_floor);
+	report_col(o, "x_floor", 2, report_ratio_a);
 	report_col(o, "first_ms", 2, col_first);
 	report_col(o, "last_ms", 2, col_last);
 	report_col(o, "growth", 2, col_growth);

@@ -367,12 +367,11 @@ static void defaults(struct bench_opts *o)
 
 static int check(struct bench_opts *o)
 {
-	static const char *const known[P__MAX] = {
-		"test-run-empty", "test-run-legit", "test-run-spoofed-mac",
-		"test-run-spoofed-ipv4", "veth-none", "veth-nft",
-		"veth-nft-prefix", "veth-bpf",
-	};
+	const char *known[P__MAX];
+	unsigned int m;
 
+	for (m = 0; m < P__MAX; m++)
+		known[m] = pdescs[m].name;
 	if (o->runs > PKT_MAX_RUNS) {
 		fprintf(stderr, "vnic-bench: pkt: --runs at most %u\n",
 			PKT_MAX_RUNS);
