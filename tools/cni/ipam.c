@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,18 +42,78 @@ int ipam_path(struct cni_run *r, char *path, size_t len)
 			r->conf.ipam_type, r->env.path);
 }
 
-static void child(int in, int out, const char *path, const char *command,
-		  const char *cid, const char *ifname)
+/*
+ * The plugin's environment: ours, with CNI_COMMAND (and for GC's DELs
+ * CNI_CONTAINERID and CNI_IFNAME) replaced.  At most 3 more entries.
+ */
+static char **child_env(char *cmd, char *cid, char *ifname)
 {
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
-		_exit(127);
-	setenv("CNI_COMMAND", command, 1);
-	if (cid)
-		setenv("CNI_CONTAINERID", cid, 1);
-	if (ifname)
-		setenv("CNI_IFNAME", ifname, 1);
-	execl(path, path, (char *)NULL);
-	_exit(127);
+	char *const set[] = { cmd, cid, ifname };
+	size_t n = 0, k = 0, i;
+	char **envp;
+
+	while (environ[n])
+		n++;
+	envp = malloc((n + ARRAY_SIZE(set) + 1) * sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		bool over = false;
+		size_t j;
+
+		for (j = 0; j < ARRAY_SIZE(set) && !over; j++)
+			over = set[j] && !strncmp(environ[i], set[j],
+						  strcspn(set[j], "=") + 1);
+		if (!over)
+			envp[k++] = environ[i];
+	}
+	for (i = 0; i < ARRAY_SIZE(set); i++)
+		if (set[i])
+			envp[k++] = set[i];
+	envp[k] = NULL;
+	return envp;
+}
+
+/*
+ * posix_spawn: glibc's is a vfork (CLONE_VM | CLONE_VFORK), so starting
+ * the plugin costs no copy of this process's page tables; an ADD waits
+ * for the plugin, so its start is on the ADD's path.  SIGPIPE back to its
+ * default: spawn() ignores it here.
+ */
+static int run(const char *path, int in, int out, const char *command,
+	       const char *cid, const char *ifname, pid_t *pid)
+{
+	char e_cmd[64], e_cid[160], e_if[64];
+	char *argv[] = { (char *)path, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def;
+	char **envp;
+	int err;
+
+	snprintf(e_cmd, sizeof(e_cmd), "CNI_COMMAND=%s", command);
+	snprintf(e_cid, sizeof(e_cid), "CNI_CONTAINERID=%s", cid ? cid : "");
+	snprintf(e_if, sizeof(e_if), "CNI_IFNAME=%s", ifname ? ifname : "");
+	envp = child_env(e_cmd, cid ? e_cid : NULL, ifname ? e_if : NULL);
+	if (!envp)
+		return ENOMEM;
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	err = posix_spawn_file_actions_adddup2(&fa, in, 0);
+	if (!err)
+		err = posix_spawn_file_actions_adddup2(&fa, out, 1);
+	if (!err)
+		err = posix_spawnattr_setsigdefault(&at, &def);
+	if (!err)
+		err = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+	if (!err)
+		err = posix_spawn(pid, path, &fa, &at, argv, envp);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	return err;
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -71,38 +132,37 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static char *read_all(int fd)
+/* One more chunk of the plugin's stdout into c->buf (kept NUL-terminated):
+ * > 0 read, 0 at its end, < 0 failed or too long. */
+static ssize_t read_more(struct ipam_call *c)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap + 1), *nb;
+	size_t cap = c->cap ? c->cap : 4096;
 	ssize_t n;
+	char *nb;
 
-	while (buf) {
-		if (len == cap) {
-			nb = cap >= OUT_MAX ? NULL : realloc(buf, cap * 2 + 1);
-			if (!nb)
-				break;
-			buf = nb;
+	if (c->len == c->cap) {
+		if (c->cap)
 			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			buf[len] = 0;
-			return n < 0 ? (free(buf), NULL) : buf;
-		}
-		len += (size_t)n;
+		nb = cap > OUT_MAX ? NULL : realloc(c->buf, cap + 1);
+		if (!nb)
+			return -1;
+		c->buf = nb;
+		c->cap = cap;
 	}
-	free(buf);
-	return NULL;
+	do
+		n = read(c->out, c->buf + c->len, c->cap - c->len);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		c->len += (size_t)n;
+	c->buf[c->len] = 0;
+	return n;
 }
 
 /* Start path with stdin text: c->pid runs, its stdout is c->out. */
 static int spawn(struct cni_run *r, const char *command, const char *cid,
 		 const char *ifname, const char *text, struct ipam_call *c)
 {
-	int ip[2], op[2];
+	int ip[2], op[2], err;
 	pid_t pid;
 
 	if (pipe2(ip, O_CLOEXEC) < 0)
@@ -114,17 +174,14 @@ static int spawn(struct cni_run *r, const char *command, const char *cid,
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
 				"pipe: %s", strerror(errno));
 	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		child(ip[0], op[1], c->path, command, cid, ifname);
+	err = run(c->path, ip[0], op[1], command, cid, ifname, &pid);
 	close(ip[0]);
 	close(op[1]);
-	if (pid < 0) {
+	if (err) {
 		close(ip[1]);
 		close(op[0]);
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
-				"fork: %s", strerror(errno));
+				"%s: %s", c->path, strerror(err));
 	}
 	/* A plugin that exits without reading stdin must not kill us.  The
 	 * configuration is far below a pipe's capacity: written at once. */
@@ -136,21 +193,27 @@ static int spawn(struct cni_run *r, const char *command, const char *cid,
 	return 0;
 }
 
-/* Its stdout and exit status. */
+/* The rest of its stdout and its exit status; *out is c->buf, taken. */
 static int collect(struct cni_run *r, struct ipam_call *c, char **out,
 		   int *status)
 {
-	char *got = read_all(c->out);
+	ssize_t n;
 
+	while ((n = read_more(c)) > 0)
+		;
 	close(c->out);
 	c->out = -1;
 	while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
 		;
 	c->pid = -1;
-	if (!got)
+	if (n < 0) {
+		free(c->buf);
+		c->buf = NULL;
 		return cni_fail(r, CNI_ERR_IO, "cannot run the IPAM plugin",
 				"reading %s's output failed", c->path);
-	*out = got;
+	}
+	*out = c->buf;
+	c->buf = NULL;
 	return 0;
 }
 
@@ -172,7 +235,7 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	char *out = NULL, in[64];
 	json_t *root, *list, *v;
 	const char *best = NULL;
-	struct ipam_call c;
+	struct ipam_call c = { .pid = -1, .out = -1 };
 	int status = 0;
 	size_t i;
 
@@ -278,8 +341,7 @@ int ipam_start(struct cni_run *r, const char *command, const char *cid,
 	char *text;
 	int ret;
 
-	c->pid = -1;
-	c->out = -1;
+	*c = (struct ipam_call){ .pid = -1, .out = -1 };
 	if (ipam_path(r, c->path, sizeof(c->path)))
 		return -1;
 	/* GC releases many leases with one plugin: ask its versions once. */
@@ -324,6 +386,50 @@ int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result)
 		*result = res;
 	else
 		json_decref(res);
+	return 0;
+}
+
+/*
+ * ADD's answer as soon as it is whole (jansson reads one value and stops
+ * there, JSON_DISABLE_EOF_CHECK): the plugin's exit, a Go runtime's
+ * teardown, then runs beside ADD's filter and addresses, and ipam_reap()
+ * checks its exit status before ADD answers.  An error object (it has
+ * "code") or output that ends before a whole object waits for the exit,
+ * as ipam_finish() does.
+ */
+int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result)
+{
+	json_t *res;
+
+	if (c->pid < 0)
+		return -1;
+	while (read_more(c) > 0) {
+		res = json_loadb(c->buf, c->len, JSON_DISABLE_EOF_CHECK, NULL);
+		if (json_is_object(res) && !json_object_get(res, "code")) {
+			*result = res;
+			return 0;
+		}
+		json_decref(res);
+	}
+	return ipam_finish(r, c, result);
+}
+
+/* After ipam_answer(): the plugin's exit, which must be a success. */
+int ipam_reap(struct cni_run *r, struct ipam_call *c)
+{
+	int status = 0;
+
+	if (c->pid < 0)
+		return 0;
+	close(c->out);
+	c->out = -1;
+	free(c->buf);
+	c->buf = NULL;
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	c->pid = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return ipam_error(r, c->path, NULL, status);
 	return 0;
 }
 
