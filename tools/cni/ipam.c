@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,21 +74,21 @@ static char **child_env(char *cmd, char *cid, char *ifname)
 }
 
 /*
- * posix_spawn: glibc's is a vfork (CLONE_VM | CLONE_VFORK), so starting
- * the plugin costs no copy of this process's page tables; an ADD waits
- * for the plugin, so its start is on the ADD's path.  SIGPIPE back to its
- * default: spawn() ignores it here.
+ * fork, not posix_spawn: glibc's posix_spawn is a vfork, which stops this
+ * process until the plugin's exec is done (a Go binary: 1 ms, 5 on a busy
+ * host), and ADD has its own work to do meanwhile (add.c).  Measured on
+ * one ADD: 10.0 against 12.0 ms, medians of 61, load 5 (cni.rst).  The
+ * child calls only async-signal-safe functions; SIGPIPE back to its
+ * default (spawn() ignores it here).
  */
 static int run(const char *path, int in, int out, const char *command,
 	       const char *cid, const char *ifname, pid_t *pid)
 {
 	char e_cmd[64], e_cid[160], e_if[64];
 	char *argv[] = { (char *)path, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t def;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	char **envp;
-	int err;
+	pid_t p;
 
 	snprintf(e_cmd, sizeof(e_cmd), "CNI_COMMAND=%s", command);
 	snprintf(e_cid, sizeof(e_cid), "CNI_CONTAINERID=%s", cid ? cid : "");
@@ -97,23 +96,20 @@ static int run(const char *path, int in, int out, const char *command,
 	envp = child_env(e_cmd, cid ? e_cid : NULL, ifname ? e_if : NULL);
 	if (!envp)
 		return ENOMEM;
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	err = posix_spawn_file_actions_adddup2(&fa, in, 0);
-	if (!err)
-		err = posix_spawn_file_actions_adddup2(&fa, out, 1);
-	if (!err)
-		err = posix_spawnattr_setsigdefault(&at, &def);
-	if (!err)
-		err = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-	if (!err)
-		err = posix_spawn(pid, path, &fa, &at, argv, envp);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
+	fflush(stdout);
+	p = fork();
+	if (p == 0) {
+		sigaction(SIGPIPE, &dfl, NULL);
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+			_exit(127);
+		execve(path, argv, envp);
+		_exit(127);
+	}
 	free(envp);
-	return err;
+	if (p < 0)
+		return errno;
+	*pid = p;
+	return 0;
 }
 
 static int write_all(int fd, const char *buf, size_t len)
