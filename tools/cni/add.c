@@ -8,10 +8,11 @@
  *   4. veth: the filter on the host end, before any address exists, so the
  *      container never has an address it could use unfiltered;
  *   5. addresses and routes (container end; veth: host end's routes);
- *   6. the result.
+ *   6. the IPAM plugin's exit status (its result was read as soon as it was
+ *      whole: its exit runs beside 4 and 5); the result.
  * What waits for the IPAM plugin is only what needs its addresses: the
- * filter's commit and the addresses themselves (cni.rst, "Where an ADD's
- * time went").
+ * filter's commit and the addresses themselves (cni.rst, "The critical
+ * path, second pass").
  * A failure undoes what this call did, in reverse, and nothing else: an
  * attachment that already existed (its interface name taken) is left as it
  * was.
