@@ -352,7 +352,6 @@ static int run(const struct bench_opts *o)
 	struct report_env re;
 	struct guest_env e;
 	unsigned int n = 0, i;
-	uint64_t t0;
 	int ret;
 
 	for (i = 0; i < NGMETHODS; i++)
@@ -369,17 +368,8 @@ static int run(const struct bench_opts *o)
 		 o->guests, o->nics, re.kind, o->existing, o->runs, re.kernel,
 		 re.cpus, re.load1);
 	report_header(&re, o->json);
-	t0 = now_ns();
-	ret = env_setup(&e, o);
-	if (ret) {
-		progress_end();
-		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
-		env_free(&e);
+	if (bench_env_start(&e, o))
 		return 1;
-	}
-	if (!o->json)
-		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
-			e.base.n, o->existing, ms_since(t0));
 	for (i = 0; i < NGMETHODS; i++) {
 		const struct method *m = gmethods[i].m;
 
@@ -405,9 +395,6 @@ static int run(const struct bench_opts *o)
 		/* Tried even when another file failed: each says its own. */
 		if (o->out_dir)
 			ret = out_curve(res, n, o->guests, o->out_dir) ?: ret;
-	} else {
-		progress_end();
-		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
 	}
 	for (i = 0; i < n; i++) {
 		bench_row_free(&res[i]);
