@@ -693,9 +693,11 @@ int bench_tmpfile_close(FILE *f, const char *path);
  * bench's otherwise; else -EPROTO and why in err. */
 int bench_check_links(struct guest_env *e, const struct method *m,
 		      unsigned int want, char *err, size_t errlen);
+/* env_setup, said on stderr (the environment freed on failure). */
+int bench_env_start(struct guest_env *e, const struct bench_opts *o);
 /* One untimed floor guest, back to the baseline, then bench_rotate()
  * over the rows that neither skip nor failed, one() timing one run of
- * one (guest and guests). */
+ * one (guest and guests); -EIO (said) when the baseline was lost. */
 int bench_run_rows(struct guest_env *e, struct bench_row *res,
 		   unsigned int nres,
 		   int (*one)(struct guest_env *e, struct bench_row *r,

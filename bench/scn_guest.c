@@ -54,42 +54,23 @@ int bench_check_links(struct guest_env *e, const struct method *m,
 	return -EPROTO;
 }
 
-/* ...and nothing after a failure: a leak here is a rollback bug. */
-static void check_rolled_back(struct guest_env *e, const struct method *m)
-{
-	unsigned int got;
-
-	if (m->libvnic && env_count_new(e, &got) == 0 && got)
-		fprintf(stderr,
-			"vnic-bench: %s: the failed create left %u links behind\n",
-			m->name, got);
-}
-
-static const struct method *method_of(const struct bench_row *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NMETHODS; i++)
-		if (!strcmp(methods[i]->name, r->method))
-			return methods[i];
-	return NULL;
-}
-
 /* One timed run; a method's failure ends its runs, a failed restore all. */
 static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
 {
-	const struct method *m = method_of(res);
+	const struct method *m = res->priv;
 	struct sample *s = bench_row_next(res);
-	unsigned int deleted = 0;
+	unsigned int deleted = 0, got;
 	uint64_t t0;
 	int ret;
 
 	e->run = res->runs;
 	e->destroy_ms = NAN;
 	ret = m->run(e, s, res->error, sizeof(res->error));
-	if (ret)
-		check_rolled_back(e, m);
-	else
+	/* ...and nothing after a failure: a leak here is a rollback bug. */
+	if (ret && m->libvnic && env_count_new(e, &got) == 0 && got)
+		fprintf(stderr, "vnic-bench: %s: the failed create left %u links behind\n",
+			m->name, got);
+	if (!ret)
 		ret = bench_check_links(e, m, e->o->nics *
 					env_links_per_nic(e->o), res->error,
 					sizeof(res->error));
@@ -110,44 +91,6 @@ static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
 			"vnic-bench: %s: vnic_guest_destroy left %u links behind\n",
 			m->name, deleted);
 	return ret;
-}
-
-static void init_results(const struct guest_env *e, struct bench_row *res,
-			 unsigned int *nres)
-{
-	unsigned int i;
-
-	*nres = 0;
-	for (i = 0; i < NMETHODS; i++) {
-		struct bench_row *r = &res[*nres];
-
-		if (!bench_in_list(e->o->methods, methods[i]->name))
-			continue;
-		bench_row_init(r, methods[i]->name, e->o->runs);
-		r->libvnic = methods[i]->libvnic;
-		r->existing = e->o->existing;
-		r->skip = methods[i]->skip ? methods[i]->skip(e) : NULL;
-		(*nres)++;
-	}
-}
-
-
-/*
- * One untimed floor first: the first creation in a fresh namespace pays
- * for slab caches and sysfs directories that every later one finds ready,
- * and would otherwise land in run 1 of whichever method comes first.
- */
-static int bench_warm_up(struct guest_env *e)
-{
-	struct sample s;
-	unsigned int deleted;
-	char err[256];
-
-	sample_init(&s);
-	if (method_floor.run(e, &s, err, sizeof(err)))
-		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
-	method_floor.release(e);
-	return env_restore(e, &deleted);
 }
 
 struct loop {
@@ -185,8 +128,42 @@ int bench_run_rows(struct guest_env *e, struct bench_row *res,
 	struct loop l = { e, res, one };
 	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
 				 .active = active, .once = once };
+	unsigned int deleted;
+	char err[256];
+	struct sample s;
+	int ret;
 
-	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
+	/* One untimed floor first: the first creation in a fresh namespace
+	 * pays for slab caches and sysfs directories that every later one
+	 * finds ready, and would otherwise land in run 1 of whichever method
+	 * comes first. */
+	sample_init(&s);
+	if (method_floor.run(e, &s, err, sizeof(err)))
+		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
+	method_floor.release(e);
+	ret = env_restore(e, &deleted) ? -EIO : bench_rotate(&bl);
+	if (ret) {
+		progress_end();
+		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+	}
+	return ret;
+}
+
+int bench_env_start(struct guest_env *e, const struct bench_opts *o)
+{
+	uint64_t t0 = now_ns();
+	int ret = env_setup(e, o);
+
+	if (ret) {
+		progress_end();
+		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
+		env_free(e);
+		return ret;
+	}
+	if (!o->json)
+		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
+			e->base.n, o->existing, ms_since(t0));
+	return 0;
 }
 
 /* ---- the report: the shared one, with the guest's columns ---- */
@@ -253,14 +230,6 @@ static void guest_params(struct json *j, const struct report *o)
 	json_num(j, "target_ratio_to_floor", BENCH_TARGET_RATIO);
 }
 
-static double min_ms(const struct bench_row *r)
-{
-	struct summary s;
-
-	row_field(r, offsetof(struct sample, ms), &s);
-	return s.min;
-}
-
 /*
  * Deleting is not what is measured, but a slow delete is worth a line.
  * The claim is judged on medians; the ratio of the minima follows it as a
@@ -270,6 +239,7 @@ static void guest_notes(FILE *f, const struct report *o)
 {
 	const struct bench_row *fl = report_find(o, "floor"), *b = o->ref;
 	double x = best_ratio(o);
+	struct summary bs, fs;
 	unsigned int i;
 
 	for (i = 0; i < o->n; i++) {
@@ -287,13 +257,13 @@ static void guest_notes(FILE *f, const struct report *o)
 	else if (!fl)
 		fprintf(f, "verdict: %s %.2f ms, but no floor in this run: target not measured\n",
 			b->method, row_median(b, offsetof(struct sample, ms)));
-	else
-		fprintf(f, "verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
-			b->method, row_median(b, offsetof(struct sample, ms)),
-			x, row_median(fl, offsetof(struct sample, ms)),
-			BENCH_TARGET_RATIO,
-			x <= BENCH_TARGET_RATIO ? "MET" : "MISSED",
-			min_ms(b) / min_ms(fl));
+	if (!b || !fl)
+		return;
+	row_field(b, offsetof(struct sample, ms), &bs);
+	row_field(fl, offsetof(struct sample, ms), &fs);
+	fprintf(f, "verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
+		b->method, bs.median, x, fs.median, BENCH_TARGET_RATIO,
+		x <= BENCH_TARGET_RATIO ? "MET" : "MISSED", bs.min / fs.min);
 }
 
 static const struct report_style guest_style = {
@@ -350,23 +320,21 @@ static int run(const struct bench_opts *o)
 	re.style = &guest_style;
 	re.ratio_a = "floor";
 	report_header(&re, o->json);
-	t0 = now_ns();
-	ret = env_setup(&e, o);
-	if (ret) {
-		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
-		env_free(&e);
+	if (bench_env_start(&e, o))
 		return 1;
+	for (i = 0, nres = 0; i < NMETHODS; i++) {
+		if (!bench_in_list(o->methods, methods[i]->name))
+			continue;
+		bench_row_init(&res[nres], methods[i]->name, o->runs);
+		res[nres].priv = (void *)methods[i];
+		res[nres].libvnic = methods[i]->libvnic;
+		res[nres].existing = o->existing;
+		res[nres++].skip = methods[i]->skip ? methods[i]->skip(&e) : NULL;
 	}
-	if (!o->json)
-		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
-			e.base.n, o->existing, ms_since(t0));
-	init_results(&e, res, &nres);
 	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		add_table_build(res, &nres, o->runs);
 		ret = report_rows(&re, res, nres, o->json);
-	} else {
-		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
 	}
 	for (i = 0; i < nres; i++)
 		bench_row_free(&res[i]);
