@@ -281,14 +281,17 @@ unchanged_as_quiet() {
 # moves the generation past the one the state element records) records
 # the generation it makes when the table is as libvnic's last commit left
 # it: the next process's unchanged sync still reads nothing back.  The
-# claimers: a vnicctl sync that writes nothing, and filter hold.
+# claimer: filter hold (a library open that claims; the generation moves).
+# vnicctl's own unchanged sync claims nothing (VNIC_FILTER_CLAIM_AT_COMMIT):
+# the generation stays.
 case_sync_after_claim_reads_nothing() {
-	local quiet qrecvs hold
+	local quiet qrecvs hold gen
 	run 0 vc filter sync "$TMP/A.json" || return
-	run 0 vc -s filter sync "$TMP/A.json" || return
-	quiet=$(sends) qrecvs=$(recvs)
 	run 0 vc -j -s filter sync "$TMP/A.json" || return
-	unchanged_as_quiet "sync after a sync's claim" || return
+	quiet=$(sends) qrecvs=$(recvs) gen=$(jq .genid "$TMP/out")
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	unchanged_as_quiet "second unchanged sync" || return
+	expect_eq "$(jq .genid "$TMP/out")" "$gen" "generation after an unchanged sync" || return
 	"$VNICCTL" filter hold "$TMP/A.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
 	hold=$!
 	until_ok test -s "$TMP/hold.out" ||
@@ -296,6 +299,8 @@ case_sync_after_claim_reads_nothing() {
 	kill "$hold"
 	wait "$hold" || fail "hold exited $?: $(cat "$TMP/hold.err")" || return
 	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	[ "$(jq .genid "$TMP/out")" -gt "$gen" ] ||
+		fail "hold did not claim: generation $(jq .genid "$TMP/out"), before $gen" || return
 	unchanged_as_quiet "sync after filter hold" || return
 	run 0 vc filter diff "$TMP/A.json"
 }
