@@ -130,7 +130,10 @@ enum vnic_filter_feature {
 /*
  * Open the backend's state, adopting what an earlier handle (of this or
  * another process) installed; nothing is written.  nft: the table is
- * checked and read, and claimed (owner flag) unless VNIC_FILTER_NO_OWNER;
+ * checked and read, and claimed (owner flag) unless VNIC_FILTER_NO_OWNER
+ * (with VNIC_FILTER_CLAIM_AT_COMMIT: by the first commit that writes); a
+ * claim of a table as libvnic's last commit left it records the generation
+ * it makes, so the next process need not read the table back;
  * a missing table is made by the first commit that writes; a table named
  * like ours that libvnic did not make (or whose sets were replaced by
  * others of another type) is refused with -EUCLEAN (-EPERM if a live
