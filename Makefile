@@ -126,8 +126,9 @@ FORCE:
 PROG_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 CNI_OBJS := $(CNI_SRCS:%.c=$(O)/%.o)
-# vnicctl's too: the nft features file (tools/featcache.h).
-CNI_OBJS += $(O)/tools/featcache.o
+# vnicctl's too: the nft features file (tools/featcache.h) and the keeper of
+# the last nfnetlink close (tools/linger.h).
+CNI_OBJS += $(O)/tools/featcache.o $(O)/tools/linger.o
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/%.o)
 
 $(O)/tools/%.o: tools/%.c

@@ -37,6 +37,9 @@ struct cli {
 	bool no_owner;		/* --no-owner: filter commands do not claim
 				 * the table (VNIC_FILTER_NO_OWNER) */
 	bool claim_at_commit;	/* filter sync: VNIC_FILTER_CLAIM_AT_COMMIT */
+	bool linger;		/* VNICCTL_LINGER is not 0: apply, sync and
+				 * remove leave the last nfnetlink close to a
+				 * keeper (tools/linger.c) */
 	/* --hook-prefix P, repeatable: vnic_filter_opts.hook_prefixes */
 	const char *hook_prefixes[VNIC_FILTER_PREFIXES + 2];
 	unsigned int nhook_prefixes;

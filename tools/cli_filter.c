@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "tools/featcache.h"
+#include "tools/linger.h"
 
 /*
  * Operands of a filter subcommand: -h/--help prints help, other options are
@@ -103,6 +104,10 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 		*out = n;
 		return CLI_OK;
 	}
+	/* A keeper's socket would keep the claim one grace period past our
+	 * exit, and the next vnicctl would find the table owned (linger.c). */
+	if (cli->claim_at_commit && cli->linger)
+		cli->no_owner = true;
 	if (cli->no_owner)
 		opts.flags |= VNIC_FILTER_NO_OWNER;
 	else if (cli->claim_at_commit)
@@ -181,10 +186,30 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 	return ret ? ret : -1;
 }
 
-static void file_job_close(struct file_job *job)
+/*
+ * A command that committed and exits (apply, sync, remove) hands the last
+ * close of its nfnetlink socket to a keeper (tools/linger.c): after a
+ * commit that deleted anything, that close waits for an RCU grace period
+ * (filters.rst).  Its output is flushed first; the keeper holds none of
+ * our descriptors but the nfnetlink sockets, so `$(vnicctl ...)` does not
+ * wait for it.  VNICCTL_LINGER=0: the close waits here, as before.
+ */
+static void commit_close(struct cli *cli, struct vnic_filter *n)
 {
-	if (job->n)
-		vnic_filter_close(job->n);
+	if (!n)
+		return;
+	if (!cli->linger || !cli->claim_at_commit) {
+		vnic_filter_close(n);
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	filter_close(n);
+}
+
+static void file_job_close(struct cli *cli, struct file_job *job)
+{
+	commit_close(cli, job->n);
 	vnic_policy_free(job->p);
 }
 
@@ -207,7 +232,7 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 		if (!err && *repaired && !cli->json)
 			printf("repaired: %s\n", repaired);
 	}
-	file_job_close(&job);
+	file_job_close(cli, &job);
 	return ret;
 }
 
@@ -249,7 +274,7 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	err = vnic_filter_remove(n, (const char *const *)argv + 1,
 			      (unsigned int)argc - 1, &res);
 	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
-	vnic_filter_close(n);
+	commit_close(cli, n);
 	return ret;
 }
 
@@ -372,7 +397,7 @@ static int filter_diff(struct cli *cli, int argc, char **argv)
 		ret = cli_filter_diff(cli, job.n, job.p);
 	else if (ret == CLI_FAIL)
 		ret = CLI_USAGE;	/* diff: 1 means "differs" */
-	file_job_close(&job);
+	file_job_close(cli, &job);
 	return ret;
 }
 
@@ -393,7 +418,7 @@ static int filter_render(struct cli *cli, int argc, char **argv)
 			free(text);
 		}
 	}
-	file_job_close(&job);
+	file_job_close(cli, &job);
 	return ret;
 }
 

@@ -173,6 +173,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	std_fds();
+	cli.linger = !getenv("VNICCTL_LINGER") ||
+		     strcmp(getenv("VNICCTL_LINGER"), "0");
 	ret = parse_global(&cli, argc, argv);
 	if (ret >= 0)
 		return ret;

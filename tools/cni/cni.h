@@ -21,6 +21,8 @@
 #include <jansson.h>
 #include <vnic/vnic.h>
 
+#include "tools/linger.h"
+
 #ifndef VNIC_VERSION
 #define VNIC_VERSION "0.1.0"
 #endif
@@ -214,11 +216,7 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 int filter_has(struct vnic_filter *n, const char *guest);
 
-/* linger.c: close a filter handle without waiting for the kernel's
- * deferred destruction (a child process waits instead); filter_linger()
- * starts that child ahead of the close */
-void filter_linger(struct vnic_filter *f);
-void filter_close(struct vnic_filter *f);
+/* tools/linger.c: filter_linger(), filter_close() */
 
 /* the verbs */
 int cni_add(struct cni_run *r);

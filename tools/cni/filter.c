@@ -33,8 +33,8 @@ static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
 
 /*
  * nft: without the owner flag.  A claim lives as long as the socket, and
- * the socket outlives the call in a child (linger.c): the next call would
- * find the table owned.  What that gives up is in cni.rst ("the table is
+ * the socket outlives the call in a child (tools/linger.c): the next call
+ * would find the table owned.  What that gives up is in cni.rst ("the table is
  * not claimed"): the table persists (made with the persist flag, so a
  * holder can still claim it), and each change is generation-checked.
  */
@@ -148,7 +148,7 @@ static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
 
 /*
  * ADD opens its handle while the IPAM plugin runs: open's reads of the
- * table and the fork of the keeper (linger.c) are then off the ADD's
+ * table and the fork of the keeper (tools/linger.c) are then off the ADD's
  * path, and only the commit waits for the plugin's addresses.  A change
  * by another writer in between is what the commit's generation check is
  * for (-EAGAIN, retried in filter_apply()).

@@ -7,22 +7,26 @@
  * its socket (or exits: exit closes it) pays one RCU grace period, 5 to
  * 15 ms on a busy host, whoever owns the table.
  *
- * A runtime waits for the plugin's exit and the end of its stdout, not for
- * the socket.  So before the handle is closed (ADD: as soon as it is open,
- * while the IPAM plugin runs), a child is forked that keeps
- * a copy of every nfnetlink socket and nothing else (no stdout, no dataDir
- * lock), waits until this process is gone (the pipe's other end closes with
- * it), and exits: its exit is the socket's last close, and the wait is
- * there.  It holds no claim (vnic-cni opens the table without the owner
- * flag, filter.c), so the next call does not find the table taken.
+ * A caller (a CNI runtime, a shell's $(...), prove) waits for the process's
+ * exit and the end of its stdout, not for the socket.  So before the handle
+ * is closed (vnic-cni's ADD: as soon as it is open, while the IPAM plugin
+ * runs; vnicctl: after the command's output), a child is forked that keeps
+ * a copy of every nfnetlink socket and nothing else (no stdout, no stderr,
+ * no lock), waits until this process is gone (the pipe's other end closes
+ * with it), and exits: its exit is the socket's last close, and the wait is
+ * there.  Its sockets must hold no claim: the kernel releases an owned
+ * table only after that wait, so the next process would find the table
+ * taken.  vnic-cni and a lingering vnicctl open without the owner flag
+ * (tools/cni/filter.c, tools/cli_filter.c).
  *
  * The keeper is a grandchild: the child between them exits at once and is
- * reaped here, so vnic-cni never has a child of its own left (no zombie in
- * its waitpid(-1), none at its exit).  The keeper, an orphan from its
+ * reaped here, so the caller never has a child of its own left (no zombie
+ * in its waitpid(-1), none at its exit).  The keeper, an orphan from its
  * start, is re-parented to the nearest child subreaper or init, which
  * reaps it when it exits (cni.rst).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,7 +35,7 @@
 #include <sys/wait.h>
 #include <linux/netlink.h>
 
-#include "tools/cni/cni.h"
+#include "tools/linger.h"
 
 #define LINGER_FDS	1024	/* without /proc: the descriptors looked at */
 
