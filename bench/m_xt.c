@@ -625,44 +625,45 @@ int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
  * guest's rules.  G guests' rules are loaded untimed, then each run times
  * a full restore over them (the tables are replaced, not appended to).
  */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
-		   int (*reset)(struct filt_env *, char *, size_t))
+int xt_restart_prepare(struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s, struct bench_row *r)
 {
-	struct xt_set s;
-	unsigned int run;
 	char desc[400];
 	double ms;
 	int ret;
 
-	ret = xt_set_build(e, v, 0, e->o->guests, &s);
+	ret = xt_set_build(e, v, 0, e->o->guests, s);
 	if (!ret)
-		ret = xt_set_files(&s);
+		ret = xt_set_files(s);
 	if (ret)
 		return row_fail(r, "the xtables ruleset", ret);
-	xt_set_describe(&s, desc, sizeof(desc));
+	xt_set_describe(s, desc, sizeof(desc));
 	snprintf(r->note, sizeof(r->note),
 		 "every guest's rules restored over the same rules already loaded (ip%stables-%s-restore, one process per family): %s",
-		 s.arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
-	ret = reset(e, r->error, sizeof(r->error));
-	if (!ret)
-		ret = xt_flush(v);
-	if (!ret && (ret = xt_restore(v, &s, false, &ms)))
+		 s->arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
+	ret = xt_flush(v);
+	if (!ret && (ret = xt_restore(v, s, false, &ms)))
 		row_fail(r, "loading the starting state", ret);
-	for (run = 0; run < e->o->runs && !ret; run++) {
-		struct sample *smp = bench_row_next(r);
-
-		ret = xt_restore(v, &s, false, &smp->ms);
-		if (ret)
-			row_fail(r, "restore", ret);
-		else
-			r->runs++;
-		if (!ret && run == 0)
-			check_loaded(v, &s, xt_set_rules(&s), r);
-	}
-	if (!e->o->keep_files)
-		xt_set_unlink(&s);
-	xt_set_free(&s);
-	if (!xt_flush(v) && !r->error[0])
-		reset(e, r->error, sizeof(r->error));
 	return ret;
+}
+
+int xt_restart_run(enum xt_variant v, const struct xt_set *s,
+		   struct bench_row *r, struct sample *smp)
+{
+	int ret = xt_restore(v, s, false, &smp->ms);
+
+	if (ret)
+		return row_fail(r, "restore", ret);
+	if (!r->runs)
+		check_loaded(v, s, xt_set_rules(s), r);
+	return 0;
+}
+
+int xt_restart_release(const struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s)
+{
+	if (!e->o->keep_files)
+		xt_set_unlink(s);
+	xt_set_free(s);
+	return xt_flush(v);
 }
