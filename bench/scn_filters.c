@@ -124,6 +124,8 @@ struct fmethod {
 	const char *name;
 	unsigned int group;
 	bool always;			/* --methods does not apply */
+	bool result;			/* the row's has_result */
+	const char *note;		/* the row's note to begin with */
 	const char *(*skip)(const struct filters *f, unsigned int m);
 	int (*prepare)(struct filters *f, unsigned int m, char *err,
 		       size_t errlen);
@@ -271,16 +273,6 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 	return ret;
 }
 
-static int run_nft_file(struct filters *f, const char *path, struct sample *s,
-			char *err, size_t errlen)
-{
-	uint64_t t0 = now_ns();
-	int ret = nft_file(&f->e, path);
-
-	s->ms = ms_since(t0);
-	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
-}
-
 /* One nft process per statement in [from, to); their total time. */
 static int run_stmts(struct filters *f, unsigned int from, unsigned int to,
 		     double *ms, char *err, size_t errlen)
@@ -310,8 +302,8 @@ static int run_stmts(struct filters *f, unsigned int from, unsigned int to,
  * before it preloaded (untimed, one nft -f) so that each sampled process
  * meets a half-full table, and the items' time scaled to all of them.
  */
-static int run_nft_stmt(struct filters *f, struct sample *s, char *err,
-			size_t errlen)
+static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
+		    char *err, size_t errlen)
 {
 	unsigned int ns = f->stmts.n_struct;
 	double a, b;
@@ -331,29 +323,6 @@ static int run_nft_stmt(struct filters *f, struct sample *s, char *err,
 		return ret;
 	s->ms = a + b * f->items / f->sample;
 	return 0;
-}
-
-/*
- * The floor of a layout: the handle opened as libvnic's row opens it
- * (untimed: by prefix, that makes the prefix chains), then the batches
- * libvnic's apply sent, sent again.
- */
-static int run_floor(struct filters *f, const char *const *pfx,
-		     struct floor_batches *fb, struct sample *s, char *err,
-		     size_t errlen)
-{
-	struct vnic_filter *h;
-	int ret;
-
-	ret = nft_open(&f->e, pfx, &h, err, errlen);
-	if (ret)
-		return ret;
-	vnic_filter_close(h);
-	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
-	if (ret)
-		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
-			 fb->n, strerror(-ret));
-	return ret;
 }
 
 /* Untimed, once per layout: libvnic's apply with its batches kept. */
@@ -401,23 +370,42 @@ static int run_lib(struct filters *f, unsigned int m, struct sample *s,
 			   err, errlen);
 }
 
+/*
+ * The floor of a layout: the handle opened as libvnic's row opens it
+ * (untimed: by prefix, that makes the prefix chains), then the batches
+ * libvnic's apply sent, sent again.
+ */
 static int run_bfloor(struct filters *f, unsigned int m, struct sample *s,
 		      char *err, size_t errlen)
 {
 	bool pfx = m == F_BFLOOR_PFX;
+	struct floor_batches *fb = &f->floor[pfx];
+	struct vnic_filter *h;
+	int ret;
 
-	return run_floor(f, pfx ? nic_prefixes : NULL, &f->floor[pfx], s,
-			 err, errlen);
+	ret = nft_open(&f->e, pfx ? nic_prefixes : NULL, &h, err, errlen);
+	if (ret)
+		return ret;
+	vnic_filter_close(h);
+	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
+			 fb->n, strerror(-ret));
+	return ret;
 }
 
+/* kernel-hook-floor: filters hooks every NIC, filters-add the new
+ * guest's next to the G others. */
 static int run_hook_floor(struct filters *f, unsigned int m,
 			  struct sample *s, char *err, size_t errlen)
 {
-	int ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
+	bool add = f->sc->m != fmethods;
+	unsigned int k = f->e.o->nics_per_guest, n = add ? k : f->e.nnics;
+	int ret = nfnl_hook_floor(&f->e, add ? f->e.o->existing * k : 0, n,
+				  &s->ms);
 
 	if (ret)
-		snprintf(err, errlen, "hooking %u NICs: %s", f->e.nnics,
-			 strerror(-ret));
+		snprintf(err, errlen, "hooking %u NICs: %s", n, strerror(-ret));
 	return ret;
 }
 
@@ -425,16 +413,12 @@ static int run_hook_floor(struct filters *f, unsigned int m,
 static int run_file(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
-	const char *path = m == F_NFT_F ? f->text_path :
-			   m == F_NFT_SPLIT ? f->split_path : f->chains_path;
+	uint64_t t0 = now_ns();
+	int ret = nft_file(&f->e, m == F_NFT_F ? f->text_path :
+			   m == F_NFT_SPLIT ? f->split_path : f->chains_path);
 
-	return run_nft_file(f, path, s, err, errlen);
-}
-
-static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
-		    char *err, size_t errlen)
-{
-	return run_nft_stmt(f, s, err, errlen);
+	s->ms = ms_since(t0);
+	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
 }
 
 static int run_bpf(struct filters *f, unsigned int m, struct sample *s,
@@ -463,8 +447,9 @@ static const char *skip_xt(const struct filters *f, unsigned int m)
 }
 
 #define F_ROW(n, sk, r)	{ .name = n, .skip = sk, .run = r }
+#define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, .note = nt }
 static const struct fmethod fmethods[F__MAX] = {
-	[F_LIBVNIC] = F_ROW("libvnic", NULL, run_lib),
+	[F_LIBVNIC] = { .name = "libvnic", .run = run_lib, .result = true },
 	[F_NFT_F] = F_ROW("nft-f", skip_nft, run_file),
 	[F_NFT_SPLIT] = F_ROW("nft-f-split", skip_nft, run_file),
 	[F_NFT_STMT] = F_ROW("nft-per-stmt", skip_nft, run_stmt),
@@ -474,15 +459,20 @@ static const struct fmethod fmethods[F__MAX] = {
 	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", skip_xt, run_xt),
 	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", skip_xt, run_xt),
 	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", skip_xt, run_xt),
-	[F_LIBVNIC_PFX] = F_ROW("libvnic-prefix", NULL, run_lib),
+	[F_LIBVNIC_PFX] = { .name = "libvnic-prefix", .run = run_lib,
+			    .result = true },
 	[F_BFLOOR] = { .name = "floor", .prepare = prep_bfloor,
 		       .run = run_bfloor },
 	[F_BFLOOR_PFX] = { .name = "floor-prefix", .prepare = prep_bfloor,
 			   .run = run_bfloor },
-	[F_BPF] = F_ROW("libvnic-bpf", NULL, run_bpf),
-	[F_BPF_RM] = F_ROW("libvnic-bpf-remove-all", NULL, run_bpf),
-	[F_BPF_FLOOR] = F_ROW("floor-bpf", NULL, run_bpf_floor),
-	[F_BPF_RM_FLOOR] = F_ROW("floor-bpf-remove-all", NULL, run_bpf_floor),
+	[F_BPF] = F_BPF_ROW("libvnic-bpf", run_bpf,
+		"vnic_filter_open with VNIC_BACKEND_BPF (untimed) before, every guest removed by the library + close (untimed) after each run; its floor: floor-bpf"),
+	[F_BPF_RM] = F_BPF_ROW("libvnic-bpf-remove-all", run_bpf,
+		"vnic_filter_apply of every guest (untimed), then vnic_filter_remove of every guest in one change, timed: filters and clsact qdiscs off every NIC, map entries deleted"),
+	[F_BPF_FLOOR] = F_BPF_ROW("floor-bpf", run_bpf_floor,
+		"the clsact qdiscs, cls_bpf filters and map writes of a libvnic-bpf apply (captured by the bpf tap, untimed), replayed on the bare NICs: each tc batch in one sendmsg, map writes by bpf(2) (bench/floor_bpf.c)"),
+	[F_BPF_RM_FLOOR] = F_BPF_ROW("floor-bpf-remove-all", run_bpf_floor,
+		"the filter and qdisc deletions and map deletes of a libvnic-bpf remove of every guest, replayed the same way right after floor-bpf's apply"),
 };
 
 /* The text libvnic would install, rendered by a handle of its own. */
@@ -703,7 +693,6 @@ static void filters_targets(struct filters *f)
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
 		struct bench_row *r = &f->rows[lib_rows[i]];
 
-		r->has_result = true;
 		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
 		r->target.ratio_to = fmethods[F_NFT_F].name;
@@ -712,22 +701,10 @@ static void filters_targets(struct filters *f)
 			r->target.max_ms = TARGET_APPLY_MS;
 	}
 	/* Issue 11: bpf at most the nft by-name row, and 1.15x its floor. */
-	f->rows[F_BPF].has_result = true;
 	f->rows[F_BPF].target.max_ratio = 1.0;
 	f->rows[F_BPF].target.ratio_to = fmethods[F_LIBVNIC].name;
 	f->rows[F_BPF].target.floor = fmethods[F_BPF_FLOOR].name;
-	snprintf(f->rows[F_BPF].note, sizeof(f->rows[F_BPF].note),
-		 "vnic_filter_open with VNIC_BACKEND_BPF (untimed) before, every guest removed by the library + close (untimed) after each run; its floor: floor-bpf");
-	f->rows[F_BPF_RM].has_result = true;
 	f->rows[F_BPF_RM].target.floor = fmethods[F_BPF_RM_FLOOR].name;
-	f->rows[F_BPF_FLOOR].has_result = true;
-	snprintf(f->rows[F_BPF_FLOOR].note, sizeof(f->rows[F_BPF_FLOOR].note),
-		 "the clsact qdiscs, cls_bpf filters and map writes of a libvnic-bpf apply (captured by the bpf tap, untimed), replayed on the bare NICs: each tc batch in one sendmsg, map writes by bpf(2) (bench/floor_bpf.c)");
-	f->rows[F_BPF_RM_FLOOR].has_result = true;
-	snprintf(f->rows[F_BPF_RM_FLOOR].note, sizeof(f->rows[F_BPF_RM_FLOOR].note),
-		 "the filter and qdisc deletions and map deletes of a libvnic-bpf remove of every guest, replayed the same way right after floor-bpf's apply");
-	snprintf(f->rows[F_BPF_RM].note, sizeof(f->rows[F_BPF_RM].note),
-		 "vnic_filter_apply of every guest (untimed), then vnic_filter_remove of every guest in one change, timed: filters and clsact qdiscs off every NIC, map entries deleted");
 }
 
 /* The text, the files and the notes every filters row shares. */
@@ -989,39 +966,27 @@ static int add_floor(struct filters *f, unsigned int m, struct sample *s,
 	return 0;
 }
 
-static int add_hook_floor(struct filters *f, unsigned int m,
-			  struct sample *s, char *err, size_t errlen)
-{
-	unsigned int k = f->e.o->nics_per_guest;
-	int ret = nfnl_hook_floor(&f->e, f->e.o->existing * k, k, &s->ms);
-
-	if (ret)
-		snprintf(err, errlen, "hooking %u NICs: %s", k, strerror(-ret));
-	return ret;
-}
-
-#define A_LIB(n, g)	{ .name = n, .group = g, .always = true, \
+#define A_LIB(n, g, a)	{ .name = n, .group = g, .always = a, .result = true, \
 			  .prepare = add_prepare, .run = add_run, \
 			  .release = add_release }
-#define A_BPF_ROW(n, g)	{ .name = n, .group = g, .prepare = add_prepare, \
-			  .run = add_run, .release = add_release }
-#define A_PAIR(n, g, a)	{ .name = n, .group = g, .always = a }
+#define A_PAIR(n, g, a)	{ .name = n, .group = g, .always = a, .result = true }
 #define A_FL(n, g)	{ .name = n, .group = g, .always = true, .run = add_floor }
 static const struct fmethod a_methods[A__MAX] = {
-	A_LIB("libvnic-add-next-to-G", 2), A_LIB("libvnic-add-next-to-none", 0),
+	A_LIB("libvnic-add-next-to-G", 2, true),
+	A_LIB("libvnic-add-next-to-none", 0, true),
 	A_PAIR("libvnic-remove-next-to-G", 2, true),
 	A_PAIR("libvnic-remove-next-to-none", 0, true),
 	{ .name = "kernel-hook-floor", .group = 2, .always = true,
-	  .run = add_hook_floor },
-	A_LIB("libvnic-prefix-add-next-to-G", 6),
-	A_LIB("libvnic-prefix-add-next-to-none", 4),
+	  .run = run_hook_floor },
+	A_LIB("libvnic-prefix-add-next-to-G", 6, true),
+	A_LIB("libvnic-prefix-add-next-to-none", 4, true),
 	A_PAIR("libvnic-prefix-remove-next-to-G", 6, true),
 	A_PAIR("libvnic-prefix-remove-next-to-none", 4, true),
 	A_FL("floor-add-next-to-G", 3), A_FL("floor-add-next-to-none", 1),
 	A_FL("floor-prefix-add-next-to-G", 7),
 	A_FL("floor-prefix-add-next-to-none", 5),
-	A_BPF_ROW("libvnic-bpf-add-next-to-G", 10),
-	A_BPF_ROW("libvnic-bpf-add-next-to-none", 8),
+	A_LIB("libvnic-bpf-add-next-to-G", 10, false),
+	A_LIB("libvnic-bpf-add-next-to-none", 8, false),
 	A_PAIR("libvnic-bpf-remove-next-to-G", 10, false),
 	A_PAIR("libvnic-bpf-remove-next-to-none", 8, false),
 };
@@ -1035,7 +1000,6 @@ static int add_setup(struct filters *f, char *err, size_t errlen)
 		struct bench_row *r = &f->rows[m];
 
 		r->existing = A_EXISTING(A_PHASE(m));
-		r->has_result = a_methods[m].run != add_floor && m != A_FLOOR;
 	}
 	for (m = A_ADD_G; m <= A_PFX; m += A_PFX) {
 		f->rows[m].target.max_ms = TARGET_ADD_MS;
@@ -1336,23 +1300,29 @@ static const char *restart_skip_xt(const struct filters *f, unsigned int m)
 	return xt_skip(m - R_XT);
 }
 
-#define R_LIB(n, j)	{ .name = n, .always = true, .run = restart_job, \
-			  .arg = j }
+/* libvnic-open, libvnic-open+sync-unchanged: filled by the sync's run. */
+#define R_LIB(n, j, r, nt)	{ .name = n, .always = true, .run = r, \
+				  .arg = j, .result = true, .note = nt }
 #define R_XT_ROW(n, g)	{ .name = n, .group = g, .skip = restart_skip_xt, \
 			  .prepare = restart_xt_prepare, .run = restart_xt_run, \
-			  .release = restart_xt_release }
+			  .release = restart_xt_release, .result = true }
 static const struct fmethod r_methods[R__MAX] = {
-	[R_OPEN] = { .name = "libvnic-open", .always = true },
-	[R_SYNC] = R_LIB("libvnic-sync-unchanged", JOB_SYNC),
-	[R_OPEN_SYNC] = { .name = "libvnic-open+sync-unchanged",
-			  .always = true },
-	[R_SYNC_CHANGED] = R_LIB("libvnic-sync-1-changed", JOB_SYNC_CHANGED),
-	[R_REAPPLY] = R_LIB("libvnic-reapply-all", JOB_REAPPLY),
+	/* Its genid_delta says whether re-claiming the table wrote. */
+	[R_OPEN] = R_LIB("libvnic-open", 0, NULL,
+		"vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table"),
+	[R_SYNC] = R_LIB("libvnic-sync-unchanged", JOB_SYNC, restart_job,
+		"each run a new process: vnic_ctx_new, vnic_filter_open of the persisted table (row libvnic-open), vnic_filter_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)"),
+	[R_OPEN_SYNC] = R_LIB("libvnic-open+sync-unchanged", 0, NULL, NULL),
+	[R_SYNC_CHANGED] = R_LIB("libvnic-sync-1-changed", JOB_SYNC_CHANGED,
+		restart_job,
+		"guest g0's first NIC has another IPv4; synced back untimed in the same process"),
+	[R_REAPPLY] = R_LIB("libvnic-reapply-all", JOB_REAPPLY, restart_job,
+		"the rebuild a daemon without a digest does: vnic_filter_apply of every guest onto the persisted table"),
 	[R_XT + XT_LEGACY] = R_XT_ROW("xt-legacy-restore-all", 2),
 	[R_XT + XT_NFT] = R_XT_ROW("xt-nft-restore-all", 3),
 	[R_BPF] = { .name = "libvnic-bpf-open+sync-unchanged", .group = 1,
 		    .prepare = restart_bpf_prepare, .run = restart_bpf_run,
-		    .release = restart_bpf_release },
+		    .release = restart_bpf_release, .result = true },
 	[R_FLOOR] = { .name = "floor-sync-unchanged",
 		      .prepare = restart_floor_capture,
 		      .run = restart_floor_run },
@@ -1364,26 +1334,15 @@ static void restart_rows(struct filters *f)
 	struct bench_row *rows = f->rows;
 	unsigned int m;
 
-	for (m = 0; m < R__MAX; m++) {
+	for (m = 0; m < R__MAX; m++)
 		rows[m].existing = o->guests;
-		rows[m].has_result = m != R_FLOOR;
-	}
-	/* Its genid_delta says whether re-claiming the table wrote. */
 	rows[R_SYNC].target.zero_writes = true;
 	rows[R_SYNC].target.floor = r_methods[R_FLOOR].name;
 	rows[R_BPF].target.zero_writes = true;
-	snprintf(rows[R_OPEN].note, sizeof(rows[R_OPEN].note),
-		 "vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
 	/* The millisecond target is stated for 100 guests. */
 	if (o->guests <= 100)
 		rows[R_SYNC].target.max_ms = rows[R_BPF].target.max_ms =
 			TARGET_RESTART_MS;
-	snprintf(rows[R_SYNC].note, sizeof(rows[R_SYNC].note),
-		 "each run a new process: vnic_ctx_new, vnic_filter_open of the persisted table (row libvnic-open), vnic_filter_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)");
-	snprintf(rows[R_SYNC_CHANGED].note, sizeof(rows[R_SYNC_CHANGED].note),
-		 "guest g0's first NIC has another IPv4; synced back untimed in the same process");
-	snprintf(rows[R_REAPPLY].note, sizeof(rows[R_REAPPLY].note),
-		 "the rebuild a daemon without a digest does: vnic_filter_apply of every guest onto the persisted table");
 	snprintf(rows[R_BPF].note, sizeof(rows[R_BPF].note),
 		 "each run a new process: vnic_ctx_new, vnic_filter_open with VNIC_BACKEND_BPF (adopting the programs and maps through the kernel: filter dump, program id, map ids), vnic_filter_sync of the unchanged %u guests; both timed",
 		 o->guests);
@@ -1520,6 +1479,10 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 		       -ENOMEM;
 	for (m = 0; f.rows && m < sc->n; m++) {
 		bench_row_init(&f.rows[m], sc->m[m].name, o->runs);
+		f.rows[m].has_result = sc->m[m].result;
+		if (sc->m[m].note)
+			snprintf(f.rows[m].note, sizeof(f.rows[m].note), "%s",
+				 sc->m[m].note);
 		if (!sc->m[m].always && !selected(o, sc->m[m].name))
 			f.rows[m].skip = "not selected (--methods)";
 		else if (sc->m[m].skip)
