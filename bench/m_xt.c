@@ -187,9 +187,10 @@ static int nic_cmds(struct xt_set *s, unsigned int i)
 	return r;
 }
 
-int xt_set_build(const struct filt_env *e, enum xt_variant v,
+/* The commands of guests [first_guest, first_guest + guests), by NIC. */
+static int build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
-		 struct xt_set *s)
+		 int (*cmds)(struct xt_set *s, unsigned int i), struct xt_set *s)
 {
 	unsigned int k = e->o->nics_per_guest, i;
 	int ret = 0;
@@ -198,10 +199,17 @@ int xt_set_build(const struct filt_env *e, enum xt_variant v,
 	s->arp = xt_has_arp(v);
 	s->nics = guests * k;
 	for (i = first_guest * k; i < (first_guest + guests) * k && !ret; i++)
-		ret = nic_cmds(s, i);
+		ret = cmds(s, i);
 	if (ret)
 		xt_set_free(s);
 	return ret;
+}
+
+int xt_set_build(const struct filt_env *e, enum xt_variant v,
+		 unsigned int first_guest, unsigned int guests,
+		 struct xt_set *s)
+{
+	return build(e, v, first_guest, guests, nic_cmds, s);
 }
 
 /* What takes NIC i's chains out again: the jump first, then the chain. */
@@ -230,17 +238,7 @@ int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
 			unsigned int first_guest, unsigned int guests,
 			struct xt_set *s)
 {
-	unsigned int k = e->o->nics_per_guest, i;
-	int ret = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->arp = xt_has_arp(v);
-	s->nics = guests * k;
-	for (i = first_guest * k; i < (first_guest + guests) * k && !ret; i++)
-		ret = nic_remove_cmds(s, i);
-	if (ret)
-		xt_set_free(s);
-	return ret;
+	return build(e, v, first_guest, guests, nic_remove_cmds, s);
 }
 
 void xt_set_free(struct xt_set *s)
@@ -489,21 +487,9 @@ static int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
  */
 int xt_flush(enum xt_variant v)
 {
-	static const struct xt_set empty;
-	char path[64];
-	unsigned int f;
-	int ret = 0;
+	static const struct xt_set empty;	/* no ARP part */
 
-	if (v != XT_LEGACY)
-		return 0;
-	for (f = XT_IP4; f <= XT_IP6 && !ret; f++) {
-		ret = write_restore(&empty, f, 0, 0, path, sizeof(path));
-		if (ret)
-			return ret;
-		ret = restore_file(v, f, path, false);
-		unlink(path);
-	}
-	return ret;
+	return v == XT_LEGACY ? xt_preload(v, &empty, 0) : 0;
 }
 
 /* ---- rows ---- */
@@ -537,22 +523,31 @@ static int row_fail(struct bench_row *r, const char *what, int ret)
 	return ret;
 }
 
+/* Every guest's commands and their restore files; what they hold. */
+static int build_all(const struct filt_env *e, enum xt_variant v,
+		     struct xt_set *s, struct bench_row *r, char *desc,
+		     size_t len)
+{
+	int ret = xt_set_build(e, v, 0, e->o->guests, s) ?: xt_set_files(s);
+
+	if (ret)
+		return row_fail(r, "the xtables ruleset", ret);
+	xt_set_describe(s, desc, len);
+	return 0;
+}
+
 int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
 		       struct xt_set *s, struct bench_row *restore,
 		       struct bench_row *per_rule)
 {
 	char desc[400];
-	int ret;
+	int ret = build_all(e, v, s, restore, desc, sizeof(desc));
 
-	ret = xt_set_build(e, v, 0, e->o->guests, s);
-	if (!ret)
-		ret = xt_set_files(s);
 	if (ret) {
-		row_fail(restore, "the xtables ruleset", ret);
-		row_fail(per_rule, "the xtables ruleset", ret);
+		snprintf(per_rule->error, sizeof(per_rule->error), "%s",
+			 restore->error);
 		return ret;
 	}
-	xt_set_describe(s, desc, sizeof(desc));
 	snprintf(restore->note, sizeof(restore->note),
 		 "ip%stables-%s-restore of the whole ruleset, one process per family: %s",
 		 s->arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
@@ -630,14 +625,10 @@ int xt_restart_prepare(struct filt_env *e, enum xt_variant v,
 {
 	char desc[400];
 	double ms;
-	int ret;
+	int ret = build_all(e, v, s, r, desc, sizeof(desc));
 
-	ret = xt_set_build(e, v, 0, e->o->guests, s);
-	if (!ret)
-		ret = xt_set_files(s);
 	if (ret)
-		return row_fail(r, "the xtables ruleset", ret);
-	xt_set_describe(s, desc, sizeof(desc));
+		return ret;
 	snprintf(r->note, sizeof(r->note),
 		 "every guest's rules restored over the same rules already loaded (ip%stables-%s-restore, one process per family): %s",
 		 s->arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
