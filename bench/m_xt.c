@@ -29,14 +29,11 @@
  * to a loaded ARP table is done one arptables-nft process per command.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
@@ -428,37 +425,18 @@ static int xt_list(enum xt_variant v, enum xt_fam f, unsigned int *rules,
 		   unsigned int *chains)
 {
 	const char *argv[5] = { paths[v][f][2], NULL, NULL, NULL, NULL };
-	char tmpl[] = "/tmp/vnic-bench-xtsave.XXXXXX", *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-	FILE *fp;
-	int fd, ret;
+	char *buf;
+	int ret;
 
 	if (f != XT_ARP) {
 		argv[1] = "-t";
 		argv[2] = "raw";
 	}
-	fd = mkstemp(tmpl);
-	if (fd < 0)
-		return -errno;
-	unlink(tmpl);
-	ret = xt_spawn(argv, NULL, fd);
-	fp = ret ? NULL : fdopen(fd, "r");
-	if (fp) {
-		rewind(fp);
-		/* Read it all: a save of 100,000s of rules is MBs. */
-		n = getdelim(&buf, &len, 0, fp);
-		if (n < 0 && !feof(fp))
-			ret = -EIO;
-		else if (n < 0 && buf)	/* empty save: buf allocated, unended */
-			buf[0] = '\0';
-		fclose(fp);
-	} else {
-		close(fd);
-	}
+	ret = bench_capture(argv, 0, argv[0], &buf, NULL);
 	if (!ret)
 		count_lines(buf, rules, chains);
-	free(buf);
+	if (!ret)
+		free(buf);
 	return ret;
 }
 
