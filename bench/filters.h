@@ -13,6 +13,8 @@
  * floor.c		the floor rows: libvnic's own batches (and reads),
  *			captured and sent again by the bench's socket, and
  *			the kernel's cost of the hooks alone
+ * floor_bpf.c		the bpf floor rows: a libvnic-bpf change's writes,
+ *			captured and done again by the bench alone
  * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -256,6 +258,14 @@ int xt_restart_run(enum xt_variant v, const struct xt_set *s,
 		   struct bench_row *r, struct sample *smp);
 int xt_restart_release(const struct filt_env *e, enum xt_variant v,
 		       struct xt_set *s);
+
+/* ---- floor_bpf.c ---- */
+
+/* One run of the filters scenario's floor-bpf row (remove false) or
+ * floor-bpf-remove-all (true), timed into s. */
+int bfloor_row(struct filt_env *e, const struct vnic_policy *p,
+	       unsigned int guests, bool remove, struct sample *s, char *err,
+	       size_t errlen);
 
 /* ---- restart_proc.c ---- */
 

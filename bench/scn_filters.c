@@ -23,7 +23,6 @@
 #include <sys/wait.h>
 
 #include "filters.h"
-#include "floor_bpf.h"
 
 
 static bool selected(const struct bench_opts *o, const char *name)
