@@ -288,9 +288,4 @@ int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 		  unsigned int guests, bool time_remove, struct sample *s,
 		  char *err, size_t errlen);
-/* restart: one new process that opens a bpf handle and syncs guests
- * [0, guests) unchanged, timed, into s. */
-int bpf_restart_run(struct filt_env *e, struct sample *s, char *err,
-		    size_t errlen);
-
 #endif /* VNIC_BENCH_FILTERS_H */

@@ -187,7 +187,8 @@ static int nic_cmds(struct xt_set *s, unsigned int i)
 /* The commands of guests [first_guest, first_guest + guests), by NIC. */
 static int build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
-		 int (*cmds)(struct xt_set *s, unsigned int i), struct xt_set *s)
+		 int (*cmds)(struct xt_set *s, unsigned int i),
+		 struct xt_set *s)
 {
 	unsigned int k = e->o->nics_per_guest, i;
 	int ret = 0;

@@ -339,7 +339,8 @@ static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			for (m = 0; m < RP_NFTF; m++) {
 				struct bench_row *a = &rows[((i - 1) * 2 + h) * RP__N + m];
 				struct bench_row *b = &rows[(i * 2 + h) * RP__N + m];
-				double x = pow(row_median(b, MS) / row_median(a, MS),
+				double x = pow(row_median(b, MS) /
+					       row_median(a, MS),
 					       1.0 / log2((double)sizes[i] /
 							  sizes[i - 1]));
 

@@ -10,20 +10,19 @@
  *   restart      a new process re-claims the persisted table: vnic_filter_sync
  *                of the unchanged state, and of one changed guest
  *
- * Every run starts from an empty ruleset (flushed by the bench's own
- * nfnetlink socket, untimed, then checked), in the bench's own namespace,
- * over NICs made once before any clock starts.  Runs are the outer loop
- * and methods the inner one, rotated, as in the guest scenario.
+ * Each is a table of methods (struct fmethod: name, group, why skipped,
+ * prepare, run, release) run by one loop, methods_run(): group by group,
+ * runs the outer loop and the group's methods the inner one, rotated, as
+ * in the guest scenario.  Every filters run starts from an empty ruleset
+ * (flushed by the bench's own nfnetlink socket, untimed, then checked), in
+ * the bench's own namespace, over NICs made once before any clock starts.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
-
 
 static bool selected(const struct bench_opts *o, const char *name)
 {
@@ -144,6 +143,10 @@ struct fscn {
 	int (*setup)(struct filters *f, char *err, size_t errlen);
 	/* After each timed run: 0, or negative to stop. */
 	int (*after)(struct filters *f);
+	/* The ratio columns: to rows ratio[0] and ratio[1] (or none). */
+	const char *ratio[2], *label[2];
+	/* The report (NULL: report_rows of the rows): 0, or 1 when a target
+	 * was missed. */
 	int (*report)(struct filters *f, struct report_env *re);
 };
 
@@ -231,7 +234,8 @@ static int methods_run(struct filters *f)
 		ret = bench_rotate(&bl);
 		for (m = 0; m < f->sc->n; m++)
 			if (fm[m].group == f->group && fm[m].release &&
-			    !f->rows[m].skip && (r = fm[m].release(f, m)) && !ret)
+			    !f->rows[m].skip && (r = fm[m].release(f, m)) &&
+			    !ret)
 				ret = r;
 	}
 	return ret;
@@ -446,7 +450,8 @@ static const char *skip_xt(const struct filters *f, unsigned int m)
 }
 
 #define F_ROW(n, sk, r)	{ .name = n, .skip = sk, .run = r }
-#define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, .note = nt }
+#define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, \
+				  .note = nt }
 static const struct fmethod fmethods[F__MAX] = {
 	[F_LIBVNIC] = { .name = "libvnic", .run = run_lib, .result = true },
 	[F_NFT_F] = F_ROW("nft-f", skip_nft, run_file),
@@ -804,10 +809,6 @@ static int filters_report(struct filters *f, struct report_env *re)
 			 sizeof(f->rows[F_LIBVNIC_PFX].note),
 			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
 			 f->e.nnics, f->pfx_open_ms);
-	re->ratio_a = fmethods[F_LIBVNIC].name;
-	re->ratio_b = fmethods[F_NFT_F].name;
-	re->label_a = "x_libvnic";
-	re->label_b = "x_nft-f";
 	/* The rendered text would not load: the same ruleset with its base
 	 * chains split is the nearest nft -f there is. */
 	if (!f->rows[F_NFT_F].runs && f->rows[F_NFT_SPLIT].runs) {
@@ -831,8 +832,16 @@ static int filters_report(struct filters *f, struct report_env *re)
 enum { A_ADD_G, A_ADD_NONE, A_RM_G, A_RM_NONE, A_FLOOR, A_PFX,
        A_BF = A_PFX + 4, A_BPF = A_BF + 4, A__MAX = A_BPF + 4 };
 
-#define A_PHASE(m)	(f->sc->m[m].group / 2)
-#define A_EXISTING(p)	((p) & 1 ? f->e.o->existing : 0)
+static unsigned int a_phase(const struct filters *f, unsigned int m)
+{
+	return f->sc->m[m].group / 2;
+}
+
+/* Phases next to G are the odd ones. */
+static unsigned int a_existing(const struct filters *f, unsigned int p)
+{
+	return p & 1 ? f->e.o->existing : 0;
+}
 
 /* Add guest 'one' and remove it again, each timed, on the open handle. */
 static int add_remove(struct filters *f, struct sample *s,
@@ -860,7 +869,7 @@ static int add_remove(struct filters *f, struct sample *s,
 static int add_prepare(struct filters *f, unsigned int m, char *err,
 		       size_t errlen)
 {
-	unsigned int p = A_PHASE(m), existing = A_EXISTING(p), batches,
+	unsigned int p = a_phase(f, m), existing = a_existing(f, p), batches,
 		     messages;
 	struct bench_row *r = &f->rows[m], wr;
 	char werr[256];
@@ -915,7 +924,7 @@ static int add_run(struct filters *f, unsigned int m, struct sample *s,
  * bench stops: the next phase needs bare NICs). */
 static int add_release(struct filters *f, unsigned int m)
 {
-	unsigned int p = A_PHASE(m), count, existing = A_EXISTING(p);
+	unsigned int p = a_phase(f, m), count, existing = a_existing(f, p);
 	struct bench_row *r = &f->rows[m];
 	int ret = 0;
 
@@ -947,7 +956,7 @@ static int add_release(struct filters *f, unsigned int m)
 static int add_floor(struct filters *f, unsigned int m, struct sample *s,
 		     char *err, size_t errlen)
 {
-	struct floor_batches *fb = &f->afb[A_PHASE(m)];
+	struct floor_batches *fb = &f->afb[a_phase(f, m)];
 	double ms;
 	int ret;
 
@@ -998,7 +1007,7 @@ static int add_setup(struct filters *f, char *err, size_t errlen)
 	for (m = 0; m < A__MAX; m++) {
 		struct bench_row *r = &f->rows[m];
 
-		r->existing = A_EXISTING(A_PHASE(m));
+		r->existing = a_existing(f, a_phase(f, m));
 	}
 	for (m = A_ADD_G; m <= A_PFX; m += A_PFX) {
 		f->rows[m].target.max_ms = TARGET_ADD_MS;
@@ -1018,13 +1027,6 @@ static int settle(struct filters *f)
 	return 0;
 }
 
-static int add_report(struct filters *f, struct report_env *re)
-{
-	re->ratio_a = a_methods[A_ADD_NONE].name;
-	re->label_a = "x_none";
-	return report_rows(re, f->rows, A__MAX, f->e.o->json) ? 1 : 0;
-}
-
 /* ---- restart ---- */
 
 enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R_XT,
@@ -1040,8 +1042,10 @@ struct child_out {
 	bool have_gen;
 };
 
-/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c). */
-enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE };
+/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c);
+ * JOB_BPF: a JOB_SYNC by a bpf handle. */
+enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE,
+		 JOB_BPF };
 
 struct child_job_arg {
 	struct filt_env *e;
@@ -1083,10 +1087,11 @@ static void child(void *arg, int fd)
 				      sizeof(out.err));
 	if (out.ret)
 		goto done;
-	out.have_gen = filt_nfnl_open(e) == 0 &&
+	out.have_gen = job != JOB_BPF && filt_nfnl_open(e) == 0 &&
 		       nfnl_genid(e, &out.gen_open) == 0;
 	t0 = now_ns();
-	out.ret = nft_open(e, NULL, &h, out.err, sizeof(out.err));
+	out.ret = job == JOB_BPF ? bpf_open(e, &h, out.err, sizeof(out.err)) :
+		  nft_open(e, NULL, &h, out.err, sizeof(out.err));
 	out.open_ms = ms_since(t0);
 	if (out.ret)
 		goto done;
@@ -1163,12 +1168,18 @@ static int restart_job(struct filters *f, unsigned int m, struct sample *s,
 	enum child_job job = (enum child_job)f->sc->m[m].arg;
 	struct child_out c;
 	int ret = run_child(&f->e, job, &c, NULL);
+	unsigned int i;
 
 	if (ret) {
 		snprintf(err, errlen, "%s", c.err);
+		/* Its rows of the same process fail with it. */
+		for (i = R_OPEN; job == JOB_SYNC && i <= R_OPEN_SYNC; i += 2)
+			snprintf(f->rows[i].error, sizeof(f->rows[i].error),
+				 "%s", c.err);
 		return ret;
 	}
-	s->ms = c.ms;
+	/* bpf: its open and sync, both timed. */
+	s->ms = job == JOB_BPF ? c.open_ms + c.ms : c.ms;
 	filt_take(s, &c.res);
 	if (c.have_gen)
 		s->genid_delta = (double)(c.gen1 - c.gen0);
@@ -1238,12 +1249,6 @@ static int restart_bpf_prepare(struct filters *f, unsigned int m, char *err,
 		vnic_filter_close(f->h);
 	f->h = NULL;
 	return ret;
-}
-
-static int restart_bpf_run(struct filters *f, unsigned int m,
-			   struct sample *s, char *err, size_t errlen)
-{
-	return bpf_restart_run(&f->e, s, err, errlen);
 }
 
 /* A new handle finds them all, and removes them (they go with the NICs
@@ -1320,8 +1325,9 @@ static const struct fmethod r_methods[R__MAX] = {
 	[R_XT + XT_LEGACY] = R_XT_ROW("xt-legacy-restore-all", 2),
 	[R_XT + XT_NFT] = R_XT_ROW("xt-nft-restore-all", 3),
 	[R_BPF] = { .name = "libvnic-bpf-open+sync-unchanged", .group = 1,
-		    .prepare = restart_bpf_prepare, .run = restart_bpf_run,
-		    .release = restart_bpf_release, .result = true },
+		    .prepare = restart_bpf_prepare, .run = restart_job,
+		    .arg = JOB_BPF, .release = restart_bpf_release,
+		    .result = true },
 	[R_FLOOR] = { .name = "floor-sync-unchanged",
 		      .prepare = restart_floor_capture,
 		      .run = restart_floor_run },
@@ -1394,15 +1400,10 @@ static int restart_report(struct filters *f, struct report_env *re)
 		all = f->rows;
 		nproc = 0;
 	}
-	if (!ret) {
-		re->ratio_a = r_methods[R_REAPPLY].name;
-		re->label_a = "x_reapply";
-		re->ratio_b = r_methods[R_FLOOR].name;
-		re->label_b = "x_floor";
+	if (!ret)
 		ret = report_rows(re, all, R__MAX + nproc, f->e.o->json) ? 1 : 0;
-	} else {
+	else
 		ret = setup_failed(f->e.o, f->rows, R__MAX, "", ret);
-	}
 	if (all != f->rows)
 		free(all);
 	if (proc)
@@ -1419,9 +1420,12 @@ static unsigned int guests_of(const struct bench_opts *o)
 
 static const struct fscn fscns[] = {
 	{ "filters", fmethods, F__MAX, filters_setup, filters_after,
-	  filters_report },
-	{ "filters-add", a_methods, A__MAX, add_setup, settle, add_report },
-	{ "restart", r_methods, R__MAX, restart_setup, settle, restart_report },
+	  { "libvnic", "nft-f" }, { "x_libvnic", "x_nft-f" }, filters_report },
+	{ "filters-add", a_methods, A__MAX, add_setup, settle,
+	  { "libvnic-add-next-to-none" }, { "x_none" }, NULL },
+	{ "restart", r_methods, R__MAX, restart_setup, settle,
+	  { "libvnic-reapply-all", "floor-sync-unchanged" },
+	  { "x_reapply", "x_floor" }, restart_report },
 };
 
 static void filters_free(struct filters *f)
@@ -1491,8 +1495,16 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 		ret = sc->setup(&f, err, sizeof(err));
 	if (!ret)
 		ret = methods_run(&f);
-	ret = ret ? setup_failed(o, f.rows, sc->n, err, ret) :
-		    sc->report(&f, re);
+	re->ratio_a = sc->ratio[0];
+	re->ratio_b = sc->ratio[1];
+	re->label_a = sc->label[0];
+	re->label_b = sc->label[1];
+	if (ret)
+		ret = setup_failed(o, f.rows, sc->n, err, ret);
+	else if (sc->report)
+		ret = sc->report(&f, re);
+	else
+		ret = report_rows(re, f.rows, sc->n, o->json) ? 1 : 0;
 	filters_free(&f);
 	return ret;
 }
