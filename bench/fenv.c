@@ -29,7 +29,6 @@
 /* The NICs have a group of their own: growth deletes them, not the lowers. */
 #define FILT_GROUP_NICS	0x7e59
 #define FILT_RCVBUF	(8u << 20)
-#define NFNL_BUF	(1u << 16)
 #define BENCH_OWNER	"vnicbench"
 
 void filt_nic_name(unsigned int i, char *buf)
@@ -448,25 +447,6 @@ static struct nlmsghdr *nfnl_hdr(char *buf, uint16_t type, uint8_t family,
 	return nlh;
 }
 
-static int nfnl_talk(struct filt_env *e, const void *req, size_t len,
-		     uint32_t seq, mnl_cb_t cb, void *data)
-{
-	static char buf[NFNL_BUF];
-	uint32_t portid = mnl_socket_get_portid(e->nfnl);
-	int ret;
-
-	if (mnl_socket_sendto(e->nfnl, req, len) < 0)
-		return -errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(e->nfnl, buf, sizeof(buf));
-
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
-	} while (ret > MNL_CB_STOP);
-	return ret < 0 ? -errno : 0;
-}
-
 /*
  * DELTABLE without a name and family UNSPEC is what "nft flush ruleset"
  * sends: every table of every family goes, in one transaction.
@@ -488,7 +468,7 @@ int nfnl_flush_ruleset(struct filt_env *e)
 	nlh = nfnl_hdr(buf + off, NFNL_MSG_BATCH_END, AF_UNSPEC, 0, seq + 2,
 		       NFNL_SUBSYS_NFTABLES);
 	off += nlh->nlmsg_len;
-	return nfnl_talk(e, buf, off, seq + 1, NULL, NULL);
+	return rawnl_talk(e->nfnl, buf, off, seq + 1, NULL, NULL);
 }
 
 static int count_cb(const struct nlmsghdr *nlh, void *data)
@@ -507,7 +487,7 @@ int nfnl_count_tables(struct filt_env *e, unsigned int *count)
 	*count = 0;
 	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE,
 		       NFPROTO_UNSPEC, NLM_F_DUMP, seq, 0);
-	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, count_cb, count);
+	return rawnl_talk(e->nfnl, buf, nlh->nlmsg_len, seq, count_cb, count);
 }
 
 static int gen_attr_cb(const struct nlattr *a, void *data)
@@ -535,5 +515,5 @@ int nfnl_genid(struct filt_env *e, uint32_t *genid)
 	*genid = 0;
 	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN,
 		       AF_UNSPEC, NLM_F_ACK, seq, 0);
-	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, gen_cb, genid);
+	return rawnl_talk(e->nfnl, buf, nlh->nlmsg_len, seq, gen_cb, genid);
 }

@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/netlink.h>
 
 #include "filters.h"
 
@@ -213,10 +215,31 @@ static int nft_cmd(struct rp *p, const char *a1, const char *a2,
 	return spawn(p, argv, NULL, ms, NULL);
 }
 
+/*
+ * The flush leaves what it deleted to the kernel's deferred destruction,
+ * which waits for an RCU grace period; the release of any nfnetlink socket
+ * of the namespace waits for it (nft_rcv_nl_event), vnicctl's exit too.
+ * Releasing one here first keeps the flush's wait out of the next row.
+ */
+static void nfnl_barrier(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+
+	if (fd < 0)
+		return;
+	/* Bound (nl_pid 0: the kernel picks one): released, it notifies. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		fprintf(stderr, "vnic-bench: restart: binding a netfilter socket failed\n");
+	close(fd);
+}
+
 static int empty(struct rp *p, struct filt_env *e)
 {
 	int ret = nfnl_flush_ruleset(e);
 
+	if (!ret)
+		nfnl_barrier();
 	if (ret)
 		snprintf(p->err, sizeof(p->err), "flushing the ruleset: %s",
 			 strerror(-ret));
@@ -358,9 +381,9 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 {
 	unsigned int sizes[RP_MAX_SIZES], nsizes, i, h, m, nrows;
 	struct bench_row *rows;
+	char *slash, feat[96];
 	struct rp p;
 	ssize_t len;
-	char *slash;
 	bool ok;
 
 	*out = NULL;
@@ -380,6 +403,10 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 	snprintf(p.dir, sizeof(p.dir), "/tmp/vnic-bench-restart.XXXXXX");
 	if (!mkdtemp(p.dir))
 		return -errno;
+	/* Every vnicctl keeps the kernel's features as in production (the
+	 * first, untimed sync writes the file), here, not in the host's /run. */
+	snprintf(feat, sizeof(feat), "%s/nft-features", p.dir);
+	setenv("VNICCTL_FEATURES_FILE", feat, 1);
 	nrows = nsizes * 2 * RP__N;
 	rows = calloc(nrows, sizeof(*rows));
 	if (!rows)
@@ -401,6 +428,7 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 				one_size(&p, sizes[i], h, r);
 		}
 	doubling_notes(rows, sizes, nsizes);
+	unsetenv("VNICCTL_FEATURES_FILE");
 	if (!o->keep_files) {
 		char cmd[128];
 
