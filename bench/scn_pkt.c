@@ -151,54 +151,40 @@ static void test_runs(struct pkt *k)
 
 /* ---- real frames through a veth pair ---- */
 
-static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
-		      struct vnic_filter **h)
+/* In a child: the namespace, the backend's filter on vh0, then the
+ * frames; ns per frame that arrived on fa0p, or a negative errno. */
+static double veth_run(const struct pdesc *d, unsigned int kframes,
+		       char *err, size_t errlen)
 {
 	static const char *const pfx[] = { "vh", NULL };
 	VNIC_OPTS(vnic_filter_opts, fo, .backend = (enum vnic_backend)d->backend,
 		  .hook_prefixes = d->prefix ? pfx : NULL);
-	struct vnic_policy *p;
-	int ret;
-
-	if (frames_veth_ns())
-		return -EIO;
-	if (d->backend < 0)
-		return 0;
-	ret = vnic_ctx_new(NULL, ctx);
-	if (ret)
-		return ret;
-	ret = policy(*ctx, &p);
-	if (!ret)
-		ret = vnic_filter_open(*ctx, &fo, h);
-	if (!ret && d->prefix &&
-	    !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
-		ret = -EOPNOTSUPP;
-	if (!ret)
-		ret = vnic_filter_apply(*h, p, NULL);
-	return ret;
-}
-
-/* In a child: ns per frame that arrived on fa0p, or a negative errno
- * when it could not run. */
-static double veth_run(const struct pdesc *d, unsigned int kframes,
-		       char *err, size_t errlen)
-{
 	struct vnic_filter *h = NULL;
 	struct vnic_ctx *ctx = NULL;
+	struct vnic_policy *p;
 	unsigned long long got;
 	unsigned char f[FRAME_LEN];
 	uint64_t ns;
 	int ret;
 
-	ret = veth_setup(d, &ctx, &h);
-	if (ret) {
-		if (ctx)
-			bench_lib_fail(ctx, "filter setup", ret, err, errlen);
-		else
-			snprintf(err, errlen, "namespace setup: %s",
-				 strerror(-ret));
-		return ret;
+	if (frames_veth_ns()) {
+		snprintf(err, errlen, "namespace setup: %s", strerror(EIO));
+		return -EIO;
 	}
+	ret = d->backend < 0 ? 0 : vnic_ctx_new(NULL, &ctx);
+	if (!ret && ctx && !(ret = policy(ctx, &p)))
+		ret = vnic_filter_open(ctx, &fo, &h);
+	if (!ret && d->prefix &&
+	    !(vnic_filter_features(h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+		ret = -EOPNOTSUPP;
+	if (!ret && h)
+		ret = vnic_filter_apply(h, p, NULL);
+	if (ret && ctx)
+		bench_lib_fail(ctx, "filter setup", ret, err, errlen);
+	else if (ret)
+		snprintf(err, errlen, "vnic_ctx_new: %s", strerror(-ret));
+	if (ret)
+		return ret;
 	frame(f, 0, 1);
 	ret = frames_send(f, kframes * 1000u, &ns, &got);
 	if (ret) {
