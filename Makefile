@@ -149,8 +149,14 @@ $(O)/vnicctl: $(CLI_OBJS) $(STLIB)
 $(O)/bpf-measure: selftests/measure/bpf_measure.c bench/frames.c $(STLIB)
 	$(CC) $(PROG_CFLAGS) $(MNL_CFLAGS) -o $@ $(filter %.c,$^) $(STLIB) $(MNL_LIBS) -lpthread
 
+# vnic-cni runs once per attachment, so its start is on every ADD's path:
+# it links its dependencies statically where Debian ships the archive
+# (libmnl ships none), which saves their dynamic loading (0.3 ms a call,
+# Documentation/cni.rst).
+CNI_LIBS := -Wl,-Bstatic -lnftnl -lbpf -lelf -lz -ljansson -Wl,-Bdynamic -lmnl
+
 $(O)/vnic-cni: $(CNI_OBJS) $(STLIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CNI_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CNI_OBJS) $(STLIB) $(CNI_LIBS) -lpthread
 
 $(O)/vnic-bench: $(BENCH_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(STLIB) $(MNL_LIBS) $(JANSSON_LIBS) -lpthread -lm

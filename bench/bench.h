@@ -14,6 +14,7 @@
  * host.c	the machine's facts and the anchor tools' versions
  * progress.c	the progress line on a terminal's stderr
  * spawn.c	running the anchor tools (nft, xtables) and their errors
+ * child.c	one child process: a function or a tool, its result read back
  * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
  * env.c	the starting state of every run and the return to it
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
@@ -260,6 +261,37 @@ int bench_exec(const char *const *argv, const char *in_path, int out_fd,
 const char *bench_last_error(void);
 void bench_set_last_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/* ---- child.c: one child process and what it sends back ---- */
+
+struct bench_child {
+	/* In the child, fd the pipe's write end: send the result on it
+	 * (bench_child_send), or make it stdout/stderr and exec.  The child
+	 * exits 0 when run returns. */
+	void (*run)(void *arg, int fd);
+	void *arg;
+	/* What comes back: len bytes into out; text: up to len - 1 bytes
+	 * and a NUL (the rest is read and dropped). */
+	void *out;
+	size_t len;
+	bool text;
+	/* The parent's read of what follows out (NULL: nothing): 0 or
+	 * negative. */
+	int (*more)(void *arg, int fd);
+	int status;		/* the child's, from waitpid */
+	double ms;		/* from the fork to the reap */
+};
+
+/* Fork, read, reap: 0; -ECHILD when the child did not exit 0 or (not
+ * text) sent less than out; -errno when it could not start. */
+int bench_child(struct bench_child *c);
+/* bench_child for a child whose out holds its own *ret and err: *ret,
+ * or bench_child's error with "the child died" in err. */
+int bench_child_result(struct bench_child *c, int *ret, char *err,
+		       size_t errlen);
+/* All of len bytes, or -EIO. */
+int bench_child_send(int fd, const void *buf, size_t len);
+int bench_child_recv(int fd, void *buf, size_t len);
 
 /* ---- progress.c ---- */
 

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
@@ -222,13 +221,14 @@ struct bpf_child {
 };
 
 /* A new process: a new context, a new bpf handle, a sync of the state. */
-static void restart_child(struct filt_env *e, int fd)
+static void restart_child(void *arg, int fd)
 {
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct bpf_child out = { .res = { .sz = sizeof(out.res) } };
 	struct vnic_policy *p = NULL;
 	struct vnic_filter *h = NULL;
+	struct filt_env *e = arg;
 	uint64_t t0;
 
 	e->ctx = NULL;
@@ -248,35 +248,20 @@ static void restart_child(struct filt_env *e, int fd)
 	out.ms = ms_since(t0);
 	if (h)
 		vnic_filter_close(h);
-	_exit(write(fd, &out, sizeof(out)) == sizeof(out) ? 0 : 1);
+	bench_child_send(fd, &out, sizeof(out));
 }
 
 static int restart_once(struct filt_env *e, struct bench_row *r)
 {
-	struct bpf_child c = { .ret = -ECHILD, .err = "the child died" };
+	struct bpf_child c;
+	struct bench_child bc = { .run = restart_child, .arg = e, .out = &c,
+				  .len = sizeof(c) };
 	struct sample *s;
-	int pfd[2], st;
-	pid_t pid;
+	int ret = bench_child_result(&bc, &c.ret, c.err, sizeof(c.err));
 
-	if (pipe(pfd) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		close(pfd[0]);
-		restart_child(e, pfd[1]);
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c, sizeof(c)) != sizeof(c))
-		c.ret = -ECHILD;
-	close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (c.ret) {
+	if (ret) {
 		snprintf(r->error, sizeof(r->error), "%s", c.err);
-		return c.ret;
+		return ret;
 	}
 	s = bench_row_next(r);
 	take(s, &c.res);

@@ -1151,9 +1151,18 @@ struct child_out {
 /* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c). */
 enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE };
 
+struct child_job_arg {
+	struct filt_env *e;
+	enum child_job job;
+	struct floor_batches *fb;	/* JOB_CAPTURE: the parent's copy */
+};
+
 /* The restarted daemon: a new process, a new context, a new handle. */
-static void child(struct filt_env *e, enum child_job job, int fd)
+static void child(void *arg, int fd)
 {
+	struct child_job_arg *a = arg;
+	struct filt_env *e = a->e;
+	enum child_job job = a->job;
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
@@ -1161,7 +1170,6 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 	struct child_out out;
 	struct vnic_filter *h = NULL;
 	uint64_t t0;
-	ssize_t n;
 
 	memset(&out, 0, sizeof(out));
 	out.res.sz = sizeof(out.res);
@@ -1220,46 +1228,26 @@ static void child(struct filt_env *e, enum child_job job, int fd)
 done:
 	if (h)
 		vnic_filter_close(h);
-	do
-		n = write(fd, &out, sizeof(out));
-	while (n < 0 && errno == EINTR);
-	if (job == JOB_CAPTURE)
+	if (!bench_child_send(fd, &out, sizeof(out)) && job == JOB_CAPTURE)
 		floor_write(fd, &fb);
-	_exit(0);
+}
+
+static int child_more(void *arg, int fd)
+{
+	struct child_job_arg *a = arg;
+
+	return a->fb ? floor_read(fd, a->fb) : 0;
 }
 
 /* fb: where a JOB_CAPTURE child's requests go. */
 static int run_child(struct filt_env *e, enum child_job job,
 		     struct child_out *out, struct floor_batches *fb)
 {
-	int pipefd[2], status;
-	ssize_t n;
-	pid_t pid;
+	struct child_job_arg a = { e, job, fb };
+	struct bench_child c = { .run = child, .arg = &a, .out = out,
+				 .len = sizeof(*out), .more = child_more };
 
-	if (pipe(pipefd) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		close(pipefd[0]);
-		child(e, job, pipefd[1]);
-	}
-	close(pipefd[1]);
-	do
-		n = read(pipefd[0], out, sizeof(*out));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(*out) && fb && floor_read(pipefd[0], fb))
-		n = 0;
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof(*out)) {
-		snprintf(out->err, sizeof(out->err), "the child died");
-		return -ECHILD;
-	}
-	return out->ret;
+	return bench_child_result(&c, &out->ret, out->err, sizeof(out->err));
 }
 
 static void child_sample(struct bench_row *r, const struct child_out *c, double ms,
