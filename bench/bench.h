@@ -606,8 +606,8 @@ struct cni_cmd {
 	const char *conf;		/* the network configuration, stdin */
 };
 
-/* fork, exec, wait: 0, or -ECHILD with its output on one line in msg,
- * or -errno. */
+/* fork, exec, wait (bench_child): 0, or -ECHILD with its output on one
+ * line in msg, or -errno. */
 int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen);
 
 struct guest_env {

@@ -18,13 +18,11 @@
  * backend's hooks never see another's frames.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/wait.h>
 #include <vnic/vnic.h>
 
 #include "lib/testing.h"
@@ -199,36 +197,39 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 	return (double)ns / (double)got;
 }
 
-/* One run of row m in a child of its own; its ns per frame kept. */
+/* One veth run, in a child of its own (bench_child): what it sends back. */
+struct veth_job {
+	const struct pdesc *d;
+	unsigned int kframes;
+	struct { double ns; char err[240]; } res;
+};
+
+static void veth_child(void *arg, int fd)
+{
+	struct veth_job *j = arg;
+
+	j->res.ns = veth_run(j->d, j->kframes, j->res.err, sizeof(j->res.err));
+	bench_child_send(fd, &j->res, sizeof(j->res));
+}
+
+/* Row m's run; its ns per frame kept. */
 static void veth_once(struct pkt *k, unsigned int m)
 {
-	struct { double ns; char err[240]; } res = { -EIO, "" };
+	struct veth_job j = { &pdescs[m], k->o->guests, { -EIO, "" } };
+	struct bench_child c = { .run = veth_child, .arg = &j, .out = &j.res,
+				 .len = sizeof(j.res) };
 	struct bench_row *r = &k->r[m];
-	int pfd[2], st;
-	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		res.ns = veth_run(&pdescs[m], k->o->guests, res.err,
-				  sizeof(res.err));
-		_exit(write(pfd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	if (bench_child(&c)) {
+		j.res.ns = -EIO;
+		snprintf(j.res.err, sizeof(j.res.err), "the child died");
 	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], &res, sizeof(res)) != sizeof(res))
-		snprintf(res.err, sizeof(res.err), "the child died");
-	close(pfd[0]);
-	if (pid > 0)
-		waitpid(pid, &st, 0);
-	if (res.ns > 0)
-		keep(r, res.ns);
-	else if (res.ns == -EOPNOTSUPP && pdescs[m].prefix)
+	if (j.res.ns > 0)
+		keep(r, j.res.ns);
+	else if (j.res.ns == -EOPNOTSUPP && pdescs[m].prefix)
 		r->skip = "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)";
 	else
-		snprintf(r->error, sizeof(r->error), "%s", res.err);
+		snprintf(r->error, sizeof(r->error), "%s", j.res.err);
 }
 
 /* ---- report ---- */
