@@ -6,8 +6,8 @@
  * stats.c	clock and summaries (median, min, max)
  * loop.c	the one run loop: runs outer, methods rotated
  * json.c	JSON output through jansson
- * report.c	the one row type; table, JSON lines and verdicts of the
- *		guest, filters, filters-add and restart scenarios
+ * report.c	the one row type; table, JSON lines and verdicts of every
+ *		scenario but cni
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
  * svg.c	line plots and bar charts, the project's own SVG writer
@@ -610,8 +610,8 @@ struct cni_cmd {
 	const char *conf;		/* the network configuration, stdin */
 };
 
-/* fork, exec, wait: 0, or -ECHILD with its output on one line in msg,
- * or -errno. */
+/* fork, exec, wait (bench_child): 0, or -ECHILD with its output on one
+ * line in msg, or -errno. */
 int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen);
 
 struct guest_env {
