@@ -51,7 +51,7 @@ struct nl_sock {
 	struct mnl_socket *mnl;	/* NULL: a stand-in answers (recv_fn) */
 	uint32_t portid;
 	uint32_t seq;
-	uint32_t window;	/* requests per sendmsg */
+	uint32_t window;	/* requests per sendmsg (a dump counts 9) */
 	size_t sndbuf;		/* usable bytes per sendmsg */
 	struct vnic_ctx_stats *stats;
 	/* Replies to nl_request() come from here instead of the socket when

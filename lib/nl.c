@@ -355,17 +355,29 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	return cb_err;
 }
 
+/* What request i may hold in our receive buffer, in NL_REPLY_COST units: a
+ * dump's first skb is as large as the largest buffer recvmsg() was given
+ * (the kernel sizes it by max_recvmsg_len, NL_RECV_SIZE here), and one
+ * that does not fit fails the dump (ENOBUFS) and leaves it half run. */
+static unsigned int req_cost(const struct nl_batch *b, unsigned int i)
+{
+	if ((req_msg(b, i)->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP)
+		return NL_RECV_SIZE / NL_REPLY_COST + 1;
+	return 1;
+}
+
 /* How many requests from i fit one sendmsg. */
 static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b,
 			       unsigned int i)
 {
 	size_t start = b->reqs[i].off;
-	unsigned int j = i + 1;
+	unsigned int j = i + 1, cost = req_cost(b, i);
 
-	while (j < b->n && j - i < s->window) {
+	while (j < b->n) {
 		size_t end = b->reqs[j].off + MNL_ALIGN(req_msg(b, j)->nlmsg_len);
 
-		if (end - start > s->sndbuf)
+		cost += req_cost(b, j);
+		if (end - start > s->sndbuf || cost > s->window)
 			break;
 		j++;
 	}
