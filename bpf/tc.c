@@ -615,105 +615,16 @@ unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 	return o.count;
 }
 
-/* One hook's dump of what is left on it, in a batch. */
-struct left_dump {
-	int ifindex;
-	uint32_t hook;
-	struct others *left;	/* its NIC's count */
-};
-
-static int put_dump(struct nl_batch *nb, struct left_dump *d)
-{
-	struct nlmsghdr *nlh = nl_batch_msg(nb, RTM_GETTFILTER, NLM_F_DUMP);
-
-	if (!nlh)
-		return -ENOMEM;
-	tc_msg(nlh, d->ifindex, parent_of(d->hook), 0, 0);
-	return nl_batch_end(nb, nlh, count_cb, d->left);
-}
-
-#define LEFT_ROUNDS	4
-
-/*
- * The dumps of hooks whose dump came back -EBUSY, pipelined again: a dump
- * finishes within its request only when it finds nothing (the usual case
- * once ours are gone); one that finds another tool's filters runs on until
- * we read it, and the dumps after it in the same sendmsg() are refused
- * with -EBUSY.  Each round gets at least up to the next such hook; after
- * LEFT_ROUNDS, the rest one dump at a time.  busy[] holds the hooks (n),
- * compacted in place.
- */
-static void left_retry(struct vnic_bpf *b, struct left_dump *busy, unsigned int n)
-{
-	unsigned int round, i, k;
-	struct nl_batch nb;
-
-	nl_batch_init(&nb);
-	for (round = 0; n && round < LEFT_ROUNDS; round++) {
-		int err = 0;
-
-		nl_batch_reset(&nb);
-		for (i = 0; i < n && !err; i++)
-			err = put_dump(&nb, &busy[i]);
-		if (!err)
-			err = nl_batch_run(&b->ctx->nl, &nb);
-		if (err)
-			break;
-		for (i = 0, k = 0; i < n; i++) {
-			if (nb.reqs[i].err == -EBUSY)
-				busy[k++] = busy[i];
-			else if (nb.reqs[i].err)
-				busy[i].left->count++;	/* unknown: keep the qdisc */
-		}
-		n = k;
-	}
-	nl_batch_free(&nb);
-	for (i = 0; i < n; i++) {
-		char req[512], buf[256];
-		struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-
-		nlh->nlmsg_type = RTM_GETTFILTER;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		tc_msg(nlh, busy[i].ifindex, parent_of(busy[i].hook), 0, 0);
-		if (nl_dump(&b->ctx->nl, nlh, count_cb, busy[i].left, buf, sizeof(buf)) < 0)
-			busy[i].left->count++;
-	}
-}
-
-/* The bench's floor replays what a remove writes, not its reads: the
- * deletes of the batch, without the dumps between them. */
-static void tap_deletes(struct vnic_bpf *b, const int *ifindex, unsigned int n)
-{
-	struct nl_batch nb;
-	unsigned int i, h;
-	int err = 0;
-
-	if (!b->tap.nl)
-		return;
-	nl_batch_init(&nb);
-	for (i = 0; i < n && !err; i++)
-		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)
-			err = put_del_filter(&nb, ifindex[i], h);
-	if (!err)
-		bpf_tap_nl(b, nb.buf, nb.len);
-	nl_batch_free(&nb);
-}
-
 /*
  * Our filters off each NIC, then the clsact qdisc of those where nothing
- * else is left (another tool's filters keep it).  One batch: per NIC, the
- * deletes of ours, then one dump a hook of what is left, all pipelined (a
- * dump that finds nothing ends within its request); then one batch of
- * qdisc deletes.  Best effort per NIC: a NIC that went away meanwhile took
- * both with it.
+ * else is left (another tc user's filters keep it).  Best effort per NIC: a
+ * NIC that went away meanwhile took both with it.
  */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		  struct vnic_filter_result *res)
 {
-	struct left_dump *dumps = NULL;
-	struct others *left = NULL;
-	unsigned int i, h, k, nbusy = 0, dels = 0;
 	struct nl_batch nb;
+	unsigned int i, h;
 	int err = 0;
 
 	if (!n)
@@ -725,42 +636,20 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		res->writes = 1;
 		return 0;
 	}
-	left = calloc(n, sizeof(*left));
-	dumps = calloc(2 * n, sizeof(*dumps));
-	if (!left || !dumps)
-		err = -ENOMEM;
 	nl_batch_init(&nb);
 	for (i = 0; i < n && !err; i++)
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)
 			err = put_del_filter(&nb, ifindex[i], h);
-	for (i = 0; i < n && !err; i++)
-		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1) {
-			struct left_dump *d = &dumps[2 * i + (h == HOOK_EG)];
-
-			*d = (struct left_dump){ ifindex[i], h, &left[i] };
-			err = put_dump(&nb, d);
-		}
-	dels = 2 * n;
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
 	if (!err)
-		tap_deletes(b, ifindex, n);
-	res->messages += dels;
+		bpf_tap_nl(b, nb.buf, nb.len);
+	res->messages += nb.n;
 	res->batches++;
 	res->writes = 1;
-	for (k = dels; !err && k < nb.n; k++) {
-		struct left_dump *d = &dumps[k - dels];
-
-		if (nb.reqs[k].err == -EBUSY)
-			dumps[nbusy++] = *d;	/* compacts: nbusy <= k - dels */
-		else if (nb.reqs[k].err)
-			d->left->count++;	/* unknown: keep the qdisc */
-	}
-	if (!err && nbusy)
-		left_retry(b, dumps, nbusy);
 	nl_batch_reset(&nb);
 	for (i = 0; i < n && !err; i++)
-		if (!left[i].count)
+		if (!tc_filters_left(b, ifindex[i]))
 			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
 	if (!err && nb.n) {
 		err = nl_batch_run(&b->ctx->nl, &nb);
@@ -770,8 +659,6 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		res->batches++;
 	}
 	nl_batch_free(&nb);
-	free(left);
-	free(dumps);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DELETE, -1, NULL,
 				    "bpf: detaching the filters");

@@ -51,7 +51,7 @@ struct nl_sock {
 	struct mnl_socket *mnl;	/* NULL: a stand-in answers (recv_fn) */
 	uint32_t portid;
 	uint32_t seq;
-	uint32_t window;	/* requests per sendmsg (a dump counts 9) */
+	uint32_t window;	/* requests per sendmsg */
 	size_t sndbuf;		/* usable bytes per sendmsg */
 	struct vnic_ctx_stats *stats;
 	/* Replies to nl_request() come from here instead of the socket when
@@ -155,10 +155,7 @@ struct nlmsghdr *nl_batch_msg(struct nl_batch *b, uint16_t type, uint16_t flags)
 int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
 		 void *data);
 /* A request without NLM_F_ACK must be one the kernel answers with exactly
- * one message (a get): that reply, or an error ack, ends it.  A dump
- * (NLM_F_DUMP) ends with its NLMSG_DONE (err: the error it carries) or an
- * error ack: -EBUSY for a dump sent while an earlier one of the same
- * sendmsg() still runs (one that did not finish in its first pass).
+ * one message (a get, not a dump): that reply, or an error ack, ends it.
  * Send everything, collect every ack.  Returns 0 when every request got its
  * ack (each with its own err), or a negative errno if the transport failed
  * or a reply callback did (no window is sent after that one). */

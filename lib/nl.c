@@ -203,27 +203,10 @@ static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
 	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
 }
 
-/* Whether reply nlh (not an ack) ends request i: a dump ends with
- * NLMSG_DONE, a request sent without NLM_F_ACK with its one reply; the
- * others with their ack (an error ack ends any of them). */
-static bool ends_req(const struct nl_batch *b, unsigned int i, const struct nlmsghdr *nlh)
+/* Whether request i ends with its ack; else its one reply ends it. */
+static bool req_acks(const struct nl_batch *b, unsigned int i)
 {
-	uint16_t flags = req_msg(b, i)->nlmsg_flags;
-
-	if ((flags & NLM_F_DUMP) == NLM_F_DUMP)
-		return nlh->nlmsg_type == NLMSG_DONE;
-	return !(flags & NLM_F_ACK);
-}
-
-/* A dump's NLMSG_DONE carries its error (0 or -errno); a reply, none. */
-static int done_error(const struct nlmsghdr *nlh)
-{
-	int e;
-
-	if (nlh->nlmsg_type != NLMSG_DONE || mnl_nlmsg_get_payload_len(nlh) < sizeof(e))
-		return 0;
-	memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
-	return e < 0 && e >= -4095 ? e : 0;
+	return req_msg(b, i)->nlmsg_flags & NLM_F_ACK;
 }
 
 int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
@@ -242,11 +225,10 @@ int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
 	return e->error;
 }
 
-/* Handle one reply; returns 1 if it ended a pending request: its ack, the
- * reply to a get sent without NLM_F_ACK (the kernel then sends the reply
- * alone, or an error ack instead of it: one skb and one recvmsg less a
- * request), or a dump's NLMSG_DONE.  The first error a reply callback
- * returns goes to *cb_err. */
+/* Handle one reply; returns 1 if it ended a pending request: its ack, or
+ * the reply to a get sent without NLM_F_ACK (the kernel then sends the
+ * reply alone, or an error ack instead of it: one skb and one recvmsg less
+ * a request).  The first error a reply callback returns goes to *cb_err. */
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 			unsigned int hi, const struct nlmsghdr *nlh, int *cb_err)
 {
@@ -263,9 +245,8 @@ static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 
 			*cb_err = err < 0 ? err : 0;
 		}
-		if (r->acked || !ends_req(b, i, nlh))
+		if (r->acked || req_acks(b, i))
 			return 0;
-		r->err = done_error(nlh);
 		r->acked = true;
 		return 1;
 	}
@@ -355,29 +336,17 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	return cb_err;
 }
 
-/* What request i may hold in our receive buffer, in NL_REPLY_COST units: a
- * dump's first skb is as large as the largest buffer recvmsg() was given
- * (the kernel sizes it by max_recvmsg_len, NL_RECV_SIZE here), and one
- * that does not fit fails the dump (ENOBUFS) and leaves it half run. */
-static unsigned int req_cost(const struct nl_batch *b, unsigned int i)
-{
-	if ((req_msg(b, i)->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP)
-		return NL_RECV_SIZE / NL_REPLY_COST + 1;
-	return 1;
-}
-
 /* How many requests from i fit one sendmsg. */
 static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b,
 			       unsigned int i)
 {
 	size_t start = b->reqs[i].off;
-	unsigned int j = i + 1, cost = req_cost(b, i);
+	unsigned int j = i + 1;
 
-	while (j < b->n) {
+	while (j < b->n && j - i < s->window) {
 		size_t end = b->reqs[j].off + MNL_ALIGN(req_msg(b, j)->nlmsg_len);
 
-		cost += req_cost(b, j);
-		if (end - start > s->sndbuf || cost > s->window)
+		if (end - start > s->sndbuf)
 			break;
 		j++;
 	}

@@ -976,11 +976,10 @@ static bool has_other(const char *dev, const char *hook)
 }
 
 /*
- * A remove checks each NIC's clsact for other tools' filters with dumps
- * pipelined behind its deletes; a dump that finds a filter runs on past
- * its request and the dumps after it in the batch are refused (-EBUSY),
- * then sent again.  Other tools' filters on one NIC, on the other, or on
- * both: the clsact holding them stays, with them, and ours go everywhere.
+ * A remove deletes a NIC's clsact only when no other tool's filter is left
+ * on it (one dump a hook).  Other tools' filters on one NIC, on the other,
+ * or on both: the clsact holding them stays, with them, and ours go
+ * everywhere.
  */
 static void remove_with_others(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(life) *self, bool on_nic, bool on_other)
