@@ -6,14 +6,15 @@
  * stats.c	clock and summaries (median, min, max)
  * loop.c	the one run loop: runs outer, methods rotated
  * json.c	JSON output through jansson
- * report.c	the one row type; table, JSON lines and verdicts of the
- *		guest, filters, filters-add and restart scenarios
+ * report.c	the one row type; table, JSON lines and verdicts of every
+ *		scenario but cni
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
  * svg.c	line plots and bar charts, the project's own SVG writer
  * host.c	the machine's facts and the anchor tools' versions
  * progress.c	the progress line on a terminal's stderr
  * spawn.c	running the anchor tools (nft, xtables) and their errors
+ * child.c	one child process: a function or a tool, its result read back
  * rawnl.c	raw libmnl batching, independent of libvnic (the floor)
  * env.c	the starting state of every run and the return to it
  * m_raw.c	methods without libvnic: floor, ioctl-probe, tap floor
@@ -24,6 +25,7 @@
  * scn_guests.c	the "guests" scenario: many guests on a filling host
  * scn_growth.c	the "growth" scenario: one guest's cost as the host fills
  * scn_pkt.c	the "pkt" scenario: ns per frame, TEST_RUN and a veth pair
+ * frames.c	its real frames, also built into selftests/measure/bpf-measure
  * scn_all.c	the "all" scenario: every scenario, one child each
  * scn_cni.c	the "cni" scenario: vnic-cni beside the stock CNI plugins
  * filters.h	the filter scenarios (filters, filters-add, restart)
@@ -225,6 +227,16 @@ bool bench_find_tool(const char *name, char *out, size_t len);
 struct vnic_ctx;
 int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 		   size_t errlen);
+/* NIC i's options into *nic; name (16 bytes) and aux (24: a peer's name,
+ * a MAC) hold its strings. */
+typedef void (*bench_nic_fn)(const void *arg, unsigned int i, char *name,
+			     char *aux, struct vnic_nic_opts *nic);
+/* vnic_guest_new, NICs first..first+n-1 of nic_of, vnic_guest_create:
+ * the guest in *out, or an error said in err and nothing kept. */
+int bench_guest_make(struct vnic_ctx *ctx, const char *name,
+		     unsigned int first, unsigned int n, bench_nic_fn nic_of,
+		     const void *arg, struct vnic_guest **out, char *err,
+		     size_t errlen);
 /* "versions: libvnic 0.1.0, ip ..., nft ..." on one line. */
 void host_print_versions(FILE *f);
 /* kernel, cpus, load1 and a "versions" object, as fields of j. */
@@ -245,10 +257,45 @@ int bench_reap(pid_t pid, int err_fd, const char *who);
 /* Both. */
 int bench_exec(const char *const *argv, const char *in_path, int out_fd,
 	       const char *who);
+/* Its stdout, whole (malloc'd and NUL-ended; *outlen bytes if set); killed
+ * after timeout_ms (0: never) with -ETIMEDOUT, said as the last error. */
+int bench_capture(const char *const *argv, int timeout_ms, const char *who,
+		  char **out, size_t *outlen);
 /* The last failed tool's stderr, on one line; or set it. */
 const char *bench_last_error(void);
 void bench_set_last_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/* ---- child.c: one child process and what it sends back ---- */
+
+struct bench_child {
+	/* In the child, fd the pipe's write end: send the result on it
+	 * (bench_child_send), or make it stdout/stderr and exec.  The child
+	 * exits 0 when run returns. */
+	void (*run)(void *arg, int fd);
+	void *arg;
+	/* What comes back: len bytes into out; text: up to len - 1 bytes
+	 * and a NUL (the rest is read and dropped). */
+	void *out;
+	size_t len;
+	bool text;
+	/* The parent's read of what follows out (NULL: nothing): 0 or
+	 * negative. */
+	int (*more)(void *arg, int fd);
+	int status;		/* the child's, from waitpid */
+	double ms;		/* from the fork to the reap */
+};
+
+/* Fork, read, reap: 0; -ECHILD when the child did not exit 0 or (not
+ * text) sent less than out; -errno when it could not start. */
+int bench_child(struct bench_child *c);
+/* bench_child for a child whose out holds its own *ret and err: *ret,
+ * or bench_child's error with "the child died" in err. */
+int bench_child_result(struct bench_child *c, int *ret, char *err,
+		       size_t errlen);
+/* All of len bytes, or -EIO. */
+int bench_child_send(int fd, const void *buf, size_t len);
+int bench_child_recv(int fd, void *buf, size_t len);
 
 /* ---- progress.c ---- */
 
@@ -414,6 +461,10 @@ struct report_style {
 	void (*params)(struct json *j, const struct report *o);
 	void (*notes)(FILE *f, const struct report *o);
 	bool failed_fails;		/* a failed row fails the run */
+	/* Rows without kind, n, existing or samples_ms (pkt: frames). */
+	bool lean;
+	/* Its own chart for --out (NULL: one bar per row). */
+	void (*svg)(FILE *f, const struct report *o);
 };
 
 struct report_env {
@@ -429,6 +480,7 @@ struct report_env {
 	const char *label_a, *label_b;	/* their column heads, "x_nft-f" */
 	const char *out_dir;		/* --out, or NULL */
 	const struct report_style *style;	/* NULL: the filter scenarios' */
+	const void *priv;		/* the scenario's own, for its style */
 	char title[256];		/* "" : made of the fields above */
 };
 
@@ -455,13 +507,15 @@ void report_header(const struct report_env *re, bool json);
  * (or, by the style, a row failed). */
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json);
-/* For styles: a row by name (that ran), r's ratio to it, us per NIC, a
- * table column of val(row), a median as a JSON field. */
+/* For styles: a row by name (that ran), r's ratio to it, us per NIC, r's
+ * ratio to re->ratio_a, a table column of val(row), a median as a JSON
+ * field. */
 const struct bench_row *report_find(const struct report *o,
 				    const char *method);
 double report_ratio(const struct report *o, const struct bench_row *r,
 		    const char *method);
 double report_per_nic(const struct report *o, const struct bench_row *r);
+double report_ratio_a(const struct report *o, const struct bench_row *r);
 void report_col(struct report *o, const char *head, int prec,
 		double (*val)(const struct report *, const struct bench_row *));
 void report_json_median(struct json *j, const char *key,
@@ -523,6 +577,13 @@ int rawnl_flush(struct rawnl *r, unsigned int window);
 /* Requests that fit in the receive buffer's acks at once. */
 unsigned int rawnl_window(const struct rawnl *r);
 int rawnl_dump_links(struct rawnl *r, struct link_list *out);
+/* Send req on nl (any netlink protocol) and read the replies of seq: cb
+ * (NULL: none) for each message, until NLMSG_DONE or the ack.  0, the
+ * kernel's error, -EINTR for an interrupted dump, or -errno. */
+struct nlmsghdr;
+typedef int (*rawnl_cb)(const struct nlmsghdr *nlh, void *data);
+int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
+	       uint32_t seq, rawnl_cb cb, void *data);
 void link_list_free(struct link_list *l);
 
 /* ---- env.c ---- */
@@ -540,6 +601,18 @@ int cni_target_start(struct cni_target *t);
 void cni_target_stop(struct cni_target *t);
 /* The stock plugins' directory, "" if none. */
 void cni_find(char *dir, size_t len);
+
+/* One CNI plugin call, executed as a runtime executes it. */
+struct cni_cmd {
+	const char *plugin;		/* its path */
+	const char *dir;		/* CNI_PATH */
+	const char *verb, *cid, *ifname, *netns;
+	const char *conf;		/* the network configuration, stdin */
+};
+
+/* fork, exec, wait (bench_child): 0, or -ECHILD with its output on one
+ * line in msg, or -errno. */
+int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen);
 
 struct guest_env {
 	const struct bench_opts *o;
@@ -619,7 +692,19 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
 FILE *bench_tmpfile(const char *tag, char *path, size_t pathlen);
 int bench_tmpfile_close(FILE *f, const char *path);
 
-/* scn_guest.c: one untimed floor guest, then back to the baseline. */
-int bench_warm_up(struct guest_env *e);
+/* scn_guest.c: after a method's success, want links where it puts them
+ * (m NULL or without count: the bench's namespace) and none left in the
+ * bench's otherwise; else -EPROTO and why in err. */
+int bench_check_links(struct guest_env *e, const struct method *m,
+		      unsigned int want, char *err, size_t errlen);
+/* env_setup, said on stderr (the environment freed on failure). */
+int bench_env_start(struct guest_env *e, const struct bench_opts *o);
+/* One untimed floor guest, back to the baseline, then bench_rotate()
+ * over the rows that neither skip nor failed, one() timing one run of
+ * one (guest and guests); -EIO (said) when the baseline was lost. */
+int bench_run_rows(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres,
+		   int (*one)(struct guest_env *e, struct bench_row *r,
+			      bool *fatal));
 
 #endif /* VNIC_BENCH_H */

@@ -22,31 +22,19 @@
 
 const char *env_prefix(enum vnic_kind kind)
 {
-	switch (kind) {
-	case VNIC_KIND_MACVLAN:
-		return "mvl";
-	case VNIC_KIND_VETH:
-		return "vth";
-	case VNIC_KIND_TAP:
-		return "tp";
-	default:
-		return "mvt";
-	}
+	static const char *const prefix[VNIC_KIND__MAX] = {
+		[VNIC_KIND_MACVLAN] = "mvl", [VNIC_KIND_VETH] = "vth",
+		[VNIC_KIND_TAP] = "tp",
+	};
+
+	return kind < VNIC_KIND__MAX && prefix[kind] ? prefix[kind] : "mvt";
 }
 
-/* The kind as rtnetlink and ip(8) spell it; NULL when neither makes it. */
+/* The kind as rtnetlink and ip(8) spell it (the library's name); NULL
+ * for a tap, which neither makes. */
 const char *env_ip_kind(enum vnic_kind kind)
 {
-	switch (kind) {
-	case VNIC_KIND_MACVTAP:
-		return "macvtap";
-	case VNIC_KIND_MACVLAN:
-		return "macvlan";
-	case VNIC_KIND_VETH:
-		return "veth";
-	default:
-		return NULL;
-	}
+	return kind == VNIC_KIND_TAP ? NULL : vnic_kind_name(kind);
 }
 
 unsigned int env_links_per_nic(const struct bench_opts *o)

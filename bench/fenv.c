@@ -29,7 +29,6 @@
 /* The NICs have a group of their own: growth deletes them, not the lowers. */
 #define FILT_GROUP_NICS	0x7e59
 #define FILT_RCVBUF	(8u << 20)
-#define NFNL_BUF	(1u << 16)
 #define BENCH_OWNER	"vnicbench"
 
 void filt_nic_name(unsigned int i, char *buf)
@@ -272,6 +271,97 @@ void filt_env_free(struct filt_env *e)
 	e->lowers = NULL;
 }
 
+void filt_take(struct sample *s, const struct vnic_filter_result *res)
+{
+	s->writes = res->writes;
+	s->messages = res->messages;
+	s->batches = res->batches;
+	s->changed = res->guests_changed;
+}
+
+/*
+ * Guests [0, count) in chunks of FILT_SETUP_CHUNK, untimed: the setup
+ * must not depend on one huge batch working (the filters scenario
+ * measures that).
+ */
+int filt_install(struct filt_env *e, struct vnic_filter *h, unsigned int count,
+		 unsigned int *batches, unsigned int *messages, char *err,
+		 size_t errlen)
+{
+	unsigned int first, n;
+	int ret = 0;
+
+	*batches = *messages = 0;
+	for (first = 0; first < count && !ret; first += n) {
+		struct vnic_filter_result res = { .sz = sizeof(res) };
+		struct vnic_policy *p;
+
+		n = count - first < FILT_SETUP_CHUNK ? count - first :
+						       FILT_SETUP_CHUNK;
+		progress("installing guests %u/%u (untimed)", first, count);
+		ret = filt_policy(e, first, n, -1, &p, err, errlen);
+		if (ret)
+			break;
+		ret = vnic_filter_apply(h, p, &res);
+		if (ret) {
+			char what[96];
+
+			snprintf(what, sizeof(what),
+				 "vnic_filter_apply (guests %u..%u, setup)", first,
+				 first + n - 1);
+			bench_lib_fail(e->ctx, what, ret, err, errlen);
+		}
+		*batches += res.batches;
+		*messages += res.messages;
+		vnic_policy_free(p);
+	}
+	return ret;
+}
+
+int filt_remove(struct filt_env *e, struct vnic_filter *h, unsigned int first,
+		unsigned int count, struct sample *s, char *err, size_t errlen)
+{
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	char (*buf)[32] = calloc(count ? count : 1, sizeof(*buf));
+	const char **names = calloc(count ? count : 1, sizeof(*names));
+	unsigned int i;
+	uint64_t t0;
+	int ret;
+
+	if (!buf || !names) {
+		free(buf);
+		free(names);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < count; i++) {
+		filt_guest_name(first + i, buf[i]);
+		names[i] = buf[i];
+	}
+	t0 = now_ns();
+	ret = vnic_filter_remove(h, names, count, &res);
+	if (s) {
+		s->ms = ms_since(t0);
+		filt_take(s, &res);
+	}
+	if (ret)
+		bench_lib_fail(e->ctx, "vnic_filter_remove", ret, err, errlen);
+	free(buf);
+	free(names);
+	return ret;
+}
+
+unsigned int filt_count_guests(struct vnic_filter *h)
+{
+	unsigned int n = 0;
+	char **names;
+
+	if (vnic_filter_guests(h, &names, &n))
+		return 0;
+	free(names);
+	return n;
+}
+
 static int policy_fail(struct filt_env *e, const char *what, const char *who,
 		       int ret, char *err, size_t errlen)
 {
@@ -357,25 +447,6 @@ static struct nlmsghdr *nfnl_hdr(char *buf, uint16_t type, uint8_t family,
 	return nlh;
 }
 
-static int nfnl_talk(struct filt_env *e, const void *req, size_t len,
-		     uint32_t seq, mnl_cb_t cb, void *data)
-{
-	static char buf[NFNL_BUF];
-	uint32_t portid = mnl_socket_get_portid(e->nfnl);
-	int ret;
-
-	if (mnl_socket_sendto(e->nfnl, req, len) < 0)
-		return -errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(e->nfnl, buf, sizeof(buf));
-
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
-	} while (ret > MNL_CB_STOP);
-	return ret < 0 ? -errno : 0;
-}
-
 /*
  * DELTABLE without a name and family UNSPEC is what "nft flush ruleset"
  * sends: every table of every family goes, in one transaction.
@@ -397,7 +468,7 @@ int nfnl_flush_ruleset(struct filt_env *e)
 	nlh = nfnl_hdr(buf + off, NFNL_MSG_BATCH_END, AF_UNSPEC, 0, seq + 2,
 		       NFNL_SUBSYS_NFTABLES);
 	off += nlh->nlmsg_len;
-	return nfnl_talk(e, buf, off, seq + 1, NULL, NULL);
+	return rawnl_talk(e->nfnl, buf, off, seq + 1, NULL, NULL);
 }
 
 static int count_cb(const struct nlmsghdr *nlh, void *data)
@@ -416,7 +487,7 @@ int nfnl_count_tables(struct filt_env *e, unsigned int *count)
 	*count = 0;
 	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE,
 		       NFPROTO_UNSPEC, NLM_F_DUMP, seq, 0);
-	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, count_cb, count);
+	return rawnl_talk(e->nfnl, buf, nlh->nlmsg_len, seq, count_cb, count);
 }
 
 static int gen_attr_cb(const struct nlattr *a, void *data)
@@ -444,5 +515,5 @@ int nfnl_genid(struct filt_env *e, uint32_t *genid)
 	*genid = 0;
 	nlh = nfnl_hdr(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN,
 		       AF_UNSPEC, NLM_F_ACK, seq, 0);
-	return nfnl_talk(e, buf, nlh->nlmsg_len, seq, gen_cb, genid);
+	return rawnl_talk(e->nfnl, buf, nlh->nlmsg_len, seq, gen_cb, genid);
 }

@@ -268,47 +268,18 @@ int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 }
 
 /* A child's capture to its parent: the count, then length, kind, bytes. */
-static int put(int fd, const void *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		p = (const char *)p + n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int get(int fd, void *p, size_t len)
-{
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		p = (char *)p + n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int floor_write(int fd, const struct floor_batches *fb)
 {
 	uint32_t n = fb->err ? 0 : fb->n, i;
-	int ret = put(fd, &n, sizeof(n));
+	int ret = bench_child_send(fd, &n, sizeof(n));
 
 	for (i = 0; !ret && i < n; i++) {
 		uint32_t len = (uint32_t)fb->v[i].len;
 		uint8_t req = fb->v[i].request;
 
-		ret = put(fd, &len, sizeof(len)) ?: put(fd, &req, 1) ?:
-		      put(fd, fb->v[i].buf, len);
+		ret = bench_child_send(fd, &len, sizeof(len)) ?:
+		      bench_child_send(fd, &req, 1) ?:
+		      bench_child_send(fd, fb->v[i].buf, len);
 	}
 	return ret;
 }
@@ -317,7 +288,7 @@ int floor_read(int fd, struct floor_batches *fb)
 {
 	uint32_t n, i, len;
 	uint8_t req;
-	int ret = get(fd, &n, sizeof(n));
+	int ret = bench_child_recv(fd, &n, sizeof(n));
 
 	floor_free(fb);
 	if (!ret && n > 1u << 16)
@@ -325,7 +296,8 @@ int floor_read(int fd, struct floor_batches *fb)
 	if (!ret && !(fb->v = calloc(n ? n : 1, sizeof(*fb->v))))
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++) {
-		ret = get(fd, &len, sizeof(len)) ?: get(fd, &req, 1);
+		ret = bench_child_recv(fd, &len, sizeof(len)) ?:
+		      bench_child_recv(fd, &req, 1);
 		if (!ret && len > 1u << 28)
 			ret = -EPROTO;
 		if (!ret && !(fb->v[i].buf = malloc(len ? len : 1)))
@@ -334,7 +306,7 @@ int floor_read(int fd, struct floor_batches *fb)
 			fb->n++;
 			fb->v[i].len = len;
 			fb->v[i].request = req;
-			ret = get(fd, fb->v[i].buf, len);
+			ret = bench_child_recv(fd, fb->v[i].buf, len);
 		}
 	}
 	if (ret)

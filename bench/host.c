@@ -39,29 +39,6 @@ static const struct {
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
-/* Other work on a two-core machine is the first suspect of a noisy run. */
-static double bench_load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
-
-static void bench_host(char *kernel, size_t len, long *cpus, double *load1)
-{
-	struct utsname u;
-
-	snprintf(kernel, len, "%s", uname(&u) == 0 ? u.release : "?");
-	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*load1 = bench_load_average();
-}
-
 /* {"cniVersion":"1.0.0",...} says "CNI spec 1.0.0": the line is JSON. */
 static void cni_short(char *buf, size_t len)
 {
@@ -106,9 +83,19 @@ static void tool_version(const char *cmd, char *buf, size_t len)
 
 static void probe(struct host_info *h)
 {
+	FILE *f = fopen("/proc/loadavg", "re");
+	struct utsname u;
 	unsigned int i;
 
-	bench_host(h->kernel, sizeof(h->kernel), &h->cpus, &h->load1);
+	snprintf(h->kernel, sizeof(h->kernel), "%s",
+		 uname(&u) == 0 ? u.release : "?");
+	h->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* Other work on a two-core machine is the first suspect of a noisy
+	 * run. */
+	if (!f || fscanf(f, "%lf", &h->load1) != 1)
+		h->load1 = NAN;
+	if (f)
+		fclose(f);
 	h->tools[0].name = "libvnic";
 	snprintf(h->tools[0].version, sizeof(h->tools[0].version), "%s",
 		 VNIC_VERSION);
@@ -184,4 +171,34 @@ int bench_lib_fail(struct vnic_ctx *ctx, const char *what, int ret, char *err,
 	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
 		 msg && *msg ? ": " : "", msg ? msg : "");
 	return ret;
+}
+
+int bench_guest_make(struct vnic_ctx *ctx, const char *name,
+		     unsigned int first, unsigned int n, bench_nic_fn nic_of,
+		     const void *arg, struct vnic_guest **out, char *err,
+		     size_t errlen)
+{
+	char nic_name[16], aux[24];
+	struct vnic_nic_opts nic;
+	struct vnic_guest *g;
+	unsigned int i;
+	int ret;
+
+	ret = vnic_guest_new(ctx, name, &g);
+	if (ret)
+		return bench_lib_fail(ctx, "vnic_guest_new", ret, err, errlen);
+	for (i = first; i < first + n && !ret; i++) {
+		nic_of(arg, i, nic_name, aux, &nic);
+		ret = vnic_guest_add_nic(g, &nic, NULL);
+		if (ret)
+			bench_lib_fail(ctx, "vnic_guest_add_nic", ret, err, errlen);
+	}
+	if (!ret && (ret = vnic_guest_create(g)))
+		bench_lib_fail(ctx, "vnic_guest_create", ret, err, errlen);
+	if (ret) {
+		vnic_guest_free(g);
+		return ret;
+	}
+	*out = g;
+	return 0;
 }

@@ -154,157 +154,93 @@ static int target_new(struct guest_env *e, struct cni_target **out)
 	return ret;
 }
 
-/* Read the plugin's stdout to the end: its result, or its error. */
-static void drain(int fd, char *out, size_t len)
-{
-	size_t n = 0;
-	ssize_t k;
-	char sink[512];
-
-	for (;;) {
-		if (n + 1 < len)
-			k = read(fd, out + n, len - n - 1);
-		else
-			k = read(fd, sink, sizeof(sink));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		if (n + 1 < len)
-			n += (size_t)k;
-	}
-	out[n] = 0;
-}
-
-struct cni_call {
-	const char *dir;	/* CNI_PATH */
-	char plugin[CNI_DIR_MAX + 16];
-	char env_id[64];
-	char env_netns[80];
-	char env_path[CNI_DIR_MAX + 16];
-	const char *conf;
+struct plugin_run {
+	const struct cni_cmd *c;
+	int in;			/* the network configuration */
 };
 
-static void __attribute__((noreturn)) exec_plugin(const struct cni_call *c,
-						  const char *ifname, int in,
-						  int out)
+static void exec_plugin(void *arg, int out)
 {
-	char env_if[32];
+	const struct plugin_run *p = arg;
+	const struct cni_cmd *c = p->c;
+	char cmd[32], cid[96], ifn[48], ns[96], path[96];
 	char *const argv[] = { (char *)c->plugin, NULL };
-	char *const envp[] = {
-		"CNI_COMMAND=ADD", (char *)c->env_id, (char *)c->env_netns,
-		env_if, (char *)c->env_path, "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-		NULL,
-	};
+	char *const envp[] = { cmd, cid, ifn, ns, path,
+			       "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 
-	snprintf(env_if, sizeof(env_if), "CNI_IFNAME=%s", ifname);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+	snprintf(cmd, sizeof(cmd), "CNI_COMMAND=%s", c->verb);
+	snprintf(cid, sizeof(cid), "CNI_CONTAINERID=%s", c->cid);
+	snprintf(ifn, sizeof(ifn), "CNI_IFNAME=%s", c->ifname);
+	snprintf(ns, sizeof(ns), "CNI_NETNS=%s", c->netns);
+	snprintf(path, sizeof(path), "CNI_PATH=%s", c->dir);
+	if (dup2(p->in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 		_exit(126);
 	execve(c->plugin, argv, envp);
 	_exit(127);
 }
 
-/* fork, exec with the netconf on stdin, wait: one NIC, as runtimes do. */
-static int cni_add(const struct cni_call *c, const char *ifname, char *msg,
-		   size_t msglen)
+int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen)
 {
-	int in[2], out[2], status;
+	struct plugin_run p = { c, -1 };
+	struct bench_child ch = { .run = exec_plugin, .arg = &p, .out = msg,
+				  .len = msglen, .text = true };
 	size_t len = strlen(c->conf);
-	pid_t pid;
+	int in[2], ret;
+	char *s;
 
 	msg[0] = 0;
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		return -errno;
-	}
 	/* Far below a pipe's capacity: written before the child reads. */
-	if (write(in[1], c->conf, len) != (ssize_t)len) {
-		status = -errno;
-		goto out;
-	}
+	ret = write(in[1], c->conf, len) == (ssize_t)len ? 0 : -EIO;
 	close(in[1]);
-	in[1] = -1;
-	pid = fork();
-	if (pid < 0) {
-		status = -errno;
-		goto out;
-	}
-	if (pid == 0)
-		exec_plugin(c, ifname, in[0], out[1]);
-	close(out[1]);
-	out[1] = -1;
-	drain(out[0], msg, msglen);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			status = -errno;
-			goto out;
-		}
-	status = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
-out:
+	p.in = in[0];
+	ret = ret ?: bench_child(&ch);
 	close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
-	close(out[0]);
-	if (out[1] >= 0)
-		close(out[1]);
-	return status;
-}
-
-static void call_init(struct cni_call *c, const struct guest_env *e,
-		      const struct cni_target *t, char *dir)
-{
-	c->dir = dir;
-	snprintf(c->plugin, sizeof(c->plugin), "%s/macvlan", dir);
-	/* One container per guest: its id names the guest. */
-	snprintf(c->env_id, sizeof(c->env_id), "CNI_CONTAINERID=vnicbench-%u",
-		 e->ncni - 1);
-	snprintf(c->env_netns, sizeof(c->env_netns), "CNI_NETNS=%s", t->path);
-	snprintf(c->env_path, sizeof(c->env_path), "CNI_PATH=%s", dir);
-	/* "ipam": {} is an L2-only NIC: no IPAM plugin is executed. */
-	c->conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"vnicbench\","
-		  "\"type\":\"macvlan\",\"master\":\"" ENV_LOWER "\","
-		  "\"mode\":\"bridge\",\"ipam\":{}}";
-}
-
-/* The plugin's error is one JSON object over lines: keep it on one. */
-static void one_line(char *s)
-{
-	for (; *s; s++)
+	/* The plugin's error is one JSON object over lines: one line. */
+	for (s = msg; *s; s++)
 		if (*s == '\n' || *s == '\t')
 			*s = ' ';
+	return ret;
 }
 
 static int cni_run(struct guest_env *e, struct sample *s, char *err,
 		   size_t errlen)
 {
 	struct cni_target *t;
-	struct cni_call c;
-	char dir[CNI_DIR_MAX], name[16], msg[200];
+	char dir[CNI_DIR_MAX], plugin[CNI_DIR_MAX + 16], cid[32], name[16];
+	char msg[200];
+	/* "ipam": {} is an L2-only NIC: no IPAM plugin is executed. */
+	struct cni_cmd c = {
+		.plugin = plugin, .dir = dir, .verb = "ADD", .cid = cid,
+		.ifname = name,
+		.conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"vnicbench\","
+			"\"type\":\"macvlan\",\"master\":\"" ENV_LOWER "\","
+			"\"mode\":\"bridge\",\"ipam\":{}}",
+	};
 	unsigned int i;
 	uint64_t t0;
 	int ret;
 
 	cni_find(dir, sizeof(dir));
+	snprintf(plugin, sizeof(plugin), "%s/macvlan", dir);
 	ret = target_new(e, &t);
 	if (ret) {
 		snprintf(err, errlen, "target netns: %s", strerror(-ret));
 		return ret;
 	}
-	call_init(&c, e, t, dir);
+	/* One container per guest: its id names the guest. */
+	snprintf(cid, sizeof(cid), "vnicbench-%u", e->ncni - 1);
+	c.netns = t->path;
 	t0 = now_ns();
 	for (i = 0; i < e->o->nics && !ret; i++) {
 		env_nic_name(e->o, i, name);
-		ret = cni_add(&c, name, msg, sizeof(msg));
+		ret = cni_exec(&c, msg, sizeof(msg));
 	}
 	s->ms = ms_since(t0);
-	if (ret) {
-		one_line(msg);
+	if (ret)
 		snprintf(err, errlen, "macvlan plugin, %s: %s", name,
 			 ret == -ECHILD ? msg : strerror(-ret));
-	}
 	return ret;
 }
 

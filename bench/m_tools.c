@@ -89,41 +89,35 @@ static int link_add_run(struct guest_env *e, struct sample *s, char *err,
 	return ret;
 }
 
-static int write_batch(const struct guest_env *e, char *path)
+static int write_batch(const struct guest_env *e, char *path, size_t len)
 {
 	const char *w[ARGV_MAX];
 	char name[16], peer[16];
+	FILE *f = bench_tmpfile("ip", path, len);
 	unsigned int i;
-	int fd, k, n;
-	FILE *f;
+	int k, n;
 
-	fd = mkstemp(path);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
 	for (i = 0; i < e->o->nics; i++) {
 		n = add_words(e, i, name, peer, w);
 		for (k = 0; k < n; k++)
 			fprintf(f, "%s%c", w[k], k + 1 < n ? ' ' : '\n');
 	}
-	return fclose(f) ? -errno : 0;
+	return bench_tmpfile_close(f, path);
 }
 
 static int batch_run(struct guest_env *e, struct sample *s, char *err,
 		     size_t errlen)
 {
-	char path[] = "/tmp/vnic-bench.XXXXXX";
+	char path[64];
 	const char *argv[] = { e->ip_path, "-batch", path, NULL };
 	uint64_t t0;
 	int ret;
 
 	/* Written before the clock starts: a runtime would generate it in
 	 * memory, the file is only how ip(8) takes it. */
-	ret = write_batch(e, path);
+	ret = write_batch(e, path, sizeof(path));
 	if (ret) {
 		snprintf(err, errlen, "batch file: %s", strerror(-ret));
 		return ret;

@@ -3,6 +3,8 @@
  * Raw rtnetlink with libmnl, independent of libvnic: the floor that libvnic
  * is measured against, and the bench's own setup and cleanup, so that a
  * library bug cannot hide in the state the library is measured from.
+ * rawnl_talk() is the bench's one request-and-reply loop, for rtnetlink
+ * and nfnetlink (fenv.c) alike.
  *
  * Requests are queued back to back in one buffer and sent 'window' at a
  * time: the kernel runs every request of one sendmsg before the call
@@ -177,66 +179,53 @@ int rawnl_queue_newlink(struct rawnl *r, const struct link_spec *ls)
 	return 0;
 }
 
-int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+/* RTM_SETLINK or RTM_DELLINK of a link by index or name, with one
+ * attribute (type 0: none). */
+static int queue_link(struct rawnl *r, uint16_t type, int ifindex,
+		      const char *name, bool up, uint16_t attr,
+		      const void *val, size_t len)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
+	struct nlmsghdr *nlh = queue_msg(r, type, 0);
 
 	if (!nlh)
 		return -ENOMEM;
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put_strz(nlh, IFLA_IFALIAS, alias);
+	put_ifinfo(nlh, ifindex, up);
+	if (name)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	if (attr)
+		mnl_attr_put(nlh, attr, len, val);
 	queue_commit(r, nlh);
 	return 0;
+}
+
+int rawnl_queue_setalias(struct rawnl *r, const char *name, const char *alias)
+{
+	return queue_link(r, RTM_SETLINK, 0, name, false, IFLA_IFALIAS, alias,
+			  strlen(alias) + 1);
 }
 
 int rawnl_queue_setgroup(struct rawnl *r, int ifindex, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, ifindex, NULL, false, IFLA_GROUP,
+			  &group, sizeof(group));
 }
 
 int rawnl_queue_setup(struct rawnl *r, const char *name)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_SETLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, 0, true);
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_SETLINK, 0, name, true, 0, NULL, 0);
 }
 
 int rawnl_queue_dellink(struct rawnl *r, int ifindex)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	put_ifinfo(nlh, ifindex, false);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, ifindex, NULL, false, 0, NULL, 0);
 }
 
+/* ifindex 0 and no name: the kernel deletes the whole group in one
+ * unregister batch, paying its RCU grace periods once. */
 int rawnl_queue_dellink_group(struct rawnl *r, uint32_t group)
 {
-	struct nlmsghdr *nlh = queue_msg(r, RTM_DELLINK, 0);
-
-	if (!nlh)
-		return -ENOMEM;
-	/* ifindex 0 and no name: the kernel deletes the whole group in
-	 * one unregister batch, paying its RCU grace periods once. */
-	put_ifinfo(nlh, 0, false);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, group);
-	queue_commit(r, nlh);
-	return 0;
+	return queue_link(r, RTM_DELLINK, 0, NULL, false, IFLA_GROUP, &group,
+			  sizeof(group));
 }
 
 /* The extended ack's text, if the kernel attached one. */
@@ -267,53 +256,58 @@ static void note_error(struct rawnl *r, const struct nlmsghdr *nlh,
 		 *ext ? ": " : "", ext);
 }
 
-/* Count the acks in one datagram; the first error is kept. */
-static void parse_acks(struct rawnl *r, const char *buf, int len,
-		       uint32_t first_seq, unsigned int *acks, int *first_err)
+/* What a read waits for: want acks (or NLMSG_DONE) of the requests from
+ * seq first on, cb for the other replies; the first error is kept (its
+ * text in r->err, if r). */
+struct replies {
+	uint32_t first;
+	unsigned int want, acks;
+	rawnl_cb cb;
+	void *data;
+	struct rawnl *r;
+	int err;
+	bool intr, done;
+};
+
+static void parse(struct replies *p, const char *buf, int len)
 {
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	const struct nlmsgerr *e;
 
 	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		const struct nlmsgerr *e;
-
-		/* Nothing else is asked for; an older seq is a stale ack. */
-		if (nlh->nlmsg_type != NLMSG_ERROR ||
-		    nlh->nlmsg_seq < first_seq)
-			continue;
-		e = mnl_nlmsg_get_payload(nlh);
-		(*acks)++;
-		if (e->error && !*first_err) {
-			*first_err = e->error;
-			note_error(r, nlh, first_seq, e->error);
+		if (nlh->nlmsg_seq < p->first)
+			continue;	/* a stale reply */
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			p->intr = true;
+		if (nlh->nlmsg_type == NLMSG_DONE) {
+			p->done = true;
+		} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+			e = mnl_nlmsg_get_payload(nlh);
+			p->done = ++p->acks == p->want;
+			if (e->error && !p->err && p->r)
+				note_error(p->r, nlh, p->first, e->error);
+			p->err = p->err ?: e->error;
+		} else if (p->cb && p->cb(nlh, p->data) < MNL_CB_OK) {
+			/* The bench's callbacks fail only for memory. */
+			p->err = p->err ?: -ENOMEM;
 		}
 	}
 }
 
-/*
- * Read until every request of the window is acked.  Returns a transport
- * error (the socket is then out of step); a request's error goes to *rerr.
- */
-static int collect_acks(struct rawnl *r, unsigned int want, uint32_t first,
-			int *rerr)
+/* Read to the end, even past an error or an interrupted dump, so that
+ * the socket stays in step: 0 or the transport's -errno. */
+static int read_replies(struct mnl_socket *nl, struct replies *p)
 {
 	static char buf[RECV_BUF];
-	unsigned int acks = 0;
 
-	while (acks < want) {
-		ssize_t n = mnl_socket_recvfrom(r->nl, buf, sizeof(buf));
+	while (!p->done) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
 
-		if (n < 0) {
-			int err = errno;
-
-			if (err == EINTR)
-				continue;
-			snprintf(r->err, sizeof(r->err),
-				 "receiving acks (%u of %u): %s%s", acks, want,
-				 strerror(err), err == ENOBUFS ?
-				 " (acks overflowed the receive buffer)" : "");
-			return -err;
-		}
-		parse_acks(r, buf, (int)n, first, &acks, rerr);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		parse(p, buf, (int)n);
 	}
 	return 0;
 }
@@ -356,10 +350,16 @@ int rawnl_flush(struct rawnl *r, unsigned int window)
 		unsigned int count = window && window < r->queued ?
 				     window : r->queued;
 		size_t bytes = span(r, off, count);
+		struct replies p = { .first = first, .want = count, .r = r,
+				     .err = rerr };
 
 		err = send_span(r, off, bytes);
-		if (!err)
-			err = collect_acks(r, count, first, &rerr);
+		if (!err && (err = read_replies(r->nl, &p)))
+			snprintf(r->err, sizeof(r->err),
+				 "receiving acks (%u of %u): %s%s", p.acks,
+				 count, strerror(-err), err == -ENOBUFS ?
+				 " (acks overflowed the receive buffer)" : "");
+		rerr = p.err;
 		r->requests += count;
 		r->queued -= count;
 		off += bytes;
@@ -407,67 +407,38 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const char *name = "";
 
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*ifi), dump_attr_cb, &name);
 	return link_list_add(data, ifi->ifi_index, name) ? MNL_CB_ERROR :
 							   MNL_CB_OK;
 }
 
-/*
- * One datagram of a dump: 1 when NLMSG_DONE ends it, 0 for more, or an
- * error.  A dump the kernel marks interrupted (links changed meanwhile) is
- * read to its end all the same, so that the socket stays in step.
- */
-static int dump_part(const char *buf, int len, uint32_t seq,
-		     struct link_list *out, bool *intr)
+int rawnl_talk(struct mnl_socket *nl, const void *req, size_t len,
+	       uint32_t seq, rawnl_cb cb, void *data)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	struct replies p = { .first = seq, .want = 1, .cb = cb, .data = data };
+	int ret;
 
-	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		if (nlh->nlmsg_seq != seq)
-			continue;
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-			*intr = true;
-		if (nlh->nlmsg_type == NLMSG_DONE)
-			return 1;
-		if (nlh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-			return e->error ? e->error : -EPROTO;
-		}
-		if (nlh->nlmsg_type == RTM_NEWLINK &&
-		    dump_cb(nlh, out) != MNL_CB_OK)
-			return -ENOMEM;
-	}
-	return 0;
+	if (mnl_socket_sendto(nl, req, len) < 0)
+		return -errno;
+	ret = read_replies(nl, &p);
+	return ret ?: p.err ?: p.intr ? -EINTR : 0;
 }
 
 static int dump_once(struct rawnl *r, struct link_list *out)
 {
-	static char buf[RECV_BUF];
-	struct nlmsghdr *nlh;
-	uint32_t seq = r->seq++;
-	bool intr = false;
-	int ret;
+	char buf[MNL_NLMSG_HDRLEN + 64];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 
-	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_seq = r->seq++;
 	put_ifinfo(nlh, 0, false);
 	/* Statistics are most of a dump's bytes and we want none. */
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	if (mnl_socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(r->nl, buf, sizeof(buf));
-
-		if (n < 0)
-			return -errno;
-		ret = dump_part(buf, (int)n, seq, out, &intr);
-	} while (!ret);
-	if (ret < 0)
-		return ret;
-	return intr ? -EINTR : 0;
+	return rawnl_talk(r->nl, nlh, nlh->nlmsg_len, nlh->nlmsg_seq, dump_cb,
+			  out);
 }
 
 int rawnl_dump_links(struct rawnl *r, struct link_list *out)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one report of the row scenarios (guest, filters, filters-add,
- * restart): a header naming the machine and the anchor tools, the shared
- * table (or one JSON object per row and line), notes, a verdict per target
- * and the line on spread; with --out, the same in files.  A scenario says
- * how it differs through its report_style: its columns, its own JSON
- * fields and notes.  Ratios use rows measured in the same invocation,
+ * The one report of every scenario but cni: a header naming the machine
+ * and the anchor tools, the shared table (or one JSON object per row and
+ * line), notes, a verdict per target and the line on spread; with --out,
+ * the same in files.  A scenario says how it differs through its
+ * report_style: its columns, its own JSON fields, notes and chart.  Ratios use rows measured in the same invocation,
  * never remembered figures: the floor moves with the kernel and the
  * machine.
  */
@@ -258,7 +257,8 @@ static void json_measured(struct json *j, const struct report *o,
 	o->style->json(j, o, r);
 	for (i = 0; v && i < r->runs; i++)
 		v[i] = r->s[i].ms;
-	json_nums(j, "samples_ms", v, v ? r->runs : 0);
+	if (!o->style->lean)
+		json_nums(j, "samples_ms", v, v ? r->runs : 0);
 	free(v);
 }
 
@@ -270,13 +270,16 @@ static void json_row(struct json *j, const struct trow *t, const void *ctx)
 
 	json_str(j, "scenario", o->re->scenario);
 	json_str(j, "method", r->method);
-	json_str(j, "kind", o->re->kind);
-	json_uint(j, "n", o->re->n);
+	if (!o->style->lean) {
+		json_str(j, "kind", o->re->kind);
+		json_uint(j, "n", o->re->n);
+	}
 	if (o->re->guests) {
 		json_uint(j, "guests", o->re->guests);
 		json_uint(j, "nics_per_guest", o->re->nics_per_guest);
 	}
-	json_uint(j, "existing", r->existing);
+	if (!o->style->lean)
+		json_uint(j, "existing", r->existing);
 	if (o->style->row)
 		o->style->row(j, o, r);
 	if (t->ms.n)
@@ -288,13 +291,15 @@ static void json_params(struct json *j, const void *ctx)
 	const struct report *o = ctx;
 	const struct report_env *re = o->re;
 
-	json_str(j, "kind", re->kind);
+	if (!o->style->lean) {
+		json_str(j, "kind", re->kind);
+		json_uint(j, "nics", re->n);
+		json_uint(j, "existing", re->existing);
+	}
 	if (re->guests) {
 		json_uint(j, "guests", re->guests);
 		json_uint(j, "nics_per_guest", re->nics_per_guest);
 	}
-	json_uint(j, "nics", re->n);
-	json_uint(j, "existing", re->existing);
 	json_uint(j, "runs", re->runs_asked);
 	if (o->style->params)
 		o->style->params(j, o);
@@ -395,7 +400,7 @@ void report_col(struct report *o, const char *head, int prec,
 		o->trows[i].extra[c] = val(o, &o->rows[i]);
 }
 
-static double col_ratio_a(const struct report *o, const struct bench_row *r)
+double report_ratio_a(const struct report *o, const struct bench_row *r)
 {
 	return report_ratio(o, r, o->re->ratio_a);
 }
@@ -433,7 +438,7 @@ static double col_writes(const struct report *o, const struct bench_row *r)
 static void filter_cols(struct report *o)
 {
 	report_col(o, "existing", 0, col_existing);
-	ratio_col(o, o->re->ratio_a, o->re->label_a, col_ratio_a);
+	ratio_col(o, o->re->ratio_a, o->re->label_a, report_ratio_a);
 	ratio_col(o, o->re->ratio_b, o->re->label_b, col_ratio_b);
 	report_col(o, "us/NIC", 2, report_per_nic);
 	report_col(o, "writes", 0, col_writes);
@@ -470,6 +475,13 @@ static int build(struct report *o)
 	return 0;
 }
 
+static void style_svg(FILE *f, const void *ctx)
+{
+	const struct report *o = ctx;
+
+	o->style->svg(f, o);
+}
+
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json)
 {
@@ -490,6 +502,8 @@ int report_rows(const struct report_env *re, struct bench_row *rows,
 	}
 	title(re, buf, sizeof(buf));
 	d.title = buf;
+	if (o.style->svg)
+		d.svg = style_svg;
 	if (out_report(&d, json))
 		missed = 1;
 	for (i = 0; i < n; i++)

@@ -22,14 +22,18 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/netlink.h>
 
 #include "filters.h"
 
 #define RP_MAX_SIZES	8
+#define MS		offsetof(struct sample, ms)
 #define RP_TARGET_X	1.2	/* sync changed / full apply of A */
 #define RP_TARGET_DBL	2.3	/* by prefix, per doubling of N */
 
@@ -136,6 +140,23 @@ static void parse_stats(const char *text, struct sample *s)
 	}
 }
 
+struct exec_arg {
+	const char *const *argv;
+	const char *out_path;
+};
+
+static void exec_child(void *arg, int fd)
+{
+	struct exec_arg *a = arg;
+	int out = open(a->out_path ? a->out_path : "/dev/null",
+		       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (out < 0 || dup2(out, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(126);
+	execv(a->argv[0], (char *const *)a->argv);
+	_exit(127);
+}
+
 /*
  * Run argv (argv[0] a path), stdout into out_path (NULL: /dev/null),
  * stderr kept; timed from fork to reap.  0 or a message in p->err.
@@ -143,58 +164,27 @@ static void parse_stats(const char *text, struct sample *s)
 static int spawn(struct rp *p, const char *const *argv, const char *out_path,
 		 double *ms, struct sample *s)
 {
+	struct exec_arg a = { argv, out_path };
 	char text[4096];
-	int pipefd[2], status, fd;
-	size_t len = 0;
-	uint64_t t0;
-	ssize_t r;
-	pid_t pid;
+	struct bench_child c = { .run = exec_child, .arg = &a, .out = text,
+				 .len = sizeof(text), .text = true };
+	int ret = bench_child(&c);
+	const char *tool = strrchr(argv[0], '/');
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(NULL);
-	t0 = now_ns();
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		fd = open(out_path ? out_path : "/dev/null",
-			  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(pipefd[1], 2) < 0)
-			_exit(126);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while ((r = read(pipefd[0], text + len, sizeof(text) - 1 - len)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			break;
-		len += (size_t)r;
-		if (len == sizeof(text) - 1)	/* the head is the message */
-			break;
-	}
-	/* The rest unread: the child gets EPIPE, never blocks on us. */
-	text[len] = 0;
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (ret && ret != -ECHILD)
+		return ret;
 	if (ms)
-		*ms = ms_since(t0);
+		*ms = c.ms;
 	if (s)
 		parse_stats(text, s);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		char *nl = strchr(text, '\n');
-
-		if (nl)
-			*nl = 0;
+	if (ret) {
+		text[strcspn(text, "\n")] = 0;
 		snprintf(p->err, sizeof(p->err), "%.40s %.8s: exit %d: %.180s",
-			 strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], argv[1], WIFEXITED(status) ?
-			 WEXITSTATUS(status) : 128, text);
-		return -ECHILD;
+			 tool ? tool + 1 : argv[0], argv[1],
+			 WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128,
+			 text);
 	}
-	return 0;
+	return ret;
 }
 
 /* vnicctl [-s] [--hook-prefix nv] filter VERB policy<share>.json */
@@ -225,10 +215,31 @@ static int nft_cmd(struct rp *p, const char *a1, const char *a2,
 	return spawn(p, argv, NULL, ms, NULL);
 }
 
+/*
+ * The flush leaves what it deleted to the kernel's deferred destruction,
+ * which waits for an RCU grace period; the release of any nfnetlink socket
+ * of the namespace waits for it (nft_rcv_nl_event), vnicctl's exit too.
+ * Releasing one here first keeps the flush's wait out of the next row.
+ */
+static void nfnl_barrier(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+
+	if (fd < 0)
+		return;
+	/* Bound (nl_pid 0: the kernel picks one): released, it notifies. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		fprintf(stderr, "vnic-bench: restart: binding a netfilter socket failed\n");
+	close(fd);
+}
+
 static int empty(struct rp *p, struct filt_env *e)
 {
 	int ret = nfnl_flush_ruleset(e);
 
+	if (!ret)
+		nfnl_barrier();
 	if (ret)
 		snprintf(p->err, sizeof(p->err), "flushing the ruleset: %s",
 			 strerror(-ret));
@@ -340,26 +351,6 @@ static int one_size(struct rp *p, unsigned int n, bool pfx, struct bench_row *ro
 	return 0;
 }
 
-static double med_ms(const struct bench_row *r)
-{
-	double v[1000];
-	unsigned int i, k;
-
-	if (!r->runs || r->runs > 1000)
-		return NAN;
-	for (i = 0; i < r->runs; i++)
-		v[i] = r->s[i].ms;
-	for (i = 1; i < r->runs; i++)	/* insertion sort: a few runs */
-		for (k = i; k && v[k - 1] > v[k]; k--) {
-			double t = v[k];
-
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-	return r->runs % 2 ? v[r->runs / 2] :
-			     (v[r->runs / 2 - 1] + v[r->runs / 2]) / 2;
-}
-
 /* Per doubling of N from the size before: (t2/t1)^(1/log2(n2/n1)). */
 static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			   unsigned int nsizes)
@@ -371,7 +362,8 @@ static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			for (m = 0; m < RP_NFTF; m++) {
 				struct bench_row *a = &rows[((i - 1) * 2 + h) * RP__N + m];
 				struct bench_row *b = &rows[(i * 2 + h) * RP__N + m];
-				double x = pow(med_ms(b) / med_ms(a),
+				double x = pow(row_median(b, MS) /
+					       row_median(a, MS),
 					       1.0 / log2((double)sizes[i] /
 							  sizes[i - 1]));
 
@@ -389,9 +381,9 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 {
 	unsigned int sizes[RP_MAX_SIZES], nsizes, i, h, m, nrows;
 	struct bench_row *rows;
+	char *slash, feat[96];
 	struct rp p;
 	ssize_t len;
-	char *slash;
 	bool ok;
 
 	*out = NULL;
@@ -411,6 +403,10 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 	snprintf(p.dir, sizeof(p.dir), "/tmp/vnic-bench-restart.XXXXXX");
 	if (!mkdtemp(p.dir))
 		return -errno;
+	/* Every vnicctl keeps the kernel's features as in production (the
+	 * first, untimed sync writes the file), here, not in the host's /run. */
+	snprintf(feat, sizeof(feat), "%s/nft-features", p.dir);
+	setenv("VNICCTL_FEATURES_FILE", feat, 1);
 	nrows = nsizes * 2 * RP__N;
 	rows = calloc(nrows, sizeof(*rows));
 	if (!rows)
@@ -432,6 +428,7 @@ int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
 				one_size(&p, sizes[i], h, r);
 		}
 	doubling_notes(rows, sizes, nsizes);
+	unsetenv("VNICCTL_FEATURES_FILE");
 	if (!o->keep_files) {
 		char cmd[128];
 

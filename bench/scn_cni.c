@@ -16,12 +16,10 @@
  * one call (valid list empty; "ipam": {} so that only NICs and filters go).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "bench.h"
 
@@ -89,71 +87,23 @@ static void make_conf(struct cni_bench *b, unsigned int p, bool l2,
 		 l2 ? "1.1.0" : "1.0.0", n, extra[p], b->tmp, ipam);
 }
 
-/* One plugin exec: 0, or the plugin's message in err. */
+/* One plugin exec, timed into *ms (if set): 0, or the plugin's message
+ * in err. */
 static int call(struct cni_bench *b, const char *plugin, const char *verb,
 		const char *cid, const char *ifname, const char *netns,
 		const char *conf, double *ms, char *err, size_t errlen)
 {
-	char e_cmd[32], e_cid[96], e_if[48], e_ns[96], e_path[96], out[512];
-	char *const envp[] = { e_cmd, e_cid, e_if, e_ns, e_path,
-			       "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	char *const argv[] = { (char *)plugin, NULL };
-	int in[2], po[2], status;
-	size_t len = strlen(conf), n = 0;
-	uint64_t t0;
-	ssize_t k;
-	pid_t pid;
+	struct cni_cmd c = { plugin, b->dir, verb, cid, ifname, netns, conf };
+	uint64_t t0 = now_ns();
+	char out[512];
+	int ret = cni_exec(&c, out, sizeof(out));
 
-	snprintf(e_cmd, sizeof(e_cmd), "CNI_COMMAND=%s", verb);
-	snprintf(e_cid, sizeof(e_cid), "CNI_CONTAINERID=%s", cid);
-	snprintf(e_if, sizeof(e_if), "CNI_IFNAME=%s", ifname);
-	snprintf(e_ns, sizeof(e_ns), "CNI_NETNS=%s", netns);
-	snprintf(e_path, sizeof(e_path), "CNI_PATH=%s", b->dir);
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(po, O_CLOEXEC) < 0 || write(in[1], conf, len) != (ssize_t)len) {
-		close(in[0]);
-		close(in[1]);
-		return -EIO;
-	}
-	close(in[1]);
-	fflush(NULL);
-	t0 = now_ns();
-	pid = fork();
-	if (pid == 0) {
-		if (dup2(in[0], 0) < 0 || dup2(po[1], 1) < 0 || dup2(po[1], 2) < 0)
-			_exit(126);
-		execve(plugin, argv, envp);
-		_exit(127);
-	}
-	close(in[0]);
-	close(po[1]);
-	while ((k = read(po[0], out + n, sizeof(out) - 1 - n)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			break;
-		n += (size_t)k;
-		if (n == sizeof(out) - 1)
-			n = 0;
-	}
-	out[n] = 0;
-	close(po[0]);
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
 	if (ms)
 		*ms = ms_since(t0);
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		char *c;
-
-		for (c = out; *c; c++)
-			if (*c == '\n' || *c == '\t')
-				*c = ' ';
+	if (ret)
 		snprintf(err, errlen, "%s %s: %.200s", strrchr(plugin, '/') + 1,
-			 verb, out);
-		return -ECHILD;
-	}
-	return 0;
+			 verb, ret == -ECHILD ? out : strerror(-ret));
+	return ret;
 }
 
 static bool row_init(struct cni_bench *b, struct crow *r, const char *name,
@@ -267,10 +217,12 @@ static void gc_row(struct cni_bench *b, struct crow *r)
 		cni_target_stop(&t);
 }
 
-static double median(const struct crow *r, struct summary *s)
+static double median(const struct crow *r)
 {
-	summarize(r->ms, r->n, s);
-	return r->n ? s->median : NAN;
+	struct summary s;
+
+	summarize(r->ms, r->n, &s);
+	return r->n ? s.median : NAN;
 }
 
 static void print_row(struct cni_bench *b, const struct crow *r,
@@ -279,7 +231,7 @@ static void print_row(struct cni_bench *b, const struct crow *r,
 	struct summary s;
 	struct json j;
 
-	median(r, &s);
+	summarize(r->ms, r->n, &s);
 	if (b->json) {
 		json_begin(&j, stdout);
 		json_str(&j, "scenario", "cni");
@@ -355,16 +307,18 @@ static void level(struct cni_bench *b, unsigned int existing,
 
 static int fill(unsigned int nics)
 {
-	char path[] = "/tmp/vnic-bench-cni-fill.XXXXXX", cmd[128];
+	char path[64], cmd[128];
+	FILE *f = bench_tmpfile("cni-fill", path, sizeof(path));
 	unsigned int i;
-	FILE *f;
-	int fd = mkstemp(path), ret;
+	int ret;
 
-	if (fd < 0 || !(f = fdopen(fd, "w")))
+	if (!f)
 		return -errno;
 	for (i = 0; i < nics / 2; i++)
 		fprintf(f, "link add fill%u type veth peer name fillp%u\n", i, i);
-	fclose(f);
+	ret = bench_tmpfile_close(f, path);
+	if (ret)
+		return ret;
 	snprintf(cmd, sizeof(cmd), "ip -batch %s", path);
 	ret = system(cmd);
 	unlink(path);
@@ -417,20 +371,14 @@ static int run(const struct bench_opts *o)
 	if (bench_in_list(o->methods, "vnic-cni-gc"))
 		gc_row(&b, &gc);
 	print_row(&b, &gc, "one GC call, valid-attachments empty, \"ipam\": {}");
-	{
-		struct summary s0, s1, sp;
-		double v0 = median(&rows[0][P_VETH * 3], &s0);
-		double v1 = median(&rows[1][P_VETH * 3], &s1);
-		double pt = median(&rows[0][P_PTP * 3], &sp);
-		struct summary sg;
-
-		verdict(&b, "vnic-cni-veth-add / stock-ptp-add at 0 existing",
-			v0 / pt, CNI_TGT_PTP_X, "x");
-		verdict(&b, "vnic-cni-veth-add at --existing / at 0", v1 / v0,
-			CNI_TGT_FULL_X, "x");
-		verdict(&b, "vnic-cni GC of the stale attachments",
-			median(&gc, &sg), CNI_TGT_GC_MS, " ms");
-	}
+	verdict(&b, "vnic-cni-veth-add / stock-ptp-add at 0 existing",
+		median(&rows[0][P_VETH * 3]) / median(&rows[0][P_PTP * 3]),
+		CNI_TGT_PTP_X, "x");
+	verdict(&b, "vnic-cni-veth-add at --existing / at 0",
+		median(&rows[1][P_VETH * 3]) / median(&rows[0][P_VETH * 3]),
+		CNI_TGT_FULL_X, "x");
+	verdict(&b, "vnic-cni GC of the stale attachments", median(&gc),
+		CNI_TGT_GC_MS, " ms");
 	for (l = 0; l < 2; l++)
 		for (i = 0; i < P__N * 3; i++)
 			free(rows[l][i].ms);

@@ -5,12 +5,11 @@
  *
  * Per method: the namespace is reset (NICs deleted in one request, the
  * ruleset flushed by the bench's own nfnetlink socket, legacy xtables
- * emptied), then for each sample point in increasing order the fill is
- * topped up untimed and in bulk (NICs by raw netlink; the method's own
- * filters for them: vnic_filter_apply in chunks, one nft -f, one
- * iptables-restore per family), and R runs of "add one guest" are timed,
- * the guest removed untimed after each.  The median per point is the
- * curve: flat is O(1) per guest, rising is O(N).
+ * emptied), then for each point in increasing order the fill is topped up
+ * untimed and in bulk (NICs by raw netlink; the method's own filters:
+ * vnic_filter_apply in chunks, one nft -f, one iptables-restore per
+ * family), and R runs of "add one guest" are timed, each undone untimed.
+ * The median per point is the curve: flat is O(1) per guest, rising O(N).
  *
  * nft(8) never runs in a namespace that holds prefix-hooked chains (nft
  * 1.0.6 hangs listing them): every method starts from the raw flush.
@@ -21,53 +20,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
-#define G_DEFAULT_MAX		10000
-#define G_DEFAULT_POINTS	6
 #define G_MAX_POINTS		BENCH_MAX_POINTS
 /* A point's runs are cut so that one method spends about this there. */
 #define G_POINT_BUDGET_MS	8000.0
-#define G_IP_BATCH_MAX		4096
 
 enum { M_PFX, M_LIB, M_NFT, M_XT_LEGACY, M_XT_NFT, M_FLOOR, M_FLOOR_PFX,
        M_BPF, M__MAX };
 
-/* The floor rows: libvnic's own batches, kept and sent again. */
-#define IS_FLOOR(m)	((m) == M_FLOOR || (m) == M_FLOOR_PFX)
-
 struct growth;
-
-/*
- * A row of the growth scenario: its name, why it cannot run here (NULL:
- * it can), and one timed "add one guest" (undone untimed).  The fill and
- * the handle follow by_libvnic() and by_prefix().
- */
-struct gmdesc {
-	const char *name;
-	const char *(*skip)(const struct growth *g, unsigned int m);
-	int (*add)(struct growth *g, unsigned int m, unsigned int gi,
+typedef int add_fn(struct growth *g, unsigned int m, unsigned int gi,
 		   double *ms, char *err, size_t errlen);
+static add_fn add_libvnic, add_anchor, add_floor;
+
+/* A row: one timed "add one guest" (undone untimed); the libvnic rows
+ * fill through libvnic, the others are skipped without their tools. */
+static const struct gmdesc {
+	const char *name;
+	add_fn *add;
+	bool lib, prefix, floor;
+} gmdescs[M__MAX] = {
+	[M_PFX] = { "libvnic-prefix", add_libvnic, true, true, false },
+	[M_LIB] = { "libvnic", add_libvnic, true, false, false },
+	[M_NFT] = { "ip-nft", add_anchor, false, false, false },
+	[M_XT_LEGACY] = { "ip-iptables-legacy", add_anchor, false, false, false },
+	[M_XT_NFT] = { "ip-iptables-nft", add_anchor, false, false, false },
+	[M_FLOOR] = { "floor", add_floor, true, false, true },
+	[M_FLOOR_PFX] = { "floor-prefix", add_floor, true, true, true },
+	[M_BPF] = { "libvnic-bpf", add_libvnic, true, false, false },
 };
 
-static const struct gmdesc gmdescs[M__MAX];
-
-/* The methods that fill through libvnic, and those hooking by prefix. */
-static bool by_libvnic(unsigned int m)
-{
-	return m == M_PFX || m == M_LIB || m >= M_FLOOR;	/* M_BPF too */
-}
-
-static bool by_prefix(unsigned int m)
-{
-	return m == M_PFX || m == M_FLOOR_PFX;
-}
-
+/* A method's curve; its row (skip, error, the last point's samples) is
+ * rows[] of the same index. */
 struct gmethod {
-	const char *skip;
-	char error[256];
 	char note[320];
 	unsigned int runs[G_MAX_POINTS];
 	double med[G_MAX_POINTS], min[G_MAX_POINTS], max[G_MAX_POINTS];
@@ -82,15 +69,19 @@ struct growth {
 	unsigned int points[G_MAX_POINTS], np;
 	double x[G_MAX_POINTS];		/* points as doubles, for the plot */
 	struct gmethod m[M__MAX];
-	/* The method being run. */
-	struct vnic_filter *h;
+	struct bench_row rows[M__MAX];
+	struct vnic_filter *h;		/* the method being run's */
 	unsigned int filled;		/* NICs with their filters */
-	/* floor: libvnic's add and remove batches at this point. */
-	struct floor_batches fb;
+	struct floor_batches fb;	/* floor: libvnic's, at this point */
 };
 
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
 static const char *const nic_prefixes[] = { "nv", NULL };
+
+static enum xt_variant xt_of(unsigned int m)
+{
+	return m == M_XT_LEGACY ? XT_LEGACY : XT_NFT;
+}
 
 /*
  * 0 and N, then N/2, N/4, N/10, N/20 (the default six), then halving:
@@ -109,7 +100,6 @@ static void make_points(struct growth *g)
 		v[nv++] = (unsigned int)(g->o->max_nics * f) / k * k;
 	}
 	v[nv++] = 0;
-	g->np = 0;
 	for (i = nv; i-- > 0;) {
 		for (j = 0; j < g->np && g->points[j] != v[i]; j++)
 			;
@@ -120,24 +110,12 @@ static void make_points(struct growth *g)
 		g->x[i] = g->points[i];
 }
 
-/* ---- small helpers ---- */
-
-/* fork, exec, wait, output to /dev/null: a runtime's shell-out. */
-static int run_tool(const char **argv)
+/* "what: why" into err, the failed tool's stderr for -ECHILD; ret. */
+static int fail(const char *what, int ret, char *err, size_t errlen)
 {
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
+	snprintf(err, errlen, "%s: %s", what,
+		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+	return ret;
 }
 
 /* Delete the NICs of guest gi, untimed, whoever made them. */
@@ -145,16 +123,14 @@ static int del_guest_nics(struct growth *g, unsigned int gi)
 {
 	unsigned int k = g->o->nics_per_guest, i, n = 0;
 	char name[16];
-	int idx, ret;
+	int idx;
 
 	for (i = gi * k; i < (gi + 1) * k; i++) {
 		filt_nic_name(i, name);
 		idx = (int)if_nametoindex(name);
-		if (idx > 0 && !rawnl_queue_dellink(&g->e.nl, idx))
-			n++;
+		n += idx > 0 && !rawnl_queue_dellink(&g->e.nl, idx);
 	}
-	ret = n ? rawnl_flush(&g->e.nl, 0) : 0;
-	return ret;
+	return n ? rawnl_flush(&g->e.nl, 0) : 0;
 }
 
 /* ---- reset and fill ---- */
@@ -162,9 +138,8 @@ static int del_guest_nics(struct growth *g, unsigned int gi)
 static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 {
 	unsigned int tables = 1;
-	int ret;
+	int ret = filt_env_del_nics(&g->e);
 
-	ret = filt_env_del_nics(&g->e);
 	if (!ret)
 		ret = nfnl_flush_ruleset(&g->e);
 	if (!ret && m == M_XT_LEGACY)
@@ -174,75 +149,59 @@ static int reset(struct growth *g, unsigned int m, char *err, size_t errlen)
 	if (!ret && tables)
 		ret = -EEXIST;
 	if (ret)
-		snprintf(err, errlen, "resetting the namespace: %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("resetting the namespace", ret, err, errlen);
 	g->filled = 0;
 	/* Thousands of unregistered devices and hooks leave RCU work. */
 	usleep(g->o->settle_ms * 1000 * 4);
 	return ret;
 }
 
-static int fill_libvnic(struct growth *g, unsigned int first,
-			unsigned int guests, char *err, size_t errlen)
+/* Guests first..end-1's filters, by the method's own means, untimed. */
+static int fill_filters(struct growth *g, unsigned int m, unsigned int first,
+			unsigned int end, char *err, size_t errlen)
 {
-	unsigned int n, end = first + guests;
+	struct vnic_policy *p;
+	struct xt_set s;
+	char *text, path[64];
+	unsigned int n, rules;
+	size_t len;
 	int ret = 0;
 
-	for (; first < end && !ret; first += n) {
-		struct vnic_filter_result res = { .sz = sizeof(res) };
-		struct vnic_policy *p;
-
-		n = end - first < FILT_SETUP_CHUNK ? end - first :
-						     FILT_SETUP_CHUNK;
-		ret = filt_policy(&g->e, first, n, -1, &p, err, errlen);
-		if (ret)
-			break;
-		ret = vnic_filter_apply(g->h, p, &res);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_filter_apply (fill)", ret, err, errlen);
-		vnic_policy_free(p);
-	}
-	return ret;
-}
-
-static int fill_nft(struct growth *g, unsigned int first, unsigned int guests,
-		    char *err, size_t errlen)
-{
-	char *text, path[64];
-	unsigned int rules;
-	size_t len;
-	int ret;
-
-	ret = chains_render_range(&g->e, first, guests, &text, &len, &rules);
-	if (!ret) {
-		ret = nft_write_tmp(text, len, path, sizeof(path));
-		free(text);
-	}
-	if (ret) {
-		snprintf(err, errlen, "rendering the fill: %s", strerror(-ret));
+	if (gmdescs[m].lib) {
+		for (; first < end && !ret; first += n) {
+			n = end - first < FILT_SETUP_CHUNK ? end - first :
+							     FILT_SETUP_CHUNK;
+			ret = filt_policy(&g->e, first, n, -1, &p, err, errlen);
+			if (ret)
+				break;
+			ret = vnic_filter_apply(g->h, p, NULL);
+			if (ret)
+				bench_lib_fail(g->e.ctx, "vnic_filter_apply (fill)",
+					       ret, err, errlen);
+			vnic_policy_free(p);
+		}
 		return ret;
 	}
-	ret = nft_file(&g->e, path);
-	unlink(path);
-	if (ret)
-		snprintf(err, errlen, "nft -f (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
-}
-
-/* Every guest so far in one restore per family: *-restore flushes the
- * table, and arptables-nft-restore takes no --noflush. */
-static int fill_xt(struct growth *g, enum xt_variant v, unsigned int guests,
-		   char *err, size_t errlen)
-{
-	struct xt_set s;
-	int ret = xt_set_build(&g->e, v, 0, guests, &s);
-
+	if (m == M_NFT) {
+		ret = chains_render_range(&g->e, first, end - first, &text,
+					  &len, &rules);
+		if (!ret) {
+			ret = nft_write_tmp(text, len, path, sizeof(path));
+			free(text);
+		}
+		if (ret)
+			return fail("rendering the fill", ret, err, errlen);
+		ret = nft_file(&g->e, path);
+		unlink(path);
+		return ret ? fail("nft -f (fill)", ret, err, errlen) : 0;
+	}
+	/* Every guest so far in one restore per family: *-restore flushes
+	 * the table, and arptables-nft-restore takes no --noflush. */
+	ret = xt_set_build(&g->e, xt_of(m), 0, end, &s);
 	if (!ret)
-		ret = xt_preload(v, &s, s.n);
+		ret = xt_preload(xt_of(m), &s, s.n);
 	if (ret)
-		snprintf(err, errlen, "restore (fill): %s",
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("restore (fill)", ret, err, errlen);
 	xt_set_free(&s);
 	return ret;
 }
@@ -252,11 +211,10 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 		char *err, size_t errlen)
 {
 	unsigned int k = g->o->nics_per_guest;
-	unsigned int first = g->filled / k, guests = (nics - g->filled) / k;
 	uint64_t t0 = now_ns();
 	int ret;
 
-	if (!guests)
+	if (nics - g->filled < k)
 		return 0;
 	progress("%s: filling to %u NICs (untimed)", gmdescs[m].name, nics);
 	ret = filt_env_add_nics(&g->e, g->filled, nics - g->filled);
@@ -265,63 +223,32 @@ static int fill(struct growth *g, unsigned int m, unsigned int nics,
 			 nics - 1, g->e.nl.err[0] ? g->e.nl.err : strerror(-ret));
 		return ret;
 	}
-	switch (by_libvnic(m) ? M_LIB : m) {
-	case M_LIB:
-		ret = fill_libvnic(g, first, guests, err, errlen);
-		break;
-	case M_NFT:
-		ret = fill_nft(g, first, guests, err, errlen);
-		break;
-	default:
-		ret = fill_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT,
-			      first + guests, err, errlen);
-	}
+	ret = fill_filters(g, m, g->filled / k, nics / k, err, errlen);
 	g->filled = nics;
 	g->m[m].fill_ms += ms_since(t0);
 	return ret;
 }
 
-/* ---- one guest: libvnic ---- */
+/* ---- one guest ---- */
 
-static int lib_create(struct growth *g, unsigned int gi,
-		      struct vnic_guest **out, char *err, size_t errlen)
+/* The bench's macvlans, explicit names and MACs, on the filter lowers. */
+static void nic_of(const void *arg, unsigned int i, char *name, char *mac,
+		   struct vnic_nic_opts *nic)
 {
-	unsigned int k = g->o->nics_per_guest, i;
-	char gname[32], name[16], mac[18];
-	struct vnic_guest *vg;
-	int ret;
+	const struct growth *g = arg;
 
-	filt_guest_name(gi, gname);
-	ret = vnic_guest_new(g->e.ctx, gname, &vg);
-	if (ret)
-		return bench_lib_fail(g->e.ctx, "vnic_guest_new", ret, err, errlen);
-	for (i = gi * k; i < (gi + 1) * k && !ret; i++) {
-		VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
-			  .name = name, .naming = VNIC_NAMING_EXPLICIT,
-			  .lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
-			  .mode = VNIC_MACVLAN_BRIDGE, .mac = mac);
-
-		filt_nic_name(i, name);
-		filt_nic_mac_str(i, mac);
-		ret = vnic_guest_add_nic(vg, &nic, NULL);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_add_nic", ret, err, errlen);
-	}
-	if (!ret) {
-		ret = vnic_guest_create(vg);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_guest_create", ret, err, errlen);
-	}
-	if (ret) {
-		vnic_guest_free(vg);
-		return ret;
-	}
-	*out = vg;
-	return 0;
+	filt_nic_name(i, name);
+	filt_nic_mac_str(i, mac);
+	*nic = (struct vnic_nic_opts){
+		.sz = sizeof(*nic), .kind = VNIC_KIND_MACVLAN, .name = name,
+		.naming = VNIC_NAMING_EXPLICIT, .mode = VNIC_MACVLAN_BRIDGE,
+		.lower_ifindex = g->e.lowers[i / FILT_NICS_PER_LOWER],
+		.mac = mac,
+	};
 }
 
-static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
-		       char *err, size_t errlen)
+static int add_libvnic(struct growth *g, unsigned int m, unsigned int gi,
+		       double *ms, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_guest *vg = NULL;
@@ -335,37 +262,33 @@ static int add_libvnic(struct growth *g, unsigned int gi, double *ms,
 	ret = filt_policy(&g->e, gi, 1, -1, &p, err, errlen);
 	if (ret)
 		return ret;
+	filt_guest_name(gi, gname);
 	t0 = now_ns();
-	ret = lib_create(g, gi, &vg, err, errlen);
-	if (!ret) {
-		ret = vnic_filter_apply(g->h, p, &res);
-		if (ret)
-			bench_lib_fail(g->e.ctx, "vnic_filter_apply", ret, err, errlen);
-	}
+	ret = bench_guest_make(g->e.ctx, gname, gi * g->o->nics_per_guest,
+			       g->o->nics_per_guest, nic_of, g, &vg, err,
+			       errlen);
+	if (!ret && (ret = vnic_filter_apply(g->h, p, &res)))
+		bench_lib_fail(g->e.ctx, "vnic_filter_apply", ret, err, errlen);
 	*ms = ms_since(t0);
 	vnic_policy_free(p);
 	/* Untimed: the guest goes again. */
-	filt_guest_name(gi, gname);
 	ret2 = vnic_filter_remove(g->h, &name, 1, NULL);
 	if (ret2 && !ret)
-		ret = bench_lib_fail(g->e.ctx, "vnic_filter_remove", ret2, err, errlen);
-	if (vg) {
-		ret2 = vnic_guest_destroy(vg);
-		if (ret2 && !ret)
-			ret = bench_lib_fail(g->e.ctx, "vnic_guest_destroy", ret2, err,
-				       errlen);
-	}
+		ret = bench_lib_fail(g->e.ctx, "vnic_filter_remove", ret2, err,
+				     errlen);
+	ret2 = vg ? vnic_guest_destroy(vg) : 0;
+	if (ret2 && !ret)
+		ret = bench_lib_fail(g->e.ctx, "vnic_guest_destroy", ret2, err,
+				     errlen);
 	return ret;
 }
-
-/* ---- one guest: the anchors ---- */
 
 /* The guest's NICs as ip -batch takes them, written before the clock. */
 static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 			  size_t len)
 {
 	unsigned int k = g->o->nics_per_guest, i;
-	char name[16], mac[18], lower[24];
+	char name[16], mac[18];
 	FILE *f = bench_tmpfile("ip", path, len);
 
 	if (!f)
@@ -373,139 +296,88 @@ static int write_ip_batch(struct growth *g, unsigned int gi, char *path,
 	for (i = gi * k; i < (gi + 1) * k; i++) {
 		filt_nic_name(i, name);
 		filt_nic_mac_str(i, mac);
-		snprintf(lower, sizeof(lower), "lower%u",
-			 i / FILT_NICS_PER_LOWER);
-		fprintf(f, "link add link %s name %s address %s type macvlan mode bridge\n",
-			lower, name, mac);
+		fprintf(f, "link add link lower%u name %s address %s type macvlan mode bridge\n",
+			i / FILT_NICS_PER_LOWER, name, mac);
 	}
 	return bench_tmpfile_close(f, path);
 }
 
-static int ip_batch(struct growth *g, const char *path, char *err,
-		    size_t errlen)
-{
-	const char *argv[] = { g->ip_path, "-batch", path, NULL };
-	int ret = run_tool(argv);
-
-	if (ret)
-		snprintf(err, errlen, "ip -batch: %s",
-			 ret == -ECHILD ? "ip failed" : strerror(-ret));
-	return ret;
-}
-
-/* Untimed: the guest's two chains of the per-guest-chain layout. */
-static int nft_remove_guest(struct growth *g, unsigned int gi, char *err,
-			    size_t errlen)
+/* Untimed: the guest's rules (nft: its two chains of the per-guest-chain
+ * layout; xtables: the jumps, then the chains). */
+static int anchor_remove(struct growth *g, unsigned int m, unsigned int gi,
+			 char *err, size_t errlen)
 {
 	char chain[32];
 	const char *argv[] = { NULL, "delete", "chain", "netdev", FILT_TABLE,
 			       chain, NULL };
+	struct xt_set rm;
+	double rms;
 	int ret;
 
-	snprintf(chain, sizeof(chain), "from_nv%u",
-		 gi * g->o->nics_per_guest);
-	ret = nft_run(&g->e, argv);
-	if (!ret) {
-		snprintf(chain, sizeof(chain), "guest_g%u", gi);
+	if (m == M_NFT) {
+		snprintf(chain, sizeof(chain), "from_nv%u",
+			 gi * g->o->nics_per_guest);
 		ret = nft_run(&g->e, argv);
+		snprintf(chain, sizeof(chain), "guest_g%u", gi);
+		ret = ret ?: nft_run(&g->e, argv);
+		return ret ? fail("nft delete chain", ret, err, errlen) : 0;
 	}
+	ret = xt_set_build_remove(&g->e, xt_of(m), gi, 1, &rm);
+	if (!ret)
+		ret = xt_set_files(&rm);
+	if (!ret)
+		ret = xt_restore(xt_of(m), &rm, true, &rms);
 	if (ret)
-		snprintf(err, errlen, "nft delete chain %s: %s", chain,
-			 ret == -ECHILD ? bench_last_error() : strerror(-ret));
+		fail("removing the guest's rules", ret, err, errlen);
+	xt_set_unlink(&rm);
+	xt_set_free(&rm);
 	return ret;
 }
 
-static int add_nft(struct growth *g, unsigned int gi, double *ms, char *err,
-		   size_t errlen)
+/* An anchor: ip -batch of the guest's NICs, then its rules by nft -f (the
+ * per-guest-chain layout) or *-restore --noflush, files written before
+ * the clock. */
+static int add_anchor(struct growth *g, unsigned int m, unsigned int gi,
+		      double *ms, char *err, size_t errlen)
 {
-	char ipf[64], nftf[64];
+	char ipf[64], nftf[64] = "";
+	const char *const argv[] = { g->ip_path, "-batch", ipf, NULL };
+	struct xt_set s = { 0 };
 	unsigned int rules;
 	char *text = NULL;
+	double xms;
+	uint64_t t0;
 	size_t len;
-	uint64_t t0;
-	int ret;
-
-	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
-	if (ret) {
-		snprintf(err, errlen, "ip batch file: %s", strerror(-ret));
-		return ret;
-	}
-	ret = chains_render_range(&g->e, gi, 1, &text, &len, &rules);
-	if (!ret)
-		ret = nft_write_tmp(text, len, nftf, sizeof(nftf));
-	free(text);
-	if (ret) {
-		unlink(ipf);
-		snprintf(err, errlen, "nft fragment: %s", strerror(-ret));
-		return ret;
-	}
-	t0 = now_ns();
-	ret = ip_batch(g, ipf, err, errlen);
-	if (!ret) {
-		ret = nft_file(&g->e, nftf);
-		if (ret)
-			snprintf(err, errlen, "nft -f: %s",
-				 ret == -ECHILD ? bench_last_error() :
-						  strerror(-ret));
-	}
-	*ms = ms_since(t0);
-	unlink(ipf);
-	unlink(nftf);
-	if (!ret)
-		ret = nft_remove_guest(g, gi, err, errlen);
-	return del_guest_nics(g, gi) ?: ret;
-}
-
-static int xt_fail(const char *what, int ret, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "%s: %s", what,
-		 ret == -ECHILD ? bench_last_error() : strerror(-ret));
-	return ret;
-}
-
-static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
-		  double *ms, char *err, size_t errlen)
-{
-	struct xt_set s, rm;
-	double xms, rms;
-	char ipf[64];
-	uint64_t t0;
 	int ret;
 
 	ret = write_ip_batch(g, gi, ipf, sizeof(ipf));
 	if (ret)
-		return xt_fail("ip batch file", ret, err, errlen);
-	ret = xt_set_build(&g->e, v, gi, 1, &s);
-	if (!ret)
+		return fail("ip batch file", ret, err, errlen);
+	if (m == M_NFT) {
+		ret = chains_render_range(&g->e, gi, 1, &text, &len, &rules);
+		if (!ret)
+			ret = nft_write_tmp(text, len, nftf, sizeof(nftf));
+		free(text);
+	} else if (!(ret = xt_set_build(&g->e, xt_of(m), gi, 1, &s))) {
 		ret = xt_set_files(&s);
-	if (ret) {
-		unlink(ipf);
-		xt_set_free(&s);
-		return xt_fail("restore files", ret, err, errlen);
 	}
+	if (ret)
+		fail("the guest's rule files", ret, err, errlen);
 	t0 = now_ns();
-	ret = ip_batch(g, ipf, err, errlen);
-	if (!ret) {
-		ret = xt_restore(v, &s, true, &xms);
-		if (ret)
-			xt_fail("restore --noflush", ret, err, errlen);
-	}
+	if (!ret && (ret = bench_exec(argv, NULL, -1, NULL)))
+		fail("ip -batch", ret, err, errlen);
+	if (!ret && (ret = m == M_NFT ? nft_file(&g->e, nftf) :
+				       xt_restore(xt_of(m), &s, true, &xms)))
+		fail(m == M_NFT ? "nft -f" : "restore --noflush", ret, err,
+		     errlen);
 	*ms = ms_since(t0);
 	unlink(ipf);
+	if (nftf[0])
+		unlink(nftf);
 	xt_set_unlink(&s);
 	xt_set_free(&s);
-	/* Untimed: the jumps, then the chains, then the NICs. */
-	if (!ret) {
-		ret = xt_set_build_remove(&g->e, v, gi, 1, &rm);
-		if (!ret)
-			ret = xt_set_files(&rm);
-		if (!ret)
-			ret = xt_restore(v, &rm, true, &rms);
-		if (ret)
-			xt_fail("removing the guest's rules", ret, err, errlen);
-		xt_set_unlink(&rm);
-		xt_set_free(&rm);
-	}
+	if (!ret)
+		ret = anchor_remove(g, m, gi, err, errlen);
 	return del_guest_nics(g, gi) ?: ret;
 }
 
@@ -514,8 +386,8 @@ static int add_xt(struct growth *g, enum xt_variant v, unsigned int gi,
  * batch libvnic sent for it at this point (floor.c), timed; its remove
  * batch and the NICs' deletion untimed.
  */
-static int add_floor(struct growth *g, unsigned int gi, double *ms,
-		     char *err, size_t errlen)
+static int add_floor(struct growth *g, unsigned int m, unsigned int gi,
+		     double *ms, char *err, size_t errlen)
 {
 	unsigned int k = g->o->nics_per_guest;
 	double bms = 0, rms;
@@ -542,129 +414,81 @@ static int add_floor(struct growth *g, unsigned int gi, double *ms,
 	return del_guest_nics(g, gi) ?: ret;
 }
 
-static int add_lib_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_libvnic(g, gi, ms, err, errlen);
-}
-
-static int add_floor_m(struct growth *g, unsigned int m, unsigned int gi,
-		       double *ms, char *err, size_t errlen)
-{
-	return add_floor(g, gi, ms, err, errlen);
-}
-
-static int add_nft_m(struct growth *g, unsigned int m, unsigned int gi,
-		     double *ms, char *err, size_t errlen)
-{
-	return add_nft(g, gi, ms, err, errlen);
-}
-
-static int add_xt_m(struct growth *g, unsigned int m, unsigned int gi,
-		    double *ms, char *err, size_t errlen)
-{
-	return add_xt(g, m == M_XT_LEGACY ? XT_LEGACY : XT_NFT, gi, ms, err,
-		      errlen);
-}
-
-static const char *skip_nft(const struct growth *g, unsigned int m)
-{
-	if (!g->ip_path[0])
-		return "ip(8) not found (install iproute2)";
-	return g->e.nft_path[0] ? NULL :
-	       "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
-}
-
-static const char *skip_xt(const struct growth *g, unsigned int m)
-{
-	if (!g->ip_path[0])
-		return "ip(8) not found (install iproute2)";
-	return xt_skip(m == M_XT_LEGACY ? XT_LEGACY : XT_NFT);
-}
-
-static const struct gmdesc gmdescs[M__MAX] = {
-	[M_PFX] = { "libvnic-prefix", NULL, add_lib_m },
-	[M_LIB] = { "libvnic", NULL, add_lib_m },
-	[M_NFT] = { "ip-nft", skip_nft, add_nft_m },
-	[M_XT_LEGACY] = { "ip-iptables-legacy", skip_xt, add_xt_m },
-	[M_XT_NFT] = { "ip-iptables-nft", skip_xt, add_xt_m },
-	[M_FLOOR] = { "floor", NULL, add_floor_m },
-	[M_FLOOR_PFX] = { "floor-prefix", NULL, add_floor_m },
-	[M_BPF] = { "libvnic-bpf", NULL, add_lib_m },
-};
-
 /* ---- a method's curve ---- */
 
 static const char *skip_reason(struct growth *g, unsigned int m)
 {
 	if (!bench_in_list(g->o->methods, gmdescs[m].name))
 		return "not selected (--methods)";
-	return gmdescs[m].skip ? gmdescs[m].skip(g, m) : NULL;
+	if (gmdescs[m].lib)
+		return NULL;
+	if (!g->ip_path[0])
+		return "ip(8) not found (install iproute2)";
+	if (m != M_NFT)
+		return xt_skip(xt_of(m));
+	return g->e.nft_path[0] ? NULL :
+	       "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
 }
 
+/* libvnic's handle for the method (none for the anchors); 1 when the
+ * kernel cannot hook by prefix (the row is skipped). */
 static int open_handle(struct growth *g, unsigned int m, char *err,
 		       size_t errlen)
 {
 	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE,
-		  .hook_prefixes = by_prefix(m) ? nic_prefixes : NULL);
+		  .hook_prefixes = gmdescs[m].prefix ? nic_prefixes : NULL);
 	VNIC_OPTS(vnic_filter_opts, bpf, .backend = VNIC_BACKEND_BPF,
 		  .capacity = g->o->max_nics + g->o->nics_per_guest);
 	int ret;
 
 	g->h = NULL;
-	if (!by_libvnic(m))
+	if (!gmdescs[m].lib)
 		return 0;
 	ret = vnic_filter_open(g->e.ctx, m == M_BPF ? &bpf : &opts, &g->h);
 	if (ret) {
 		g->h = NULL;
-		return bench_lib_fail(g->e.ctx, "vnic_filter_open", ret, err, errlen);
+		return bench_lib_fail(g->e.ctx, "vnic_filter_open", ret, err,
+				      errlen);
 	}
-	if (by_prefix(m) &&
+	if (gmdescs[m].prefix &&
 	    !(vnic_filter_features(g->h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
 		vnic_filter_close(g->h);
 		g->h = NULL;
-		g->m[m].skip = PFX_SKIP;
+		g->rows[m].skip = PFX_SKIP;
 		return 1;
 	}
 	return 0;
 }
 
-/* Runs at a point: all of them, unless the last point says one run
- * would take the point over its budget. */
-static unsigned int runs_at(struct growth *g, struct gmethod *gm,
-			    unsigned int pi)
-{
-	unsigned int r = g->o->runs;
-	double prev = pi ? gm->med[pi - 1] : NAN;
-
-	if (!isnan(prev) && prev * r > G_POINT_BUDGET_MS) {
-		r = (unsigned int)(G_POINT_BUDGET_MS / prev);
-		r = r < 1 ? 1 : r;
-		gm->cut = true;
-	}
-	return r;
-}
-
 static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 {
 	struct gmethod *gm = &g->m[m];
-	unsigned int k = g->o->nics_per_guest, gi = g->points[pi] / k;
-	unsigned int runs = runs_at(g, gm, pi), r;
-	double v[1000], ms;
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
+	size_t errlen = sizeof(row->error);
+	unsigned int gi = g->points[pi] / g->o->nics_per_guest;
+	unsigned int runs = g->o->runs, r;
+	double v[1000], ms, prev = pi ? gm->med[pi - 1] : NAN;
 	struct summary s;
 	int ret;
 
-	/* floor: libvnic's batches for this guest at this point, kept
-	 * (untimed); the handle closed, so that the bench's socket may
-	 * change the table libvnic owned, and opened again after. */
-	if (IS_FLOOR(m)) {
-		/* The second add: the first may make the table. */
+	/* All runs, unless the last point says one would take the point
+	 * over its budget. */
+	if (!isnan(prev) && prev * runs > G_POINT_BUDGET_MS) {
+		runs = (unsigned int)(G_POINT_BUDGET_MS / prev);
+		runs = runs < 1 ? 1 : runs;
+		gm->cut = true;
+	}
+	/* floor: libvnic's batches for this guest at this point, kept from
+	 * its second add (the first may make the table), untimed; the handle
+	 * closed, so that the bench's socket may change the table libvnic
+	 * owned, and opened again after. */
+	if (gmdescs[m].floor) {
 		floor_free(&g->fb);
-		ret = add_libvnic(g, gi, &ms, gm->error, sizeof(gm->error));
+		ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, &g->fb);
 		if (!ret)
-			ret = add_libvnic(g, gi, &ms, gm->error,
-					  sizeof(gm->error));
+			ret = add_libvnic(g, m, gi, &ms, err, errlen);
 		floor_capture(g->h, NULL);
 		vnic_filter_close(g->h);
 		g->h = NULL;
@@ -672,16 +496,15 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 			return ret;
 	}
 	/* A warm-up, untimed: the first add may make shared structure. */
-	ret = gmdescs[m].add(g, m, gi, &ms, gm->error, sizeof(gm->error));
+	ret = gmdescs[m].add(g, m, gi, &ms, err, errlen);
 	for (r = 0; r < runs && !ret; r++) {
 		progress("%s: %u NICs, run %u/%u", gmdescs[m].name,
 			 g->points[pi], r + 1, runs);
-		ret = gmdescs[m].add(g, m, gi, &v[r], gm->error,
-				     sizeof(gm->error));
+		ret = gmdescs[m].add(g, m, gi, &v[r], err, errlen);
 		usleep(g->o->settle_ms * 1000);
 	}
-	if (!ret && IS_FLOOR(m))
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+	if (!ret && gmdescs[m].floor)
+		ret = open_handle(g, m, err, errlen);
 	if (ret)
 		return ret;
 	summarize(v, runs, &s);
@@ -689,48 +512,49 @@ static int run_point(struct growth *g, unsigned int m, unsigned int pi)
 	gm->med[pi] = s.median;
 	gm->min[pi] = s.min;
 	gm->max[pi] = s.max;
+	/* The row's samples: the last point's, for the table. */
+	for (row->runs = 0, r = 0; r < runs; r++, row->runs++)
+		bench_row_next(row)->ms = v[r];
 	return 0;
 }
 
 static void run_method(struct growth *g, unsigned int m)
 {
 	struct gmethod *gm = &g->m[m];
+	struct bench_row *row = &g->rows[m];
+	char *err = row->error;
 	unsigned int pi;
 	int ret;
 
 	for (pi = 0; pi < G_MAX_POINTS; pi++)
 		gm->med[pi] = gm->min[pi] = gm->max[pi] = NAN;
-	gm->skip = skip_reason(g, m);
-	if (gm->skip)
+	row->skip = skip_reason(g, m);
+	if (row->skip)
 		return;
-	ret = reset(g, m, gm->error, sizeof(gm->error));
-	if (!ret)
-		ret = open_handle(g, m, gm->error, sizeof(gm->error));
+	ret = reset(g, m, err, sizeof(row->error));
+	ret = ret ?: open_handle(g, m, err, sizeof(row->error));
 	for (pi = 0; pi < g->np && !ret; pi++) {
-		ret = fill(g, m, g->points[pi], gm->error, sizeof(gm->error));
-		if (!ret)
-			ret = run_point(g, m, pi);
+		ret = fill(g, m, g->points[pi], err, sizeof(row->error));
+		ret = ret ?: run_point(g, m, pi);
 	}
 	if (g->h)
 		vnic_filter_close(g->h);
 	g->h = NULL;
-	if (ret > 0)		/* skipped, said in gm->skip */
+	if (ret > 0)		/* skipped, said in row->skip */
 		return;
-	if (ret && !gm->error[0])
-		snprintf(gm->error, sizeof(gm->error), "%s", strerror(-ret));
+	if (ret && !err[0])
+		snprintf(err, sizeof(row->error), "%s", strerror(-ret));
+	/* A failed method shows no figures, only why. */
+	if (err[0])
+		row->runs = 0;
 	/* The next method must not start next to this one's state. */
-	if (reset(g, m, gm->error[0] ? gm->note : gm->error,
-		  gm->error[0] ? sizeof(gm->note) : sizeof(gm->error)))
+	if (reset(g, m, err[0] ? gm->note : err,
+		  err[0] ? sizeof(gm->note) : sizeof(row->error)))
 		fprintf(stderr, "vnic-bench: growth: %s\n",
-			gm->error[0] ? gm->note : gm->error);
+			err[0] ? gm->note : err);
 }
 
 /* ---- report ---- */
-
-struct gout {
-	struct growth *g;
-	struct trow rows[M__MAX];
-};
 
 static unsigned int last_point(const struct gmethod *gm, unsigned int np)
 {
@@ -739,54 +563,63 @@ static unsigned int last_point(const struct gmethod *gm, unsigned int np)
 	return np - 1;
 }
 
-static void curve_table(FILE *f, const struct growth *g)
-{
-	unsigned int m, i;
-
-	fprintf(f, "curve: ms per added guest (median) by guest NICs present\n");
-	fprintf(f, "%-20s", "method");
-	for (i = 0; i < g->np; i++)
-		fprintf(f, " %9u", g->points[i]);
-	fputc('\n', f);
-	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip)
-			continue;
-		fprintf(f, "%-20s", gmdescs[m].name);
-		for (i = 0; i < g->np; i++) {
-			if (isnan(g->m[m].med[i]))
-				fprintf(f, " %9s", "-");
-			else
-				fprintf(f, " %9.3f", g->m[m].med[i]);
-		}
-		fputc('\n', f);
-	}
-}
-
 /* libvnic's curve over the floor of its layout, point by point. */
 static bool floor_ratios(const struct growth *g, unsigned int m, double *x)
 {
-	const struct gmethod *lv = &g->m[m];
-	const struct gmethod *fl = &g->m[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR];
-	unsigned int i;
+	unsigned int f = gmdescs[m].prefix ? M_FLOOR_PFX : M_FLOOR, i;
+	const struct gmethod *lv = &g->m[m], *fl = &g->m[f];
 
-	if (lv->skip || fl->skip || !lv->runs[0] || !fl->runs[0])
+	if (m > M_LIB || g->rows[m].skip || g->rows[f].skip || !lv->runs[0] ||
+	    !fl->runs[0])
 		return false;
 	for (i = 0; i < g->np; i++)
 		x[i] = lv->med[i] / fl->med[i];
 	return true;
 }
 
-static void floor_notes(FILE *f, const struct growth *g)
+/* The curve table, each method's fill and cuts, the ratios to the floor. */
+static void notes(FILE *f, const struct report *o)
 {
+	const struct growth *g = o->re->priv;
 	double x[G_MAX_POINTS];
 	unsigned int m, i;
 	bool ok;
 
+	fprintf(f, "curve: ms per added guest (median) by guest NICs present\n%-20s",
+		"method");
+	for (i = 0; i < g->np; i++)
+		fprintf(f, " %9u", g->points[i]);
+	for (m = 0; m < M__MAX; m++) {
+		if (!g->rows[m].skip)
+			fprintf(f, "\n%-20s", gmdescs[m].name);
+		for (i = 0; !g->rows[m].skip && i < g->np; i++)
+			if (isnan(g->m[m].med[i]))
+				fprintf(f, " %9s", "-");
+			else
+				fprintf(f, " %9.3f", g->m[m].med[i]);
+	}
+	fputc('\n', f);
+	for (m = 0; m < M__MAX; m++) {
+		const struct gmethod *gm = &g->m[m];
+
+		if (g->rows[m].skip || (!gm->runs[0] && !g->rows[m].error[0]))
+			continue;
+		fprintf(f, "note: %s: fill (untimed) %.1f s in all",
+			gmdescs[m].name, gm->fill_ms / 1000.0);
+		if (gm->cut)
+			fprintf(f, "; runs cut to keep a point near %.0f s:",
+				G_POINT_BUDGET_MS / 1000.0);
+		for (i = 0; gm->cut && i < g->np; i++)
+			fprintf(f, " %u@%u", gm->runs[i], g->points[i]);
+		fprintf(f, "%s%s\n", gm->note[0] ? "; " : "", gm->note);
+	}
+	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_filter_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command); floor*: the guest's NICs in one sendmsg() + the nf_tables batch libvnic sent for the guest at that point (captured untimed), sent again\n",
+		g->o->nics_per_guest);
 	for (m = M_PFX; m <= M_LIB; m++) {
 		if (!floor_ratios(g, m, x))
 			continue;
 		fprintf(f, "ratio: %s over %s by point:", gmdescs[m].name,
-			gmdescs[by_prefix(m) ? M_FLOOR_PFX : M_FLOOR].name);
+			gmdescs[gmdescs[m].prefix ? M_FLOOR_PFX : M_FLOOR].name);
 		for (i = 0, ok = true; i < g->np; i++) {
 			fprintf(f, " %.2fx", x[i]);
 			ok &= !(x[i] > BENCH_TARGET_RATIO);
@@ -796,163 +629,98 @@ static void floor_notes(FILE *f, const struct growth *g)
 	}
 }
 
-static void notes(FILE *f, const void *ctx)
+static void svg(FILE *f, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
-	unsigned int m, i;
-
-	curve_table(f, g);
-	for (m = 0; m < M__MAX; m++) {
-		const struct gmethod *gm = &g->m[m];
-
-		if (gm->skip || (!gm->runs[0] && !gm->error[0]))
-			continue;
-		fprintf(f, "note: %s: fill (untimed) %.1f s in all",
-			gmdescs[m].name, gm->fill_ms / 1000.0);
-		if (gm->cut) {
-			fprintf(f, "; runs cut to keep a point near %.0f s:",
-				G_POINT_BUDGET_MS / 1000.0);
-			for (i = 0; i < g->np; i++)
-				fprintf(f, " %u@%u", gm->runs[i], g->points[i]);
-		}
-		if (gm->note[0])
-			fprintf(f, "; %s", gm->note);
-		fputc('\n', f);
-	}
-	fprintf(f, "note: each run adds one guest of %u macvlans and its filters and is undone untimed; libvnic-*: vnic_guest_create (explicit names) + vnic_filter_apply; ip-nft: ip -batch + nft -f of the guest's chains (per-guest-chain layout); ip-iptables-*: ip -batch + iptables/ip6tables-restore --noflush (nft variant: arptables-nft, one process per command); floor*: the guest's NICs in one sendmsg() + the nf_tables batch libvnic sent for the guest at that point (captured untimed), sent again\n",
-		g->o->nics_per_guest);
-	floor_notes(f, g);
-}
-
-static void svg(FILE *f, const void *ctx)
-{
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 	struct svg_series s[M__MAX];
 	unsigned int m, n = 0;
 
-	for (m = 0; m < M__MAX; m++) {
-		if (g->m[m].skip || !g->m[m].runs[0])
-			continue;
-		s[n].name = gmdescs[m].name;
-		s[n].x = g->x;
-		s[n].y = g->m[m].med;
-		s[n++].n = g->np;
-	}
+	for (m = 0; m < M__MAX; m++)
+		if (!g->rows[m].skip && g->m[m].runs[0])
+			s[n++] = (struct svg_series){ gmdescs[m].name, g->x,
+						      g->m[m].med, g->np };
 	svg_plot(f, "vnic-bench growth: adding one guest as the host fills",
 		 "guest NICs present", "ms per added guest (log scale)", s, n,
 		 SVG_LOG_Y);
 }
 
-static void json_params(struct json *j, const void *ctx)
+static void json_params(struct json *j, const struct report *o)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
+	const struct growth *g = o->re->priv;
 
 	json_str(j, "kind", "macvlan");
 	json_uint(j, "max_nics", g->o->max_nics);
 	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	json_uint(j, "runs", g->o->runs);
 	json_nums(j, "points", g->x, g->np);
 }
 
-static void json_row(struct json *j, const struct trow *t, const void *ctx)
+static void json_row(struct json *j, const struct report *o,
+		     const struct bench_row *r)
 {
-	const struct growth *g = ((const struct gout *)ctx)->g;
-	const struct gmethod *gm = t->data;
-	double runs[G_MAX_POINTS];
-	unsigned int i;
+	json_uint(j, "nics_per_guest", o->re->nics_per_guest);
+}
 
-	json_str(j, "scenario", "growth");
-	json_str(j, "method", t->method);
-	json_uint(j, "nics_per_guest", g->o->nics_per_guest);
-	if (!t->ms.n)
-		return;
+static void json_measured(struct json *j, const struct report *o,
+			  const struct bench_row *r)
+{
+	const struct growth *g = o->re->priv;
+	unsigned int m = (unsigned int)(r - o->rows), i;
+	const struct gmethod *gm = &g->m[m];
+	double v[G_MAX_POINTS];
+
 	for (i = 0; i < g->np; i++)
-		runs[i] = gm->runs[i];
+		v[i] = gm->runs[i];
 	json_nums(j, "points", g->x, g->np);
 	json_nums(j, "median_ms_per_point", gm->med, g->np);
 	json_nums(j, "min_ms_per_point", gm->min, g->np);
 	json_nums(j, "max_ms_per_point", gm->max, g->np);
-	json_nums(j, "runs_per_point", runs, g->np);
+	json_nums(j, "runs_per_point", v, g->np);
 	json_num(j, "fill_ms", gm->fill_ms);
-	if (gm - g->m <= M_LIB && floor_ratios(g, (unsigned int)(gm - g->m),
-						runs))
-		json_nums(j, "ratio_to_floor_per_point", runs, g->np);
+	if (floor_ratios(g, m, v))
+		json_nums(j, "ratio_to_floor_per_point", v, g->np);
 }
 
-/* One row per method: its last point, its first, and the growth. */
-static void build_rows(struct gout *o)
+/* Columns: the last point, the first, and the growth between them. */
+static double col_at(const struct report *o, const struct bench_row *r)
 {
-	struct growth *g = o->g;
-	unsigned int m, last;
-	int ref = -1;
+	const struct growth *g = o->re->priv;
 
-	for (m = 0; m < M__MAX; m++) {
-		struct gmethod *gm = &g->m[m];
-		struct trow *r = &o->rows[m];
-
-		memset(r, 0, sizeof(*r));
-		r->method = gmdescs[m].name;
-		r->skip = gm->skip;
-		r->error = gm->error;
-		r->data = gm;
-		r->extra[0] = r->extra[1] = r->extra[2] = NAN;
-		if (gm->skip || gm->error[0] || !gm->runs[0])
-			continue;
-		last = last_point(gm, g->np);
-		r->ms.n = gm->runs[last];
-		r->ms.median = gm->med[last];
-		r->ms.min = gm->min[last];
-		r->ms.max = gm->max[last];
-		r->extra[0] = g->points[last];
-		r->extra[1] = gm->med[0];
-		r->extra[2] = gm->med[last] / gm->med[0];
-		if (ref < 0 && m <= M_LIB)
-			ref = (int)m;
-	}
-	if (ref >= 0)
-		o->rows[ref].libvnic_ref = true;
+	return r->runs ? g->points[last_point(&g->m[r - o->rows], g->np)] : NAN;
 }
 
-static void growth_title(const struct growth *g, char *buf, size_t len)
+static double col_at0(const struct report *o, const struct bench_row *r)
 {
-	const struct host_info *hi = host_info();
+	const struct growth *g = o->re->priv;
 
-	snprintf(buf, len,
-		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
-		 g->o->nics_per_guest, g->o->max_nics, g->np, g->o->runs,
-		 hi->kernel, hi->cpus, hi->load1);
+	return r->runs ? g->m[r - o->rows].med[0] : NAN;
 }
 
-static int report(struct growth *g)
+static double col_growth(const struct report *o, const struct bench_row *r)
 {
-	struct gout o = { .g = g };
-	struct table t = {
-		.scenario = "growth", .rows = o.rows, .nrows = M__MAX,
-		.ms_prec = 3, .nextra = 3,
-		.extra = { { "at_nics", 0 }, { "ms_at_0", 3 },
-			   { "growth_x", 1 } },
-	};
-	struct out_doc d = {
-		.dir = g->o->out_dir, .t = &t, .params = json_params,
-		.json_row = json_row, .notes = notes, .svg = svg, .ctx = &o,
-	};
-	char title[256];
-
-	build_rows(&o);
-	table_finish(&t);
-	growth_title(g, title, sizeof(title));
-	d.title = title;
-	return out_report(&d, g->o->json) ? 1 : 0;
+	return row_median(r, offsetof(struct sample, ms)) / col_at0(o, r);
 }
+
+static void cols(struct report *o)
+{
+	report_col(o, "at_nics", 0, col_at);
+	report_col(o, "ms_at_0", 3, col_at0);
+	report_col(o, "growth_x", 1, col_growth);
+}
+
+static const struct report_style growth_style = {
+	.ms_prec = 3, .cols = cols, .row = json_row, .json = json_measured,
+	.params = json_params, .notes = notes, .svg = svg,
+	.failed_fails = true, .lean = true,
+};
 
 /* ---- the scenario ---- */
 
 static int run(const struct bench_opts *o)
 {
 	struct growth *g = calloc(1, sizeof(*g));
-	char title[256];
-	unsigned int m, failed = 0;
+	struct report_env re;
 	uint64_t t0 = now_ns();
+	unsigned int m;
 	int ret;
 
 	if (!g)
@@ -960,14 +728,15 @@ static int run(const struct bench_opts *o)
 	g->o = o;
 	make_points(g);
 	bench_find_tool("ip", g->ip_path, sizeof(g->ip_path));
-	if (!o->json) {
-		growth_title(g, title, sizeof(title));
-		printf("vnic-bench %s\n", title);
-		host_print_versions(stdout);
-	}
-	progress_begin("growth");
-	ret = filt_env_setup_cap(&g->e, o, 0,
-				 o->max_nics + o->nics_per_guest);
+	report_env_init(&re, o, 0, 0);
+	re.style = &growth_style;
+	re.priv = g;
+	snprintf(re.title, sizeof(re.title),
+		 "growth: one guest of %u macvlans + filters, host filled 0..%u guest NICs, %u points, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 o->nics_per_guest, o->max_nics, g->np, o->runs, re.kernel,
+		 re.cpus, re.load1);
+	report_header(&re, o->json);
+	ret = filt_env_setup_cap(&g->e, o, 0, o->max_nics + o->nics_per_guest);
 	if (ret) {
 		fprintf(stderr, "vnic-bench: growth: setting up: %s\n",
 			strerror(-ret));
@@ -975,25 +744,29 @@ static int run(const struct bench_opts *o)
 		return 1;
 	}
 	for (m = 0; m < M__MAX; m++) {
+		bench_row_init(&g->rows[m], gmdescs[m].name, o->runs);
 		run_method(g, m);
-		failed += g->m[m].error[0] != 0;
 	}
-	ret = report(g);
+	/* x_libvnic: the first libvnic curve that ran. */
+	g->rows[g->rows[M_PFX].runs ? M_PFX : M_LIB].libvnic = true;
+	ret = report_rows(&re, g->rows, M__MAX, o->json);
+	for (m = 0; m < M__MAX; m++)
+		bench_row_free(&g->rows[m]);
 	floor_free(&g->fb);
 	filt_env_free(&g->e);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);
 	free(g);
-	return ret || failed ? 1 : 0;
+	return ret;
 }
 
 static void defaults(struct bench_opts *o)
 {
 	o->nics_per_guest = FILT_DEFAULT_NICS_PER_GUEST;
 	o->kind = VNIC_KIND_MACVLAN;
-	o->max_nics = G_DEFAULT_MAX;
-	o->npoints = G_DEFAULT_POINTS;
+	o->max_nics = 10000;
+	o->npoints = 6;
 }
 
 const struct scenario scn_growth = {

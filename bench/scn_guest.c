@@ -29,64 +29,51 @@ static const struct method *const methods[] = {
 
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 
-/* Whether name is one of list's comma-separated words (NULL: all are). */
-static bool selected(const struct bench_opts *o, const char *name)
-{
-	return bench_in_list(o->methods, name);
-}
-
 /* All-or-nothing means all: every NIC must be there after success... */
-static int check_created(struct guest_env *e, const struct method *m,
-			 struct bench_row *res)
+int bench_check_links(struct guest_env *e, const struct method *m,
+		      unsigned int want, char *err, size_t errlen)
 {
-	unsigned int want = e->o->nics * env_links_per_nic(e->o), got, here;
+	unsigned int got, here;
 	int ret = env_count_new(e, &here);
 
 	/* A method that puts its NICs elsewhere counts them there, and
 	 * must leave nothing behind here. */
-	if (!ret && m->count && here) {
-		snprintf(res->error, sizeof(res->error),
-			 "%u links left in the bench's namespace", here);
+	if (!ret && m && m->count && here) {
+		snprintf(err, errlen, "%u links left in the bench's namespace",
+			 here);
 		return -EPROTO;
 	}
 	got = here;
-	if (!ret && m->count)
+	if (!ret && m && m->count)
 		ret = m->count(e, &got);
 	if (ret || got == want)
 		return ret;
-	snprintf(res->error, sizeof(res->error),
+	snprintf(err, errlen,
 		 "reported success but %u links were created, not %u", got,
 		 want);
 	return -EPROTO;
 }
 
-/* ...and nothing after a failure: a leak here is a rollback bug. */
-static void check_rolled_back(struct guest_env *e, const struct method *m)
-{
-	unsigned int got;
-
-	if (m->libvnic && env_count_new(e, &got) == 0 && got)
-		fprintf(stderr,
-			"vnic-bench: %s: the failed create left %u links behind\n",
-			m->name, got);
-}
-
 /* One timed run; a method's failure ends its runs, a failed restore all. */
-static int run_once(struct guest_env *e, const struct method *m,
-		    struct bench_row *res, bool *fatal)
+static int run_once(struct guest_env *e, struct bench_row *res, bool *fatal)
 {
+	const struct method *m = res->priv;
 	struct sample *s = bench_row_next(res);
-	unsigned int deleted = 0;
+	unsigned int deleted = 0, got;
 	uint64_t t0;
 	int ret;
 
 	e->run = res->runs;
 	e->destroy_ms = NAN;
 	ret = m->run(e, s, res->error, sizeof(res->error));
-	if (ret)
-		check_rolled_back(e, m);
-	else
-		ret = check_created(e, m, res);
+	/* ...and nothing after a failure: a leak here is a rollback bug. */
+	if (ret && m->libvnic && env_count_new(e, &got) == 0 && got)
+		fprintf(stderr, "vnic-bench: %s: the failed create left %u links behind\n",
+			m->name, got);
+	if (!ret)
+		ret = bench_check_links(e, m, e->o->nics *
+					env_links_per_nic(e->o), res->error,
+					sizeof(res->error));
 	if (m->release)
 		m->release(e);
 	s->destroy_ms = e->destroy_ms;
@@ -106,56 +93,10 @@ static int run_once(struct guest_env *e, const struct method *m,
 	return ret;
 }
 
-static void init_results(const struct guest_env *e, struct bench_row *res,
-			 unsigned int *nres)
-{
-	unsigned int i;
-
-	*nres = 0;
-	for (i = 0; i < NMETHODS; i++) {
-		struct bench_row *r = &res[*nres];
-
-		if (!selected(e->o, methods[i]->name))
-			continue;
-		bench_row_init(r, methods[i]->name, e->o->runs);
-		r->libvnic = methods[i]->libvnic;
-		r->existing = e->o->existing;
-		r->skip = methods[i]->skip ? methods[i]->skip(e) : NULL;
-		(*nres)++;
-	}
-}
-
-static const struct method *method_of(const struct bench_row *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NMETHODS; i++)
-		if (!strcmp(methods[i]->name, r->method))
-			return methods[i];
-	return NULL;
-}
-
-/*
- * One untimed floor first: the first creation in a fresh namespace pays
- * for slab caches and sysfs directories that every later one finds ready,
- * and would otherwise land in run 1 of whichever method comes first.
- */
-int bench_warm_up(struct guest_env *e)
-{
-	struct sample s;
-	unsigned int deleted;
-	char err[256];
-
-	sample_init(&s);
-	if (method_floor.run(e, &s, err, sizeof(err)))
-		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
-	method_floor.release(e);
-	return env_restore(e, &deleted);
-}
-
 struct loop {
 	struct guest_env *e;
 	struct bench_row *res;
+	int (*once)(struct guest_env *e, struct bench_row *r, bool *fatal);
 };
 
 static const char *active(void *ctx, unsigned int i)
@@ -172,28 +113,62 @@ static int once(void *ctx, unsigned int i, unsigned int run)
 	struct bench_row *r = &l->res[i];
 	bool fatal = false;
 
-	if (run_once(l->e, method_of(r), r, &fatal))
+	if (l->once(l->e, r, &fatal)) {
+		progress_clear();
 		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	}
 	return fatal ? -EIO : 0;
 }
 
-static int run_all(struct guest_env *e, struct bench_row *res, unsigned int nres)
+int bench_run_rows(struct guest_env *e, struct bench_row *res,
+		   unsigned int nres,
+		   int (*one)(struct guest_env *e, struct bench_row *r,
+			      bool *fatal))
 {
-	struct loop l = { e, res };
+	struct loop l = { e, res, one };
 	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
 				 .active = active, .once = once };
+	unsigned int deleted;
+	char err[256];
+	struct sample s;
+	int ret;
 
-	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
+	/* One untimed floor first: the first creation in a fresh namespace
+	 * pays for slab caches and sysfs directories that every later one
+	 * finds ready, and would otherwise land in run 1 of whichever method
+	 * comes first. */
+	sample_init(&s);
+	if (method_floor.run(e, &s, err, sizeof(err)))
+		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
+	method_floor.release(e);
+	ret = env_restore(e, &deleted) ? -EIO : bench_rotate(&bl);
+	if (ret) {
+		progress_end();
+		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+	}
+	return ret;
+}
+
+int bench_env_start(struct guest_env *e, const struct bench_opts *o)
+{
+	uint64_t t0 = now_ns();
+	int ret = env_setup(e, o);
+
+	if (ret) {
+		progress_end();
+		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
+		env_free(e);
+		return ret;
+	}
+	if (!o->json)
+		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
+			e->base.n, o->existing, ms_since(t0));
+	return 0;
 }
 
 /* ---- the report: the shared one, with the guest's columns ---- */
 
 #define TABLE_BUILD_ROW "libvnic-cache-table-build"
-
-static double col_floor(const struct report *o, const struct bench_row *r)
-{
-	return report_ratio(o, r, "floor");
-}
 
 static double col_sendmsg(const struct report *o, const struct bench_row *r)
 {
@@ -207,7 +182,7 @@ static double col_ioctls(const struct report *o, const struct bench_row *r)
 
 static void guest_cols(struct report *o)
 {
-	report_col(o, "x_floor", 2, col_floor);
+	report_col(o, "x_floor", 2, report_ratio_a);
 	report_col(o, "us/NIC", 1, report_per_nic);
 	report_col(o, "sendmsg", 0, col_sendmsg);
 	report_col(o, "ioctls", 0, col_ioctls);
@@ -255,14 +230,6 @@ static void guest_params(struct json *j, const struct report *o)
 	json_num(j, "target_ratio_to_floor", BENCH_TARGET_RATIO);
 }
 
-static double min_ms(const struct bench_row *r)
-{
-	struct summary s;
-
-	row_field(r, offsetof(struct sample, ms), &s);
-	return s.min;
-}
-
 /*
  * Deleting is not what is measured, but a slow delete is worth a line.
  * The claim is judged on medians; the ratio of the minima follows it as a
@@ -272,6 +239,7 @@ static void guest_notes(FILE *f, const struct report *o)
 {
 	const struct bench_row *fl = report_find(o, "floor"), *b = o->ref;
 	double x = best_ratio(o);
+	struct summary bs, fs;
 	unsigned int i;
 
 	for (i = 0; i < o->n; i++) {
@@ -289,13 +257,13 @@ static void guest_notes(FILE *f, const struct report *o)
 	else if (!fl)
 		fprintf(f, "verdict: %s %.2f ms, but no floor in this run: target not measured\n",
 			b->method, row_median(b, offsetof(struct sample, ms)));
-	else
-		fprintf(f, "verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
-			b->method, row_median(b, offsetof(struct sample, ms)),
-			x, row_median(fl, offsetof(struct sample, ms)),
-			BENCH_TARGET_RATIO,
-			x <= BENCH_TARGET_RATIO ? "MET" : "MISSED",
-			min_ms(b) / min_ms(fl));
+	if (!b || !fl)
+		return;
+	row_field(b, offsetof(struct sample, ms), &bs);
+	row_field(fl, offsetof(struct sample, ms), &fs);
+	fprintf(f, "verdict: best libvnic strategy %s %.2f ms = %.2fx floor %.2f ms: target <= %.2fx %s (ratio of minima %.2fx)\n",
+		b->method, bs.median, x, fs.median, BENCH_TARGET_RATIO,
+		x <= BENCH_TARGET_RATIO ? "MET" : "MISSED", bs.min / fs.min);
 }
 
 static const struct report_style guest_style = {
@@ -352,23 +320,21 @@ static int run(const struct bench_opts *o)
 	re.style = &guest_style;
 	re.ratio_a = "floor";
 	report_header(&re, o->json);
-	t0 = now_ns();
-	ret = env_setup(&e, o);
-	if (ret) {
-		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
-		env_free(&e);
+	if (bench_env_start(&e, o))
 		return 1;
+	for (i = 0, nres = 0; i < NMETHODS; i++) {
+		if (!bench_in_list(o->methods, methods[i]->name))
+			continue;
+		bench_row_init(&res[nres], methods[i]->name, o->runs);
+		res[nres].priv = (void *)methods[i];
+		res[nres].libvnic = methods[i]->libvnic;
+		res[nres].existing = o->existing;
+		res[nres++].skip = methods[i]->skip ? methods[i]->skip(&e) : NULL;
 	}
-	if (!o->json)
-		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
-			e.base.n, o->existing, ms_since(t0));
-	init_results(&e, res, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, nres, run_once);
 	if (!ret) {
 		add_table_build(res, &nres, o->runs);
 		ret = report_rows(&re, res, nres, o->json);
-	} else {
-		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
 	}
 	for (i = 0; i < nres; i++)
 		bench_row_free(&res[i]);

@@ -31,13 +31,11 @@
 
 #define GUESTS_OWNER	"vnicbench"
 
-struct gmethod {
+static const struct gmethod {
 	const char *name;
 	const struct method *m;	/* the guest scenario's, or NULL: libvnic */
 	enum vnic_naming naming;	/* libvnic only */
-};
-
-static const struct gmethod gmethods[] = {
+} gmethods[] = {
 	{ "floor", &method_floor, 0 },
 	{ "libvnic-kernel", NULL, VNIC_NAMING_KERNEL },
 	{ "libvnic-cache", NULL, VNIC_NAMING_CACHE },
@@ -67,18 +65,30 @@ struct lv_run {
 	struct vnic_ctx *ctx;
 	struct vnic_guest **guests;
 	unsigned int n;
+	struct guest_env *e;		/* the NICs' options */
+	enum vnic_naming naming;
 };
 
-static int lv_start(struct lv_run *lv, const struct gmethod *gm,
-		    unsigned int count, double *setup_ms, char *err,
+static void nic_of(const void *arg, unsigned int i, char *name, char *peer,
+		   struct vnic_nic_opts *nic)
+{
+	const struct lv_run *lv = arg;
+
+	libvnic_nic_opts(lv->e, i, lv->naming, name, peer, nic);
+}
+
+/* A runtime opens one context and keeps it: made once per run, untimed
+ * (the cache strategy's link table too). */
+static int lv_start(struct lv_run *lv, struct guest_env *e,
+		    const struct gmethod *gm, double *setup_ms, char *err,
 		    size_t errlen)
 {
 	VNIC_OPTS(vnic_ctx_opts, opts, .owner = GUESTS_OWNER);
 	uint64_t t0 = now_ns();
 	int ret;
 
-	memset(lv, 0, sizeof(*lv));
-	lv->guests = calloc(count, sizeof(*lv->guests));
+	*lv = (struct lv_run){ .e = e, .naming = gm->naming };
+	lv->guests = calloc(e->o->guests, sizeof(*lv->guests));
 	if (!lv->guests)
 		return bench_lib_fail(NULL, "calloc", -ENOMEM, err, errlen);
 	ret = vnic_ctx_new(&opts, &lv->ctx);
@@ -93,78 +103,25 @@ static int lv_start(struct lv_run *lv, const struct gmethod *gm,
 				    errlen) : 0;
 }
 
-/* One guest through the run's context; timed by the caller. */
-static int lv_guest(struct lv_run *lv, struct guest_env *e,
-		    const struct gmethod *gm, unsigned int g, char *err,
-		    size_t errlen)
-{
-	char gname[16], name[16], peer[16];
-	struct vnic_nic_opts nic;
-	struct vnic_guest *guest;
-	unsigned int i;
-	int ret;
-
-	snprintf(gname, sizeof(gname), "g%u", g);
-	ret = vnic_guest_new(lv->ctx, gname, &guest);
-	if (ret)
-		return bench_lib_fail(lv->ctx, "vnic_guest_new", ret, err, errlen);
-	lv->guests[lv->n++] = guest;
-	for (i = 0; i < e->o->nics; i++) {
-		libvnic_nic_opts(e, i, gm->naming, name, peer, &nic);
-		ret = vnic_guest_add_nic(guest, &nic, NULL);
-		if (ret)
-			return bench_lib_fail(lv->ctx, "vnic_guest_add_nic", ret,
-				       err, errlen);
-	}
-	ret = vnic_guest_create(guest);
-	return ret ? bench_lib_fail(lv->ctx, "vnic_guest_create", ret, err, errlen) :
-		     0;
-}
-
 /* The handles only: the bench's cleanup deletes the NICs by group. */
 static void lv_stop(struct lv_run *lv)
 {
-	unsigned int i;
-
-	for (i = 0; i < lv->n; i++)
-		vnic_guest_free(lv->guests[i]);
+	while (lv->n)
+		vnic_guest_free(lv->guests[--lv->n]);
 	free(lv->guests);
 	if (lv->ctx)
 		vnic_ctx_free(lv->ctx);
-	memset(lv, 0, sizeof(*lv));
 }
 
-/* Every guest's links must be there, where the method puts them. */
-static int check_all(struct guest_env *e, const struct gmethod *gm,
-		     unsigned int want, char *err, size_t errlen)
-{
-	unsigned int here, got;
-	int ret = env_count_new(e, &here);
-
-	got = here;
-	if (!ret && gm->m && gm->m->count) {
-		if (here) {
-			snprintf(err, errlen,
-				 "%u links left in the bench's namespace", here);
-			return -EPROTO;
-		}
-		ret = gm->m->count(e, &got);
-	}
-	if (ret || got == want)
-		return ret;
-	snprintf(err, errlen,
-		 "reported success but %u links were created, not %u", got,
-		 want);
-	return -EPROTO;
-}
-
-/* The G guests of one run, each timed on its own, none deleted. */
+/* The G guests of one run, each timed on its own, none deleted; each sees
+ * its own first_nic in *go, the environment is shared. */
 static int make_guests(struct guest_env *e, struct bench_row *r,
 		       struct gresult *gr, struct lv_run *lv,
 		       struct bench_opts *go)
 {
 	double *row = &gr->guest_ms[r->runs * go->guests];
 	struct sample *total = &r->s[r->runs], s;
+	char gname[16];
 	unsigned int g;
 	uint64_t t0;
 	int ret = 0;
@@ -177,8 +134,11 @@ static int make_guests(struct guest_env *e, struct bench_row *r,
 					     sizeof(r->error));
 		} else {
 			t0 = now_ns();
-			ret = lv_guest(lv, e, gr->gm, g, r->error,
-				       sizeof(r->error));
+			snprintf(gname, sizeof(gname), "g%u", g);
+			ret = bench_guest_make(lv->ctx, gname, 0, go->nics,
+					       nic_of, lv, &lv->guests[lv->n],
+					       r->error, sizeof(r->error));
+			lv->n += !ret;
 			s.ms = ms_since(t0);
 		}
 		row[g] = s.ms;
@@ -190,40 +150,32 @@ static int make_guests(struct guest_env *e, struct bench_row *r,
 	return ret;
 }
 
-static void release_all(struct guest_env *e, const struct gmethod *gm,
-			struct lv_run *lv)
-{
-	if (!gm->m)
-		lv_stop(lv);
-	else if (gm->m->release)
-		gm->m->release(e);
-}
-
 /* One run of one method; a failed restore ends everything. */
 static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 {
-	struct gresult *gr = (struct gresult *)r->priv;
+	struct gresult *gr = r->priv;
+	const struct method *m = gr->gm->m;
 	const struct bench_opts *o = e->o;
 	struct sample *s = bench_row_next(r);
 	struct bench_opts go = *o;
 	unsigned int deleted, g;
-	struct lv_run lv;
+	struct lv_run lv = { 0 };
 	int ret = 0;
 
-	memset(&lv, 0, sizeof(lv));
 	e->run = r->runs;
-	if (!gr->gm->m)
-		ret = lv_start(&lv, gr->gm, o->guests, &s->table_ms, r->error,
+	if (!m)
+		ret = lv_start(&lv, e, gr->gm, &s->table_ms, r->error,
 			       sizeof(r->error));
-	/* Each guest sees its own first_nic; the environment is shared. */
 	e->o = &go;
-	if (!ret)
-		ret = make_guests(e, r, gr, &lv, &go);
+	ret = ret ?: make_guests(e, r, gr, &lv, &go);
 	e->o = o;
-	if (!ret)
-		ret = check_all(e, gr->gm, o->guests * o->nics *
-				env_links_per_nic(o), r->error, sizeof(r->error));
-	release_all(e, gr->gm, &lv);
+	ret = ret ?: bench_check_links(e, m, o->guests * o->nics *
+				       env_links_per_nic(o), r->error,
+				       sizeof(r->error));
+	if (!m)
+		lv_stop(&lv);
+	else if (m->release)
+		m->release(e);
 	*fatal = env_restore(e, &deleted) != 0;
 	usleep(o->settle_ms * 1000);
 	if (ret)
@@ -234,149 +186,41 @@ static int run_once(struct guest_env *e, struct bench_row *r, bool *fatal)
 	return 0;
 }
 
-static void init_results(const struct guest_env *e, struct bench_row *res,
-			 struct gresult *gres, unsigned int *nres)
-{
-	const struct bench_opts *o = e->o;
-	unsigned int i;
-
-	*nres = 0;
-	for (i = 0; i < NGMETHODS; i++) {
-		struct bench_row *r = &res[*nres];
-		struct gresult *gr = &gres[*nres];
-
-		if (!bench_in_list(o->methods, gmethods[i].name))
-			continue;
-		bench_row_init(r, gmethods[i].name, o->runs);
-		memset(gr, 0, sizeof(*gr));
-		r->priv = gr;
-		r->libvnic = !gmethods[i].m;
-		r->existing = o->existing;
-		gr->gm = &gmethods[i];
-		if (gr->gm->m && gr->gm->m->skip)
-			r->skip = gr->gm->m->skip(e);
-		gr->guest_ms = calloc((size_t)o->runs * o->guests,
-				      sizeof(double));
-		if (!gr->guest_ms)
-			snprintf(r->error, sizeof(r->error), "out of memory");
-		(*nres)++;
-	}
-}
-
-static void free_results(struct bench_row *res, struct gresult *gres,
-			 unsigned int nres)
-{
-	unsigned int i;
-
-	for (i = 0; i < nres; i++) {
-		bench_row_free(&res[i]);
-		free(gres[i].guest_ms);
-		free(gres[i].guest_median);
-	}
-}
-
-struct loop {
-	struct guest_env *e;
-	struct bench_row *res;
-};
-
-static const char *active(void *ctx, unsigned int i)
-{
-	const struct bench_row *r = &((struct loop *)ctx)->res[i];
-
-	return r->skip || r->error[0] ? NULL : r->method;
-}
-
-/* A failed restore ends everything. */
-static int once(void *ctx, unsigned int i, unsigned int run)
-{
-	struct loop *l = ctx;
-	struct bench_row *r = &l->res[i];
-	bool fatal = false;
-
-	if (run_once(l->e, r, &fatal)) {
-		progress_clear();
-		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
-	}
-	return fatal ? -EIO : 0;
-}
-
-static int run_all(struct guest_env *e, struct bench_row *res,
-		   unsigned int nres)
-{
-	struct loop l = { e, res };
-	struct bench_loop bl = { .runs = e->o->runs, .n = nres, .ctx = &l,
-				 .active = active, .once = once };
-
-	return bench_warm_up(e) ? -EIO : bench_rotate(&bl);
-}
-
 /* ---- the report: report.c's, with the growth columns ---- */
 
-/* The guests of a tenth of the run (at least one), pooled over runs. */
-static double tenth_median(const struct gresult *gr, unsigned int runs,
-			   unsigned int count, bool last)
-{
-	unsigned int d = (count + 9) / 10, run, g, n = 0;
-	double *v = calloc((size_t)d * runs + 1, sizeof(*v));
-	struct summary s;
-
-	if (!v)
-		return NAN;
-	for (run = 0; run < runs; run++)
-		for (g = 0; g < d; g++)
-			v[n++] = gr->guest_ms[run * count +
-					      (last ? count - d + g : g)];
-	summarize(v, n, &s);
-	free(v);
-	return s.median;
-}
-
-/* Guest g's median over the runs: the growth curve (NULL: no memory). */
-static double *guest_medians(const struct gresult *gr, unsigned int runs,
+/* Guest g's median over the runs (the curve), and the median per guest
+ * of the first and last tenth of the guests (at least one), pooled over
+ * the runs. */
+static void summarize_guests(struct gresult *gr, unsigned int runs,
 			     unsigned int count)
 {
-	double *v = calloc(runs ? runs : 1, sizeof(*v));
-	double *med = calloc(count, sizeof(*med));
-	unsigned int g, run;
+	unsigned int d = (count + 9) / 10, run, g, n, last;
+	double *v = calloc((size_t)d * runs + runs + 1, sizeof(*v));
 	struct summary s;
 
-	for (g = 0; v && med && g < count; g++) {
+	gr->guest_median = v ? calloc(count, sizeof(double)) : NULL;
+	for (g = 0; gr->guest_median && g < count; g++) {
 		for (run = 0; run < runs; run++)
 			v[run] = gr->guest_ms[run * count + g];
 		summarize(v, runs, &s);
-		med[g] = s.median;
+		gr->guest_median[g] = s.median;
 	}
-	if (!v) {
-		free(med);
-		med = NULL;
+	for (last = 0; v && last < 2; last++) {
+		for (run = 0, n = 0; run < runs; run++)
+			for (g = 0; g < d; g++)
+				v[n++] = gr->guest_ms[run * count +
+						      (last ? count - d + g : g)];
+		summarize(v, n, &s);
+		*(last ? &gr->last_ms : &gr->first_ms) = s.median;
 	}
+	if (!v)
+		gr->first_ms = gr->last_ms = NAN;
 	free(v);
-	return med;
-}
-
-static void summarize_guests(struct bench_row *res, unsigned int nres,
-			     unsigned int count)
-{
-	unsigned int i;
-
-	for (i = 0; i < nres; i++) {
-		struct gresult *gr = (struct gresult *)res[i].priv;
-
-		gr->first_ms = tenth_median(gr, res[i].runs, count, false);
-		gr->last_ms = tenth_median(gr, res[i].runs, count, true);
-		gr->guest_median = guest_medians(gr, res[i].runs, count);
-	}
 }
 
 static const struct gresult *gres_of(const struct bench_row *r)
 {
 	return r->priv;
-}
-
-static double col_floor(const struct report *o, const struct bench_row *r)
-{
-	return report_ratio(o, r, "floor");
 }
 
 static double col_first(const struct report *o, const struct bench_row *r)
@@ -401,7 +245,7 @@ static double col_per_nic(const struct report *o, const struct bench_row *r)
 
 static void guests_cols(struct report *o)
 {
-	report_col(o, "x_floor", 2, col_floor);
+	report_col(o, "x_floor", 2, report_ratio_a);
 	report_col(o, "first_ms", 2, col_first);
 	report_col(o, "last_ms", 2, col_last);
 	report_col(o, "growth", 2, col_growth);
@@ -436,19 +280,15 @@ static void guests_json(struct json *j, const struct report *o,
 
 static void guests_notes(FILE *f, const struct report *o)
 {
-	unsigned int i;
+	const struct bench_row *r;
 
-	for (i = 0; i < o->n; i++) {
-		const struct bench_row *r = &o->rows[i];
-
-		if (!r->libvnic || !r->runs)
-			continue;
-		fprintf(f, "note: %s: context%s made once per run, untimed: %.2f ms\n",
-			r->method,
-			gres_of(r)->gm->naming == VNIC_NAMING_CACHE ?
-			" and link table" : "",
-			row_median(r, offsetof(struct sample, table_ms)));
-	}
+	for (r = o->rows; r < o->rows + o->n; r++)
+		if (r->libvnic && r->runs)
+			fprintf(f, "note: %s: context%s made once per run, untimed: %.2f ms\n",
+				r->method,
+				gres_of(r)->gm->naming == VNIC_NAMING_CACHE ?
+				" and link table" : "",
+				row_median(r, offsetof(struct sample, table_ms)));
 	fprintf(f, "note: median_ms is the total of the %u guests; first_ms/last_ms: median per guest over the first and last %u guests of every run; growth = last/first\n",
 		o->re->guests, (o->re->guests + 9) / 10);
 }
@@ -458,66 +298,47 @@ static const struct report_style guests_style = {
 	.json = guests_json, .notes = guests_notes, .failed_fails = true,
 };
 
-/* The curve's series: one per method that ran; *lo..*hi their span. */
-static unsigned int curve_series(const struct bench_row *res,
-				 unsigned int nres, unsigned int count,
-				 const double *x, struct svg_series *s,
-				 double *lo, double *hi)
-{
-	unsigned int i, k, ns = 0;
-
-	*lo = *hi = NAN;
-	for (i = 0; i < nres; i++) {
-		const double *med = gres_of(&res[i])->guest_median;
-
-		if (!res[i].runs || !med)
-			continue;
-		s[ns++] = (struct svg_series){ .name = res[i].method,
-					       .x = x, .y = med, .n = count };
-		/* fmin and fmax pass over a NAN side. */
-		for (k = 0; k < count; k++) {
-			*lo = fmin(*lo, med[k]);
-			*hi = fmax(*hi, med[k]);
-		}
-	}
-	return ns;
-}
-
-/* DIR/guests-curve.svg: what the table's first/last columns summarize. */
+/* DIR/guests-curve.svg: what the table's first/last columns summarize,
+ * one series per method that ran; guests numbered from 1 on the axis. */
 static int out_curve(const struct bench_row *res, unsigned int nres,
 		     unsigned int count, const char *dir)
 {
 	struct svg_series *s = calloc(nres + 1, sizeof(*s));
-	double *x = calloc(count, sizeof(*x)), lo, hi;
-	unsigned int k, ns;
+	double *x = calloc(count, sizeof(*x)), lo = NAN, hi = NAN;
+	unsigned int i, k, ns = 0;
 	char path[512];
-	int ret = -ENOMEM, bad;
-	FILE *f = NULL;
-	bool log_y;
+	FILE *f;
+	int ret;
 
 	snprintf(path, sizeof(path), "%s/guests-curve.svg", dir);
-	if (s && x)
-		f = fopen(path, "w");
-	if (s && x && !f) {
-		ret = -errno;
-		fprintf(stderr, "vnic-bench: %s: %s\n", path, strerror(errno));
+	f = s && x ? fopen(path, "w") : NULL;
+	ret = !s || !x ? -ENOMEM : f ? 0 : -errno;
+	for (k = 0; f && k < count; k++)
+		x[k] = k + 1;
+	for (i = 0; f && i < nres; i++) {
+		const double *med = gres_of(&res[i])->guest_median;
+
+		if (!res[i].runs || !med)
+			continue;
+		s[ns++] = (struct svg_series){ res[i].method, x, med, count };
+		/* fmin and fmax pass over a NAN side. */
+		for (k = 0; k < count; k++) {
+			lo = fmin(lo, med[k]);
+			hi = fmax(hi, med[k]);
+		}
 	}
 	if (f) {
-		/* Guests are numbered from 1 on the axis: "the 20th guest". */
-		for (k = 0; k < count; k++)
-			x[k] = k + 1;
-		ns = curve_series(res, nres, count, x, s, &lo, &hi);
-		log_y = svg_wants_log(lo, hi);
 		svg_plot(f, "vnic-bench guests: median per guest as the host fills",
-			 "guest", log_y ? "ms per guest (log scale)" :
-			 "ms per guest", s, ns, log_y ? SVG_LOG_Y : 0);
-		bad = ferror(f);
-		ret = fclose(f) || bad ? -EIO : 0;
-		if (ret)
-			fprintf(stderr, "vnic-bench: writing %s failed\n", path);
-		else
-			fprintf(stderr, "wrote %s\n", path);
+			 "guest", svg_wants_log(lo, hi) ?
+			 "ms per guest (log scale)" : "ms per guest", s, ns,
+			 svg_wants_log(lo, hi) ? SVG_LOG_Y : 0);
+		ret = ferror(f) | fclose(f) ? -EIO : 0;
 	}
+	if (ret)
+		fprintf(stderr, "vnic-bench: writing %s failed: %s\n", path,
+			strerror(-ret));
+	else
+		fprintf(stderr, "wrote %s\n", path);
 	free(x);
 	free(s);
 	return ret;
@@ -530,12 +351,11 @@ static int run(const struct bench_opts *o)
 	const char *names[NGMETHODS];
 	struct report_env re;
 	struct guest_env e;
-	unsigned int nres;
-	uint64_t t0;
+	unsigned int n = 0, i;
 	int ret;
 
-	for (nres = 0; nres < NGMETHODS; nres++)
-		names[nres] = gmethods[nres].name;
+	for (i = 0; i < NGMETHODS; i++)
+		names[i] = gmethods[i].name;
 	if (bench_check_methods(o->methods, names, NGMETHODS))
 		return 2;
 	report_env_init(&re, o, o->guests, o->existing);
@@ -548,30 +368,39 @@ static int run(const struct bench_opts *o)
 		 o->guests, o->nics, re.kind, o->existing, o->runs, re.kernel,
 		 re.cpus, re.load1);
 	report_header(&re, o->json);
-	t0 = now_ns();
-	ret = env_setup(&e, o);
-	if (ret) {
-		progress_end();
-		fprintf(stderr, "vnic-bench: setup: %s\n", strerror(-ret));
-		env_free(&e);
+	if (bench_env_start(&e, o))
 		return 1;
+	for (i = 0; i < NGMETHODS; i++) {
+		const struct method *m = gmethods[i].m;
+
+		if (!bench_in_list(o->methods, gmethods[i].name))
+			continue;
+		bench_row_init(&res[n], gmethods[i].name, o->runs);
+		gres[n] = (struct gresult){ .gm = &gmethods[i] };
+		gres[n].guest_ms = calloc((size_t)o->runs * o->guests,
+					  sizeof(double));
+		if (!gres[n].guest_ms)
+			snprintf(res[n].error, sizeof(res[n].error),
+				 "out of memory");
+		res[n].priv = &gres[n];
+		res[n].libvnic = !m;
+		res[n].existing = o->existing;
+		res[n++].skip = m && m->skip ? m->skip(&e) : NULL;
 	}
-	if (!o->json)
-		fprintf(stderr, "baseline: %u links (%u existing), set up in %.0f ms\n",
-			e.base.n, o->existing, ms_since(t0));
-	init_results(&e, res, gres, &nres);
-	ret = run_all(&e, res, nres);
+	ret = bench_run_rows(&e, res, n, run_once);
 	if (!ret) {
-		summarize_guests(res, nres, o->guests);
-		ret = report_rows(&re, res, nres, o->json);
+		for (i = 0; i < n; i++)
+			summarize_guests(&gres[i], res[i].runs, o->guests);
+		ret = report_rows(&re, res, n, o->json);
 		/* Tried even when another file failed: each says its own. */
 		if (o->out_dir)
-			ret = out_curve(res, nres, o->guests, o->out_dir) ?: ret;
-	} else {
-		progress_end();
-		fprintf(stderr, "vnic-bench: aborted: the baseline could not be restored\n");
+			ret = out_curve(res, n, o->guests, o->out_dir) ?: ret;
 	}
-	free_results(res, gres, nres);
+	for (i = 0; i < n; i++) {
+		bench_row_free(&res[i]);
+		free(gres[i].guest_ms);
+		free(gres[i].guest_median);
+	}
 	env_free(&e);
 	return ret ? 1 : 0;
 }

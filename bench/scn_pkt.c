@@ -18,24 +18,19 @@
  * backend's hooks never see another's frames.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <linux/if_packet.h>
 #include <vnic/vnic.h>
 
 #include "lib/testing.h"
 #include "bench.h"
+#include "frames.h"
 
 #define PKT_DEFAULT_KFRAMES	200	/* veth: thousands of frames a run */
 #define PKT_REPEAT_PER_KFRAME	5000	/* test-run: repeats per --count */
-#define PKT_BATCH		64
 #define PKT_MAX_RUNS		64
 
 enum { P_EMPTY, P_LEGIT, P_SPOOF_MAC, P_SPOOF_IP, P_NONE, P_NFT, P_NFT_PFX,
@@ -62,51 +57,19 @@ static const struct pdesc pdescs[P__MAX] = {
 	[P_BPF] = { "veth-bpf", -1, 0, 1, VNIC_BACKEND_BPF, false, P_NONE },
 };
 
-struct prow {
-	double ns[PKT_MAX_RUNS];
-	unsigned int runs;
-	int verdict;		/* test-run: -1 pass, 2 drop */
-	const char *skip;
-	char error[256];
-};
-
 struct pkt {
 	const struct bench_opts *o;
-	struct prow r[P__MAX];
-	struct trow t[P__MAX];
+	struct bench_row r[P__MAX];
+	int verdict[P__MAX];	/* test-run: -1 pass, 2 drop */
 };
 
-/* A 64-byte IPv4/UDP frame from 02:00:00:00:00:<mac_last>, 10.0.0.<ip_last>. */
+/* A frame from 02:00:00:00:00:<mac_last>, 10.0.0.<ip_last>. */
 static void frame(unsigned char *f, int mac_last, int ip_last)
 {
-	unsigned char *ip = f + 14, *udp = ip + 20;
-	uint32_t sum = 0;
-	int k;
+	const unsigned char mac[6] = { 2, 0, 0, 0, 0, (unsigned char)mac_last };
+	const unsigned char ip[4] = { 10, 0, 0, (unsigned char)ip_last };
 
-	memset(f, 0, 64);
-	f[0] = 2;
-	f[5] = 0xf0;
-	f[6] = 2;
-	f[11] = (unsigned char)mac_last;
-	f[12] = 0x08;
-	ip[0] = 0x45;
-	ip[3] = 50;
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[12] = 10;
-	ip[15] = (unsigned char)ip_last;
-	ip[16] = 10;
-	ip[19] = 2;
-	for (k = 0; k < 20; k += 2)
-		sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = (unsigned char)(~sum >> 8);
-	ip[11] = (unsigned char)~sum;
-	udp[0] = 0x9c;
-	udp[1] = 0x40;
-	udp[3] = 9;
-	udp[5] = 30;
+	frame_udp4(f, mac, ip);
 }
 
 /* Guest vm0: vh0, 02:00:00:00:00:00, 10.0.0.1, the clean policy. */
@@ -122,6 +85,13 @@ static int policy(struct vnic_ctx *ctx, struct vnic_policy **out)
 	if (!ret)
 		ret = vnic_policy_add_nic(*out, "vm0", &nic);
 	return ret;
+}
+
+/* A run's ns per frame, as the row's ms: ms per 10^6 frames. */
+static void keep(struct bench_row *r, double ns)
+{
+	bench_row_next(r)->ms = ns;
+	r->runs++;
 }
 
 /* ---- BPF_PROG_TEST_RUN ---- */
@@ -152,7 +122,7 @@ static void test_runs(struct pkt *k)
 	ifindex = (int)if_nametoindex("vh0");
 	for (run = 0; run < k->o->runs; run++)
 		for (m = P_EMPTY; m <= P_SPOOF_IP; m++) {
-			struct prow *r = &k->r[m];
+			struct bench_row *r = &k->r[m];
 
 			if (ret && !r->skip)
 				snprintf(r->error, sizeof(r->error), "%s", err);
@@ -161,12 +131,12 @@ static void test_runs(struct pkt *k)
 			progress("%s run %u", pdescs[m].name, run + 1);
 			frame(f, pdescs[m].mac_last, pdescs[m].ip_last);
 			if (vnic_bpf_test_run(b, pdescs[m].prog, ifindex, f,
-					      sizeof(f), repeat, &r->verdict,
+					      sizeof(f), repeat, &k->verdict[m],
 					      &ns))
 				bench_lib_fail(ctx, "vnic_bpf_test_run", -EIO,
 					       r->error, sizeof(r->error));
 			else
-				r->ns[r->runs++] = ns;
+				keep(r, ns);
 		}
 	if (b)
 		vnic_bpf_close(b);
@@ -179,271 +149,189 @@ static void test_runs(struct pkt *k)
 
 /* ---- real frames through a veth pair ---- */
 
-/* Received packets of dev in this namespace (/proc/net/dev: /sys would
- * show the namespace sysfs was mounted in). */
-static unsigned long long rx_of(const char *dev)
-{
-	unsigned long long bytes, pk = 0;
-	char line[512], name[32];
-	FILE *f = fopen("/proc/net/dev", "re");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-
-		if (!c || sscanf(line, " %31[^:]", name) != 1 ||
-		    strcmp(name, dev))
-			continue;
-		if (sscanf(c + 1, "%llu %llu", &bytes, &pk) != 2)
-			pk = 0;
-	}
-	if (f)
-		fclose(f);
-	return pk;
-}
-
-static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
-		      struct vnic_filter **h)
+/* In a child: the namespace, the backend's filter on vh0, then the
+ * frames; ns per frame that arrived on fa0p, or a negative errno. */
+static double veth_run(const struct pdesc *d, unsigned int kframes,
+		       char *err, size_t errlen)
 {
 	static const char *const pfx[] = { "vh", NULL };
 	VNIC_OPTS(vnic_filter_opts, fo, .backend = (enum vnic_backend)d->backend,
 		  .hook_prefixes = d->prefix ? pfx : NULL);
-	struct vnic_policy *p;
-	int ret;
-
-	if (unshare(CLONE_NEWNET) ||
-	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
-		   "ip link add name vh0 type veth peer name g0 && "
-		   "ip link add name fa0 type veth peer name fa0p && "
-		   "ip link add name br0 type bridge && "
-		   "ip link set vh0 master br0 && ip link set fa0 master br0 && "
-		   "ip link set g0 address 02:00:00:00:00:00 && "
-		   "for d in vh0 g0 fa0 fa0p br0; do ip link set $d up; done"))
-		return -EIO;
-	if (d->backend < 0)
-		return 0;
-	ret = vnic_ctx_new(NULL, ctx);
-	if (ret)
-		return ret;
-	ret = policy(*ctx, &p);
-	if (!ret)
-		ret = vnic_filter_open(*ctx, &fo, h);
-	if (!ret && d->prefix &&
-	    !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
-		ret = -EOPNOTSUPP;
-	if (!ret)
-		ret = vnic_filter_apply(*h, p, NULL);
-	return ret;
-}
-
-/*
- * In a child: send kframes * 1000 frames as fast as sendmmsg() goes and
- * return the ns per frame that arrived on fa0p (everything runs on the
- * sender's CPU: veth delivers through the backlog, so the rate is the
- * whole path's).  A negative errno when it could not run.
- */
-static double veth_run(const struct pdesc *d, unsigned int kframes,
-		       char *err, size_t errlen)
-{
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
 	struct vnic_filter *h = NULL;
 	struct vnic_ctx *ctx = NULL;
-	struct mmsghdr msgs[PKT_BATCH];
-	unsigned long long before, got;
-	unsigned int sent = 0, i;
-	unsigned char f[64];
-	struct iovec iov = { f, sizeof(f) };
-	uint64_t t0;
-	double ms;
-	int fd, ret;
+	struct vnic_policy *p;
+	unsigned long long got;
+	unsigned char f[FRAME_LEN];
+	uint64_t ns;
+	int ret;
 
-	ret = veth_setup(d, &ctx, &h);
-	if (ret) {
-		if (ctx)
-			bench_lib_fail(ctx, "filter setup", ret, err, errlen);
-		else
-			snprintf(err, errlen, "namespace setup: %s",
-				 strerror(-ret));
-		return ret;
-	}
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	ll.sll_ifindex = (int)if_nametoindex("g0");
-	if (fd < 0 || bind(fd, (struct sockaddr *)&ll, sizeof(ll))) {
-		snprintf(err, errlen, "packet socket: %s", strerror(errno));
-		return -errno;
-	}
-	frame(f, 0, 1);
-	memset(msgs, 0, sizeof(msgs));
-	for (i = 0; i < PKT_BATCH; i++) {
-		msgs[i].msg_hdr.msg_iov = &iov;
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
-	usleep(200000);		/* the bridge ports forwarding */
-	before = rx_of("fa0p");
-	t0 = now_ns();
-	while (sent < kframes * 1000u) {
-		int n = sendmmsg(fd, msgs, PKT_BATCH, 0);
-
-		if (n > 0)
-			sent += (unsigned int)n;
-	}
-	ms = ms_since(t0);
-	usleep(100000);
-	got = rx_of("fa0p") - before;
-	if (got < sent / 2) {
-		snprintf(err, errlen, "%llu of %u frames arrived", got, sent);
+	if (frames_veth_ns()) {
+		snprintf(err, errlen, "namespace setup: %s", strerror(EIO));
 		return -EIO;
 	}
-	return ms * 1e6 / (double)got;
+	ret = d->backend < 0 ? 0 : vnic_ctx_new(NULL, &ctx);
+	if (!ret && ctx && !(ret = policy(ctx, &p)))
+		ret = vnic_filter_open(ctx, &fo, &h);
+	if (!ret && d->prefix &&
+	    !(vnic_filter_features(h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+		ret = -EOPNOTSUPP;
+	if (!ret && h)
+		ret = vnic_filter_apply(h, p, NULL);
+	if (ret && ctx)
+		bench_lib_fail(ctx, "filter setup", ret, err, errlen);
+	else if (ret)
+		snprintf(err, errlen, "vnic_ctx_new: %s", strerror(-ret));
+	if (ret)
+		return ret;
+	frame(f, 0, 1);
+	ret = frames_send(f, kframes * 1000u, &ns, &got);
+	if (ret) {
+		snprintf(err, errlen, "packet socket: %s", strerror(-ret));
+		return ret;
+	}
+	if (got < kframes * 1000u / 2) {
+		snprintf(err, errlen, "%llu of %u frames arrived", got,
+			 kframes * 1000u);
+		return -EIO;
+	}
+	return (double)ns / (double)got;
 }
 
-/* One run of row m in a child of its own; its ns per frame kept. */
+/* One veth run, in a child of its own (bench_child): what it sends back. */
+struct veth_job {
+	const struct pdesc *d;
+	unsigned int kframes;
+	struct { double ns; char err[240]; } res;
+};
+
+static void veth_child(void *arg, int fd)
+{
+	struct veth_job *j = arg;
+
+	j->res.ns = veth_run(j->d, j->kframes, j->res.err, sizeof(j->res.err));
+	bench_child_send(fd, &j->res, sizeof(j->res));
+}
+
+/* Row m's run; its ns per frame kept. */
 static void veth_once(struct pkt *k, unsigned int m)
 {
-	struct { double ns; char err[240]; } res = { -EIO, "" };
-	struct prow *r = &k->r[m];
-	int pfd[2], st;
-	pid_t pid;
+	struct veth_job j = { &pdescs[m], k->o->guests, { -EIO, "" } };
+	struct bench_child c = { .run = veth_child, .arg = &j, .out = &j.res,
+				 .len = sizeof(j.res) };
+	struct bench_row *r = &k->r[m];
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		res.ns = veth_run(&pdescs[m], k->o->guests, res.err,
-				  sizeof(res.err));
-		_exit(write(pfd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	if (bench_child(&c)) {
+		j.res.ns = -EIO;
+		snprintf(j.res.err, sizeof(j.res.err), "the child died");
 	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], &res, sizeof(res)) != sizeof(res))
-		snprintf(res.err, sizeof(res.err), "the child died");
-	close(pfd[0]);
-	if (pid > 0)
-		waitpid(pid, &st, 0);
-	if (res.ns > 0)
-		r->ns[r->runs++] = res.ns;
-	else if (res.ns == -EOPNOTSUPP && pdescs[m].prefix)
+	if (j.res.ns > 0)
+		keep(r, j.res.ns);
+	else if (j.res.ns == -EOPNOTSUPP && pdescs[m].prefix)
 		r->skip = "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)";
 	else
-		snprintf(r->error, sizeof(r->error), "%s", res.err);
+		snprintf(r->error, sizeof(r->error), "%s", j.res.err);
 }
 
 /* ---- report ---- */
 
-static void json_params(struct json *j, const void *ctx)
+static double col_ns(const struct report *o, const struct bench_row *r)
 {
-	const struct pkt *k = ctx;
-
-	json_uint(j, "frames", k->o->guests * 1000ull);
-	json_uint(j, "test_run_repeat", k->o->guests * PKT_REPEAT_PER_KFRAME);
-	json_uint(j, "runs", k->o->runs);
+	return r->runs ? row_median(r, offsetof(struct sample, ms)) : NAN;
 }
 
-static void json_row(struct json *j, const struct trow *t, const void *ctx)
+static double col_kframes(const struct report *o, const struct bench_row *r)
 {
-	const struct prow *r = t->data;
-
-	json_str(j, "scenario", "pkt");
-	json_str(j, "method", t->method);
-	if (!t->ms.n)
-		return;
-	json_num(j, "ns_per_packet", t->ms.median);
-	json_num(j, "frames_per_s", 1e9 / t->ms.median);
-	json_num(j, "ratio_to_ref", t->extra[2]);
-	if (pdescs[r - ((const struct pkt *)ctx)->r].prog >= 0)
-		json_str(j, "verdict", r->verdict == 2 ? "drop" : "pass");
+	return 1e6 / col_ns(o, r);
 }
 
-static void notes(FILE *f, const void *ctx)
+static double col_ref(const struct report *o, const struct bench_row *r)
 {
-	const struct pkt *k = ctx;
-	const struct trow *e = &k->t[P_EMPTY], *l = &k->t[P_LEGIT];
-	const struct trow *n = &k->t[P_NONE], *b = &k->t[P_BPF];
+	const struct bench_row *ref = &o->rows[pdescs[r - o->rows].ref];
+
+	return col_ns(o, r) / col_ns(o, ref);
+}
+
+static void cols(struct report *o)
+{
+	report_col(o, "ns_frame", 1, col_ns);
+	report_col(o, "kframes_s", 0, col_kframes);
+	report_col(o, "x_ref", 3, col_ref);
+}
+
+static void json_measured(struct json *j, const struct report *o,
+			  const struct bench_row *r)
+{
+	json_num(j, "ns_per_packet", col_ns(o, r));
+	json_num(j, "frames_per_s", 1e9 / col_ns(o, r));
+	json_num(j, "ratio_to_ref", col_ref(o, r));
+	if (r->priv)
+		json_str(j, "verdict", *(int *)r->priv == 2 ? "drop" : "pass");
+}
+
+static void json_params(struct json *j, const struct report *o)
+{
+	json_uint(j, "frames", o->re->n * 1000ull);
+	json_uint(j, "test_run_repeat", o->re->n * PKT_REPEAT_PER_KFRAME);
+}
+
+static void notes(FILE *f, const struct report *o)
+{
+	double e = col_ns(o, &o->rows[P_EMPTY]), l = col_ns(o, &o->rows[P_LEGIT]);
+	double n = col_ns(o, &o->rows[P_NONE]), b = col_ns(o, &o->rows[P_BPF]);
+	double nft = col_ns(o, &o->rows[P_NFT]), pfx = col_ns(o, &o->rows[P_NFT_PFX]);
 
 	fprintf(f, "ms is ms per 10^6 frames (= ns per frame); test-run: BPF_PROG_TEST_RUN of one 64-byte IPv4/UDP frame, %u repeats in the kernel, mean per run; veth: %u frames per run from a packet socket on g0 (sendmmsg, %u a call) through vh0's hook and a bridge, counted on fa0p, ns = send time / frames arrived\n",
-		k->o->guests * PKT_REPEAT_PER_KFRAME, k->o->guests * 1000,
-		PKT_BATCH);
-	if (e->ms.n && l->ms.n)
+		o->re->n * PKT_REPEAT_PER_KFRAME, o->re->n * 1000, FRAMES_BATCH);
+	if (!isnan(e) && !isnan(l))
 		fprintf(f, "target: the clean policy adds <= 50 ns over the empty program: %+.1f ns (%s)\n",
-			l->ms.median - e->ms.median,
-			l->ms.median - e->ms.median <= 50 ? "met" : "MISSED");
-	if (n->ms.n && b->ms.n)
+			l - e, l - e <= 50 ? "met" : "MISSED");
+	if (!isnan(n) && !isnan(b))
 		fprintf(f, "target: bpf frames/s >= 0.95x unfiltered: %.3fx (%s)\n",
-			n->ms.median / b->ms.median,
-			n->ms.median / b->ms.median >= 0.95 ? "met" : "MISSED");
-	if (b->ms.n && (k->t[P_NFT].ms.n || k->t[P_NFT_PFX].ms.n))
+			n / b, n / b >= 0.95 ? "met" : "MISSED");
+	if (!isnan(b) && (!isnan(nft) || !isnan(pfx)))
 		fprintf(f, "target: bpf frames/s >= the nft rows: %.3fx nft by name, %.3fx nft by prefix (1 = same rate; NAN: row missing)\n",
-			k->t[P_NFT].ms.n ? k->t[P_NFT].ms.median / b->ms.median : NAN,
-			k->t[P_NFT_PFX].ms.n ? k->t[P_NFT_PFX].ms.median / b->ms.median : NAN);
+			nft / b, pfx / b);
 }
 
-static int report(struct pkt *k)
-{
-	struct table t = {
-		.scenario = "pkt", .rows = k->t, .nrows = P__MAX, .ms_prec = 1,
-		.nextra = 3,
-		.extra = { { "ns_frame", 1 }, { "kframes_s", 0 }, { "x_ref", 3 } },
-	};
-	struct out_doc d = {
-		.dir = k->o->out_dir, .t = &t, .params = json_params,
-		.json_row = json_row, .notes = notes, .ctx = k,
-	};
-	const struct host_info *hi = host_info();
-	char title[256];
-	unsigned int m;
-
-	for (m = 0; m < P__MAX; m++) {
-		struct trow *tr = &k->t[m];
-		const struct prow *r = &k->r[m];
-
-		memset(tr, 0, sizeof(*tr));
-		tr->method = pdescs[m].name;
-		tr->skip = r->skip;
-		tr->error = r->error;
-		tr->data = r;
-		tr->libvnic_ref = m == P_BPF;
-		/* x_best and x_libvnic compare real frames only. */
-		tr->aside = pdescs[m].prog >= 0;
-		summarize(r->ns, r->runs, &tr->ms);
-		tr->extra[0] = r->runs ? tr->ms.median : NAN;
-		tr->extra[1] = r->runs ? 1e6 / tr->ms.median : NAN;
-		tr->extra[2] = NAN;
-	}
-	for (m = 0; m < P__MAX; m++) {
-		const struct trow *ref = &k->t[pdescs[m].ref];
-
-		if (k->t[m].ms.n && ref->ms.n)
-			k->t[m].extra[2] = k->t[m].ms.median / ref->ms.median;
-	}
-	table_finish(&t);
-	snprintf(title, sizeof(title),
-		 "pkt: ns per frame, BPF_PROG_TEST_RUN and a filtered veth pair, %u runs; kernel %s, %ld CPUs, load %.2f",
-		 k->o->runs, hi->kernel, hi->cpus, hi->load1);
-	d.title = title;
-	return out_report(&d, k->o->json) ? 1 : 0;
-}
+/* No kind, NIC count, existing or samples: a frame is not a NIC. */
+static const struct report_style pkt_style = {
+	.ms_prec = 1, .cols = cols, .json = json_measured,
+	.params = json_params, .notes = notes, .failed_fails = true,
+	.lean = true,
+};
 
 static int run(const struct bench_opts *o)
 {
 	struct pkt *k = calloc(1, sizeof(*k));
-	unsigned int m, run, failed = 0;
+	struct report_env re;
+	unsigned int m, run;
 	char ip[256];
 	int ret;
 
 	if (!k)
 		return 1;
 	k->o = o;
+	for (m = 0; m < P__MAX; m++) {
+		bench_row_init(&k->r[m], pdescs[m].name, o->runs);
+		k->r[m].priv = pdescs[m].prog >= 0 ? &k->verdict[m] : NULL;
+		/* x_best and x_libvnic compare real frames only. */
+		k->r[m].aside = pdescs[m].prog >= 0;
+		k->r[m].libvnic = m == P_BPF;
+	}
 	for (m = 0; m < P__MAX; m++)
 		if (!bench_in_list(o->methods, pdescs[m].name))
 			k->r[m].skip = "not selected (--methods)";
 		else if (!bench_find_tool("ip", ip, sizeof(ip)))
 			k->r[m].skip = "ip(8) not found (install iproute2): it makes the veth pairs";
-	host_info();
-	if (!o->json) {
-		printf("vnic-bench pkt: ns per frame, %u runs\n", o->runs);
-		host_print_versions(stdout);
-	}
-	progress_begin("pkt");
+	report_env_init(&re, o, 0, 0);
+	re.n = o->guests;
+	re.style = &pkt_style;
+	snprintf(re.title, sizeof(re.title), "pkt: ns per frame, %u runs",
+		 o->runs);
+	report_header(&re, o->json);
+	snprintf(re.title, sizeof(re.title),
+		 "pkt: ns per frame, BPF_PROG_TEST_RUN and a filtered veth pair, %u runs; kernel %s, %ld CPUs, load %.2f",
+		 o->runs, re.kernel, re.cpus, re.load1);
 	test_runs(k);
 	/* Runs outer, rows inner: a drift in the load spreads over all. */
 	for (run = 0; run < o->runs; run++)
@@ -452,11 +340,11 @@ static int run(const struct bench_opts *o)
 				progress("%s run %u", pdescs[m].name, run + 1);
 				veth_once(k, m);
 			}
+	ret = report_rows(&re, k->r, P__MAX, o->json);
 	for (m = 0; m < P__MAX; m++)
-		failed += k->r[m].error[0] != 0;
-	ret = report(k);
+		bench_row_free(&k->r[m]);
 	free(k);
-	return ret || failed ? 1 : 0;
+	return ret;
 }
 
 static void defaults(struct bench_opts *o)
@@ -466,12 +354,11 @@ static void defaults(struct bench_opts *o)
 
 static int check(struct bench_opts *o)
 {
-	static const char *const known[P__MAX] = {
-		"test-run-empty", "test-run-legit", "test-run-spoofed-mac",
-		"test-run-spoofed-ipv4", "veth-none", "veth-nft",
-		"veth-nft-prefix", "veth-bpf",
-	};
+	const char *known[P__MAX];
+	unsigned int m;
 
+	for (m = 0; m < P__MAX; m++)
+		known[m] = pdescs[m].name;
 	if (o->runs > PKT_MAX_RUNS) {
 		fprintf(stderr, "vnic-bench: pkt: --runs at most %u\n",
 			PKT_MAX_RUNS);

@@ -15,6 +15,12 @@
 #include "nft/nft.h"
 
 /* The backends fill the same result struct under two names. */
+/* The nft flags pass through as they are. */
+_Static_assert((unsigned int)VNIC_FILTER_NO_OWNER == VNIC_NFT_NO_OWNER &&
+	       (unsigned int)VNIC_FILTER_NO_PERSIST == VNIC_NFT_NO_PERSIST &&
+	       (unsigned int)VNIC_FILTER_READ_ONLY == VNIC_NFT_READ_ONLY &&
+	       (unsigned int)VNIC_FILTER_CLAIM_AT_COMMIT == VNIC_NFT_CLAIM_AT_COMMIT,
+	       "vnic_filter_flags and vnic_nft_flags differ");
 _Static_assert(sizeof(struct vnic_filter_result) == sizeof(struct vnic_nft_result),
 	       "result layouts");
 _Static_assert(offsetof(struct vnic_filter_result, writes) ==

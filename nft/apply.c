@@ -80,6 +80,22 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 	return err;
 }
 
+/*
+ * Unclaimed until its first commit (VNIC_NFT_CLAIM_AT_COMMIT), the table
+ * is open to other writers meanwhile: one that committed since the handle
+ * read it makes it read again, as a claim at open would have.
+ */
+static int claim_fresh(struct vnic_nft *n)
+{
+	uint32_t g;
+	int err;
+
+	if (!n->claim_pending)
+		return 0;
+	err = nfnl_genid(n, &g);
+	return err || g == n->clean_gen ? err : open_state(n);
+}
+
 static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct vnic_nft_result *res, struct resolved *r, uint32_t *genid)
 {
@@ -95,6 +111,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	/* A table missing at open may have been made since: read it. */
 	if (!err && (n->stale || n->pending))
 		err = open_state(n);
+	else if (!err)
+		err = claim_fresh(n);
 	if (!err)
 		err = refuse_damaged(n);
 	if (!err)
@@ -169,7 +187,7 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 				    "table %s was opened read-only", n->table);
 	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
-	if ((err = refuse_damaged(n)))
+	if ((err = claim_fresh(n)) || (err = refuse_damaged(n)))
 		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))

@@ -229,6 +229,10 @@ int change_end(struct change *ch, int err, uint64_t genid)
 			err = append_prefixes(ch, &npfx);
 		if (!err && !n->pending)
 			err = grow_sets(ch, &genid);
+		/* A pending claim commits first: the state records the
+		 * generation after both. */
+		if (!err && !n->pending)
+			err = claim_commit(n, &genid);
 		/* The generation this commit makes, when the handle can vouch
 		 * for the whole table after it: a table it makes, or one as
 		 * its last commit left it (nothing committed since). */
@@ -289,7 +293,7 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	}
 	if (wrote) {
 		prefix_done(n, true);
-		n->pending = false;
+		n->pending = n->claim_pending = false;
 	}
 	n->table_digest = ch->digest;
 	n->has_state = n->has_state || wrote;

@@ -1364,6 +1364,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	uint64_t digest = 0;
 	unsigned int sent = 0;
 	uint32_t genid;
+	bool claim;
 	struct nbatch b;
 	int err;
 
@@ -1397,8 +1398,11 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	digest = policy_digest(&dc);
 	if (commit)
 		err = grow(&dc, &genid);
+	/* A pending claim commits right before the batch, if it writes: the
+	 * state records the generation after both. */
+	claim = commit && n->claim_pending;
 	if (!err)
-		err = build(&dc, digest, genid + 1);
+		err = build(&dc, digest, genid + 1 + claim);
 	n->stale = true;	/* the handle's shards and masks were rebuilt */
 	if (!err && commit && b.msgs && n->before_commit)
 		n->before_commit(n->before_commit_arg);
@@ -1406,8 +1410,13 @@ out:
 	if (!err)
 		err = report(&dc, fn, arg);
 	if (!err && commit && b.msgs) {
-		err = nbatch_commit(n, &b, genid, &sent);
-		if (err && err != -ERESTART && err != -EINTR) {
+		uint64_t g = genid;
+
+		err = claim_commit(n, &g);
+		genid = (uint32_t)g;
+		if (!err)
+			err = nbatch_commit(n, &b, genid, &sent);
+		if (sent && err && err != -ERESTART && err != -EINTR) {
 			char extack[VNIC_EXTACK_MAX];
 
 			snprintf(extack, sizeof(extack), "%s", n->ctx->err.extack);

@@ -237,6 +237,9 @@ struct vnic_nft {
 	/* Open found the table damaged (check.c's message): only a sync,
 	 * which reads it whole, may write to it. */
 	bool damaged;
+	/* VNIC_NFT_CLAIM_AT_COMMIT: the table exists, unclaimed; the next
+	 * commit claims it in its batch (claim_msg()). */
+	bool claim_pending;
 	char damage[256];
 };
 
@@ -318,6 +321,9 @@ struct nlmsghdr *nfnl_req(char *buf, uint16_t type, uint16_t flags, struct vnic_
 
 /* layout.c: the table and its sets. */
 int layout_table(struct vnic_nft *n, struct nbatch *b, bool create);
+/* open.c: a pending claim (VNIC_NFT_CLAIM_AT_COMMIT) committed alone,
+ * pinned to *genid, which becomes the generation after it. */
+int claim_commit(struct vnic_nft *n, uint64_t *genid);
 int layout_skeleton(struct vnic_nft *n, struct nbatch *b);
 
 /* shard.c: the devices of the shared base chains. */

@@ -27,6 +27,9 @@ enum vnic_nft_flags {
 	 * reads as no guests; changes fail with -EROFS.  Works on a table
 	 * another process owns. */
 	VNIC_NFT_READ_ONLY	= 1u << 2,
+	/* Claim an existing table with the first commit that writes, in its
+	 * batch, not at open (VNIC_FILTER_CLAIM_AT_COMMIT). */
+	VNIC_NFT_CLAIM_AT_COMMIT = 1u << 4,
 };
 
 struct vnic_nft_opts {

@@ -13,24 +13,8 @@
 #include "lib/testing.h"
 #include "nft/read.h"
 
-/*
- * An existing table claimed (owner flag), once it was checked: nothing is
- * written to a table that is not ours.  The kernel lets a process claim a
- * table that persists and has no owner; one made without those flags
- * (VNIC_NFT_NO_OWNER) cannot be claimed.
- */
-static int claim_table(struct vnic_nft *n, const struct table_info *ti)
+static int claim_err(struct vnic_nft *n, int err, uint32_t flags)
 {
-	struct nbatch b;
-	int err;
-
-	/* No generation check: claiming does not depend on what else the
-	 * ruleset holds (and a busy host would keep it failing). */
-	nbatch_init(&b);
-	err = layout_table(n, &b, false);
-	if (!err)
-		err = nbatch_commit_res(n, &b, NO_GENID, NULL);
-	nbatch_free(&b);
 	if (err == -EPERM || err == -EBUSY)
 		return nfnl_set_err(n, err, "table netdev %s is owned by another process",
 			       n->table);
@@ -38,16 +22,124 @@ static int claim_table(struct vnic_nft *n, const struct table_info *ti)
 		return nfnl_set_err(n, err, "table netdev %s cannot be claimed: it was "
 			       "made without the owner and persist flags (flags "
 			       "0x%x); open it without claiming (VNIC_NFT_NO_OWNER, "
-			       "vnicctl --no-owner)", n->table, ti->flags);
+			       "vnicctl --no-owner)", n->table, flags);
 	if (err)
 		return nfnl_set_err(n, err, "claiming table netdev %s", n->table);
 	return 0;
+}
+
+/*
+ * The claim's batch.  The claim is a commit, so it moves the generation
+ * past the one the state element records, and the next process would read
+ * the whole table back.  When the handle can vouch for the table (its state
+ * element records the generation the kernel has: nothing committed since
+ * libvnic's last commit), the claim passes that on: its batch is pinned to
+ * that generation and rewrites the state element, the same but for g=, the
+ * generation the claim makes.  Rewriting is a delete: the kernel frees the
+ * old element after an RCU grace period, which the claimer's socket waits
+ * for when it is released (nft_rcv_nl_event); see filters.rst.
+ */
+static int claim_batch(struct vnic_nft *n, struct nbatch *b, uint32_t vouch_gen)
+{
+	int err = layout_table(n, b, false);
+
+	if (!err && vouch_gen) {
+		n->state_gen = vouch_gen + 1;
+		err = state_elem(n, b, 0, false);
+		if (!err)
+			err = state_elem(n, b, n->table_digest, true);
+		n->state_gen = 0;
+	}
+	/* No generation check otherwise: claiming does not depend on what
+	 * else the ruleset holds (and a busy host would keep it failing). */
+	return err ?: nbatch_commit_res(n, b, vouch_gen ? vouch_gen : NO_GENID, NULL);
+}
+
+/*
+ * An existing table claimed (owner flag), once it was checked: nothing is
+ * written to a table that is not ours.  The kernel lets a process claim a
+ * table that persists and has no owner; one made without those flags
+ * (VNIC_NFT_NO_OWNER) cannot be claimed.  vouch_gen: the generation the
+ * handle vouches for (0: none).
+ */
+static int claim_table(struct vnic_nft *n, const struct table_info *ti,
+		       uint32_t vouch_gen)
+{
+	struct nbatch b;
+	int err;
+
+	nbatch_init(&b);
+	err = claim_batch(n, &b, vouch_gen);
+	nbatch_free(&b);
+	/* Someone committed since the read: claim without vouching. */
+	if (vouch_gen && (err == -ERESTART || err == -EINTR)) {
+		nbatch_init(&b);
+		err = claim_batch(n, &b, 0);
+		nbatch_free(&b);
+	}
+	return claim_err(n, err, ti->flags);
 }
 
 /* Whether opening must write: to claim the table. */
 static bool open_claims(const struct vnic_nft *n, const struct table_info *ti)
 {
 	return ti->exists && !(n->flags & (VNIC_NFT_READ_ONLY | VNIC_NFT_NO_OWNER));
+}
+
+/*
+ * VNIC_NFT_CLAIM_AT_COMMIT: a table a commit can claim (no owner, the
+ * persist flag ours has) waits for the first commit that writes, which
+ * claims it in its batch; a sync that writes nothing then commits nothing
+ * (the claim moves the generation, and the next process reads back unless
+ * it vouched; vouching deletes, and that process waits a grace period when
+ * it exits).  Any other table is claimed now, for the claim's error.
+ */
+static bool claim_later(const struct vnic_nft *n, const struct table_info *ti)
+{
+	bool persist = !(n->flags & VNIC_NFT_NO_PERSIST) &&
+		       (n->features & VNIC_NFT_FEAT_PERSIST);
+
+	return (n->flags & VNIC_NFT_CLAIM_AT_COMMIT) &&
+	       !(ti->flags & NFT_TABLE_F_OWNER) &&
+	       !!(ti->flags & NFT_TABLE_F_PERSIST) == persist;
+}
+
+/*
+ * A pending claim, committed alone right before the first commit that
+ * writes: the kernel refuses a table's flags changed in the transaction
+ * that adds or changes a base chain's hooks (nft_table_pending_update()).
+ * Pinned to *genid (NO_GENID: not pinned), which becomes the generation
+ * after it; -ERESTART if anyone else committed meanwhile.  A claim takes
+ * nothing away: no grace period for it when this process exits.
+ */
+int claim_commit(struct vnic_nft *n, uint64_t *genid)
+{
+	struct nbatch b;
+	uint32_t now;
+	int err;
+
+	if (!n->claim_pending)
+		return 0;
+	nbatch_init(&b);
+	err = layout_table(n, &b, false);
+	if (!err)
+		err = nbatch_commit(n, &b, *genid, NULL);
+	nbatch_free(&b);
+	if (err == -ERESTART || err == -EINTR)
+		return err;
+	if (err)
+		return claim_err(n, err, n->tflags);
+	n->claim_pending = false;
+	err = nfnl_genid(n, &now);
+	if (err || *genid == NO_GENID)
+		return err;
+	if (now != *genid + 1)
+		return -ERESTART;
+	/* Ours, and the only commit since: the handle still vouches. */
+	if (n->clean && n->clean_gen == (uint32_t)*genid)
+		n->clean_gen = now;
+	*genid = now;
+	return 0;
 }
 
 /* No table: no guests, and the sizes a new table gets.  A writing handle
@@ -175,7 +267,7 @@ int open_state(struct vnic_nft *n)
 	int err = nfnl_genid(n, &g0);
 
 	n->pending = false;
-	n->damaged = n->clean = false;
+	n->damaged = n->clean = n->claim_pending = false;
 	if (!err)
 		err = read_stable(n, &ti, &g0);
 	if (err == -EUCLEAN && ti.comment_ours)
@@ -184,9 +276,13 @@ int open_state(struct vnic_nft *n)
 	n->clean = !err && !n->damaged && ti.exists && ti.has_digest &&
 		   ti.state_gen && ti.state_gen == g0;
 	n->clean_gen = g0;
-	/* A damaged table is claimed once a sync repaired it. */
-	if (!err && open_claims(n, &ti) && !n->damaged) {
-		err = claim_table(n, &ti);
+	if (!err && open_claims(n, &ti) && claim_later(n, &ti)) {
+		n->claim_pending = true;
+	} else if (!err && open_claims(n, &ti) && !n->damaged) {
+		/* A damaged table is claimed once a sync repaired it. */
+		/* The state's counts are rewritten as read: known, or no
+		 * vouching. */
+		err = claim_table(n, &ti, n->clean && ti.has_counts ? g0 : 0);
 		if (!err)
 			err = nfnl_genid(n, &g1);
 		if (!err && g1 - g0 > 1)

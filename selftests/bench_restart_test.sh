@@ -44,7 +44,20 @@ case_proc_none_and_bad() {
 		fail "no message for --proc-guests 4,0: $(cat "$TMP/err")"
 }
 
-CASES=(proc_rows proc_none_and_bad)
+# The rows' vnicctl keep the nft features as vnicctl does in production,
+# in a file of the run's own (the first sync writes it), never in the
+# host's /run/vnic: under a private /run, nothing is made there.
+case_proc_features_file_not_in_run() {
+	env -u VNICCTL_FEATURES_FILE unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs none /run &&
+		"$0" restart --guests 2 --runs 1 --settle 0 --proc-guests 4 \
+		--json >"$1/out" 2>"$1/err" ; rc=$?; ls -A /run/vnic >"$1/run" 2>/dev/null; exit $rc' \
+		"$BENCH" "$TMP"
+	[ $? -le 1 ] || { sed 's/^/  stderr: /' "$TMP/err" >&2; fail "vnic-bench failed"; return; }
+	jqo '[.[] | select(.method | startswith("vnicctl-"))] | length == 12 and all(.runs == 1)' || return
+	[ ! -s "$TMP/run" ] || fail "the bench wrote /run/vnic: $(cat "$TMP/run")"
+}
+
+CASES=(proc_rows proc_none_and_bad proc_features_file_not_in_run)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }

@@ -298,7 +298,11 @@ in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
 case $CNI_COMMAND in
 VERSION) echo '{"cniVersion": "1.1.0", "supportedVersions": ["1.0.0", "1.1.0"]}' ;;
 ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
-     echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}" ;;
+     echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
+     # A whole result, then a failed exit: the exit is what counts.
+     if [ "$(jq -r '.ipam.failAfterResult // false' <<<"$in")" = true ]; then
+	     sleep 0.2; exit 1
+     fi ;;
 DEL) echo "$CNI_CONTAINERID $CNI_IFNAME" >>"$d/dels" ;;
 GC) jq -c '."cni.dev/valid-attachments"' <<<"$in" >>"$d/gc" ;;
 esac
@@ -335,6 +339,40 @@ case_gc_releases_leases_in_bulk() {
 	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC" || return
 	expect_eq "$(states)" 1 "state files after the delegated GC" || return
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
+}
+
+# ADD reads the IPAM result as soon as it is a whole object and goes on
+# while the plugin exits; the plugin's exit status still decides.  One
+# that prints a result and then fails makes ADD fail with 105, its lease
+# released (DEL) and nothing else left: NIC, filter guest, state file.
+case_ipam_result_then_failure_undone() {
+	local ns base fconf
+	base=$(links)
+	container ns && fake_ipam || return
+	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
+		\"failAfterResult\": true}}")
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cf eth0 "$ns" "$fconf" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105' || return
+	expect_eq "$(cat "$TMP/fake/dels" 2>/dev/null)" "cf eth0" "IPAM DELs of the undo" || return
+	expect_eq "$(links)" "$base" "links after the failed ADD" || return
+	expect_eq "$(guests)" "" "filter guests after the failed ADD" || return
+	expect_eq "$(states)" 0 "state files after the failed ADD" || return
+	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in the container"; return 1; }
+	return 0
+}
+
+# A second ADD of an attachment that exists fails (its interface is
+# taken) and leaves the first one's state file, which its DEL and GC read.
+case_second_add_keeps_first_state() {
+	local ns
+	container ns && add c1 "$ns" || return
+	cni ADD c1 eth0 "$ns" "$(conf)" && { fail "second ADD succeeded"; return 1; }
+	jqo '.code == 103' || return
+	expect_eq "$(states)" 1 "state files after the refused ADD" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests after the refused ADD" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	expect_eq "$(states)" 0 "state files after DEL"
 }
 
 # A table another process owns (vnicctl filter hold on the same table
@@ -510,6 +548,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
+       ipam_result_then_failure_undone second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 

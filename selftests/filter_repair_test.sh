@@ -254,6 +254,79 @@ case_apply_then_sync_reads_nothing() {
 		fail "sync after apply sent $after_apply messages, after a sync $quiet"
 }
 
+# until_ok CMD...: CMD succeeds within 3 s.
+until_ok() {
+	local i
+	for i in $(seq 30); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# recvmsg() calls of a vnicctl -s run (a dump read back takes several).
+recvs() { sed -n 's/^stats: sendmsg [0-9]* recvmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
+
+# unchanged_as_quiet WHAT: the last vnicctl -j -s sync wrote nothing and
+# sent and received as little as the sync right after a commit ($quiet,
+# $qrecvs).
+unchanged_as_quiet() {
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "$1: $(cat "$TMP/out")" || return
+	[ -n "$quiet" ] && [ "$(sends)" = "$quiet" ] && [ "$(recvs)" = "$qrecvs" ] ||
+		fail "$1: $(sends) sendmsg and $(recvs) recvmsg, after a commit $quiet and $qrecvs"
+}
+
+# Another process's claim of the table (the owner flag: a commit, which
+# moves the generation past the one the state element records) records
+# the generation it makes when the table is as libvnic's last commit left
+# it: the next process's unchanged sync still reads nothing back.  The
+# claimer: filter hold (a library open that claims; the generation moves).
+# vnicctl's own unchanged sync claims nothing (VNIC_FILTER_CLAIM_AT_COMMIT):
+# the generation stays.
+case_sync_after_claim_reads_nothing() {
+	local quiet qrecvs hold gen
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	quiet=$(sends) qrecvs=$(recvs) gen=$(jq .genid "$TMP/out")
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	unchanged_as_quiet "second unchanged sync" || return
+	expect_eq "$(jq .genid "$TMP/out")" "$gen" "generation after an unchanged sync" || return
+	"$VNICCTL" filter hold "$TMP/A.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	hold=$!
+	until_ok test -s "$TMP/hold.out" ||
+		{ kill "$hold"; fail "hold: $(cat "$TMP/hold.err")"; return; }
+	kill "$hold"
+	wait "$hold" || fail "hold exited $?: $(cat "$TMP/hold.err")" || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	[ "$(jq .genid "$TMP/out")" -gt "$gen" ] ||
+		fail "hold did not claim: generation $(jq .genid "$TMP/out"), before $gen" || return
+	unchanged_as_quiet "sync after filter hold" || return
+	run 0 vc filter diff "$TMP/A.json"
+}
+
+# A claim vouches for the table only as it found it: a commit of anyone's
+# after it (elsewhere in the namespace, or to the table) makes the next
+# sync read everything back, and a damaged table is repaired.
+case_claim_then_foreign_commit_reads_back() {
+	local quiet
+	run 0 vc filter sync "$TMP/A.json" || return
+	run 0 vc -s filter sync "$TMP/A.json" || return
+	quiet=$(sends)
+	nft add table inet elsewhere || return
+	run 0 vc -j -s filter sync "$TMP/A.json" || return
+	jq -e '.writes == false and .unchanged == 20' "$TMP/out" >/dev/null ||
+		fail "sync after a commit elsewhere: $(cat "$TMP/out")" || return
+	[ "$(sends)" -gt "$quiet" ] ||
+		fail "sync after a commit elsewhere sent $(sends) messages, after a claim $quiet" || return
+	nft flush set netdev vnic ip4s || return
+	run 1 vc filter diff "$TMP/A.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	grep -q 'repaired' "$TMP/out" ||
+		fail "sync after a claim and a flush: $(cat "$TMP/out")" || return
+	same_as_clean "$TMP/A.json"
+}
+
 # diff: 2 is an error, never "differs": a file that does not load, a NIC
 # that does not exist; nothing is written either way.
 case_diff_errors_exit_2() {
@@ -271,7 +344,7 @@ CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced diff_after_remove unchanged_writes_nothing
-       apply_then_sync_reads_nothing
-       diff_errors_exit_2)
+       apply_then_sync_reads_nothing sync_after_claim_reads_nothing
+       claim_then_foreign_commit_reads_back diff_errors_exit_2)
 
 tap_main nft jq python3 -- "$@"

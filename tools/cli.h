@@ -36,6 +36,7 @@ struct cli {
 	const char *netns;	/* -n argument, NULL: ours */
 	bool no_owner;		/* --no-owner: filter commands do not claim
 				 * the table (VNIC_FILTER_NO_OWNER) */
+	bool claim_at_commit;	/* filter sync: VNIC_FILTER_CLAIM_AT_COMMIT */
 	/* --hook-prefix P, repeatable: vnic_filter_opts.hook_prefixes */
 	const char *hook_prefixes[VNIC_FILTER_PREFIXES + 2];
 	unsigned int nhook_prefixes;

@@ -105,6 +105,8 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 	}
 	if (cli->no_owner)
 		opts.flags |= VNIC_FILTER_NO_OWNER;
+	else if (cli->claim_at_commit)
+		opts.flags |= VNIC_FILTER_CLAIM_AT_COMMIT;
 	if (cli->nhook_prefixes)
 		opts.hook_prefixes = cli->hook_prefixes;
 	/* Reading writes nothing, and works on a table a runtime owns. */
@@ -211,11 +213,20 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 
 static int filter_apply(struct cli *cli, int argc, char **argv)
 {
+	cli->claim_at_commit = true;	/* as filter_sync() */
 	return commit_file(cli, argc, argv, C_APPLY);
 }
 
+/*
+ * apply, sync and remove claim the table with their commit, not at open
+ * (VNIC_FILTER_CLAIM_AT_COMMIT): vnicctl exits right after, so a sync that
+ * changes nothing (or a command refused) writes nothing, and the generation
+ * it leaves is still the one libvnic's last commit recorded: the next
+ * process reads nothing back either.  hold claims at open.
+ */
 static int filter_sync(struct cli *cli, int argc, char **argv)
 {
+	cli->claim_at_commit = true;
 	return commit_file(cli, argc, argv, C_SYNC);
 }
 
@@ -231,6 +242,7 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
+	cli->claim_at_commit = true;	/* as filter_sync() */
 	ret = cli_filter_open(cli, true, &n);
 	if (ret)
 		return ret;

@@ -56,6 +56,14 @@ enum vnic_filter_flags {
 	 * qdisc, but an RCU grace period per attach and detach
 	 * (Documentation/bpf.rst); -EOPNOTSUPP where the kernel lacks it */
 	VNIC_FILTER_TCX		= 1u << 3,
+	/* nft: claim an existing table with the first commit that writes (in
+	 * its batch), not at open: for a process that exits right after, as
+	 * vnicctl.  A sync that changes nothing then writes nothing at all.
+	 * Until that commit the table is not protected from other processes,
+	 * as with VNIC_FILTER_NO_OWNER; a table another process owns, or one
+	 * that cannot be claimed, is refused at open all the same
+	 * (Documentation/filters.rst, "Claims and the generation") */
+	VNIC_FILTER_CLAIM_AT_COMMIT = 1u << 4,
 };
 
 struct vnic_filter_opts {
@@ -122,7 +130,10 @@ enum vnic_filter_feature {
 /*
  * Open the backend's state, adopting what an earlier handle (of this or
  * another process) installed; nothing is written.  nft: the table is
- * checked and read, and claimed (owner flag) unless VNIC_FILTER_NO_OWNER;
+ * checked and read, and claimed (owner flag) unless VNIC_FILTER_NO_OWNER
+ * (with VNIC_FILTER_CLAIM_AT_COMMIT: by the first commit that writes); a
+ * claim of a table as libvnic's last commit left it records the generation
+ * it makes, so the next process need not read the table back;
  * a missing table is made by the first commit that writes; a table named
  * like ours that libvnic did not make (or whose sets were replaced by
  * others of another type) is refused with -EUCLEAN (-EPERM if a live

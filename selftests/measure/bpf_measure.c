@@ -23,12 +23,10 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/wait.h>
-#include <sys/socket.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
 #include <vnic/vnic.h>
 
 #include "lib/testing.h"
+#include "bench/frames.h"
 
 #define RUNS 3
 
@@ -288,40 +286,6 @@ next:;
 
 /* --- ns per packet ------------------------------------------------------- */
 
-static size_t frame4(unsigned char *f, const unsigned char *src, uint32_t saddr)
-{
-	static const unsigned char dst[6] = { 2, 0, 0, 0, 0, 0xf0 };
-	unsigned char *ip = f + 14, *udp = ip + 20;
-
-	memset(f, 0, 64);
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src, 6);
-	f[12] = 0x08;
-	ip[0] = 0x45;
-	ip[3] = 46;
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, &saddr, 4);
-	ip[16] = 10;
-	ip[19] = 1;
-	{
-		uint32_t sum = 0;
-		int k;
-
-		for (k = 0; k < 20; k += 2)
-			sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		ip[10] = (unsigned char)(~sum >> 8);
-		ip[11] = (unsigned char)~sum;
-	}
-	udp[0] = 0x9c;
-	udp[1] = 0x40;
-	udp[3] = 9;
-	udp[5] = 26;
-	return 64;
-}
-
 static void pkt_rows(void)
 {
 	static const unsigned char own[6] = { 2, 0, 0, 0, 0, 0 };
@@ -332,11 +296,14 @@ static void pkt_rows(void)
 	unsigned char f[64];
 	int verdict, ifindex;
 	uint32_t ns;
-	struct { const char *name; int prog; const unsigned char *mac; uint32_t saddr; } c[] = {
-		{ "empty program (vnic_nop)", 2, own, 0 },
-		{ "clean policy, legit IPv4/UDP", 0, own, 0 },
-		{ "clean policy, spoofed MAC (dropped)", 0, spoof, 0 },
-		{ "clean policy, spoofed IPv4 source (dropped)", 0, own, 1 },
+	/* 10.0.0.0: vh0's address in policy() */
+	static const unsigned char ip[4] = { 10, 0, 0, 0 };
+	static const unsigned char ip_spoof[4] = { 10, 10, 0, 99 };
+	struct { const char *name; int prog; const unsigned char *mac, *saddr; } c[] = {
+		{ "empty program (vnic_nop)", 2, own, ip },
+		{ "clean policy, legit IPv4/UDP", 0, own, ip },
+		{ "clean policy, spoofed MAC (dropped)", 0, spoof, ip },
+		{ "clean policy, spoofed IPv4 source (dropped)", 0, own, ip_spoof },
 	};
 	unsigned int i;
 
@@ -349,11 +316,10 @@ static void pkt_rows(void)
 	printf("\n| BPF_PROG_TEST_RUN, 1,000,000 repeats | ns per packet (median of %d) |\n", RUNS);
 	printf("|---|---|\n");
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		uint32_t v[RUNS], saddr = c[i].saddr ? 0x63000a0a : 0;
+		uint32_t v[RUNS];
 		int run;
 
-		/* 10.0.0.0: vh0's address in policy() */
-		frame4(f, c[i].mac, saddr ? saddr : 0x0000000a);
+		frame_udp4(f, c[i].mac, c[i].saddr);
 		for (run = 0; run < RUNS; run++) {
 			if (vnic_bpf_test_run(b, c[i].prog, ifindex, f, sizeof(f), 1000000,
 					      &verdict, &ns))
@@ -375,62 +341,23 @@ static void pkt_rows(void)
 
 #define PPS_FRAMES	200000
 
-/* Received packets of dev, from /proc/net/dev (this namespace's: /sys
- * would show the namespace sysfs was mounted in). */
-static unsigned long long rx_of(const char *dev)
-{
-	unsigned long long bytes, pk = 0;
-	char line[512], name[32];
-	FILE *f = fopen("/proc/net/dev", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-
-		if (!c || sscanf(line, " %31[^:]", name) != 1 || strcmp(name, dev))
-			continue;
-		if (sscanf(c + 1, "%llu %llu", &bytes, &pk) != 2)
-			pk = 0;
-	}
-	if (f)
-		fclose(f);
-	return pk;
-}
-
 /*
- * The guest's end g0 sends PPS_FRAMES legit frames as fast as sendmmsg()
- * goes (the bounded sender: a fixed count); they cross vh0's ingress hook,
- * the bridge br0 and fa0, and are counted on fa0p.  Everything runs on
- * the sender's CPU (veth delivers through the backlog), so the rate is the
- * whole path's.  Returns frames per second that arrived, or -1.
+ * The guest's end g0 sends PPS_FRAMES legit frames through vh0's ingress
+ * hook, the bridge br0 and fa0 (frames.h).  Returns frames per second that
+ * arrived, or -1.
  */
 static double pps_run(int backend)
 {
 	static const unsigned char src[6] = { 2, 0, 0, 0, 0, 0 };
+	static const unsigned char saddr[4] = { 10, 0, 0, 0 };
 	struct vnic_ctx *ctx;
-	struct vnic_policy *p;
 	struct vnic_filter *f = NULL;
-	unsigned char frame[64];
-	struct mmsghdr msgs[64];
-	struct iovec iov = { frame, sizeof(frame) };
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
-	unsigned long long before, after;
-	unsigned int sent = 0, i;
-	double t0, t1;
-	int fd;
+	unsigned char frame[FRAME_LEN];
+	unsigned long long got;
+	uint64_t ns;
 
-	if (unshare(CLONE_NEWNET) ||
-	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
-		   "{ sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null; true; } && "
-		   "ip link add name vh0 type veth peer name g0 && "
-		   "ip link add name fa0 type veth peer name fa0p && "
-		   "ip link add name br0 type bridge && "
-		   "ip link set vh0 master br0 && ip link set fa0 master br0 && "
-		   "ip link set g0 address 02:00:00:00:00:00 && "
-		   "for d in vh0 g0 fa0 fa0p br0; do ip link set $d up; done"))
+	if (frames_veth_ns() || vnic_ctx_new(NULL, &ctx))
 		return -1;
-	if (vnic_ctx_new(NULL, &ctx))
-		return -1;
-	p = policy(ctx, 0, 1);	/* vm0: vh0..vh3; only vh0 exists */
 	if (backend >= 0) {
 		static const char *const pfx[] = { "vh", NULL };
 		VNIC_OPTS(vnic_filter_opts, o, .backend = backend == 3 ? VNIC_BACKEND_BPF
@@ -441,7 +368,6 @@ static double pps_run(int backend)
 		VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vh0", .kind = VNIC_KIND_VETH,
 			  .mac = "02:00:00:00:00:00", .ipv4 = a4, .n_ipv4 = 1);
 
-		(void)p;
 		if (vnic_policy_new(ctx, &one) || vnic_policy_add_guest(one, "vm0", NULL) ||
 		    vnic_policy_add_nic(one, "vm0", &nic) || vnic_filter_open(ctx, &o, &f) ||
 		    vnic_filter_apply(f, one, NULL)) {
@@ -449,30 +375,10 @@ static double pps_run(int backend)
 			return -1;
 		}
 	}
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	ll.sll_ifindex = (int)if_nametoindex("g0");
-	if (fd < 0 || bind(fd, (struct sockaddr *)&ll, sizeof(ll)))
+	frame_udp4(frame, src, saddr);
+	if (frames_send(frame, PPS_FRAMES, &ns, &got))
 		return -1;
-	frame4(frame, src, 0x0000000a);
-	memset(msgs, 0, sizeof(msgs));
-	for (i = 0; i < 64; i++) {
-		msgs[i].msg_hdr.msg_iov = &iov;
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
-	usleep(200000);		/* the bridge port forwarding */
-	before = rx_of("fa0p");
-	t0 = now_ms();
-	while (sent < PPS_FRAMES) {
-		int n = sendmmsg(fd, msgs, 64, 0);
-
-		if (n <= 0)
-			continue;
-		sent += (unsigned int)n;
-	}
-	t1 = now_ms();
-	usleep(100000);
-	after = rx_of("fa0p");
-	return (double)(after - before) / ((t1 - t0) / 1e3);
+	return (double)got / (ns / 1e9);
 }
 
 static void pps_rows(void)

@@ -3,11 +3,16 @@
  * ADD, in the order a failure is cheapest to undo:
  *   1. lock dataDir, open CNI_NETNS;
  *   2. IPAM ADD (the addresses the filter needs), and while the plugin
- *   3. runs, the NIC, both ends where they live, up (all or nothing);
+ *   3. runs, the NIC, both ends where they live, up (all or nothing), the
+ *      state file GC reads, and the filter handle (its reads, its keeper);
  *   4. veth: the filter on the host end, before any address exists, so the
  *      container never has an address it could use unfiltered;
  *   5. addresses and routes (container end; veth: host end's routes);
- *   6. the state file GC reads; the result.
+ *   6. the IPAM plugin's exit status (its result was read as soon as it was
+ *      whole: its exit runs beside 4 and 5); the result.
+ * What waits for the IPAM plugin is only what needs its addresses: the
+ * filter's commit and the addresses themselves (cni.rst, "The critical
+ * path, second pass").
  * A failure undoes what this call did, in reverse, and nothing else: an
  * attachment that already existed (its interface name taken) is left as it
  * was.
@@ -23,7 +28,9 @@ struct add {
 	struct cni_ip ips[CNI_MAX_IPS];
 	unsigned int nips;
 	struct attach a;
-	bool ipam_done, nic_done, filter_done;
+	struct cni_filter flt;
+	struct ipam_call call;
+	bool ipam_done, nic_done, state_done, filter_done;
 };
 
 static void undo(struct cni_run *r, struct add *s)
@@ -31,6 +38,8 @@ static void undo(struct cni_run *r, struct add *s)
 	struct vnic_filter *n;
 	const char *g = r->guest;
 
+	filter_close(s->flt.f);
+	s->flt.f = NULL;
 	if (s->filter_done && !filter_open(r, s->a.ctx, false, &n)) {
 		filter_remove(r, n, &g, 1);
 		filter_close(n);
@@ -45,21 +54,29 @@ static void undo(struct cni_run *r, struct add *s)
 			vnic_ctx_free(in);
 		}
 	}
+	if (s->call.pid >= 0) {
+		struct cni_err saved = r->err;
+
+		ipam_reap(r, &s->call);
+		r->err = saved;
+	}
 	if (s->ipam_done)
 		ipam_exec(r, "DEL", NULL);
-	state_remove(r, r->guest);
+	/* Only this call's: an ADD refused because the attachment exists
+	 * leaves that attachment's file to its DEL and GC. */
+	if (s->state_done)
+		state_remove(r, r->guest);
 }
 
-/* The IPAM plugin's answer; after a NIC that failed (nic_err), only reaped
- * (its lease released by undo), the NIC's error kept. */
-static int ipam_wait(struct cni_run *r, struct add *s, struct ipam_call *c,
-		     bool nic_err)
+/* The IPAM plugin's answer; after a step that failed (early_err), only
+ * reaped (its lease released by undo), that step's error kept. */
+static int ipam_wait(struct cni_run *r, struct add *s, bool early_err)
 {
 	struct cni_err saved = r->err;
-	int ret = ipam_finish(r, c, &s->ipam_res);
+	int ret = ipam_answer(r, &s->call, &s->ipam_res);
 
 	s->ipam_done = !ret;
-	if (nic_err) {
+	if (early_err) {
 		r->err = saved;
 		return -1;
 	}
@@ -68,30 +85,44 @@ static int ipam_wait(struct cni_run *r, struct add *s, struct ipam_call *c,
 	return 0;
 }
 
+/* What needs no address, while the IPAM plugin runs. */
+static int beside_ipam(struct cni_run *r, struct add *s)
+{
+	const char *host = r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL;
+
+	if (attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a))
+		return -1;
+	s->nic_done = true;
+	cni_lap("nic");
+	if (state_write(r, host))
+		return -1;
+	s->state_done = true;
+	cni_lap("state");
+	return r->conf.filter ? filter_prepare(r, s->a.ctx, &s->flt) : 0;
+}
+
 static int steps(struct cni_run *r, struct add *s)
 {
-	struct ipam_call call;
-	bool nic_err;
+	bool early_err;
 	json_t *routes;
 
 	cni_lap("start");
-	if (r->conf.ipam && ipam_start(r, "ADD", NULL, NULL, &call))
+	if (r->conf.ipam && ipam_start(r, "ADD", NULL, NULL, &s->call))
 		return -1;
-	/* The NIC while the IPAM plugin runs: it needs no address, and the
-	 * filter (which does) still goes on before any address. */
-	nic_err = attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a);
-	s->nic_done = !nic_err;
-	cni_lap("nic");
-	if (r->conf.ipam && ipam_wait(r, s, &call, nic_err))
+	early_err = beside_ipam(r, s);
+	cni_lap("beside");
+	if (r->conf.ipam && ipam_wait(r, s, early_err))
 		return -1;
-	if (nic_err)
+	if (early_err)
 		return -1;
 	cni_lap("ipam");
 	if (r->conf.filter) {
-		if (filter_apply(r, s->a.ctx, s->a.host, s->a.cont_mac, s->ips,
-				 s->nips))
+		if (filter_apply(r, s->a.ctx, &s->flt, s->a.host, s->a.cont_mac,
+				 s->ips, s->nips))
 			return -1;
 		s->filter_done = true;
+		filter_close(s->flt.f);
+		s->flt.f = NULL;
 	}
 	cni_lap("filter");
 	routes = json_object_get(s->ipam_res, "routes");
@@ -101,9 +132,9 @@ static int steps(struct cni_run *r, struct add *s)
 	    ifcfg_host(r, s->a.host, s->ips, s->nips))
 		return -1;
 	cni_lap("address");
-	if (state_write(r, r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL))
+	if (ipam_reap(r, &s->call))
 		return -1;
-	cni_lap("state");
+	cni_lap("reaped");
 	r->result = result_build(r, s->ipam_res,
 				 r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL,
 				 s->a.host_mac, s->a.cont_mac);
@@ -112,7 +143,7 @@ static int steps(struct cni_run *r, struct add *s)
 
 int cni_add(struct cni_run *r)
 {
-	struct add s = { .nsfd = -1 };
+	struct add s = { .nsfd = -1, .call = { .pid = -1, .out = -1 } };
 	char path[PATH_MAX];
 	int ret;
 

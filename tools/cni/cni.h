@@ -136,11 +136,16 @@ int ipam_del_for(struct cni_run *r, const char *cid, const char *ifname);
 struct ipam_call {
 	pid_t pid;
 	int out;
+	char *buf;		/* its stdout so far */
+	size_t len, cap;
 	char path[PATH_MAX];
 };
 int ipam_start(struct cni_run *r, const char *command, const char *cid,
 	       const char *ifname, struct ipam_call *c);
 int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
+/* ADD: the result once whole, then the plugin's exit (ipam.c) */
+int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result);
+int ipam_reap(struct cni_run *r, struct ipam_call *c);
 /* 1 if the IPAM plugin speaks CNI 1.1 (and so GC), 0 if not, -1 on error. */
 int ipam_knows_gc(struct cni_run *r);
 
@@ -195,14 +200,24 @@ int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out);
-int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
-		 const char *mac, const struct cni_ip *ips, unsigned int n);
+/* ADD's handle, opened while the IPAM plugin runs (filter_prepare()) */
+struct cni_filter {
+	struct vnic_filter *f;
+	bool cached;		/* on dataDir's features, not a probe's */
+};
+int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx,
+		   struct cni_filter *cf);
+int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
+		 const char *host, const char *mac, const struct cni_ip *ips,
+		 unsigned int n);
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 int filter_has(struct vnic_filter *n, const char *guest);
 
 /* linger.c: close a filter handle without waiting for the kernel's
- * deferred destruction (a child process waits instead) */
+ * deferred destruction (a child process waits instead); filter_linger()
+ * starts that child ahead of the close */
+void filter_linger(struct vnic_filter *f);
 void filter_close(struct vnic_filter *f);
 
 /* the verbs */

@@ -146,36 +146,54 @@ static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
 			"\"table\" (%s)", r->conf.table, vnic_ctx_errmsg(ctx));
 }
 
-int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
-		 const char *mac, const struct cni_ip *ips, unsigned int n)
+/*
+ * ADD opens its handle while the IPAM plugin runs: open's reads of the
+ * table and the fork of the keeper (linger.c) are then off the ADD's
+ * path, and only the commit waits for the plugin's addresses.  A change
+ * by another writer in between is what the commit's generation check is
+ * for (-EAGAIN, retried in filter_apply()).
+ */
+int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf)
+{
+	if (open_feat(r, ctx, false, false, &cf->cached, &cf->f))
+		return -1;
+	filter_linger(cf->f);
+	return 0;
+}
+
+/* -EAGAIN: another writer changed the ruleset meanwhile. */
+static int apply_tries(struct vnic_filter *f, const struct vnic_policy *p)
+{
+	int err = -EAGAIN, i;
+
+	for (i = 0; i < APPLY_TRIES && err == -EAGAIN; i++)
+		err = vnic_filter_apply(f, p, NULL);
+	return err;
+}
+
+/* On cf's handle (which stays open: the caller closes it). */
+int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
+		 const char *host, const char *mac, const struct cni_ip *ips,
+		 unsigned int n)
 {
 	struct vnic_policy *p;
-	struct vnic_filter *nft;
-	int err = -EAGAIN, i;
-	bool cached;
+	int err;
 
 	if (build(r, ctx, host, mac, ips, n, &p))
 		return -1;
-	if (open_feat(r, ctx, false, false, &cached, &nft)) {
-		vnic_policy_free(p);
-		return -1;
-	}
-	/* -EAGAIN: another writer changed the ruleset meanwhile. */
-	for (i = 0; i < APPLY_TRIES && err == -EAGAIN; i++)
-		err = vnic_filter_apply(nft, p, NULL);
+	err = apply_tries(cf->f, p);
 	/* Features from the file that this nf_tables lacks (a module
 	 * replaced since the boot, a file from another host) show at the
 	 * first commit: probe and try once more (filter.h, features). */
-	if (cached && (err == -EOPNOTSUPP || err == -EINVAL)) {
-		filter_close(nft);
-		if (open_feat(r, ctx, false, true, &cached, &nft)) {
+	if (cf->cached && (err == -EOPNOTSUPP || err == -EINVAL)) {
+		filter_close(cf->f);
+		cf->f = NULL;
+		if (open_feat(r, ctx, false, true, &cf->cached, &cf->f)) {
 			vnic_policy_free(p);
 			return -1;
 		}
-		for (i = 0, err = -EAGAIN; i < APPLY_TRIES && err == -EAGAIN; i++)
-			err = vnic_filter_apply(nft, p, NULL);
+		err = apply_tries(cf->f, p);
 	}
-	filter_close(nft);
 	vnic_policy_free(p);
 	if (err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT)
 		return owned_elsewhere(r, ctx);
