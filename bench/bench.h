@@ -257,6 +257,10 @@ int bench_reap(pid_t pid, int err_fd, const char *who);
 /* Both. */
 int bench_exec(const char *const *argv, const char *in_path, int out_fd,
 	       const char *who);
+/* Its stdout, whole (malloc'd and NUL-ended; *outlen bytes if set); killed
+ * after timeout_ms (0: never) with -ETIMEDOUT, said as the last error. */
+int bench_capture(const char *const *argv, int timeout_ms, const char *who,
+		  char **out, size_t *outlen);
 /* The last failed tool's stderr, on one line; or set it. */
 const char *bench_last_error(void);
 void bench_set_last_error(const char *fmt, ...)
