@@ -165,7 +165,7 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 	uint64_t ns;
 	int ret;
 
-	if (frames_veth_ns()) {
+	if (frames_veth_ns(true)) {
 		snprintf(err, errlen, "namespace setup: %s", strerror(EIO));
 		return -EIO;
 	}
