@@ -274,8 +274,13 @@ static int one_row(struct rp *p, struct filt_env *e, struct bench_row *r,
 						   NULL);
 		break;
 	default:
-		ret = vnicctl(p, "sync", rp_share[m], NULL, NULL, NULL) ?:
-		      vnicctl(p, "sync", 0, NULL, &s->ms, s);
+		/* The untimed sync's keeper (tools/linger.c) waits out its
+		 * grace period holding the kernel's commit lock; a sync after
+		 * a restart has no sync just before it: wait it out here. */
+		ret = vnicctl(p, "sync", rp_share[m], NULL, NULL, NULL);
+		if (!ret)
+			nfnl_barrier();
+		ret = ret ?: vnicctl(p, "sync", 0, NULL, &s->ms, s);
 	}
 	if (!ret)
 		r->runs++;
