@@ -81,19 +81,45 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 }
 
 /*
- * Unclaimed until its first commit (VNIC_NFT_CLAIM_AT_COMMIT), the table
- * is open to other writers meanwhile: one that committed since the handle
- * read it makes it read again, as a claim at open would have.
+ * Whether only this handle can write the table: it claimed it at open (or
+ * makes it, owned, with its first commit).  Not with VNIC_NFT_NO_OWNER or
+ * a claim deferred to the commit (VNIC_NFT_CLAIM_AT_COMMIT).
  */
-static int claim_fresh(struct vnic_nft *n)
+static bool owns(const struct vnic_nft *n)
+{
+	return !n->claim_pending && !(n->flags & VNIC_NFT_NO_OWNER);
+}
+
+/*
+ * A handle that does not own the table may be behind another writer of it
+ * (vnic-cni opens before its IPAM plugin runs): one that committed since
+ * the handle's view was read makes it read again.
+ */
+static int view_fresh(struct vnic_nft *n)
 {
 	uint32_t g;
 	int err;
 
-	if (!n->claim_pending)
+	if (owns(n))
 		return 0;
 	err = nfnl_genid(n, &g);
 	return err || g == n->clean_gen ? err : open_state(n);
+}
+
+/*
+ * The generation a change's batch is pinned to.  An owner pins to the
+ * generation now: others' commits can only be elsewhere in the ruleset.
+ * Any other handle pins to the one its view was read at, so that a commit
+ * made to the table after that (between view_fresh() and the batch) fails
+ * the batch (-EAGAIN) instead of being overwritten by a state element that
+ * does not know that writer's guests.
+ */
+static int pin_genid(struct vnic_nft *n, uint32_t *genid)
+{
+	if (owns(n))
+		return nfnl_genid(n, genid);
+	*genid = n->clean_gen;
+	return 0;
 }
 
 static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
@@ -112,7 +138,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err && (n->stale || n->pending))
 		err = open_state(n);
 	else if (!err)
-		err = claim_fresh(n);
+		err = view_fresh(n);
 	if (!err)
 		err = refuse_damaged(n);
 	if (!err)
@@ -122,7 +148,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err)
 		n->change_nics = r->off[p->n];
 	if (!err)
-		err = nfnl_genid(n, genid);
+		err = pin_genid(n, genid);
 	return err;
 }
 
@@ -187,14 +213,14 @@ static int remove_once(struct vnic_nft *n, const char *const *guests,
 				    "table %s was opened read-only", n->table);
 	if ((n->stale || n->pending) && (err = open_state(n)))
 		return err;
-	if ((err = claim_fresh(n)) || (err = refuse_damaged(n)))
+	if ((err = view_fresh(n)) || (err = refuse_damaged(n)))
 		return err;
 	for (i = 0; i < count; i++)
 		if (!guests[i] || !inst_find(n, guests[i]))
 			return vnic_set_err(n->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1,
 					    NULL, "guest %s is not installed",
 					    guests[i] ? guests[i] : "(null)");
-	err = nfnl_genid(n, &genid);
+	err = pin_genid(n, &genid);
 	if (err)
 		return err;
 	change_begin(n, &ch, res);

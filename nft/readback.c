@@ -392,7 +392,10 @@ static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only)
 			break;
 		g0 = g1;
 	}
-	t->genid = g1;
+	/* The generation the last read began at: a read torn on every try
+	 * pins a commit that then fails (-EAGAIN), and never vouches for a
+	 * table it did not see whole. */
+	t->genid = g0;
 	return err;
 }
 

@@ -302,7 +302,11 @@ ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNA
      # A whole result, then a failed exit: the exit is what counts.
      if [ "$(jq -r '.ipam.failAfterResult // false' <<<"$in")" = true ]; then
 	     sleep 0.2; exit 1
-     fi ;;
+     fi
+     # Output after the result, once vnic-cni has it: white space is
+     # fine, anything else is not (and must not kill the plugin).
+     t=$(jq -r '.ipam.trailer // empty' <<<"$in")
+     if [ -n "$t" ]; then sleep 0.05; printf '%b' "$t"; fi ;;
 DEL) echo "$CNI_CONTAINERID $CNI_IFNAME" >>"$d/dels" ;;
 GC) jq -c '."cni.dev/valid-attachments"' <<<"$in" >>"$d/gc" ;;
 esac
@@ -360,6 +364,29 @@ case_ipam_result_then_failure_undone() {
 	expect_eq "$(states)" 0 "state files after the failed ADD" || return
 	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in the container"; return 1; }
 	return 0
+}
+
+# The plugin's output after its result is read to its end: a newline
+# written late is fine (the plugin exits 0, not of SIGPIPE); anything else
+# is a decode error, undone like any failed ADD.
+case_ipam_output_after_result() {
+	local ns base fconf
+	base=$(links)
+	container ns && fake_ipam || return
+	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
+		\"trailer\": \"\\\\n\"}}")
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ct eth0 "$ns" "$fconf" ||
+		fail "ADD with a late newline: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni DEL ct eth0 "$ns" "$fconf" || return
+	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
+		\"trailer\": \"x\"}}")
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cu eth0 "$ns" "$fconf" &&
+		{ fail "ADD with trailing garbage succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 6' || return
+	expect_eq "$(tail -n1 "$TMP/fake/dels" 2>/dev/null)" "cu eth0" "IPAM DEL of the undo" || return
+	expect_eq "$(links)" "$base" "links after the failed ADD" || return
+	expect_eq "$(guests)" "" "filter guests after the failed ADD" || return
+	expect_eq "$(states)" 0 "state files after the failed ADD"
 }
 
 # A second ADD of an attachment that exists fails (its interface is
@@ -548,7 +575,8 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
-       ipam_result_then_failure_undone second_add_keeps_first_state
+       ipam_result_then_failure_undone ipam_output_after_result
+       second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)
 

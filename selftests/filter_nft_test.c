@@ -957,6 +957,80 @@ TEST_F(nft, sets_grow_past_capacity)
 	json_decref(root);
 }
 
+/* vm2 alone, with the IPv4 address ip4. */
+static int policy_vm2(const struct pkt_topo *t, const char *ip4,
+		      struct vnic_policy **out)
+{
+	const char *o4[] = { ip4 };
+	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
+		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
+		  .n_ipv4 = 1);
+	struct vnic_policy *p;
+	int ret = vnic_policy_new(t->ctx, &p);
+
+	if (ret)
+		return ret;
+	ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL) ?:
+	      vnic_policy_add_nic(p, PKT_GUEST2, &other);
+	if (ret)
+		vnic_policy_free(p);
+	else
+		*out = p;
+	return ret;
+}
+
+/*
+ * A handle that does not own the table (vnic-cni's, opened while its IPAM
+ * plugin runs; vnicctl's) and another writer that commits to the table
+ * after the handle's view was read: the handle's change must see that
+ * guest, not write a state element that leaves it out (the table would
+ * then read as damaged, and every later apply be refused).
+ */
+TEST_F(nft, unowned_handle_change_after_another_writer)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .flags = VNIC_FILTER_NO_OWNER);
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_filter *other = NULL;
+	json_t *root;
+
+	ASSERT_EQ(0, policy_vm2(&self->t, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &other));
+	ASSERT_EQ(0, vnic_filter_apply(other, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(other);
+
+	/* The view: vm2 alone. */
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n));
+	/* Meanwhile another writer adds vm1. */
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &other));
+	ASSERT_EQ(0, vnic_filter_apply(other, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(other);
+	other = NULL;
+
+	/* vm2 changes its address through the first handle. */
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, policy_vm2(&self->t, "192.0.2.21", &self->p));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(self->n);
+	self->n = NULL;
+
+	/* A new handle finds both guests and an undamaged table. */
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, self->n, both, 2);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_TRUE(HAS_ELEM(vnic_set(root, SET_IP4), PKT_OTHER_NIC, "192.0.2.21"));
+	expect_counts_match(_metadata, root);
+	json_decref(root);
+	EXPECT_EQ(0, vnic_filter_apply(self->n, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+}
+
 /* A capacity over the limit is refused before anything is made. */
 TEST_F(nft, capacity_over_limit_refused)
 {

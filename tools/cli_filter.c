@@ -215,6 +215,11 @@ static void file_job_close(struct cli *cli, struct file_job *job)
 
 enum commit { C_APPLY, C_SYNC };
 
+/* A handle that does not own the table pins its commit to the generation
+ * it read the table at: a commit by anyone meanwhile fails it with -EAGAIN,
+ * after which the handle has read the table again. */
+#define COMMIT_TRIES	3
+
 /* apply FILE, sync FILE: the file's policy in one commit. */
 static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 {
@@ -222,12 +227,14 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 	VNIC_OPTS(vnic_filter_result, res);
 	char repaired[1024] = "";
 	struct file_job job;
-	int ret, err;
+	int ret, err, i;
 
 	ret = file_job_open(cli, cmd, argc, argv, true, &job);
 	if (ret < 0) {
-		err = how == C_APPLY ? vnic_filter_apply(job.n, job.p, &res) :
-				       cli_filter_sync(job.n, job.p, &res, repaired);
+		for (i = 0, err = -EAGAIN; i < COMMIT_TRIES && err == -EAGAIN; i++)
+			err = how == C_APPLY ?
+			      vnic_filter_apply(job.n, job.p, &res) :
+			      cli_filter_sync(job.n, job.p, &res, repaired);
 		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
 		if (!err && *repaired && !cli->json)
 			printf("repaired: %s\n", repaired);
@@ -259,7 +266,7 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 {
 	VNIC_OPTS(vnic_filter_result, res);
 	struct vnic_filter *n;
-	int ret, err;
+	int ret, err, i;
 
 	ret = cli_filter_operands("filter remove", "guest name", argc, argv, 1, argc);
 	if (ret >= 0)
@@ -271,8 +278,9 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	ret = cli_filter_open(cli, true, &n);
 	if (ret)
 		return ret;
-	err = vnic_filter_remove(n, (const char *const *)argv + 1,
-			      (unsigned int)argc - 1, &res);
+	for (i = 0, err = -EAGAIN; i < COMMIT_TRIES && err == -EAGAIN; i++)
+		err = vnic_filter_remove(n, (const char *const *)argv + 1,
+					 (unsigned int)argc - 1, &res);
 	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
 	commit_close(cli, n);
 	return ret;

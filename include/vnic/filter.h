@@ -44,7 +44,10 @@ enum vnic_backend {
 };
 
 enum vnic_filter_flags {
-	/* nft: do not claim the table */
+	/* nft: do not claim the table.  Others may then write it: apply and
+	 * remove read it again if anyone committed since the handle read it,
+	 * and a commit by anyone between that read and theirs fails them
+	 * with -EAGAIN (retry; the handle has read the table again) */
 	VNIC_FILTER_NO_OWNER	= 1u << 0,
 	/* nft: the table goes with its owner */
 	VNIC_FILTER_NO_PERSIST	= 1u << 1,

@@ -140,6 +140,7 @@ struct ipam_call {
 	int out;
 	char *buf;		/* its stdout so far */
 	size_t len, cap;
+	size_t used;		/* bytes of buf the result took (ipam_answer) */
 	char path[PATH_MAX];
 };
 int ipam_start(struct cni_run *r, const char *command, const char *cid,

@@ -149,9 +149,10 @@ static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
 /*
  * ADD opens its handle while the IPAM plugin runs: open's reads of the
  * table and the fork of the keeper (tools/linger.c) are then off the ADD's
- * path, and only the commit waits for the plugin's addresses.  A change
- * by another writer in between is what the commit's generation check is
- * for (-EAGAIN, retried in filter_apply()).
+ * path, and only the commit waits for the plugin's addresses.  The handle
+ * does not own the table: apply reads it again if anyone committed since
+ * open, and pins its commit to the generation it read, so a commit by
+ * another writer after that fails it (-EAGAIN, retried in filter_apply()).
  */
 int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf)
 {

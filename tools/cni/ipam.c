@@ -395,13 +395,15 @@ int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result)
  */
 int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result)
 {
+	json_error_t je;
 	json_t *res;
 
 	if (c->pid < 0)
 		return -1;
 	while (read_more(c) > 0) {
-		res = json_loadb(c->buf, c->len, JSON_DISABLE_EOF_CHECK, NULL);
+		res = json_loadb(c->buf, c->len, JSON_DISABLE_EOF_CHECK, &je);
 		if (json_is_object(res) && !json_object_get(res, "code")) {
+			c->used = (size_t)je.position;
 			*result = res;
 			return 0;
 		}
@@ -410,23 +412,42 @@ int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result)
 	return ipam_finish(r, c, result);
 }
 
-/* After ipam_answer(): the plugin's exit, which must be a success. */
+/*
+ * After ipam_answer(): the rest of the plugin's output, read to its end
+ * (a plugin that writes after its result must not die of SIGPIPE), which
+ * may only be white space or, from a plugin that fails, its error object;
+ * then its exit, which must be a success.
+ */
 int ipam_reap(struct cni_run *r, struct ipam_call *c)
 {
-	int status = 0;
+	const char *rest;
+	json_t *err = NULL;
+	int status = 0, ret = 0;
+	ssize_t n;
 
 	if (c->pid < 0)
 		return 0;
+	while ((n = read_more(c)) > 0)
+		;
+	rest = c->buf ? c->buf + c->used : "";
+	rest += strspn(rest, " \t\r\n");
+	if (*rest)
+		err = json_loads(rest, 0, NULL);
 	close(c->out);
 	c->out = -1;
-	free(c->buf);
-	c->buf = NULL;
 	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	c->pid = -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return ipam_error(r, c->path, NULL, status);
-	return 0;
+		ret = ipam_error(r, c->path, err, status);
+	else if (n < 0 || *rest)
+		ret = cni_fail(r, CNI_ERR_DECODE, "failed to decode the IPAM result",
+			       "%s printed %s after its result", c->path,
+			       n < 0 ? "too much" : "more than white space");
+	json_decref(err);
+	free(c->buf);
+	c->buf = NULL;
+	return ret;
 }
 
 static int exec_as(struct cni_run *r, const char *command, const char *cid,
