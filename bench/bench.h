@@ -6,8 +6,8 @@
  * stats.c	clock and summaries (median, min, max)
  * loop.c	the one run loop: runs outer, methods rotated
  * json.c	JSON output through jansson
- * report.c	the one row type; table, JSON lines and verdicts of the
- *		guest, filters, filters-add and restart scenarios
+ * report.c	the one row type; table, JSON lines and verdicts of every
+ *		scenario but cni
  * table.c	the table every scenario prints (text and Markdown)
  * outdir.c	--out DIR: JSON document, Markdown summary, SVG chart
  * svg.c	line plots and bar charts, the project's own SVG writer
@@ -257,6 +257,10 @@ int bench_reap(pid_t pid, int err_fd, const char *who);
 /* Both. */
 int bench_exec(const char *const *argv, const char *in_path, int out_fd,
 	       const char *who);
+/* Its stdout, whole (malloc'd and NUL-ended; *outlen bytes if set); killed
+ * after timeout_ms (0: never) with -ETIMEDOUT, said as the last error. */
+int bench_capture(const char *const *argv, int timeout_ms, const char *who,
+		  char **out, size_t *outlen);
 /* The last failed tool's stderr, on one line; or set it. */
 const char *bench_last_error(void);
 void bench_set_last_error(const char *fmt, ...)
@@ -606,8 +610,8 @@ struct cni_cmd {
 	const char *conf;		/* the network configuration, stdin */
 };
 
-/* fork, exec, wait: 0, or -ECHILD with its output on one line in msg,
- * or -errno. */
+/* fork, exec, wait (bench_child): 0, or -ECHILD with its output on one
+ * line in msg, or -errno. */
 int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen);
 
 struct guest_env {

@@ -271,6 +271,97 @@ void filt_env_free(struct filt_env *e)
 	e->lowers = NULL;
 }
 
+void filt_take(struct sample *s, const struct vnic_filter_result *res)
+{
+	s->writes = res->writes;
+	s->messages = res->messages;
+	s->batches = res->batches;
+	s->changed = res->guests_changed;
+}
+
+/*
+ * Guests [0, count) in chunks of FILT_SETUP_CHUNK, untimed: the setup
+ * must not depend on one huge batch working (the filters scenario
+ * measures that).
+ */
+int filt_install(struct filt_env *e, struct vnic_filter *h, unsigned int count,
+		 unsigned int *batches, unsigned int *messages, char *err,
+		 size_t errlen)
+{
+	unsigned int first, n;
+	int ret = 0;
+
+	*batches = *messages = 0;
+	for (first = 0; first < count && !ret; first += n) {
+		struct vnic_filter_result res = { .sz = sizeof(res) };
+		struct vnic_policy *p;
+
+		n = count - first < FILT_SETUP_CHUNK ? count - first :
+						       FILT_SETUP_CHUNK;
+		progress("installing guests %u/%u (untimed)", first, count);
+		ret = filt_policy(e, first, n, -1, &p, err, errlen);
+		if (ret)
+			break;
+		ret = vnic_filter_apply(h, p, &res);
+		if (ret) {
+			char what[96];
+
+			snprintf(what, sizeof(what),
+				 "vnic_filter_apply (guests %u..%u, setup)", first,
+				 first + n - 1);
+			bench_lib_fail(e->ctx, what, ret, err, errlen);
+		}
+		*batches += res.batches;
+		*messages += res.messages;
+		vnic_policy_free(p);
+	}
+	return ret;
+}
+
+int filt_remove(struct filt_env *e, struct vnic_filter *h, unsigned int first,
+		unsigned int count, struct sample *s, char *err, size_t errlen)
+{
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	char (*buf)[32] = calloc(count ? count : 1, sizeof(*buf));
+	const char **names = calloc(count ? count : 1, sizeof(*names));
+	unsigned int i;
+	uint64_t t0;
+	int ret;
+
+	if (!buf || !names) {
+		free(buf);
+		free(names);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < count; i++) {
+		filt_guest_name(first + i, buf[i]);
+		names[i] = buf[i];
+	}
+	t0 = now_ns();
+	ret = vnic_filter_remove(h, names, count, &res);
+	if (s) {
+		s->ms = ms_since(t0);
+		filt_take(s, &res);
+	}
+	if (ret)
+		bench_lib_fail(e->ctx, "vnic_filter_remove", ret, err, errlen);
+	free(buf);
+	free(names);
+	return ret;
+}
+
+unsigned int filt_count_guests(struct vnic_filter *h)
+{
+	unsigned int n = 0;
+	char **names;
+
+	if (vnic_filter_guests(h, &names, &n))
+		return 0;
+	free(names);
+	return n;
+}
+
 static int policy_fail(struct filt_env *e, const char *what, const char *who,
 		       int ret, char *err, size_t errlen)
 {

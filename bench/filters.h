@@ -13,6 +13,8 @@
  * floor.c		the floor rows: libvnic's own batches (and reads),
  *			captured and sent again by the bench's socket, and
  *			the kernel's cost of the hooks alone
+ * floor_bpf.c		the bpf floor rows: a libvnic-bpf change's writes,
+ *			captured and done again by the bench alone
  * restart_proc.c	restart's rows of new vnicctl processes
  */
 #ifndef VNIC_BENCH_FILTERS_H
@@ -100,6 +102,19 @@ int filt_env_del_nics(struct filt_env *e);
 int filt_policy(struct filt_env *e, unsigned int first, unsigned int count,
 		int changed, struct vnic_policy **out, char *err,
 		size_t errlen);
+
+/* A change's counts into s. */
+void filt_take(struct sample *s, const struct vnic_filter_result *res);
+/* Guests [0, count) on h, FILT_SETUP_CHUNK at a time, untimed; their
+ * batches and messages. */
+int filt_install(struct filt_env *e, struct vnic_filter *h, unsigned int count,
+		 unsigned int *batches, unsigned int *messages, char *err,
+		 size_t errlen);
+/* Guests [first, first + count) out in one change; s (if set) timed. */
+int filt_remove(struct filt_env *e, struct vnic_filter *h, unsigned int first,
+		unsigned int count, struct sample *s, char *err, size_t errlen);
+/* Installed guests by the library's own account (0 on an error). */
+unsigned int filt_count_guests(struct vnic_filter *h);
 
 /* nf_tables, by the bench's own nfnetlink socket (no nft, no libvnic). */
 int filt_nfnl_open(struct filt_env *e);
@@ -234,9 +249,23 @@ int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
  * sample of 'sample'), then the legacy tables flushed, untimed. */
 int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
 		   unsigned int sample, struct bench_row *r, struct sample *smp);
-/* restart: time restoring every guest over the same loaded rules. */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
-		   int (*reset)(struct filt_env *, char *, size_t));
+/* restart: every guest's rules loaded, untimed; each run restores them
+ * all again over themselves, timed; release: the files gone, the tables
+ * flushed (0 or -errno). */
+int xt_restart_prepare(struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s, struct bench_row *r);
+int xt_restart_run(enum xt_variant v, const struct xt_set *s,
+		   struct bench_row *r, struct sample *smp);
+int xt_restart_release(const struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s);
+
+/* ---- floor_bpf.c ---- */
+
+/* One run of the filters scenario's floor-bpf row (remove false) or
+ * floor-bpf-remove-all (true), timed into s. */
+int bfloor_row(struct filt_env *e, const struct vnic_policy *p,
+	       unsigned int guests, bool remove, struct sample *s, char *err,
+	       size_t errlen);
 
 /* ---- restart_proc.c ---- */
 
@@ -259,14 +288,4 @@ int bpf_open(struct filt_env *e, struct vnic_filter **h, char *err,
 int bpf_apply_row(struct filt_env *e, const struct vnic_policy *p,
 		  unsigned int guests, bool time_remove, struct sample *s,
 		  char *err, size_t errlen);
-/* filters-add: 'existing' guests installed, then guest one_g (one) added
- * and removed, each timed, runs times; all removed after.  0, or -EIO
- * when the NICs could not be left bare (a row's failure is its own). */
-int bpf_add_phase(struct filt_env *e, const struct vnic_policy *one,
-		  unsigned int one_g, unsigned int existing, struct bench_row *add,
-		  struct bench_row *rm);
-/* restart: the guests installed, then each run a new process opens a bpf
- * handle and syncs them unchanged; all removed after. */
-void bpf_restart_row(struct filt_env *e, struct bench_row *r);
-
 #endif /* VNIC_BENCH_FILTERS_H */

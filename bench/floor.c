@@ -277,7 +277,8 @@ int floor_write(int fd, const struct floor_batches *fb)
 		uint32_t len = (uint32_t)fb->v[i].len;
 		uint8_t req = fb->v[i].request;
 
-		ret = bench_child_send(fd, &len, sizeof(len)) ?: bench_child_send(fd, &req, 1) ?:
+		ret = bench_child_send(fd, &len, sizeof(len)) ?:
+		      bench_child_send(fd, &req, 1) ?:
 		      bench_child_send(fd, fb->v[i].buf, len);
 	}
 	return ret;
@@ -295,7 +296,8 @@ int floor_read(int fd, struct floor_batches *fb)
 	if (!ret && !(fb->v = calloc(n ? n : 1, sizeof(*fb->v))))
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++) {
-		ret = bench_child_recv(fd, &len, sizeof(len)) ?: bench_child_recv(fd, &req, 1);
+		ret = bench_child_recv(fd, &len, sizeof(len)) ?:
+		      bench_child_recv(fd, &req, 1);
 		if (!ret && len > 1u << 28)
 			ret = -EPROTO;
 		if (!ret && !(fb->v[i].buf = malloc(len ? len : 1)))

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -30,9 +29,23 @@
 
 #include "lib/testing.h"
 #include "filters.h"
-#include "floor_bpf.h"
 
 #define BF_BUF	(64 << 20)
+
+/* One write a libvnic-bpf change made: a map write or an rtnetlink batch. */
+struct bfloor_op {
+	bool map;
+	int fd;			/* map: the handle's fd */
+	size_t klen, vlen;	/* map: vlen 0 is a delete */
+	size_t len;		/* batch: bytes */
+	unsigned char *buf;	/* batch bytes, or key then value */
+};
+
+struct bfloor {
+	struct bfloor_op *op;
+	unsigned int n, cap;
+	int err;
+};
 
 static struct bfloor_op *next_op(struct bfloor *fl, size_t bytes)
 {
@@ -88,14 +101,15 @@ static void tap_map(void *arg, int fd, const void *key, size_t klen, const void 
 		memcpy(o->buf + klen, val, vlen);
 }
 
-int bfloor_capture(struct vnic_filter *h, struct bfloor *fl)
+/* Capture h's writes into fl from now on (NULL: stop). */
+static int bfloor_capture(struct vnic_filter *h, struct bfloor *fl)
 {
 	struct vnic_bpf_tap t = { tap_nl, tap_map, fl };
 
 	return vnic_filter_set_bpf_tap(h, fl ? &t : NULL);
 }
 
-void bfloor_free(struct bfloor *fl)
+static void bfloor_free(struct bfloor *fl)
 {
 	unsigned int i;
 
@@ -103,14 +117,6 @@ void bfloor_free(struct bfloor *fl)
 		free(fl->op[i].buf);
 	free(fl->op);
 	memset(fl, 0, sizeof(*fl));
-}
-
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 static int map_write(const struct bfloor_op *o)
@@ -197,12 +203,16 @@ static int nl_open(void)
 	return fd;
 }
 
-int bfloor_replay(const struct bfloor *fl, double *ms, char *err, size_t errlen)
+/* Every batch in one sendmsg() on a socket of the bench's own, then its
+ * acks; every map write by bpf(2).  *ms from the first write to the last
+ * ack.  0 or a negative errno (err says what). */
+static int bfloor_replay(const struct bfloor *fl, double *ms, char *err,
+			 size_t errlen)
 {
 	unsigned char *rbuf = malloc(BF_BUF);
 	uint32_t seq = 0;
 	unsigned int i;
-	double t0;
+	uint64_t t0;
 	int fd, ret = 0;
 
 	if (fl->err || !rbuf) {
@@ -216,41 +226,15 @@ int bfloor_replay(const struct bfloor *fl, double *ms, char *err, size_t errlen)
 		snprintf(err, errlen, "bpf floor: rtnetlink socket: %s", strerror(-fd));
 		return fd;
 	}
-	t0 = now_ms();
+	t0 = now_ns();
 	for (i = 0; i < fl->n && !ret; i++)
 		ret = fl->op[i].map ? map_write(&fl->op[i]) : batch(fd, &fl->op[i], &seq, rbuf);
-	*ms = now_ms() - t0;
+	*ms = ms_since(t0);
 	if (ret)
 		snprintf(err, errlen, "bpf floor: replaying write %u of %u: %s", i, fl->n,
 			 strerror(-ret));
 	close(fd);
 	free(rbuf);
-	return ret;
-}
-
-/* Every guest of the filters scenario out through the library (captured). */
-static int remove_all(struct filt_env *e, struct vnic_filter *h, unsigned int guests,
-		      char *err, size_t errlen)
-{
-	char (*buf)[32] = calloc(guests ? guests : 1, sizeof(*buf));
-	const char **names = calloc(guests ? guests : 1, sizeof(*names));
-	unsigned int i;
-	int ret = -ENOMEM;
-
-	if (buf && names) {
-		for (i = 0; i < guests; i++) {
-			filt_guest_name(i, buf[i]);
-			names[i] = buf[i];
-		}
-		ret = vnic_filter_remove(h, names, guests, NULL);
-		if (ret)
-			bench_lib_fail(e->ctx, "vnic_filter_remove (bpf floor)", ret, err,
-				       errlen);
-	} else {
-		snprintf(err, errlen, "out of memory");
-	}
-	free(buf);
-	free(names);
 	return ret;
 }
 
@@ -277,7 +261,7 @@ int bfloor_row(struct filt_env *e, const struct vnic_policy *p, unsigned int gue
 		bench_lib_fail(e->ctx, "vnic_filter_apply (bpf floor)", ret, err, errlen);
 	bfloor_capture(h, &fr);
 	if (!ret)
-		ret = remove_all(e, h, guests, err, errlen);
+		ret = filt_remove(e, h, 0, guests, NULL, err, errlen);
 	bfloor_capture(h, NULL);
 	if (!ret)
 		ret = bfloor_replay(&fa, &ams, err, errlen);

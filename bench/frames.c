@@ -47,11 +47,12 @@ void frame_udp4(unsigned char *f, const unsigned char *src,
 	udp[5] = FRAME_LEN - 14 - 20;
 }
 
-int frames_veth_ns(void)
+int frames_veth_ns(bool bridge_nf)
 {
 	if (unshare(CLONE_NEWNET) ||
+	    (!bridge_nf &&
+	     system("sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null; true")) ||
 	    system("ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
-		   "{ sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null; true; } && "
 		   "ip link add name vh0 type veth peer name g0 && "
 		   "ip link add name fa0 type veth peer name fa0p && "
 		   "ip link add name br0 type bridge && "

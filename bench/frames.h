@@ -8,6 +8,7 @@
 #ifndef VNIC_BENCH_FRAMES_H
 #define VNIC_BENCH_FRAMES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define FRAME_LEN	64
@@ -20,9 +21,11 @@ void frame_udp4(unsigned char *f, const unsigned char *src,
 /*
  * In a new network namespace of the caller's: the guest's end g0
  * (02:00:00:00:00:00) of the pair vh0/g0, vh0 and fa0 (of fa0/fa0p)
- * bridged by br0, all up.  0 or -EIO.
+ * bridged by br0, all up.  bridge_nf false turns the bridge's calls of
+ * the iptables hooks off (bpf-measure's figures); vnic-bench pkt keeps
+ * the kernel's default, as its figures always had.  0 or -EIO.
  */
-int frames_veth_ns(void);
+int frames_veth_ns(bool bridge_nf);
 /*
  * Send count copies of frame f from g0 as fast as sendmmsg() goes (the
  * bounded sender), counting what arrives on fa0p: everything runs on the

@@ -154,35 +154,15 @@ static int target_new(struct guest_env *e, struct cni_target **out)
 	return ret;
 }
 
-/* Read the plugin's output to the end: its result, or its error. */
-static void drain(int fd, char *out, size_t len)
-{
-	size_t n = 0;
-	ssize_t k;
-	char sink[512];
+struct plugin_run {
+	const struct cni_cmd *c;
+	int in;			/* the network configuration */
+};
 
-	for (;;) {
-		if (n + 1 < len)
-			k = read(fd, out + n, len - n - 1);
-		else
-			k = read(fd, sink, sizeof(sink));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		if (n + 1 < len)
-			n += (size_t)k;
-	}
-	out[n] = 0;
-	/* The plugin's error is one JSON object over lines: one line. */
-	for (; *out; out++)
-		if (*out == '\n' || *out == '\t')
-			*out = ' ';
-}
-
-static void __attribute__((noreturn)) exec_plugin(const struct cni_cmd *c,
-						  int in, int out)
+static void exec_plugin(void *arg, int out)
 {
+	const struct plugin_run *p = arg;
+	const struct cni_cmd *c = p->c;
 	char cmd[32], cid[96], ifn[48], ns[96], path[96];
 	char *const argv[] = { (char *)c->plugin, NULL };
 	char *const envp[] = { cmd, cid, ifn, ns, path,
@@ -193,7 +173,7 @@ static void __attribute__((noreturn)) exec_plugin(const struct cni_cmd *c,
 	snprintf(ifn, sizeof(ifn), "CNI_IFNAME=%s", c->ifname);
 	snprintf(ns, sizeof(ns), "CNI_NETNS=%s", c->netns);
 	snprintf(path, sizeof(path), "CNI_PATH=%s", c->dir);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+	if (dup2(p->in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 		_exit(126);
 	execve(c->plugin, argv, envp);
 	_exit(127);
@@ -201,38 +181,26 @@ static void __attribute__((noreturn)) exec_plugin(const struct cni_cmd *c,
 
 int cni_exec(const struct cni_cmd *c, char *msg, size_t msglen)
 {
+	struct plugin_run p = { c, -1 };
+	struct bench_child ch = { .run = exec_plugin, .arg = &p, .out = msg,
+				  .len = msglen, .text = true };
 	size_t len = strlen(c->conf);
-	int in[2], out[2], st, ret = 0;
-	pid_t pid = -1;
+	int in[2], ret;
+	char *s;
 
 	msg[0] = 0;
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		ret = -errno;
-		close(in[0]);
-		close(in[1]);
-		return ret;
-	}
 	/* Far below a pipe's capacity: written before the child reads. */
-	if (write(in[1], c->conf, len) != (ssize_t)len)
-		ret = -EIO;
+	ret = write(in[1], c->conf, len) == (ssize_t)len ? 0 : -EIO;
 	close(in[1]);
-	fflush(NULL);
-	if (!ret && (pid = fork()) == 0)
-		exec_plugin(c, in[0], out[1]);
-	if (!ret && pid < 0)
-		ret = -errno;
+	p.in = in[0];
+	ret = ret ?: bench_child(&ch);
 	close(in[0]);
-	close(out[1]);
-	if (pid > 0) {
-		drain(out[0], msg, msglen);
-		while ((ret = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-			;
-		ret = ret < 0 ? -errno :
-		      WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -ECHILD;
-	}
-	close(out[0]);
+	/* The plugin's error is one JSON object over lines: one line. */
+	for (s = msg; *s; s++)
+		if (*s == '\n' || *s == '\t')
+			*s = ' ';
 	return ret;
 }
 

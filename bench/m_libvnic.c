@@ -43,16 +43,6 @@ void libvnic_nic_opts(const struct guest_env *e, unsigned int i,
 	}
 }
 
-static int fail(struct guest_env *e, const char *what, int ret, char *err,
-		size_t errlen)
-{
-	const char *msg = e->ctx ? vnic_ctx_errmsg(e->ctx) : "";
-
-	snprintf(err, errlen, "%s: %s%s%s", what, vnic_strerror(ret),
-		 msg && *msg ? ": " : "", msg ? msg : "");
-	return ret;
-}
-
 static int open_ctx(struct guest_env *e, enum vnic_naming naming,
 		    struct sample *s, char *err, size_t errlen)
 {
@@ -63,14 +53,14 @@ static int open_ctx(struct guest_env *e, enum vnic_naming naming,
 	ret = vnic_ctx_new(&opts, &e->ctx);
 	if (ret) {
 		e->ctx = NULL;
-		return fail(e, "vnic_ctx_new", ret, err, errlen);
+		return bench_lib_fail(e->ctx, "vnic_ctx_new", ret, err, errlen);
 	}
 	if (naming != VNIC_NAMING_CACHE)
 		return 0;
 	t0 = now_ns();
 	ret = vnic_ctx_refresh(e->ctx);
 	s->table_ms = ms_since(t0);
-	return ret ? fail(e, "vnic_ctx_refresh", ret, err, errlen) : 0;
+	return ret ? bench_lib_fail(e->ctx, "vnic_ctx_refresh", ret, err, errlen) : 0;
 }
 
 static int build_and_create(struct guest_env *e, enum vnic_naming naming,
@@ -84,16 +74,16 @@ static int build_and_create(struct guest_env *e, enum vnic_naming naming,
 	ret = vnic_guest_new(e->ctx, BENCH_GUEST, &e->guest);
 	if (ret) {
 		e->guest = NULL;
-		return fail(e, "vnic_guest_new", ret, err, errlen);
+		return bench_lib_fail(e->ctx, "vnic_guest_new", ret, err, errlen);
 	}
 	for (i = 0; i < e->o->nics; i++) {
 		libvnic_nic_opts(e, i, naming, name, peer, &nic);
 		ret = vnic_guest_add_nic(e->guest, &nic, NULL);
 		if (ret)
-			return fail(e, "vnic_guest_add_nic", ret, err, errlen);
+			return bench_lib_fail(e->ctx, "vnic_guest_add_nic", ret, err, errlen);
 	}
 	ret = vnic_guest_create(e->guest);
-	return ret ? fail(e, "vnic_guest_create", ret, err, errlen) : 0;
+	return ret ? bench_lib_fail(e->ctx, "vnic_guest_create", ret, err, errlen) : 0;
 }
 
 static void stats_delta(const struct vnic_ctx_stats *a,
@@ -128,23 +118,15 @@ static int libvnic_run(struct guest_env *e, enum vnic_naming naming,
 	return ret;
 }
 
-static int run_kernel(struct guest_env *e, struct sample *s, char *err,
-		      size_t errlen)
-{
-	return libvnic_run(e, VNIC_NAMING_KERNEL, s, err, errlen);
+#define RUN(fn, naming)							\
+static int fn(struct guest_env *e, struct sample *s, char *err,		\
+	      size_t errlen)						\
+{									\
+	return libvnic_run(e, naming, s, err, errlen);			\
 }
-
-static int run_cache(struct guest_env *e, struct sample *s, char *err,
-		     size_t errlen)
-{
-	return libvnic_run(e, VNIC_NAMING_CACHE, s, err, errlen);
-}
-
-static int run_explicit(struct guest_env *e, struct sample *s, char *err,
-			size_t errlen)
-{
-	return libvnic_run(e, VNIC_NAMING_EXPLICIT, s, err, errlen);
-}
+RUN(run_kernel, VNIC_NAMING_KERNEL)
+RUN(run_cache, VNIC_NAMING_CACHE)
+RUN(run_explicit, VNIC_NAMING_EXPLICIT)
 
 /*
  * vnic_guest_destroy is timed on each method's first run only, for the
@@ -172,23 +154,11 @@ static void release(struct guest_env *e)
 	e->ctx = NULL;
 }
 
-const struct method method_libvnic_kernel = {
-	.name = "libvnic-kernel",
-	.libvnic = true,
-	.run = run_kernel,
-	.release = release,
-};
-
-const struct method method_libvnic_cache = {
-	.name = "libvnic-cache",
-	.libvnic = true,
-	.run = run_cache,
-	.release = release,
-};
-
-const struct method method_libvnic_explicit = {
-	.name = "libvnic-explicit",
-	.libvnic = true,
-	.run = run_explicit,
-	.release = release,
-};
+#define LIBVNIC_METHOD(n, r)	\
+	{ .name = n, .libvnic = true, .run = r, .release = release }
+const struct method method_libvnic_kernel =
+	LIBVNIC_METHOD("libvnic-kernel", run_kernel);
+const struct method method_libvnic_cache =
+	LIBVNIC_METHOD("libvnic-cache", run_cache);
+const struct method method_libvnic_explicit =
+	LIBVNIC_METHOD("libvnic-explicit", run_explicit);

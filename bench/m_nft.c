@@ -8,16 +8,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
@@ -89,68 +84,17 @@ static void normalize_listing(char *text)
 	*w = 0;
 }
 
+/* nft 1.0.6 can loop for ever on a ruleset it cannot read back (a base
+ * chain whose device list does not fit one dump message): given up on,
+ * and said, rather than hang. */
 int nft_list_ruleset(const struct filt_env *e, char **out)
 {
-	const char *argv[] = { NULL, "list", "ruleset", NULL };
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int pipefd[2], fd, ret, left;
-	struct pollfd pfd;
-	uint64_t t0 = now_ns();
-	pid_t pid;
+	const char *argv[] = { e->nft_path, "list", "ruleset", NULL };
+	int ret = bench_capture(argv, LIST_TIMEOUT_MS, NULL, out, NULL);
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	argv[0] = e->nft_path;
-	ret = bench_spawn(argv, NULL, pipefd[1], &pid, &fd);
-	close(pipefd[1]);
-	if (ret) {
-		close(pipefd[0]);
-		return ret;
-	}
-	pfd.fd = pipefd[0];
-	pfd.events = POLLIN;
-	for (;;) {
-		ssize_t n;
-
-		if (len + 65536 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		/* nft 1.0.6 can loop for ever on a ruleset it cannot read
-		 * back (a base chain whose device list does not fit one dump
-		 * message): give up, and say so, rather than hang. */
-		left = LIST_TIMEOUT_MS - (int)ms_since(t0);
-		if (left <= 0 || poll(&pfd, 1, left) <= 0) {
-			kill(pid, SIGKILL);
-			ret = -ETIMEDOUT;
-			break;
-		}
-		n = read(pipefd[0], buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(pipefd[0]);
-	if (ret == -ETIMEDOUT)
-		bench_set_last_error("nft list ruleset did not finish in %d s",
-				     LIST_TIMEOUT_MS / 1000);
-	ret = bench_reap(pid, fd, NULL) ?: ret;
-	if (ret || !buf) {
-		free(buf);
-		return ret ? ret : -ENOMEM;
-	}
-	buf[len] = 0;
-	normalize_listing(buf);
-	*out = buf;
-	return 0;
+	if (!ret)
+		normalize_listing(*out);
+	return ret;
 }
 
 /* ---- splitting a ruleset into statements ---- */

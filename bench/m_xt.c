@@ -29,14 +29,11 @@
  * to a loaded ARP table is done one arptables-nft process per command.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
 
@@ -187,8 +184,10 @@ static int nic_cmds(struct xt_set *s, unsigned int i)
 	return r;
 }
 
-int xt_set_build(const struct filt_env *e, enum xt_variant v,
+/* The commands of guests [first_guest, first_guest + guests), by NIC. */
+static int build(const struct filt_env *e, enum xt_variant v,
 		 unsigned int first_guest, unsigned int guests,
+		 int (*cmds)(struct xt_set *s, unsigned int i),
 		 struct xt_set *s)
 {
 	unsigned int k = e->o->nics_per_guest, i;
@@ -198,10 +197,17 @@ int xt_set_build(const struct filt_env *e, enum xt_variant v,
 	s->arp = xt_has_arp(v);
 	s->nics = guests * k;
 	for (i = first_guest * k; i < (first_guest + guests) * k && !ret; i++)
-		ret = nic_cmds(s, i);
+		ret = cmds(s, i);
 	if (ret)
 		xt_set_free(s);
 	return ret;
+}
+
+int xt_set_build(const struct filt_env *e, enum xt_variant v,
+		 unsigned int first_guest, unsigned int guests,
+		 struct xt_set *s)
+{
+	return build(e, v, first_guest, guests, nic_cmds, s);
 }
 
 /* What takes NIC i's chains out again: the jump first, then the chain. */
@@ -230,17 +236,7 @@ int xt_set_build_remove(const struct filt_env *e, enum xt_variant v,
 			unsigned int first_guest, unsigned int guests,
 			struct xt_set *s)
 {
-	unsigned int k = e->o->nics_per_guest, i;
-	int ret = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->arp = xt_has_arp(v);
-	s->nics = guests * k;
-	for (i = first_guest * k; i < (first_guest + guests) * k && !ret; i++)
-		ret = nic_remove_cmds(s, i);
-	if (ret)
-		xt_set_free(s);
-	return ret;
+	return build(e, v, first_guest, guests, nic_remove_cmds, s);
 }
 
 void xt_set_free(struct xt_set *s)
@@ -430,37 +426,18 @@ static int xt_list(enum xt_variant v, enum xt_fam f, unsigned int *rules,
 		   unsigned int *chains)
 {
 	const char *argv[5] = { paths[v][f][2], NULL, NULL, NULL, NULL };
-	char tmpl[] = "/tmp/vnic-bench-xtsave.XXXXXX", *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-	FILE *fp;
-	int fd, ret;
+	char *buf;
+	int ret;
 
 	if (f != XT_ARP) {
 		argv[1] = "-t";
 		argv[2] = "raw";
 	}
-	fd = mkstemp(tmpl);
-	if (fd < 0)
-		return -errno;
-	unlink(tmpl);
-	ret = xt_spawn(argv, NULL, fd);
-	fp = ret ? NULL : fdopen(fd, "r");
-	if (fp) {
-		rewind(fp);
-		/* Read it all: a save of 100,000s of rules is MBs. */
-		n = getdelim(&buf, &len, 0, fp);
-		if (n < 0 && !feof(fp))
-			ret = -EIO;
-		else if (n < 0 && buf)	/* empty save: buf allocated, unended */
-			buf[0] = '\0';
-		fclose(fp);
-	} else {
-		close(fd);
-	}
+	ret = bench_capture(argv, 0, argv[0], &buf, NULL);
 	if (!ret)
 		count_lines(buf, rules, chains);
-	free(buf);
+	if (!ret)
+		free(buf);
 	return ret;
 }
 
@@ -489,21 +466,9 @@ static int xt_count(enum xt_variant v, bool arp, unsigned int *rules,
  */
 int xt_flush(enum xt_variant v)
 {
-	static const struct xt_set empty;
-	char path[64];
-	unsigned int f;
-	int ret = 0;
+	static const struct xt_set empty;	/* no ARP part */
 
-	if (v != XT_LEGACY)
-		return 0;
-	for (f = XT_IP4; f <= XT_IP6 && !ret; f++) {
-		ret = write_restore(&empty, f, 0, 0, path, sizeof(path));
-		if (ret)
-			return ret;
-		ret = restore_file(v, f, path, false);
-		unlink(path);
-	}
-	return ret;
+	return v == XT_LEGACY ? xt_preload(v, &empty, 0) : 0;
 }
 
 /* ---- rows ---- */
@@ -537,22 +502,31 @@ static int row_fail(struct bench_row *r, const char *what, int ret)
 	return ret;
 }
 
+/* Every guest's commands and their restore files; what they hold. */
+static int build_all(const struct filt_env *e, enum xt_variant v,
+		     struct xt_set *s, struct bench_row *r, char *desc,
+		     size_t len)
+{
+	int ret = xt_set_build(e, v, 0, e->o->guests, s) ?: xt_set_files(s);
+
+	if (ret)
+		return row_fail(r, "the xtables ruleset", ret);
+	xt_set_describe(s, desc, len);
+	return 0;
+}
+
 int xt_filters_prepare(const struct filt_env *e, enum xt_variant v,
 		       struct xt_set *s, struct bench_row *restore,
 		       struct bench_row *per_rule)
 {
 	char desc[400];
-	int ret;
+	int ret = build_all(e, v, s, restore, desc, sizeof(desc));
 
-	ret = xt_set_build(e, v, 0, e->o->guests, s);
-	if (!ret)
-		ret = xt_set_files(s);
 	if (ret) {
-		row_fail(restore, "the xtables ruleset", ret);
-		row_fail(per_rule, "the xtables ruleset", ret);
+		snprintf(per_rule->error, sizeof(per_rule->error), "%s",
+			 restore->error);
 		return ret;
 	}
-	xt_set_describe(s, desc, sizeof(desc));
 	snprintf(restore->note, sizeof(restore->note),
 		 "ip%stables-%s-restore of the whole ruleset, one process per family: %s",
 		 s->arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
@@ -625,44 +599,41 @@ int xt_filters_run(enum xt_variant v, bool by_rule, const struct xt_set *s,
  * guest's rules.  G guests' rules are loaded untimed, then each run times
  * a full restore over them (the tables are replaced, not appended to).
  */
-int xt_restart_row(struct filt_env *e, enum xt_variant v, struct bench_row *r,
-		   int (*reset)(struct filt_env *, char *, size_t))
+int xt_restart_prepare(struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s, struct bench_row *r)
 {
-	struct xt_set s;
-	unsigned int run;
 	char desc[400];
 	double ms;
-	int ret;
+	int ret = build_all(e, v, s, r, desc, sizeof(desc));
 
-	ret = xt_set_build(e, v, 0, e->o->guests, &s);
-	if (!ret)
-		ret = xt_set_files(&s);
 	if (ret)
-		return row_fail(r, "the xtables ruleset", ret);
-	xt_set_describe(&s, desc, sizeof(desc));
+		return ret;
 	snprintf(r->note, sizeof(r->note),
 		 "every guest's rules restored over the same rules already loaded (ip%stables-%s-restore, one process per family): %s",
-		 s.arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
-	ret = reset(e, r->error, sizeof(r->error));
-	if (!ret)
-		ret = xt_flush(v);
-	if (!ret && (ret = xt_restore(v, &s, false, &ms)))
+		 s->arp ? "/ip6/arp" : "/ip6", var_name[v], desc);
+	ret = xt_flush(v);
+	if (!ret && (ret = xt_restore(v, s, false, &ms)))
 		row_fail(r, "loading the starting state", ret);
-	for (run = 0; run < e->o->runs && !ret; run++) {
-		struct sample *smp = bench_row_next(r);
-
-		ret = xt_restore(v, &s, false, &smp->ms);
-		if (ret)
-			row_fail(r, "restore", ret);
-		else
-			r->runs++;
-		if (!ret && run == 0)
-			check_loaded(v, &s, xt_set_rules(&s), r);
-	}
-	if (!e->o->keep_files)
-		xt_set_unlink(&s);
-	xt_set_free(&s);
-	if (!xt_flush(v) && !r->error[0])
-		reset(e, r->error, sizeof(r->error));
 	return ret;
+}
+
+int xt_restart_run(enum xt_variant v, const struct xt_set *s,
+		   struct bench_row *r, struct sample *smp)
+{
+	int ret = xt_restore(v, s, false, &smp->ms);
+
+	if (ret)
+		return row_fail(r, "restore", ret);
+	if (!r->runs)
+		check_loaded(v, s, xt_set_rules(s), r);
+	return 0;
+}
+
+int xt_restart_release(const struct filt_env *e, enum xt_variant v,
+		       struct xt_set *s)
+{
+	if (!e->o->keep_files)
+		xt_set_unlink(s);
+	xt_set_free(s);
+	return xt_flush(v);
 }

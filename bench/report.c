@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one report of the row scenarios (guest, filters, filters-add,
- * restart): a header naming the machine and the anchor tools, the shared
- * table (or one JSON object per row and line), notes, a verdict per target
- * and the line on spread; with --out, the same in files.  A scenario says
- * how it differs through its report_style: its columns, its own JSON
- * fields and notes.  Ratios use rows measured in the same invocation,
+ * The one report of every scenario but cni: a header naming the machine
+ * and the anchor tools, the shared table (or one JSON object per row and
+ * line), notes, a verdict per target and the line on spread; with --out,
+ * the same in files.  A scenario says how it differs through its
+ * report_style: its columns, its own JSON fields, notes and chart.  Ratios use rows measured in the same invocation,
  * never remembered figures: the floor moves with the kernel and the
  * machine.
  */

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "filters.h"
 
 #define RP_MAX_SIZES	8
+#define MS		offsetof(struct sample, ms)
 #define RP_TARGET_X	1.2	/* sync changed / full apply of A */
 #define RP_TARGET_DBL	2.3	/* by prefix, per doubling of N */
 
@@ -349,26 +351,6 @@ static int one_size(struct rp *p, unsigned int n, bool pfx, struct bench_row *ro
 	return 0;
 }
 
-static double med_ms(const struct bench_row *r)
-{
-	double v[1000];
-	unsigned int i, k;
-
-	if (!r->runs || r->runs > 1000)
-		return NAN;
-	for (i = 0; i < r->runs; i++)
-		v[i] = r->s[i].ms;
-	for (i = 1; i < r->runs; i++)	/* insertion sort: a few runs */
-		for (k = i; k && v[k - 1] > v[k]; k--) {
-			double t = v[k];
-
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-	return r->runs % 2 ? v[r->runs / 2] :
-			     (v[r->runs / 2 - 1] + v[r->runs / 2]) / 2;
-}
-
 /* Per doubling of N from the size before: (t2/t1)^(1/log2(n2/n1)). */
 static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			   unsigned int nsizes)
@@ -380,7 +362,8 @@ static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
 			for (m = 0; m < RP_NFTF; m++) {
 				struct bench_row *a = &rows[((i - 1) * 2 + h) * RP__N + m];
 				struct bench_row *b = &rows[(i * 2 + h) * RP__N + m];
-				double x = pow(med_ms(b) / med_ms(a),
+				double x = pow(row_median(b, MS) /
+					       row_median(a, MS),
 					       1.0 / log2((double)sizes[i] /
 							  sizes[i - 1]));
 

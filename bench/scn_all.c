@@ -61,29 +61,34 @@ static const struct all_run runs[] = {
 
 #define NRUNS	(sizeof(runs) / sizeof(runs[0]))
 
+struct all_child {
+	const char *self, *dir;
+	const struct all_run *r;
+	bool quick;
+};
+
 /* The child: stdout and stderr into DIR/<name>.txt, then this binary. */
-static void child(const char *self, const char *dir, const struct all_run *r,
-		  bool quick)
+static void child(void *arg, int fd)
 {
+	const struct all_child *c = arg;
 	const char *argv[ALL_MAX_ARGS + 8];
-	const char *const *extra = quick ? r->quick : r->full;
+	const char *const *extra = c->quick ? c->r->quick : c->r->full;
 	char out[4096], log[4096];
 	unsigned int a = 0, i;
-	int fd;
 
-	snprintf(out, sizeof(out), "%s/%s", dir, r->name);
-	snprintf(log, sizeof(log), "%s/%s.txt", dir, r->name);
+	snprintf(out, sizeof(out), "%s/%s", c->dir, c->r->name);
+	snprintf(log, sizeof(log), "%s/%s.txt", c->dir, c->r->name);
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		_exit(126);
-	argv[a++] = self;
-	argv[a++] = r->scenario;
+	argv[a++] = c->self;
+	argv[a++] = c->r->scenario;
 	for (i = 0; extra[i] && a < ALL_MAX_ARGS; i++)
 		argv[a++] = extra[i];
 	argv[a++] = "--out";
 	argv[a++] = out;
 	argv[a] = NULL;
-	execv(self, (char *const *)argv);
+	execv(c->self, (char *const *)argv);
 	_exit(127);
 }
 
@@ -91,27 +96,18 @@ static void child(const char *self, const char *dir, const struct all_run *r,
 static int run_one(const char *self, const char *dir, const struct all_run *r,
 		   bool quick, double *ms)
 {
+	struct all_child a = { self, dir, r, quick };
+	struct bench_child c = { .run = child, .arg = &a };
 	char doc[4096];
 	struct stat st;
-	uint64_t t0 = now_ns();
-	int status;
-	pid_t pid;
+	int ret = bench_child(&c);
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0)
-		child(self, dir, r, quick);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	*ms = ms_since(t0);
+	*ms = c.ms;
 	snprintf(doc, sizeof(doc), "%s/%s/%s.json", dir, r->name, r->scenario);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 ||
-	    stat(doc, &st) < 0)
+	if ((ret && ret != -ECHILD) || !WIFEXITED(c.status) ||
+	    WEXITSTATUS(c.status) > 1 || stat(doc, &st) < 0)
 		return -1;
-	return WEXITSTATUS(status);
+	return WEXITSTATUS(c.status);
 }
 
 static const char *const verdicts[] = { "ok", "target missed (reported)",

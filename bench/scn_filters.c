@@ -10,21 +10,19 @@
  *   restart      a new process re-claims the persisted table: vnic_filter_sync
  *                of the unchanged state, and of one changed guest
  *
- * Every run starts from an empty ruleset (flushed by the bench's own
- * nfnetlink socket, untimed, then checked), in the bench's own namespace,
- * over NICs made once before any clock starts.  Runs are the outer loop
- * and methods the inner one, rotated, as in the guest scenario.
+ * Each is a table of methods (struct fmethod: name, group, why skipped,
+ * prepare, run, release) run by one loop, methods_run(): group by group,
+ * runs the outer loop and the group's methods the inner one, rotated, as
+ * in the guest scenario.  Every filters run starts from an empty ruleset
+ * (flushed by the bench's own nfnetlink socket, untimed, then checked), in
+ * the bench's own namespace, over NICs made once before any clock starts.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "filters.h"
-#include "floor_bpf.h"
-
 
 static bool selected(const struct bench_opts *o, const char *name)
 {
@@ -54,14 +52,6 @@ static int nft_open(struct filt_env *e, const char *const *pfx,
 		return -EOPNOTSUPP;
 	}
 	return 0;
-}
-
-static void take_result(struct sample *s, const struct vnic_filter_result *res)
-{
-	s->writes = res->writes;
-	s->messages = res->messages;
-	s->batches = res->batches;
-	s->changed = res->guests_changed;
 }
 
 /* Back to an empty ruleset, untimed, and make sure of it. */
@@ -115,34 +105,58 @@ static int setup_failed(const struct bench_opts *o, const struct bench_row *rows
 	return 1;
 }
 
-/* ---- filters ---- */
-
-enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
-       F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
-       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
-       F_BPF, F_BPF_RM, F_BPF_FLOOR, F_BPF_RM_FLOOR, F__MAX };
+/* ---- the method model and the one run loop ---- */
 
 struct filters;
 
 /*
- * A row of the filters scenario: its name, why it cannot run here (NULL:
- * it can), and one timed run of row m.  What the rows share (the rendered
- * text, the statements, the xtables sets, libvnic's batches) is prepared
- * once, untimed, by filters_prepare().  A row is one entry below, its
- * index in the enum above and its run.
+ * A method of a filter scenario: its row's name, why it cannot run here
+ * (NULL: it can), the untimed work before its first run, one timed run,
+ * and the untimed work after its last.  Methods of one group share what
+ * their prepare made: each group is prepared, run (runs outer, its
+ * methods rotated) and released before the next group.  A method without
+ * a run is a row that a method of its group fills (a remove timed right
+ * after its add, the open of a sync).
  */
 struct fmethod {
 	const char *name;
+	unsigned int group;
+	bool always;			/* --methods does not apply */
+	bool result;			/* the row's has_result */
+	const char *note;		/* the row's note to begin with */
 	const char *(*skip)(const struct filters *f, unsigned int m);
+	int (*prepare)(struct filters *f, unsigned int m, char *err,
+		       size_t errlen);
 	int (*run)(struct filters *f, unsigned int m, struct sample *s,
 		   char *err, size_t errlen);
+	/* 0, or negative to stop the scenario. */
+	int (*release)(struct filters *f, unsigned int m);
+	int arg;			/* the method's own: a job, a variant */
 };
 
-static const struct fmethod fmethods[F__MAX];
+/* A scenario: its methods, the state its runs start from, its report. */
+struct fscn {
+	const char *name;
+	const struct fmethod *m;
+	unsigned int n;
+	/* Untimed, after the NICs and the rows: 0 or a message in err. */
+	int (*setup)(struct filters *f, char *err, size_t errlen);
+	/* After each timed run: 0, or negative to stop. */
+	int (*after)(struct filters *f);
+	/* The ratio columns: to rows ratio[0] and ratio[1] (or none). */
+	const char *ratio[2], *label[2];
+	/* The report (NULL: report_rows of the rows): 0, or 1 when a target
+	 * was missed. */
+	int (*report)(struct filters *f, struct report_env *re);
+};
 
 struct filters {
 	struct filt_env e;
+	const struct fscn *sc;
+	struct bench_row *rows;
+	unsigned int group;		/* the group being run */
 	struct vnic_policy *p;
+	/* filters: what its rows share, prepared once by filters_setup */
 	char *text;			/* vnic_filter_render */
 	size_t text_len;
 	char text_path[64];
@@ -152,13 +166,89 @@ struct filters {
 	struct stmt_list stmts;
 	unsigned int items, sample, sample_from;	/* nft-per-stmt */
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
-	struct bench_row rows[F__MAX];
 	double pfx_open_ms;		/* the last prefix open, untimed */
 	/* The batches of libvnic's apply, by name and by prefix (floor.c);
 	 * capture: where run_libvnic keeps them, NULL: nowhere. */
 	struct floor_batches floor[2];
 	struct floor_batches *capture;
+	/* filters-add: the guest added, the phase's handle, and each nft
+	 * phase's batches (restart: the sync's reads, in floor[0]) */
+	struct vnic_policy *one;
+	struct vnic_filter *h;
+	struct floor_batches afb[4];
 };
+
+/* A failure that says the kernel has no prefix hooks is a skip. */
+static void row_failed(struct bench_row *r)
+{
+	if (!strcmp(r->error, PFX_SKIP)) {
+		r->skip = PFX_SKIP;
+		r->error[0] = '\0';
+	} else {
+		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
+	}
+}
+
+static const char *m_active(void *ctx, unsigned int m)
+{
+	struct filters *f = ctx;
+	const struct bench_row *r = &f->rows[m];
+
+	return f->sc->m[m].group != f->group || !f->sc->m[m].run || r->skip ||
+	       r->error[0] ? NULL : r->method;
+}
+
+static int m_once(void *ctx, unsigned int m, unsigned int run)
+{
+	struct filters *f = ctx;
+	struct bench_row *r = &f->rows[m];
+
+	if (f->sc->m[m].run(f, m, bench_row_next(r), r->error,
+			    sizeof(r->error)))
+		row_failed(r);
+	else
+		r->runs++;
+	return f->sc->after(f);
+}
+
+static int methods_run(struct filters *f)
+{
+	const struct fmethod *fm = f->sc->m;
+	struct bench_loop bl = { .runs = f->e.o->runs, .n = f->sc->n, .ctx = f,
+				 .active = m_active, .once = m_once };
+	unsigned int m, last = 0;
+	int ret = 0, r;
+
+	for (m = 0; m < f->sc->n; m++)
+		if (fm[m].group > last)
+			last = fm[m].group;
+	for (f->group = 0; f->group <= last && !ret; f->group++) {
+		for (m = 0; m < f->sc->n; m++) {
+			struct bench_row *row = &f->rows[m];
+
+			if (fm[m].group == f->group && fm[m].prepare &&
+			    !row->skip && !row->error[0] &&
+			    fm[m].prepare(f, m, row->error, sizeof(row->error)))
+				row_failed(row);
+		}
+		ret = bench_rotate(&bl);
+		for (m = 0; m < f->sc->n; m++)
+			if (fm[m].group == f->group && fm[m].release &&
+			    !f->rows[m].skip && (r = fm[m].release(f, m)) &&
+			    !ret)
+				ret = r;
+	}
+	return ret;
+}
+
+/* ---- filters ---- */
+
+enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
+       F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
+       F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
+       F_BPF, F_BPF_RM, F_BPF_FLOOR, F_BPF_RM_FLOOR, F__MAX };
+
+static const struct fmethod fmethods[F__MAX];
 
 static int run_libvnic(struct filters *f, const char *const *pfx,
 		       struct sample *s, char *err, size_t errlen)
@@ -181,19 +271,9 @@ static int run_libvnic(struct filters *f, const char *const *pfx,
 	if (ret)
 		bench_lib_fail(f->e.ctx, "vnic_filter_apply", ret, err, errlen);
 	else
-		take_result(s, &res);
+		filt_take(s, &res);
 	vnic_filter_close(h);
 	return ret;
-}
-
-static int run_nft_file(struct filters *f, const char *path, struct sample *s,
-			char *err, size_t errlen)
-{
-	uint64_t t0 = now_ns();
-	int ret = nft_file(&f->e, path);
-
-	s->ms = ms_since(t0);
-	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
 }
 
 /* One nft process per statement in [from, to); their total time. */
@@ -225,8 +305,8 @@ static int run_stmts(struct filters *f, unsigned int from, unsigned int to,
  * before it preloaded (untimed, one nft -f) so that each sampled process
  * meets a half-full table, and the items' time scaled to all of them.
  */
-static int run_nft_stmt(struct filters *f, struct sample *s, char *err,
-			size_t errlen)
+static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
+		    char *err, size_t errlen)
 {
 	unsigned int ns = f->stmts.n_struct;
 	double a, b;
@@ -248,57 +328,31 @@ static int run_nft_stmt(struct filters *f, struct sample *s, char *err,
 	return 0;
 }
 
-/*
- * The floor of a layout: the handle opened as libvnic's row opens it
- * (untimed: by prefix, that makes the prefix chains), then the batches
- * libvnic's apply sent, sent again.
- */
-static int run_floor(struct filters *f, const char *const *pfx,
-		     struct floor_batches *fb, struct sample *s, char *err,
-		     size_t errlen)
-{
-	struct vnic_filter *h;
-	int ret;
-
-	ret = nft_open(&f->e, pfx, &h, err, errlen);
-	if (ret)
-		return ret;
-	vnic_filter_close(h);
-	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
-	if (ret)
-		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
-			 fb->n, strerror(-ret));
-	return ret;
-}
-
 /* Untimed, once per layout: libvnic's apply with its batches kept. */
-static void capture_floor(struct filters *f, unsigned int m,
-			  const char *const *pfx, struct floor_batches *fb)
+static int prep_bfloor(struct filters *f, unsigned int m, char *err,
+		       size_t errlen)
 {
+	bool pfx = m == F_BFLOOR_PFX;
+	struct floor_batches *fb = &f->floor[pfx];
 	struct bench_row *r = &f->rows[m];
-	char err[256] = "";
+	char rerr[256];
 	struct sample s;
 	size_t len = 0;
 	unsigned int i;
 	int ret;
 
-	if (r->skip)
-		return;
 	f->capture = fb;
-	ret = run_libvnic(f, pfx, &s, r->error, sizeof(r->error));
+	ret = run_libvnic(f, pfx ? nic_prefixes : NULL, &s, err, errlen);
 	f->capture = NULL;
-	reset_ruleset(&f->e, err, sizeof(err));
-	if (ret == -EOPNOTSUPP && pfx) {
-		r->skip = PFX_SKIP;
-		r->error[0] = '\0';
-		return;
-	}
+	reset_ruleset(&f->e, rerr, sizeof(rerr));
+	if (ret)
+		return ret;
 	for (i = 0; i < fb->n; i++)
 		len += fb->v[i].len;
-	if (!ret)
-		snprintf(r->note, sizeof(r->note),
-			 "the kernel's cost of libvnic's own change: the %u nf_tables batch(es) vnic_filter_apply sent (%zu bytes, captured untimed by the library's batch tap), sent again by the bench's socket, one sendmsg() each, to the last ack",
-			 fb->n, len);
+	snprintf(r->note, sizeof(r->note),
+		 "the kernel's cost of libvnic's own change: the %u nf_tables batch(es) vnic_filter_apply sent (%zu bytes, captured untimed by the library's batch tap), sent again by the bench's socket, one sendmsg() each, to the last ack",
+		 fb->n, len);
+	return 0;
 }
 
 /* The xtables rows: restore per variant, then per rule per variant. */
@@ -319,23 +373,42 @@ static int run_lib(struct filters *f, unsigned int m, struct sample *s,
 			   err, errlen);
 }
 
+/*
+ * The floor of a layout: the handle opened as libvnic's row opens it
+ * (untimed: by prefix, that makes the prefix chains), then the batches
+ * libvnic's apply sent, sent again.
+ */
 static int run_bfloor(struct filters *f, unsigned int m, struct sample *s,
 		      char *err, size_t errlen)
 {
 	bool pfx = m == F_BFLOOR_PFX;
+	struct floor_batches *fb = &f->floor[pfx];
+	struct vnic_filter *h;
+	int ret;
 
-	return run_floor(f, pfx ? nic_prefixes : NULL, &f->floor[pfx], s,
-			 err, errlen);
+	ret = nft_open(&f->e, pfx ? nic_prefixes : NULL, &h, err, errlen);
+	if (ret)
+		return ret;
+	vnic_filter_close(h);
+	ret = floor_replay(&f->e, fb, 0, fb->n, &s->ms);
+	if (ret)
+		snprintf(err, errlen, "sending libvnic's %u batches again: %s",
+			 fb->n, strerror(-ret));
+	return ret;
 }
 
+/* kernel-hook-floor: filters hooks every NIC, filters-add the new
+ * guest's next to the G others. */
 static int run_hook_floor(struct filters *f, unsigned int m,
 			  struct sample *s, char *err, size_t errlen)
 {
-	int ret = nfnl_hook_floor(&f->e, 0, f->e.nnics, &s->ms);
+	bool add = f->sc->m != fmethods;
+	unsigned int k = f->e.o->nics_per_guest, n = add ? k : f->e.nnics;
+	int ret = nfnl_hook_floor(&f->e, add ? f->e.o->existing * k : 0, n,
+				  &s->ms);
 
 	if (ret)
-		snprintf(err, errlen, "hooking %u NICs: %s", f->e.nnics,
-			 strerror(-ret));
+		snprintf(err, errlen, "hooking %u NICs: %s", n, strerror(-ret));
 	return ret;
 }
 
@@ -343,16 +416,12 @@ static int run_hook_floor(struct filters *f, unsigned int m,
 static int run_file(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
-	const char *path = m == F_NFT_F ? f->text_path :
-			   m == F_NFT_SPLIT ? f->split_path : f->chains_path;
+	uint64_t t0 = now_ns();
+	int ret = nft_file(&f->e, m == F_NFT_F ? f->text_path :
+			   m == F_NFT_SPLIT ? f->split_path : f->chains_path);
 
-	return run_nft_file(f, path, s, err, errlen);
-}
-
-static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
-		    char *err, size_t errlen)
-{
-	return run_nft_stmt(f, s, err, errlen);
+	s->ms = ms_since(t0);
+	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
 }
 
 static int run_bpf(struct filters *f, unsigned int m, struct sample *s,
@@ -380,24 +449,34 @@ static const char *skip_xt(const struct filters *f, unsigned int m)
 	return xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
 }
 
+#define F_ROW(n, sk, r)	{ .name = n, .skip = sk, .run = r }
+#define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, \
+				  .note = nt }
 static const struct fmethod fmethods[F__MAX] = {
-	[F_LIBVNIC] = { "libvnic", NULL, run_lib },
-	[F_NFT_F] = { "nft-f", skip_nft, run_file },
-	[F_NFT_SPLIT] = { "nft-f-split", skip_nft, run_file },
-	[F_NFT_STMT] = { "nft-per-stmt", skip_nft, run_stmt },
-	[F_NFT_CHAINS] = { "nft-f-chains", skip_nft, run_file },
-	[F_FLOOR] = { "kernel-hook-floor", NULL, run_hook_floor },
-	[F_XT_RESTORE + XT_LEGACY] = { "xt-legacy-restore", skip_xt, run_xt },
-	[F_XT_RESTORE + XT_NFT] = { "xt-nft-restore", skip_xt, run_xt },
-	[F_XT_RULE + XT_LEGACY] = { "xt-legacy-per-rule", skip_xt, run_xt },
-	[F_XT_RULE + XT_NFT] = { "xt-nft-per-rule", skip_xt, run_xt },
-	[F_LIBVNIC_PFX] = { "libvnic-prefix", NULL, run_lib },
-	[F_BFLOOR] = { "floor", NULL, run_bfloor },
-	[F_BFLOOR_PFX] = { "floor-prefix", NULL, run_bfloor },
-	[F_BPF] = { "libvnic-bpf", NULL, run_bpf },
-	[F_BPF_RM] = { "libvnic-bpf-remove-all", NULL, run_bpf },
-	[F_BPF_FLOOR] = { "floor-bpf", NULL, run_bpf_floor },
-	[F_BPF_RM_FLOOR] = { "floor-bpf-remove-all", NULL, run_bpf_floor },
+	[F_LIBVNIC] = { .name = "libvnic", .run = run_lib, .result = true },
+	[F_NFT_F] = F_ROW("nft-f", skip_nft, run_file),
+	[F_NFT_SPLIT] = F_ROW("nft-f-split", skip_nft, run_file),
+	[F_NFT_STMT] = F_ROW("nft-per-stmt", skip_nft, run_stmt),
+	[F_NFT_CHAINS] = F_ROW("nft-f-chains", skip_nft, run_file),
+	[F_FLOOR] = F_ROW("kernel-hook-floor", NULL, run_hook_floor),
+	[F_XT_RESTORE + XT_LEGACY] = F_ROW("xt-legacy-restore", skip_xt, run_xt),
+	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", skip_xt, run_xt),
+	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", skip_xt, run_xt),
+	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", skip_xt, run_xt),
+	[F_LIBVNIC_PFX] = { .name = "libvnic-prefix", .run = run_lib,
+			    .result = true },
+	[F_BFLOOR] = { .name = "floor", .prepare = prep_bfloor,
+		       .run = run_bfloor },
+	[F_BFLOOR_PFX] = { .name = "floor-prefix", .prepare = prep_bfloor,
+			   .run = run_bfloor },
+	[F_BPF] = F_BPF_ROW("libvnic-bpf", run_bpf,
+		"vnic_filter_open with VNIC_BACKEND_BPF (untimed) before, every guest removed by the library + close (untimed) after each run; its floor: floor-bpf"),
+	[F_BPF_RM] = F_BPF_ROW("libvnic-bpf-remove-all", run_bpf,
+		"vnic_filter_apply of every guest (untimed), then vnic_filter_remove of every guest in one change, timed: filters and clsact qdiscs off every NIC, map entries deleted"),
+	[F_BPF_FLOOR] = F_BPF_ROW("floor-bpf", run_bpf_floor,
+		"the clsact qdiscs, cls_bpf filters and map writes of a libvnic-bpf apply (captured by the bpf tap, untimed), replayed on the bare NICs: each tc batch in one sendmsg, map writes by bpf(2) (bench/floor_bpf.c)"),
+	[F_BPF_RM_FLOOR] = F_BPF_ROW("floor-bpf-remove-all", run_bpf_floor,
+		"the filter and qdisc deletions and map deletes of a libvnic-bpf remove of every guest, replayed the same way right after floor-bpf's apply"),
 };
 
 /* The text libvnic would install, rendered by a handle of its own. */
@@ -618,7 +697,6 @@ static void filters_targets(struct filters *f)
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
 		struct bench_row *r = &f->rows[lib_rows[i]];
 
-		r->has_result = true;
 		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
 		r->target.ratio_to = fmethods[F_NFT_F].name;
@@ -627,24 +705,13 @@ static void filters_targets(struct filters *f)
 			r->target.max_ms = TARGET_APPLY_MS;
 	}
 	/* Issue 11: bpf at most the nft by-name row, and 1.15x its floor. */
-	f->rows[F_BPF].has_result = true;
 	f->rows[F_BPF].target.max_ratio = 1.0;
 	f->rows[F_BPF].target.ratio_to = fmethods[F_LIBVNIC].name;
 	f->rows[F_BPF].target.floor = fmethods[F_BPF_FLOOR].name;
-	snprintf(f->rows[F_BPF].note, sizeof(f->rows[F_BPF].note),
-		 "vnic_filter_open with VNIC_BACKEND_BPF (untimed) before, every guest removed by the library + close (untimed) after each run; its floor: floor-bpf");
-	f->rows[F_BPF_RM].has_result = true;
 	f->rows[F_BPF_RM].target.floor = fmethods[F_BPF_RM_FLOOR].name;
-	f->rows[F_BPF_FLOOR].has_result = true;
-	snprintf(f->rows[F_BPF_FLOOR].note, sizeof(f->rows[F_BPF_FLOOR].note),
-		 "the clsact qdiscs, cls_bpf filters and map writes of a libvnic-bpf apply (captured by the bpf tap, untimed), replayed on the bare NICs: each tc batch in one sendmsg, map writes by bpf(2) (bench/floor_bpf.c)");
-	f->rows[F_BPF_RM_FLOOR].has_result = true;
-	snprintf(f->rows[F_BPF_RM_FLOOR].note, sizeof(f->rows[F_BPF_RM_FLOOR].note),
-		 "the filter and qdisc deletions and map deletes of a libvnic-bpf remove of every guest, replayed the same way right after floor-bpf's apply");
-	snprintf(f->rows[F_BPF_RM].note, sizeof(f->rows[F_BPF_RM].note),
-		 "vnic_filter_apply of every guest (untimed), then vnic_filter_remove of every guest in one change, timed: filters and clsact qdiscs off every NIC, map entries deleted");
 }
 
+/* The text, the files and the notes every filters row shares. */
 static int filters_prepare(struct filters *f, char *err, size_t errlen)
 {
 	struct bench_row *rows = f->rows;
@@ -653,15 +720,6 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	unsigned int m;
 	int ret;
 
-	for (m = 0; m < F__MAX; m++) {
-		const struct fmethod *fm = &fmethods[m];
-
-		bench_row_init(&rows[m], fm->name, f->e.o->runs);
-		if (!selected(f->e.o, fm->name))
-			rows[m].skip = "not selected (--methods)";
-		else if (fm->skip)
-			rows[m].skip = fm->skip(f, m);
-	}
 	for (m = 0; m < XT__VARIANTS; m++)
 		if (!rows[F_XT_RESTORE + m].skip || !rows[F_XT_RULE + m].skip)
 			xt_filters_prepare(&f->e, m, &f->xt[m],
@@ -671,8 +729,6 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 		 "not a filter: one raw nfnetlink batch creating a table and base chains (<= %u devices each, no rules) hooking all %u NICs, sendmsg to last ack: the part of any per-device-hook layout the kernel charges for hooks alone",
 		 FILT_NETDEV_MAX, f->e.nnics);
 	filters_targets(f);
-	capture_floor(f, F_BFLOOR, NULL, &f->floor[0]);
-	capture_floor(f, F_BFLOOR_PFX, nic_prefixes, &f->floor[1]);
 	if (!rows[F_NFT_CHAINS].skip)
 		prepare_chains(f, rows[F_NFT_CHAINS].error,
 			       sizeof(rows[F_NFT_CHAINS].error));
@@ -710,433 +766,271 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	return 0;
 }
 
-static void filters_cleanup(struct filters *f)
+static int filters_setup(struct filters *f, char *err, size_t errlen)
 {
-	unsigned int m;
-
-	if (!f->e.o->keep_files) {
-		if (f->text_path[0])
-			unlink(f->text_path);
-		if (f->chains_path[0])
-			unlink(f->chains_path);
-		if (f->preload_path[0])
-			unlink(f->preload_path);
-		if (f->split_path[0])
-			unlink(f->split_path);
-	} else if (!f->e.o->json) {
-		fprintf(stderr, "kept: %s (rendered) %s (per-guest chains)\n",
-			f->text_path, f->chains_path);
-	}
-	for (m = 0; m < XT__VARIANTS; m++) {
-		if (!f->e.o->keep_files)
-			xt_set_unlink(&f->xt[m]);
-		xt_set_free(&f->xt[m]);
-	}
-	stmt_free(&f->stmts);
-	floor_free(&f->floor[0]);
-	floor_free(&f->floor[1]);
-	free(f->text);
-	if (f->p)
-		vnic_policy_free(f->p);
-	for (m = 0; m < F__MAX; m++)
-		bench_row_free(&f->rows[m]);
-}
-
-static const char *filters_active(void *ctx, unsigned int m)
-{
-	const struct bench_row *r = &((struct filters *)ctx)->rows[m];
-
-	return r->skip || r->error[0] ? NULL : r->method;
-}
-
-/* One run of row m, then the ruleset emptied (a failure there ends all). */
-static int filters_once(void *ctx, unsigned int m, unsigned int run)
-{
-	struct filters *f = ctx;
-	struct bench_row *r = &f->rows[m];
-	char err[256];
-	int ret;
-
-	ret = fmethods[m].run(f, m, bench_row_next(r), r->error, sizeof(r->error));
-	if (ret == -EOPNOTSUPP && (m == F_LIBVNIC_PFX || m == F_BFLOOR_PFX)) {
-		r->skip = PFX_SKIP;
-		r->error[0] = '\0';
-	} else if (ret)
-		fprintf(stderr, "vnic-bench: %s: %s\n", r->method, r->error);
-	else
-		r->runs++;
-	if (reset_ruleset(&f->e, err, sizeof(err))) {
-		fprintf(stderr, "vnic-bench: %s\n", err);
-		return -EIO;
-	}
-	return 0;
-}
-
-static int filters_runs(struct filters *f)
-{
-	struct bench_loop bl = { .runs = f->e.o->runs, .n = F__MAX, .ctx = f,
-				 .active = filters_active, .once = filters_once };
-	char err[256];
+	const struct bench_opts *o = f->e.o;
+	uint64_t t0 = now_ns();
 	struct sample s;
-
-	/* Warm-up, untimed: slab caches, the first table's work. */
-	if (!f->rows[F_LIBVNIC].skip &&
-	    run_libvnic(f, NULL, &s, err, sizeof(err)))
-		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
-	if (reset_ruleset(&f->e, err, sizeof(err)))
-		return -EIO;
-	return bench_rotate(&bl);
-}
-
-static int scn_filters_one(const struct bench_opts *o, struct report_env *re)
-{
-	struct filters f;
-	char err[256] = "";
-	uint64_t t0;
 	int ret;
 
-	memset(&f, 0, sizeof(f));
-	ret = filt_env_setup(&f.e, o, o->guests * o->nics_per_guest);
-	t0 = now_ns();
-	if (!ret)
-		ret = filt_policy(&f.e, 0, o->guests, -1, &f.p, err, sizeof(err));
+	ret = filt_policy(&f->e, 0, o->guests, -1, &f->p, err, errlen);
 	if (!ret && !o->json)
 		fprintf(stderr, "policy of %u guests built in %.1f ms (untimed)\n",
 			o->guests, ms_since(t0));
 	if (!ret)
-		ret = filters_prepare(&f, err, sizeof(err));
-	if (!ret)
-		ret = filters_runs(&f);
-	if (!ret && f.rows[F_LIBVNIC_PFX].runs)
-		snprintf(f.rows[F_LIBVNIC_PFX].note,
-			 sizeof(f.rows[F_LIBVNIC_PFX].note),
-			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
-			 f.e.nnics, f.pfx_open_ms);
-	if (!ret) {
-		struct bench_row *lv = &f.rows[F_LIBVNIC];
-
-		re->ratio_a = fmethods[F_LIBVNIC].name;
-		re->ratio_b = fmethods[F_NFT_F].name;
-		re->label_a = "x_libvnic";
-		re->label_b = "x_nft-f";
-		/* The rendered text would not load: the same ruleset with its
-		 * base chains split is the nearest nft -f there is. */
-		if (!f.rows[F_NFT_F].runs && f.rows[F_NFT_SPLIT].runs) {
-			re->ratio_b = lv->target.ratio_to = fmethods[F_NFT_SPLIT].name;
-			re->label_b = "x_nft-f-sp";
-			snprintf(lv->note + strlen(lv->note),
-				 sizeof(lv->note) - strlen(lv->note),
-				 "; nft -f of the rendered text failed, so the ratio target is judged against nft-f-split");
-		}
-		ret = report_rows(re, f.rows, F__MAX, o->json) ? 1 : 0;
-	} else {
-		fprintf(stderr, "vnic-bench: filters: %s\n",
-			err[0] ? err : strerror(-ret));
-		ret = 1;
-	}
-	filters_cleanup(&f);
-	filt_env_free(&f.e);
-	return ret;
+		ret = filters_prepare(f, err, errlen);
+	if (ret)
+		return ret;
+	/* Warm-up, untimed: slab caches, the first table's work. */
+	if (!f->rows[F_LIBVNIC].skip &&
+	    run_libvnic(f, NULL, &s, err, errlen))
+		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
+	err[0] = '\0';
+	return reset_ruleset(&f->e, err, errlen);
 }
 
-/*
- * Install guests [0, count) untimed, in batches of FILT_SETUP_CHUNK guests:
- * the setup must not depend on one huge batch working (that is what the
- * filters scenario measures).
- */
-static int install_chunked(struct filt_env *e, struct vnic_filter *h,
-			   unsigned int count, unsigned int *batches,
-			   unsigned int *messages, char *err, size_t errlen)
+/* After every run, the ruleset emptied (a failure there ends all). */
+static int filters_after(struct filters *f)
 {
-	unsigned int first, n;
-	int ret = 0;
+	char err[256];
 
-	*batches = *messages = 0;
-	for (first = 0; first < count && !ret; first += n) {
-		struct vnic_filter_result res = { .sz = sizeof(res) };
-		struct vnic_policy *p;
+	if (!reset_ruleset(&f->e, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "vnic-bench: %s\n", err);
+	return -EIO;
+}
 
-		n = count - first < FILT_SETUP_CHUNK ? count - first :
-						       FILT_SETUP_CHUNK;
-		progress("installing guests %u/%u (untimed)", first, count);
-		ret = filt_policy(e, first, n, -1, &p, err, errlen);
-		if (ret)
-			break;
-		ret = vnic_filter_apply(h, p, &res);
-		if (ret) {
-			char what[96];
+static int filters_report(struct filters *f, struct report_env *re)
+{
+	struct bench_row *lv = &f->rows[F_LIBVNIC];
 
-			snprintf(what, sizeof(what),
-				 "vnic_filter_apply (guests %u..%u, setup)", first,
-				 first + n - 1);
-			bench_lib_fail(e->ctx, what, ret, err, errlen);
-		}
-		*batches += res.batches;
-		*messages += res.messages;
-		vnic_policy_free(p);
+	if (f->rows[F_LIBVNIC_PFX].runs)
+		snprintf(f->rows[F_LIBVNIC_PFX].note,
+			 sizeof(f->rows[F_LIBVNIC_PFX].note),
+			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
+			 f->e.nnics, f->pfx_open_ms);
+	/* The rendered text would not load: the same ruleset with its base
+	 * chains split is the nearest nft -f there is. */
+	if (!f->rows[F_NFT_F].runs && f->rows[F_NFT_SPLIT].runs) {
+		re->ratio_b = lv->target.ratio_to = fmethods[F_NFT_SPLIT].name;
+		re->label_b = "x_nft-f-sp";
+		snprintf(lv->note + strlen(lv->note),
+			 sizeof(lv->note) - strlen(lv->note),
+			 "; nft -f of the rendered text failed, so the ratio target is judged against nft-f-split");
 	}
-	return ret;
+	return report_rows(re, f->rows, F__MAX, f->e.o->json) ? 1 : 0;
 }
 
 /* ---- filters-add ---- */
 
-/* The same four rows with NICs hooked by name, then by prefix. */
+/*
+ * The same four rows with NICs hooked by name, then by prefix; their
+ * floors; the bpf rows.  A phase is a layout (name, prefix, bpf) next to
+ * none or next to G installed guests: group 2 * phase, and for an nft
+ * phase its floor in the group after (libvnic's handle closed).
+ */
 enum { A_ADD_G, A_ADD_NONE, A_RM_G, A_RM_NONE, A_FLOOR, A_PFX,
        A_BF = A_PFX + 4, A_BPF = A_BF + 4, A__MAX = A_BPF + 4 };
 
-static const char *const a_names[A__MAX] = {
-	"libvnic-add-next-to-G", "libvnic-add-next-to-none",
-	"libvnic-remove-next-to-G", "libvnic-remove-next-to-none",
-	"kernel-hook-floor",
-	"libvnic-prefix-add-next-to-G", "libvnic-prefix-add-next-to-none",
-	"libvnic-prefix-remove-next-to-G", "libvnic-prefix-remove-next-to-none",
-	"floor-add-next-to-G", "floor-add-next-to-none",
-	"floor-prefix-add-next-to-G", "floor-prefix-add-next-to-none",
-	"libvnic-bpf-add-next-to-G", "libvnic-bpf-add-next-to-none",
-	"libvnic-bpf-remove-next-to-G", "libvnic-bpf-remove-next-to-none",
-};
-
-/*
- * The floor of one add: the add batch libvnic sent in the warm-up (kept
- * by the batch tap), sent again, timed; then its remove batch, untimed.
- */
-static void add_floor(struct filt_env *e, struct floor_batches *fb,
-		      struct bench_row *r)
+static unsigned int a_phase(const struct filters *f, unsigned int m)
 {
-	struct sample *s;
-	double ms;
-	int ret;
-
-	if (!r || r->error[0])
-		return;
-	s = bench_row_next(r);
-	ret = floor_replay(e, fb, 0, 1, &s->ms);
-	if (!ret)
-		ret = floor_replay(e, fb, 1, fb->n, &ms);
-	if (ret)
-		snprintf(r->error, sizeof(r->error),
-			 "sending libvnic's batches again: %s", strerror(-ret));
-	else
-		r->runs++;
-	usleep(e->o->settle_ms * 1000);
+	return f->sc->m[m].group / 2;
 }
 
-/* Add guest 'one' and remove it again, each timed, on an open handle. */
-static int add_remove(struct filt_env *e, struct vnic_filter *h,
-		      const struct vnic_policy *one, const char *name,
-		      struct bench_row *add, struct bench_row *rm)
+/* Phases next to G are the odd ones. */
+static unsigned int a_existing(const struct filters *f, unsigned int p)
+{
+	return p & 1 ? f->e.o->existing : 0;
+}
+
+/* Add guest 'one' and remove it again, each timed, on the open handle. */
+static int add_remove(struct filters *f, struct sample *s,
+		      struct bench_row *rm, char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
-	struct sample *s = bench_row_next(add);
-	uint64_t t0;
-	int ret;
+	uint64_t t0 = now_ns();
+	int ret = vnic_filter_apply(f->h, f->one, &res);
 
-	t0 = now_ns();
-	ret = vnic_filter_apply(h, one, &res);
 	s->ms = ms_since(t0);
 	if (ret)
-		return bench_lib_fail(e->ctx, "vnic_filter_apply", ret, add->error,
-				sizeof(add->error));
-	take_result(s, &res);
-	add->runs++;
-	s = bench_row_next(rm);
-	memset(&res, 0, sizeof(res));
-	res.sz = sizeof(res);
-	t0 = now_ns();
-	ret = vnic_filter_remove(h, &name, 1, &res);
-	s->ms = ms_since(t0);
+		return bench_lib_fail(f->e.ctx, "vnic_filter_apply", ret, err,
+				      errlen);
+	filt_take(s, &res);
+	ret = filt_remove(&f->e, f->h, f->e.o->existing, 1, bench_row_next(rm),
+			  rm->error, sizeof(rm->error));
 	if (ret)
-		return bench_lib_fail(e->ctx, "vnic_filter_remove", ret, rm->error,
-				sizeof(rm->error));
-	take_result(s, &res);
-	rm->runs++;
-	return 0;
-}
-
-/* Installed guests by the library's own account. */
-static int count_installed(struct vnic_filter *h, unsigned int *count)
-{
-	char **names;
-	int ret = vnic_filter_guests(h, &names, count);
-
-	if (!ret)
-		free(names);
+		snprintf(err, errlen, "%s", rm->error);
+	else
+		rm->runs++;
 	return ret;
 }
 
-/* One phase: 'existing' guests installed untimed, then the runs. */
-static int add_phase(struct filt_env *e, const char *const *pfx,
-		     const struct vnic_policy *one, const char *name,
-		     struct bench_row *add, struct bench_row *rm, struct bench_row *floor,
-		     struct bench_row *bfloor, unsigned int one_first,
-		     unsigned int existing)
+/* A phase: its handle, 'existing' guests installed, and a warm-up. */
+static int add_prepare(struct filters *f, unsigned int m, char *err,
+		       size_t errlen)
 {
-	struct floor_batches fb = { 0 };
-	unsigned int run, count = 0;
-	struct vnic_filter *h;
+	unsigned int p = a_phase(f, m), existing = a_existing(f, p), batches,
+		     messages;
+	struct bench_row *r = &f->rows[m], wr;
+	char werr[256];
+	struct sample ws;
 	uint64_t t0;
 	int ret;
 
-	add->existing = rm->existing = existing;
-	add->has_result = rm->has_result = true;
-	bfloor->existing = existing;
-	ret = nft_open(e, pfx, &h, add->error, sizeof(add->error));
-	if (ret == -EOPNOTSUPP && pfx) {
-		add->skip = rm->skip = bfloor->skip = PFX_SKIP;
-		add->error[0] = '\0';
-		return 0;
-	}
+	ret = reset_ruleset(&f->e, err, errlen);
+	if (!ret)
+		ret = p >= 4 ? bpf_open(&f->e, &f->h, err, errlen) :
+		      nft_open(&f->e, p >= 2 ? nic_prefixes : NULL, &f->h, err,
+			       errlen);
+	if (ret == -EOPNOTSUPP && p < 4)
+		r[2].skip = f->rows[A_BF + 5 - p].skip = PFX_SKIP;
+	else if (ret)
+		snprintf(r[2].error, sizeof(r[2].error), "%s", err);
 	if (ret)
 		return ret;
-	if (existing) {
-		unsigned int batches, messages;
-
-		t0 = now_ns();
-		ret = install_chunked(e, h, existing, &batches, &messages,
-				      add->error, sizeof(add->error));
-		if (ret)
-			goto out;
-		snprintf(add->note, sizeof(add->note),
-			 "%u existing guests installed first (untimed, vnic_filter_apply of %u guests at a time): %.1f ms, %u messages in %u batches",
-			 existing, FILT_SETUP_CHUNK, ms_since(t0), messages,
-			 batches);
+	t0 = now_ns();
+	ret = filt_install(&f->e, f->h, existing, &batches, &messages, err,
+			   errlen);
+	if (!ret && existing)
+		snprintf(r->note, sizeof(r->note),
+			 "%u existing guests installed first%s (untimed, vnic_filter_apply of %u guests at a time): %.1f ms, %u messages in %u batches",
+			 existing, p >= 4 ? " by the bpf backend" : "",
+			 FILT_SETUP_CHUNK, ms_since(t0), messages, batches);
+	/* Warm-up, untimed: the first add may create shared structure.
+	 * nft: a second one, its batches kept for the floor (the first may
+	 * have made the table, which the timed adds find made). */
+	if (ret)
+		return ret;
+	bench_row_init(&wr, "warm", 2);
+	ret = add_remove(f, &ws, &wr, werr, sizeof(werr));
+	if (!ret && p < 4) {
+		floor_capture(f->h, &f->afb[p]);
+		ret = add_remove(f, &ws, &wr, werr, sizeof(werr));
+		floor_capture(f->h, NULL);
 	}
-	/* Warm-up, untimed: the first add may create shared structure. */
-	{
-		struct bench_row wa, wr;
+	bench_row_free(&wr);
+	if (ret)
+		snprintf(err, errlen, "warm-up: %.200s", werr);
+	return ret;
+}
 
-		bench_row_init(&wa, "warm", 2);
-		bench_row_init(&wr, "warm", 2);
-		ret = add_remove(e, h, one, name, &wa, &wr);
-		/* A second one, its batches kept: the first may have made
-		 * the table, which the timed adds find made. */
-		floor_capture(h, &fb);
-		if (!ret)
-			ret = add_remove(e, h, one, name, &wa, &wr);
-		floor_capture(h, NULL);
-		if (ret)
-			snprintf(add->error, sizeof(add->error), "warm-up: %.200s",
-				 wa.error[0] ? wa.error : wr.error);
-		bench_row_free(&wa);
-		bench_row_free(&wr);
-		if (ret)
-			goto out;
-	}
-	for (run = 0; run < e->o->runs && !ret; run++) {
-		progress("%s run %u/%u", add->method, run + 1, e->o->runs);
-		ret = add_remove(e, h, one, name, add, rm);
-		usleep(e->o->settle_ms * 1000);
-		if (!ret && floor && !floor->error[0]) {
-			struct sample *s = bench_row_next(floor);
-			int fret = nfnl_hook_floor(e, one_first,
-						   e->o->nics_per_guest, &s->ms);
+static int add_run(struct filters *f, unsigned int m, struct sample *s,
+		   char *err, size_t errlen)
+{
+	return add_remove(f, s, &f->rows[m + 2], err, errlen);
+}
 
-			if (fret)
-				snprintf(floor->error, sizeof(floor->error),
-					 "hooking %u NICs: %s",
-					 e->o->nics_per_guest, strerror(-fret));
-			else
-				floor->runs++;
-			usleep(e->o->settle_ms * 1000);
-		}
-	}
-	if (!ret && !count_installed(h, &count) && count != existing)
+/* The phase's handle closed (bpf: its guests removed first, else the
+ * bench stops: the next phase needs bare NICs). */
+static int add_release(struct filters *f, unsigned int m)
+{
+	unsigned int p = a_phase(f, m), count, existing = a_existing(f, p);
+	struct bench_row *r = &f->rows[m];
+	int ret = 0;
+
+	if (!f->h)
+		return 0;
+	count = filt_count_guests(f->h);
+	if (p < 4 && count != existing)
 		fprintf(stderr,
 			"vnic-bench: vnic_filter_guests says %u guests are installed, not %u\n",
 			count, existing);
-	/* The floor's runs follow libvnic's: the table libvnic owned takes
-	 * the bench's batches once no handle holds it. */
-	vnic_filter_close(h);
-	h = NULL;
-	for (run = 0; run < e->o->runs && !ret && !bfloor->skip; run++)
-		add_floor(e, &fb, bfloor);
-	if (fb.n)
-		snprintf(bfloor->note, sizeof(bfloor->note),
-			 "the kernel's cost of libvnic's own add: its add batch (%zu bytes, captured untimed by the library's batch tap) sent again by the bench's socket, one sendmsg() to the last ack, after libvnic's runs and its handle closed; then its remove batch, untimed",
-			 fb.v[0].len);
-out:
-	floor_free(&fb);
-	if (h)
-		vnic_filter_close(h);
-	return ret;
+	if (p >= 4 && existing) {
+		char err[256] = "";
+
+		ret = filt_remove(&f->e, f->h, 0, existing, NULL, err,
+				  sizeof(err));
+		if (ret && !r->error[0])
+			snprintf(r->error, sizeof(r->error), "%s", err);
+	}
+	vnic_filter_close(f->h);
+	f->h = NULL;
+	return ret ? -EIO : 0;
 }
 
-static int run_filters_add(const struct bench_opts *o, struct report_env *re)
+/*
+ * The floor of one add, after libvnic's runs and its handle closed (the
+ * table libvnic owned takes the bench's batches then): the add batch of
+ * the phase's warm-up, sent again, timed; then its remove batch, untimed.
+ */
+static int add_floor(struct filters *f, unsigned int m, struct sample *s,
+		     char *err, size_t errlen)
 {
-	struct vnic_policy *one = NULL;
-	struct bench_row rows[A__MAX];
-	struct filt_env e;
-	char err[256] = "", name[32];
-	unsigned int G = o->existing, m;
+	struct floor_batches *fb = &f->afb[a_phase(f, m)];
+	double ms;
 	int ret;
 
-	for (m = 0; m < A__MAX; m++)
-		bench_row_init(&rows[m], a_names[m], o->runs);
-	for (m = A_ADD_G; m <= A_PFX; m += A_PFX) {
-		rows[m].target.max_ms = TARGET_ADD_MS;
-		rows[m].target.max_ratio = TARGET_ADD_X_EMPTY;
-		rows[m].target.ratio_to = a_names[m + A_ADD_NONE];
-		rows[m].target.floor = a_names[A_BF + (m ? 2 : 0)];
+	ret = floor_replay(&f->e, fb, 0, 1, &s->ms);
+	if (!ret)
+		ret = floor_replay(&f->e, fb, 1, fb->n, &ms);
+	if (ret) {
+		snprintf(err, errlen, "sending libvnic's batches again: %s",
+			 strerror(-ret));
+		return ret;
 	}
-	rows[A_FLOOR].existing = G;
-	snprintf(rows[A_FLOOR].note, sizeof(rows[A_FLOOR].note),
+	snprintf(f->rows[m].note, sizeof(f->rows[m].note),
+		 "the kernel's cost of libvnic's own add: its add batch (%zu bytes, captured untimed by the library's batch tap) sent again by the bench's socket, one sendmsg() to the last ack, after libvnic's runs and its handle closed; then its remove batch, untimed",
+		 fb->v[0].len);
+	return 0;
+}
+
+#define A_LIB(n, g, a)	{ .name = n, .group = g, .always = a, .result = true, \
+			  .prepare = add_prepare, .run = add_run, \
+			  .release = add_release }
+#define A_PAIR(n, g, a)	{ .name = n, .group = g, .always = a, .result = true }
+#define A_FL(n, g)	{ .name = n, .group = g, .always = true, .run = add_floor }
+static const struct fmethod a_methods[A__MAX] = {
+	A_LIB("libvnic-add-next-to-G", 2, true),
+	A_LIB("libvnic-add-next-to-none", 0, true),
+	A_PAIR("libvnic-remove-next-to-G", 2, true),
+	A_PAIR("libvnic-remove-next-to-none", 0, true),
+	{ .name = "kernel-hook-floor", .group = 2, .always = true,
+	  .run = run_hook_floor },
+	A_LIB("libvnic-prefix-add-next-to-G", 6, true),
+	A_LIB("libvnic-prefix-add-next-to-none", 4, true),
+	A_PAIR("libvnic-prefix-remove-next-to-G", 6, true),
+	A_PAIR("libvnic-prefix-remove-next-to-none", 4, true),
+	A_FL("floor-add-next-to-G", 3), A_FL("floor-add-next-to-none", 1),
+	A_FL("floor-prefix-add-next-to-G", 7),
+	A_FL("floor-prefix-add-next-to-none", 5),
+	A_LIB("libvnic-bpf-add-next-to-G", 10, false),
+	A_LIB("libvnic-bpf-add-next-to-none", 8, false),
+	A_PAIR("libvnic-bpf-remove-next-to-G", 10, false),
+	A_PAIR("libvnic-bpf-remove-next-to-none", 8, false),
+};
+
+static int add_setup(struct filters *f, char *err, size_t errlen)
+{
+	const struct bench_opts *o = f->e.o;
+	unsigned int G = o->existing, m;
+
+	for (m = 0; m < A__MAX; m++) {
+		struct bench_row *r = &f->rows[m];
+
+		r->existing = a_existing(f, a_phase(f, m));
+	}
+	for (m = A_ADD_G; m <= A_PFX; m += A_PFX) {
+		f->rows[m].target.max_ms = TARGET_ADD_MS;
+		f->rows[m].target.max_ratio = TARGET_ADD_X_EMPTY;
+		f->rows[m].target.ratio_to = a_methods[m + A_ADD_NONE].name;
+		f->rows[m].target.floor = a_methods[A_BF + (m ? 2 : 0)].name;
+	}
+	snprintf(f->rows[A_FLOOR].note, sizeof(f->rows[A_FLOOR].note),
 		 "not libvnic: one raw nfnetlink batch creating a table and a base chain hooking the new guest's %u NICs, sendmsg to last ack (table deleted untimed): the kernel's cost of per-device hooks with %u netdevs in the namespace",
 		 o->nics_per_guest, (G + 1) * o->nics_per_guest);
-	ret = filt_env_setup(&e, o, (G + 1) * o->nics_per_guest);
-	filt_guest_name(G, name);
-	if (!ret)
-		ret = filt_policy(&e, G, 1, -1, &one, err, sizeof(err));
-	/* Next to none first, then next to G: installing G guests is the
-	 * expensive part, so it is done once. */
-	for (m = 0; m <= A_PFX && !ret; m += A_PFX) {
-		const char *const *pfx = m ? nic_prefixes : NULL;
+	return filt_policy(&f->e, G, 1, -1, &f->one, err, errlen);
+}
 
-		ret = add_phase(&e, pfx, one, name, &rows[m + A_ADD_NONE],
-				&rows[m + A_RM_NONE], NULL,
-				&rows[A_BF + (m ? 3 : 1)], 0, 0);
-		if (!ret)
-			ret = reset_ruleset(&e, err, sizeof(err));
-		if (!ret)
-			ret = add_phase(&e, pfx, one, name, &rows[m + A_ADD_G],
-					&rows[m + A_RM_G], m ? NULL : &rows[A_FLOOR],
-					&rows[A_BF + (m ? 2 : 0)],
-					G * o->nics_per_guest, G);
-		if (!ret)
-			ret = reset_ruleset(&e, err, sizeof(err));
-	}
-	for (m = A_BPF; m < A_BPF + 4; m++)
-		if (!selected(o, a_names[m]))
-			rows[m].skip = "not selected (--methods)";
-	if (!ret)
-		ret = bpf_add_phase(&e, one, G, 0, &rows[A_BPF + 1], &rows[A_BPF + 3]);
-	if (!ret)
-		ret = bpf_add_phase(&e, one, G, G, &rows[A_BPF], &rows[A_BPF + 2]);
-	if (!ret) {
-		re->ratio_a = a_names[A_ADD_NONE];
-		re->label_a = "x_none";
-		ret = report_rows(re, rows, A__MAX, o->json) ? 1 : 0;
-	} else {
-		ret = setup_failed(o, rows, A__MAX, err, ret);
-	}
-	if (one)
-		vnic_policy_free(one);
-	for (m = 0; m < A__MAX; m++)
-		bench_row_free(&rows[m]);
-	filt_env_free(&e);
-	return ret;
+static int settle(struct filters *f)
+{
+	usleep(f->e.o->settle_ms * 1000);
+	return 0;
 }
 
 /* ---- restart ---- */
 
 enum { R_OPEN, R_SYNC, R_OPEN_SYNC, R_SYNC_CHANGED, R_REAPPLY, R_XT,
        R_BPF = R_XT + XT__VARIANTS, R_FLOOR, R__MAX };
-
-static const char *const r_names[R__MAX] = {
-	"libvnic-open", "libvnic-sync-unchanged", "libvnic-open+sync-unchanged",
-	"libvnic-sync-1-changed", "libvnic-reapply-all",
-	"xt-legacy-restore-all", "xt-nft-restore-all", "libvnic-bpf-open+sync-unchanged",
-	"floor-sync-unchanged",
-};
 
 /* What a child reports through its pipe. */
 struct child_out {
@@ -1148,8 +1042,10 @@ struct child_out {
 	bool have_gen;
 };
 
-/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c). */
-enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE };
+/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c);
+ * JOB_BPF: a JOB_SYNC by a bpf handle. */
+enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE,
+		 JOB_BPF };
 
 struct child_job_arg {
 	struct filt_env *e;
@@ -1191,10 +1087,11 @@ static void child(void *arg, int fd)
 				      sizeof(out.err));
 	if (out.ret)
 		goto done;
-	out.have_gen = filt_nfnl_open(e) == 0 &&
+	out.have_gen = job != JOB_BPF && filt_nfnl_open(e) == 0 &&
 		       nfnl_genid(e, &out.gen_open) == 0;
 	t0 = now_ns();
-	out.ret = nft_open(e, NULL, &h, out.err, sizeof(out.err));
+	out.ret = job == JOB_BPF ? bpf_open(e, &h, out.err, sizeof(out.err)) :
+		  nft_open(e, NULL, &h, out.err, sizeof(out.err));
 	out.open_ms = ms_since(t0);
 	if (out.ret)
 		goto done;
@@ -1257,41 +1154,42 @@ static void child_sample(struct bench_row *r, const struct child_out *c, double 
 
 	s->ms = ms;
 	if (result)
-		take_result(s, &c->res);
+		filt_take(s, &c->res);
 	if (c->have_gen)
 		s->genid_delta = (double)(gen_to - gen_from);
 	r->runs++;
 }
 
-static int restart_run(struct filt_env *e, struct bench_row *rows, unsigned int run)
+/* One new process of the job: its row, and for the unchanged sync the
+ * open and the open + sync of the same process. */
+static int restart_job(struct filters *f, unsigned int m, struct sample *s,
+		       char *err, size_t errlen)
 {
-	static const enum child_job jobs[] = { JOB_SYNC, JOB_SYNC_CHANGED,
-					       JOB_REAPPLY };
-	unsigned int k;
-	int ret = 0;
+	enum child_job job = (enum child_job)f->sc->m[m].arg;
+	struct child_out c;
+	int ret = run_child(&f->e, job, &c, NULL);
+	unsigned int i;
 
-	for (k = 0; k < 3 && !ret; k++) {
-		enum child_job job = jobs[(k + run) % 3];
-		struct child_out c;
-		struct bench_row *r = &rows[job == JOB_SYNC ? R_SYNC :
-				       job == JOB_REAPPLY ? R_REAPPLY :
-							    R_SYNC_CHANGED];
-
-		ret = run_child(e, job, &c, NULL);
-		if (ret) {
-			snprintf(r->error, sizeof(r->error), "%s", c.err);
-			break;
-		}
-		child_sample(r, &c, c.ms, c.gen0, c.gen1, true);
-		if (job == JOB_SYNC) {
-			child_sample(&rows[R_OPEN], &c, c.open_ms, c.gen_open,
-				     c.gen0, false);
-			child_sample(&rows[R_OPEN_SYNC], &c, c.open_ms + c.ms,
-				     c.gen_open, c.gen1, true);
-		}
-		usleep(e->o->settle_ms * 1000);
+	if (ret) {
+		snprintf(err, errlen, "%s", c.err);
+		/* Its rows of the same process fail with it. */
+		for (i = R_OPEN; job == JOB_SYNC && i <= R_OPEN_SYNC; i += 2)
+			snprintf(f->rows[i].error, sizeof(f->rows[i].error),
+				 "%s", c.err);
+		return ret;
 	}
-	return ret;
+	/* bpf: its open and sync, both timed. */
+	s->ms = job == JOB_BPF ? c.open_ms + c.ms : c.ms;
+	filt_take(s, &c.res);
+	if (c.have_gen)
+		s->genid_delta = (double)(c.gen1 - c.gen0);
+	if (job == JOB_SYNC) {
+		child_sample(&f->rows[R_OPEN], &c, c.open_ms, c.gen_open,
+			     c.gen0, false);
+		child_sample(&f->rows[R_OPEN_SYNC], &c, c.open_ms + c.ms,
+			     c.gen_open, c.gen1, true);
+	}
+	return 0;
 }
 
 /*
@@ -1299,18 +1197,22 @@ static int restart_run(struct filt_env *e, struct bench_row *rows, unsigned int 
  * sent (kept by an untimed sync before the runs), sent again by the
  * bench's socket, each to its last reply.
  */
-static int restart_floor_capture(struct filt_env *e, struct floor_batches *fb,
-				 struct bench_row *r)
+static int restart_floor_capture(struct filters *f, unsigned int m,
+				 char *err, size_t errlen)
 {
-	struct child_out c;
+	struct floor_batches *fb = &f->floor[0];
+	struct bench_row *r = &f->rows[m];
 	unsigned int i, reads = 0;
+	struct child_out c;
 	size_t bytes = 0;
-	int ret = run_child(e, JOB_CAPTURE, &c, fb);
+	int ret;
 
+	fb->requests = true;
+	ret = run_child(&f->e, JOB_CAPTURE, &c, fb);
 	if (ret || !fb->n) {
-		snprintf(r->error, sizeof(r->error), "capturing libvnic's requests: %.200s",
+		snprintf(err, errlen, "capturing libvnic's requests: %.200s",
 			 ret ? c.err : "none sent");
-		return 0;
+		return -EIO;
 	}
 	for (i = 0; i < fb->n; i++) {
 		reads += fb->v[i].request;
@@ -1322,66 +1224,151 @@ static int restart_floor_capture(struct filt_env *e, struct floor_batches *fb,
 	return 0;
 }
 
-static void restart_floor_run(struct filt_env *e, struct floor_batches *fb,
-			      struct bench_row *r)
+static int restart_floor_run(struct filters *f, unsigned int m,
+			     struct sample *s, char *err, size_t errlen)
 {
-	struct sample *s;
-	int ret;
+	int ret = floor_replay(&f->e, &f->floor[0], 0, f->floor[0].n, &s->ms);
 
-	if (r->error[0] || r->skip)
-		return;
-	s = bench_row_next(r);
-	ret = floor_replay(e, fb, 0, fb->n, &s->ms);
 	if (ret)
-		snprintf(r->error, sizeof(r->error),
-			 "sending libvnic's requests again: %s", strerror(-ret));
-	else
-		r->runs++;
-	usleep(e->o->settle_ms * 1000);
+		snprintf(err, errlen, "sending libvnic's requests again: %s",
+			 strerror(-ret));
+	return ret;
 }
 
-static void restart_rows(const struct bench_opts *o, struct bench_row *rows)
+/* bpf: the guests installed by a bpf handle, which lets them go. */
+static int restart_bpf_prepare(struct filters *f, unsigned int m, char *err,
+			       size_t errlen)
 {
+	unsigned int batches, messages;
+	int ret = bpf_open(&f->e, &f->h, err, errlen);
+
+	if (!ret)
+		ret = filt_install(&f->e, f->h, f->e.o->guests, &batches,
+				   &messages, err, errlen);
+	if (f->h)
+		vnic_filter_close(f->h);
+	f->h = NULL;
+	return ret;
+}
+
+/* A new handle finds them all, and removes them (they go with the NICs
+ * otherwise). */
+static int restart_bpf_release(struct filters *f, unsigned int m)
+{
+	struct bench_row *r = &f->rows[m];
+	struct vnic_filter *h;
+	unsigned int found;
+	size_t len = strlen(r->note);
+
+	if (bpf_open(&f->e, &h, r->error, sizeof(r->error)))
+		return 0;
+	found = filt_count_guests(h);
+	if (found != f->e.o->guests)
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "; after the runs a new handle found %u of the %u guests installed (its read-back of the NICs lost the rest): not removed, they go with the NICs",
+			 found, f->e.o->guests);
+	else
+		filt_remove(&f->e, h, 0, found, NULL, r->error,
+			    sizeof(r->error));
+	vnic_filter_close(h);
+	return 0;
+}
+
+/* xtables: after libvnic's rows, whose persisted table is flushed here. */
+static int restart_xt_prepare(struct filters *f, unsigned int m, char *err,
+			      size_t errlen)
+{
+	return reset_ruleset(&f->e, err, errlen) ?:
+	       xt_restart_prepare(&f->e, m - R_XT, &f->xt[m - R_XT],
+				  &f->rows[m]);
+}
+
+static int restart_xt_run(struct filters *f, unsigned int m,
+			  struct sample *s, char *err, size_t errlen)
+{
+	return xt_restart_run(m - R_XT, &f->xt[m - R_XT], &f->rows[m], s);
+}
+
+static int restart_xt_release(struct filters *f, unsigned int m)
+{
+	struct bench_row *r = &f->rows[m];
+
+	if (!xt_restart_release(&f->e, m - R_XT, &f->xt[m - R_XT]) &&
+	    !r->error[0])
+		reset_ruleset(&f->e, r->error, sizeof(r->error));
+	return 0;
+}
+
+static const char *restart_skip_xt(const struct filters *f, unsigned int m)
+{
+	return xt_skip(m - R_XT);
+}
+
+/* libvnic-open, libvnic-open+sync-unchanged: filled by the sync's run. */
+#define R_LIB(n, j, r, nt)	{ .name = n, .always = true, .run = r, \
+				  .arg = j, .result = true, .note = nt }
+#define R_XT_ROW(n, g)	{ .name = n, .group = g, .skip = restart_skip_xt, \
+			  .prepare = restart_xt_prepare, .run = restart_xt_run, \
+			  .release = restart_xt_release, .result = true }
+static const struct fmethod r_methods[R__MAX] = {
+	/* Its genid_delta says whether re-claiming the table wrote. */
+	[R_OPEN] = R_LIB("libvnic-open", 0, NULL,
+		"vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table"),
+	[R_SYNC] = R_LIB("libvnic-sync-unchanged", JOB_SYNC, restart_job,
+		"each run a new process: vnic_ctx_new, vnic_filter_open of the persisted table (row libvnic-open), vnic_filter_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)"),
+	[R_OPEN_SYNC] = R_LIB("libvnic-open+sync-unchanged", 0, NULL, NULL),
+	[R_SYNC_CHANGED] = R_LIB("libvnic-sync-1-changed", JOB_SYNC_CHANGED,
+		restart_job,
+		"guest g0's first NIC has another IPv4; synced back untimed in the same process"),
+	[R_REAPPLY] = R_LIB("libvnic-reapply-all", JOB_REAPPLY, restart_job,
+		"the rebuild a daemon without a digest does: vnic_filter_apply of every guest onto the persisted table"),
+	[R_XT + XT_LEGACY] = R_XT_ROW("xt-legacy-restore-all", 2),
+	[R_XT + XT_NFT] = R_XT_ROW("xt-nft-restore-all", 3),
+	[R_BPF] = { .name = "libvnic-bpf-open+sync-unchanged", .group = 1,
+		    .prepare = restart_bpf_prepare, .run = restart_job,
+		    .arg = JOB_BPF, .release = restart_bpf_release,
+		    .result = true },
+	[R_FLOOR] = { .name = "floor-sync-unchanged",
+		      .prepare = restart_floor_capture,
+		      .run = restart_floor_run },
+};
+
+static void restart_rows(struct filters *f)
+{
+	const struct bench_opts *o = f->e.o;
+	struct bench_row *rows = f->rows;
 	unsigned int m;
 
-	for (m = 0; m < R__MAX; m++) {
-		bench_row_init(&rows[m], r_names[m], o->runs);
+	for (m = 0; m < R__MAX; m++)
 		rows[m].existing = o->guests;
-		rows[m].has_result = true;
-	}
-	/* Its genid_delta says whether re-claiming the table wrote. */
-	rows[R_OPEN].has_result = true;
 	rows[R_SYNC].target.zero_writes = true;
-	rows[R_SYNC].target.floor = r_names[R_FLOOR];
-	rows[R_FLOOR].has_result = false;
-	snprintf(rows[R_OPEN].note, sizeof(rows[R_OPEN].note),
-		 "vnic_filter_open of the persisted table in a new process; its genid_delta (JSON) counts the commit that re-claims the table");
+	rows[R_SYNC].target.floor = r_methods[R_FLOOR].name;
+	rows[R_BPF].target.zero_writes = true;
 	/* The millisecond target is stated for 100 guests. */
 	if (o->guests <= 100)
-		rows[R_SYNC].target.max_ms = TARGET_RESTART_MS;
-	snprintf(rows[R_SYNC].note, sizeof(rows[R_SYNC].note),
-		 "each run a new process: vnic_ctx_new, vnic_filter_open of the persisted table (row libvnic-open), vnic_filter_sync; genid_delta by the bench's own NFT_MSG_GETGEN around the sync (around the open in libvnic-open)");
-	snprintf(rows[R_SYNC_CHANGED].note, sizeof(rows[R_SYNC_CHANGED].note),
-		 "guest g0's first NIC has another IPv4; synced back untimed in the same process");
-	snprintf(rows[R_REAPPLY].note, sizeof(rows[R_REAPPLY].note),
-		 "the rebuild a daemon without a digest does: vnic_filter_apply of every guest onto the persisted table");
+		rows[R_SYNC].target.max_ms = rows[R_BPF].target.max_ms =
+			TARGET_RESTART_MS;
+	snprintf(rows[R_BPF].note, sizeof(rows[R_BPF].note),
+		 "each run a new process: vnic_ctx_new, vnic_filter_open with VNIC_BACKEND_BPF (adopting the programs and maps through the kernel: filter dump, program id, map ids), vnic_filter_sync of the unchanged %u guests; both timed",
+		 o->guests);
 }
 
 /* Install the state every run restarts from, and let the table go. */
-static int restart_install(struct filt_env *e, struct bench_row *row, char *err,
-			   size_t errlen)
+static int restart_setup(struct filters *f, char *err, size_t errlen)
 {
 	unsigned int tables = 0, batches, messages;
+	struct bench_row *row = &f->rows[R_SYNC];
 	struct vnic_filter *h;
 	uint64_t t0;
 	int ret;
 
-	ret = nft_open(e, NULL, &h, err, errlen);
+	restart_rows(f);
+	ret = nft_open(&f->e, NULL, &h, err, errlen);
 	if (ret)
 		return ret;
 	t0 = now_ns();
-	ret = install_chunked(e, h, e->o->guests, &batches, &messages, err,
-			      errlen);
+	ret = filt_install(&f->e, h, f->e.o->guests, &batches, &messages, err,
+			   errlen);
 	if (!ret)
 		snprintf(row->note + strlen(row->note),
 			 sizeof(row->note) - strlen(row->note),
@@ -1389,7 +1376,7 @@ static int restart_install(struct filt_env *e, struct bench_row *row, char *err,
 			 FILT_SETUP_CHUNK, ms_since(t0), vnic_filter_features(h));
 	vnic_filter_close(h);
 	if (!ret)
-		ret = nfnl_count_tables(e, &tables);
+		ret = nfnl_count_tables(&f->e, &tables);
 	if (!ret && !tables) {
 		snprintf(err, errlen,
 			 "the table did not outlive its handle (persist flag?): nothing to restart from");
@@ -1398,76 +1385,127 @@ static int restart_install(struct filt_env *e, struct bench_row *row, char *err,
 	return ret;
 }
 
-static int run_restart(const struct bench_opts *o, struct report_env *re)
+/* With restart's rows of new vnicctl processes, each size in a namespace
+ * of its own. */
+static int restart_report(struct filters *f, struct report_env *re)
 {
-	struct bench_row rows[R__MAX], *all = rows, *proc = NULL;
-	struct floor_batches fb = { .requests = true };
+	struct bench_row *proc = NULL, *all = f->rows;
 	unsigned int nproc = 0;
-	struct vnic_policy *p = NULL;
-	struct filt_env e;
-	char err[256] = "";
-	unsigned int run, m;
-	int ret;
+	int ret = restart_proc_rows(f->e.o, &proc, &nproc);
 
-	restart_rows(o, rows);
-	ret = filt_env_setup(&e, o, o->guests * o->nics_per_guest);
-	if (!ret)
-		ret = filt_policy(&e, 0, o->guests, -1, &p, err, sizeof(err));
-	if (!ret)
-		ret = restart_install(&e, &rows[R_SYNC], err, sizeof(err));
-	if (!ret && !selected(o, r_names[R_FLOOR]))
-		rows[R_FLOOR].skip = "not selected (--methods)";
-	else if (!ret)
-		ret = restart_floor_capture(&e, &fb, &rows[R_FLOOR]);
-	for (run = 0; !ret && run < o->runs; run++) {
-		progress("run %u/%u", run + 1, o->runs);
-		ret = restart_run(&e, rows, run);
-		if (!ret)
-			restart_floor_run(&e, &fb, &rows[R_FLOOR]);
-	}
-	floor_free(&fb);
-	if (!ret && !selected(o, r_names[R_BPF]))
-		rows[R_BPF].skip = "not selected (--methods)";
-	if (!ret)
-		bpf_restart_row(&e, &rows[R_BPF]);
-	/* After libvnic's runs: its persisted table is flushed here. */
-	for (m = 0; !ret && m < XT__VARIANTS; m++) {
-		struct bench_row *r = &rows[R_XT + m];
-
-		r->existing = o->guests;
-		if (!selected(o, r->method))
-			r->skip = "not selected (--methods)";
-		else if (!(r->skip = xt_skip(m)))
-			xt_restart_row(&e, m, r, reset_ruleset);
-	}
-	/* New vnicctl processes, each size in a namespace of its own. */
-	if (!ret)
-		ret = restart_proc_rows(o, &proc, &nproc);
 	if (nproc && (all = calloc(R__MAX + nproc, sizeof(*all)))) {
-		memcpy(all, rows, sizeof(rows));
+		memcpy(all, f->rows, R__MAX * sizeof(*all));
 		memcpy(all + R__MAX, proc, nproc * sizeof(*proc));
 	} else {
-		all = rows;
+		all = f->rows;
 		nproc = 0;
 	}
-	if (!ret) {
-		re->ratio_a = r_names[R_REAPPLY];
-		re->label_a = "x_reapply";
-		re->ratio_b = r_names[R_FLOOR];
-		re->label_b = "x_floor";
-		ret = report_rows(re, all, R__MAX + nproc, o->json) ? 1 : 0;
-	} else {
-		ret = setup_failed(o, rows, R__MAX, err, ret);
-	}
-	if (p)
-		vnic_policy_free(p);
-	for (m = 0; m < R__MAX; m++)
-		bench_row_free(&rows[m]);
-	if (all != rows)
+	if (!ret)
+		ret = report_rows(re, all, R__MAX + nproc, f->e.o->json) ? 1 : 0;
+	else
+		ret = setup_failed(f->e.o, f->rows, R__MAX, "", ret);
+	if (all != f->rows)
 		free(all);
 	if (proc)
 		restart_proc_free(proc, nproc);
-	filt_env_free(&e);
+	return ret;
+}
+
+/* ---- the three scenarios ---- */
+
+static unsigned int guests_of(const struct bench_opts *o)
+{
+	return !strcmp(o->scenario, "filters-add") ? o->existing + 1 : o->guests;
+}
+
+static const struct fscn fscns[] = {
+	{ "filters", fmethods, F__MAX, filters_setup, filters_after,
+	  { "libvnic", "nft-f" }, { "x_libvnic", "x_nft-f" }, filters_report },
+	{ "filters-add", a_methods, A__MAX, add_setup, settle,
+	  { "libvnic-add-next-to-none" }, { "x_none" }, NULL },
+	{ "restart", r_methods, R__MAX, restart_setup, settle,
+	  { "libvnic-reapply-all", "floor-sync-unchanged" },
+	  { "x_reapply", "x_floor" }, restart_report },
+};
+
+static void filters_free(struct filters *f)
+{
+	unsigned int m;
+
+	if (!f->e.o->keep_files) {
+		if (f->text_path[0])
+			unlink(f->text_path);
+		if (f->chains_path[0])
+			unlink(f->chains_path);
+		if (f->preload_path[0])
+			unlink(f->preload_path);
+		if (f->split_path[0])
+			unlink(f->split_path);
+	} else if (!f->e.o->json && f->text_path[0]) {
+		fprintf(stderr, "kept: %s (rendered) %s (per-guest chains)\n",
+			f->text_path, f->chains_path);
+	}
+	for (m = 0; m < XT__VARIANTS; m++) {
+		if (!f->e.o->keep_files)
+			xt_set_unlink(&f->xt[m]);
+		xt_set_free(&f->xt[m]);
+	}
+	stmt_free(&f->stmts);
+	for (m = 0; m < 2; m++)
+		floor_free(&f->floor[m]);
+	for (m = 0; m < 4; m++)
+		floor_free(&f->afb[m]);
+	free(f->text);
+	if (f->h)
+		vnic_filter_close(f->h);
+	if (f->p)
+		vnic_policy_free(f->p);
+	if (f->one)
+		vnic_policy_free(f->one);
+	for (m = 0; f->rows && m < f->sc->n; m++)
+		bench_row_free(&f->rows[m]);
+	free(f->rows);
+	filt_env_free(&f->e);
+}
+
+static int run_scn(const struct fscn *sc, const struct bench_opts *o,
+		   struct report_env *re)
+{
+	struct filters f = { .sc = sc };
+	char err[256] = "";
+	unsigned int m;
+	int ret;
+
+	f.e.o = o;
+	f.rows = calloc(sc->n, sizeof(*f.rows));
+	ret = f.rows ? filt_env_setup(&f.e, o, guests_of(o) * o->nics_per_guest) :
+		       -ENOMEM;
+	for (m = 0; f.rows && m < sc->n; m++) {
+		bench_row_init(&f.rows[m], sc->m[m].name, o->runs);
+		f.rows[m].has_result = sc->m[m].result;
+		if (sc->m[m].note)
+			snprintf(f.rows[m].note, sizeof(f.rows[m].note), "%s",
+				 sc->m[m].note);
+		if (!sc->m[m].always && !selected(o, sc->m[m].name))
+			f.rows[m].skip = "not selected (--methods)";
+		else if (sc->m[m].skip)
+			f.rows[m].skip = sc->m[m].skip(&f, m);
+	}
+	if (!ret)
+		ret = sc->setup(&f, err, sizeof(err));
+	if (!ret)
+		ret = methods_run(&f);
+	re->ratio_a = sc->ratio[0];
+	re->ratio_b = sc->ratio[1];
+	re->label_a = sc->label[0];
+	re->label_b = sc->label[1];
+	if (ret)
+		ret = setup_failed(o, f.rows, sc->n, err, ret);
+	else if (sc->report)
+		ret = sc->report(&f, re);
+	else
+		ret = report_rows(re, f.rows, sc->n, o->json) ? 1 : 0;
+	filters_free(&f);
 	return ret;
 }
 
@@ -1475,18 +1513,16 @@ static int run(const struct bench_opts *o)
 {
 	struct report_env re;
 	uint64_t t0 = now_ns();
+	unsigned int i;
 	int ret;
 
+	for (i = 0; strcmp(fscns[i].name, o->scenario); i++)
+		;
 	report_env_init(&re, o, !strcmp(o->scenario, "filters-add") ? 1 :
 				 o->guests, !strcmp(o->scenario, "restart") ?
 				 o->guests : o->existing);
 	report_header(&re, o->json);
-	if (!strcmp(o->scenario, "filters"))
-		ret = scn_filters_one(o, &re);
-	else if (!strcmp(o->scenario, "filters-add"))
-		ret = run_filters_add(o, &re);
-	else
-		ret = run_restart(o, &re);
+	ret = run_scn(&fscns[i], o, &re);
 	if (!o->json)
 		fprintf(stderr, "total %.1f s, NICs deleted\n",
 			ms_since(t0) / 1000.0);

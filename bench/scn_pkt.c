@@ -18,13 +18,11 @@
  * backend's hooks never see another's frames.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/wait.h>
 #include <vnic/vnic.h>
 
 #include "lib/testing.h"
@@ -151,54 +149,40 @@ static void test_runs(struct pkt *k)
 
 /* ---- real frames through a veth pair ---- */
 
-static int veth_setup(const struct pdesc *d, struct vnic_ctx **ctx,
-		      struct vnic_filter **h)
+/* In a child: the namespace, the backend's filter on vh0, then the
+ * frames; ns per frame that arrived on fa0p, or a negative errno. */
+static double veth_run(const struct pdesc *d, unsigned int kframes,
+		       char *err, size_t errlen)
 {
 	static const char *const pfx[] = { "vh", NULL };
 	VNIC_OPTS(vnic_filter_opts, fo, .backend = (enum vnic_backend)d->backend,
 		  .hook_prefixes = d->prefix ? pfx : NULL);
-	struct vnic_policy *p;
-	int ret;
-
-	if (frames_veth_ns())
-		return -EIO;
-	if (d->backend < 0)
-		return 0;
-	ret = vnic_ctx_new(NULL, ctx);
-	if (ret)
-		return ret;
-	ret = policy(*ctx, &p);
-	if (!ret)
-		ret = vnic_filter_open(*ctx, &fo, h);
-	if (!ret && d->prefix &&
-	    !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
-		ret = -EOPNOTSUPP;
-	if (!ret)
-		ret = vnic_filter_apply(*h, p, NULL);
-	return ret;
-}
-
-/* In a child: ns per frame that arrived on fa0p, or a negative errno
- * when it could not run. */
-static double veth_run(const struct pdesc *d, unsigned int kframes,
-		       char *err, size_t errlen)
-{
 	struct vnic_filter *h = NULL;
 	struct vnic_ctx *ctx = NULL;
+	struct vnic_policy *p;
 	unsigned long long got;
 	unsigned char f[FRAME_LEN];
 	uint64_t ns;
 	int ret;
 
-	ret = veth_setup(d, &ctx, &h);
-	if (ret) {
-		if (ctx)
-			bench_lib_fail(ctx, "filter setup", ret, err, errlen);
-		else
-			snprintf(err, errlen, "namespace setup: %s",
-				 strerror(-ret));
-		return ret;
+	if (frames_veth_ns(true)) {
+		snprintf(err, errlen, "namespace setup: %s", strerror(EIO));
+		return -EIO;
 	}
+	ret = d->backend < 0 ? 0 : vnic_ctx_new(NULL, &ctx);
+	if (!ret && ctx && !(ret = policy(ctx, &p)))
+		ret = vnic_filter_open(ctx, &fo, &h);
+	if (!ret && d->prefix &&
+	    !(vnic_filter_features(h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+		ret = -EOPNOTSUPP;
+	if (!ret && h)
+		ret = vnic_filter_apply(h, p, NULL);
+	if (ret && ctx)
+		bench_lib_fail(ctx, "filter setup", ret, err, errlen);
+	else if (ret)
+		snprintf(err, errlen, "vnic_ctx_new: %s", strerror(-ret));
+	if (ret)
+		return ret;
 	frame(f, 0, 1);
 	ret = frames_send(f, kframes * 1000u, &ns, &got);
 	if (ret) {
@@ -213,36 +197,39 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 	return (double)ns / (double)got;
 }
 
-/* One run of row m in a child of its own; its ns per frame kept. */
+/* One veth run, in a child of its own (bench_child): what it sends back. */
+struct veth_job {
+	const struct pdesc *d;
+	unsigned int kframes;
+	struct { double ns; char err[240]; } res;
+};
+
+static void veth_child(void *arg, int fd)
+{
+	struct veth_job *j = arg;
+
+	j->res.ns = veth_run(j->d, j->kframes, j->res.err, sizeof(j->res.err));
+	bench_child_send(fd, &j->res, sizeof(j->res));
+}
+
+/* Row m's run; its ns per frame kept. */
 static void veth_once(struct pkt *k, unsigned int m)
 {
-	struct { double ns; char err[240]; } res = { -EIO, "" };
+	struct veth_job j = { &pdescs[m], k->o->guests, { -EIO, "" } };
+	struct bench_child c = { .run = veth_child, .arg = &j, .out = &j.res,
+				 .len = sizeof(j.res) };
 	struct bench_row *r = &k->r[m];
-	int pfd[2], st;
-	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		res.ns = veth_run(&pdescs[m], k->o->guests, res.err,
-				  sizeof(res.err));
-		_exit(write(pfd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	if (bench_child(&c)) {
+		j.res.ns = -EIO;
+		snprintf(j.res.err, sizeof(j.res.err), "the child died");
 	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], &res, sizeof(res)) != sizeof(res))
-		snprintf(res.err, sizeof(res.err), "the child died");
-	close(pfd[0]);
-	if (pid > 0)
-		waitpid(pid, &st, 0);
-	if (res.ns > 0)
-		keep(r, res.ns);
-	else if (res.ns == -EOPNOTSUPP && pdescs[m].prefix)
+	if (j.res.ns > 0)
+		keep(r, j.res.ns);
+	else if (j.res.ns == -EOPNOTSUPP && pdescs[m].prefix)
 		r->skip = "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)";
 	else
-		snprintf(r->error, sizeof(r->error), "%s", res.err);
+		snprintf(r->error, sizeof(r->error), "%s", j.res.err);
 }
 
 /* ---- report ---- */

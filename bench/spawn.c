@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -94,6 +95,66 @@ int bench_exec(const char *const *argv, const char *in_path, int out_fd,
 	int fd, ret = bench_spawn(argv, in_path, out_fd, &pid, &fd);
 
 	return ret ? ret : bench_reap(pid, fd, who);
+}
+
+int bench_capture(const char *const *argv, int timeout_ms, const char *who,
+		  char **out, size_t *outlen)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	uint64_t t0 = now_ns();
+	size_t len = 0, cap = 0;
+	int pipefd[2], fd, ret;
+	char *buf = NULL;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	ret = bench_spawn(argv, NULL, pipefd[1], &pid, &fd);
+	close(pipefd[1]);
+	if (ret) {
+		close(pipefd[0]);
+		return ret;
+	}
+	pfd.fd = pipefd[0];
+	for (;;) {
+		int left = timeout_ms - (int)ms_since(t0);
+		ssize_t n;
+
+		if (len + 65536 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		if (timeout_ms && (left <= 0 || poll(&pfd, 1, left) <= 0)) {
+			kill(pid, SIGKILL);
+			ret = -ETIMEDOUT;
+			break;
+		}
+		n = read(pipefd[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(pipefd[0]);
+	if (ret == -ETIMEDOUT)
+		bench_set_last_error("%s did not finish in %d s", argv[0],
+				     timeout_ms / 1000);
+	ret = bench_reap(pid, fd, who) ?: ret;
+	if (ret || !buf) {
+		free(buf);
+		return ret ? ret : -ENOMEM;
+	}
+	buf[len] = 0;
+	*out = buf;
+	if (outlen)
+		*outlen = len;
+	return 0;
 }
 
 void bench_set_last_error(const char *fmt, ...)

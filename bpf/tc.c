@@ -269,7 +269,8 @@ int tc_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 
 			if (!(want[i] & h))
 				continue;
-			nlh = nl_batch_msg(&nb, RTM_GETTFILTER, NLM_F_ACK);
+			/* no NLM_F_ACK: the reply (or an error) ends it */
+			nlh = nl_batch_msg(&nb, RTM_GETTFILTER, 0);
 			if (!nlh) {
 				err = -ENOMEM;
 				break;

@@ -154,7 +154,9 @@ struct nlmsghdr *nl_batch_msg(struct nl_batch *b, uint16_t type, uint16_t flags)
 /* Finish the last message and register how its replies are handled. */
 int nl_batch_end(struct nl_batch *b, struct nlmsghdr *nlh, nl_reply_cb cb,
 		 void *data);
-/* Send everything, collect every ack.  Returns 0 when every request got its
+/* A request without NLM_F_ACK must be one the kernel answers with exactly
+ * one message (a get, not a dump): that reply, or an error ack, ends it.
+ * Send everything, collect every ack.  Returns 0 when every request got its
  * ack (each with its own err), or a negative errno if the transport failed
  * or a reply callback did (no window is sent after that one). */
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b);

@@ -32,6 +32,7 @@
 #define NL_REPLY_COST	8192
 #define NL_MSG_ROOM	8192
 #define NL_RECV_SIZE	(64 * 1024)
+#define NL_RECV_SLOTS	8	/* datagrams one recvmmsg() of a batch takes */
 
 struct open_args {
 	int proto;
@@ -202,6 +203,12 @@ static struct nlmsghdr *req_msg(const struct nl_batch *b, unsigned int i)
 	return (struct nlmsghdr *)(b->buf + b->reqs[i].off);
 }
 
+/* Whether request i ends with its ack; else its one reply ends it. */
+static bool req_acks(const struct nl_batch *b, unsigned int i)
+{
+	return req_msg(b, i)->nlmsg_flags & NLM_F_ACK;
+}
+
 int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
 {
 	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
@@ -218,8 +225,10 @@ int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
 	return e->error;
 }
 
-/* Handle one reply; returns 1 if it was the ack of a pending request.  The
- * first error a reply callback returns goes to *cb_err. */
+/* Handle one reply; returns 1 if it ended a pending request: its ack, or
+ * the reply to a get sent without NLM_F_ACK (the kernel then sends the
+ * reply alone, or an error ack instead of it: one skb and one recvmsg less
+ * a request).  The first error a reply callback returns goes to *cb_err. */
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 			unsigned int hi, const struct nlmsghdr *nlh, int *cb_err)
 {
@@ -236,7 +245,10 @@ static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 
 			*cb_err = err < 0 ? err : 0;
 		}
-		return 0;
+		if (r->acked || req_acks(b, i))
+			return 0;
+		r->acked = true;
+		return 1;
 	}
 	if (r->acked)
 		return 0;
@@ -272,23 +284,54 @@ static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
 	return nl_recv_sock(s, buf, len, 0);
 }
 
-static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
-			unsigned int lo, unsigned int hi, char *rbuf)
+/* Up to nslot datagrams in one recvmmsg() (at least one, waiting for it):
+ * a window of gets answers with one datagram a request, so one system call
+ * takes many.  Each slot holds the largest reply a recvmsg() would. */
+static int recv_many(struct nl_sock *s, char *rbuf, unsigned int nslot,
+		     struct mmsghdr *mm, struct iovec *iov)
 {
+	unsigned int k;
+	int n;
+
+	for (k = 0; k < nslot; k++) {
+		iov[k] = (struct iovec){ rbuf + (size_t)k * NL_RECV_SIZE, NL_RECV_SIZE };
+		memset(&mm[k], 0, sizeof(mm[k]));
+		mm[k].msg_hdr.msg_iov = &iov[k];
+		mm[k].msg_hdr.msg_iovlen = 1;
+	}
+	do {
+		n = recvmmsg(mnl_socket_get_fd(s->mnl), mm, nslot, MSG_WAITFORONE, NULL);
+	} while (n < 0 && errno == EINTR);
+	if (s->stats)
+		s->stats->recvmsg_calls++;
+	if (n < 0)
+		return -errno;
+	for (k = 0; k < (unsigned int)n; k++)
+		if (mm[k].msg_hdr.msg_flags & MSG_TRUNC)
+			return -ENOSPC;
+	return n;
+}
+
+static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
+			unsigned int lo, unsigned int hi, char *rbuf, unsigned int nslot)
+{
+	struct mmsghdr mm[NL_RECV_SLOTS];
+	struct iovec iov[NL_RECV_SLOTS];
 	unsigned int pending = hi - lo;
 	int cb_err = 0;
 
 	while (pending) {
-		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv_sock(s, rbuf, NL_RECV_SIZE, 0);
-		int left;
+		int got = recv_many(s, rbuf, nslot, mm, iov);
 
-		if (n < 0)
-			return (int)n;
-		left = (int)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; nl_msg_ok(nlh, left);
-		     nlh = mnl_nlmsg_next(nlh, &left))
-			pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
+		if (got < 0)
+			return got;
+		for (int k = 0; k < got; k++) {
+			const struct nlmsghdr *nlh = (const void *)iov[k].iov_base;
+			int left = (int)mm[k].msg_len;
+
+			for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+				pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
+		}
 	}
 	return cb_err;
 }
@@ -313,13 +356,14 @@ static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 {
 	uint32_t base = s->seq + 1;
-	unsigned int i, j;
+	unsigned int i, j, nslot;
 	char *rbuf;
 	int err = 0;
 
 	if (!b->n)
 		return 0;
-	rbuf = malloc(NL_RECV_SIZE);
+	nslot = b->n < NL_RECV_SLOTS ? b->n : NL_RECV_SLOTS;
+	rbuf = malloc((size_t)nslot * NL_RECV_SIZE);
 	if (!rbuf)
 		return -ENOMEM;
 	for (i = 0; i < b->n; i++)
@@ -336,7 +380,7 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 		}
 		err = nl_send(s, b->buf + b->reqs[i].off, len);
 		if (!err)
-			err = collect_acks(s, b, base, i, j, rbuf);
+			err = collect_acks(s, b, base, i, j, rbuf, nslot);
 	}
 	free(rbuf);
 	return err;

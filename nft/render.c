@@ -23,7 +23,18 @@ struct out {
 	uint8_t masks[(SW_FROM + 1) / 8];	/* chains written */
 	uint8_t used[(SW_FROM + 1) / 8];	/* masks of the policy */
 	uint32_t mask;				/* the mask set being written */
+	uint64_t nelem[STATE_COUNTS];		/* what each set holds */
 };
+
+/* A set's size as apply makes it in an empty table: the new table's,
+ * doubled until need fits (change.c's fit_size, layout_sw_mask()), so
+ * that nft -f of a large policy does not fill a set (ENFILE). */
+static uint32_t fit(uint64_t size, uint64_t need)
+{
+	while (size && size < need)
+		size *= 2;
+	return size > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)size;
+}
 
 __attribute__((format(printf, 2, 3)))
 static void put(struct out *o, const char *fmt, ...)
@@ -205,7 +216,7 @@ static void set_block(struct out *o, enum nset s, const struct vnic_policy *p,
 	put(o, "\t\t%s%s\n", strncmp(d->render_type, "typeof", 6) ? "type " : "",
 	    d->render_type);
 	if (o->n->size[s])
-		put(o, "\t\tsize %u\n", o->n->size[s]);
+		put(o, "\t\tsize %u\n", fit(o->n->size[s], o->nelem[s]));
 	put(o, "\t\telements = {");
 	each_nic(o, p, fn);
 	put(o, "\t}\n\n");
@@ -244,7 +255,7 @@ static void guests_block(struct out *o, const struct vnic_policy *p,
 
 	put(o, "\tset guests {\n\t\ttype mark\n");
 	if (o->n->size[S_GUESTS])
-		put(o, "\t\tsize %u\n", o->n->size[S_GUESTS]);
+		put(o, "\t\tsize %u\n", fit(o->n->size[S_GUESTS], o->nelem[S_GUESTS] + 1));
 	put(o, "\t\telements = {");
 	for (i = 0; i < p->n; i++) {
 		uint64_t d = guest_digest(p->g[i], &r->ifi[r->off[i]]);
@@ -256,7 +267,7 @@ static void guests_block(struct out *o, const struct vnic_policy *p,
 	/* g=0: the generation is unknown, as after an apply (nft.h). */
 	put(o, " 0x%08x comment \"libvnic-state %016llx g=0 n=", STATE_KEY,
 	    (unsigned long long)all);
-	policy_counts(p, nelem);
+	memcpy(nelem, o->nelem, sizeof(nelem));
 	for (i = 0; i < STATE_COUNTS; i++)
 		put(o, "%s%llu", i ? "," : "", (unsigned long long)nelem[i]);
 	put(o, "\" }\n\t}\n\n");
@@ -336,6 +347,7 @@ static void mask_sets(struct out *o, const struct vnic_policy *p)
 			size = o->n->size[S_MASK(o->mask)];
 			if (!size)
 				size = layout_set_size(o->n, S_MASK(o->mask));
+			size = fit(size, o->nelem[S_CTR]);	/* every NIC */
 			put(o, "\tset sw_%02x {\n\t\ttype iface_index\n", o->mask);
 			if (size)
 				put(o, "\t\tsize %u\n", size);
@@ -434,6 +446,7 @@ static void render(struct out *o, const struct vnic_nft *n, const struct vnic_po
 {
 	unsigned int i, k;
 
+	policy_counts(p, o->nelem);
 	put(o, "table netdev %s {\n\tcomment \"managed by libvnic\"\n\n", n->table);
 	for (i = 0; i < p->n; i++)
 		put(o, "\tcounter c_%s {\n\t}\n\n", p->g[i]->name);

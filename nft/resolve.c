@@ -44,13 +44,12 @@ int ifsock_get(struct vnic_nft *n)
 }
 
 /*
- * Every NIC of p by name: SIOCGIFINDEX on a socket of the context's
- * namespace costs a name lookup, where an RTM_GETLINK reply carries the
- * whole link (a sync of 100 unchanged guests spent most of its time there).
- * A NIC that does not exist fails here, before anything is sent.
+ * Every NIC of p by name, ifi[off[g] + k] being guest g's NIC k:
+ * SIOCGIFINDEX on a socket of the context's namespace costs a name lookup,
+ * where an RTM_GETLINK reply carries the whole link (a sync of 100
+ * unchanged guests spent most of its time there).  A NIC that does not
+ * exist fails here, before anything is sent.
  */
-/* Every NIC of p, one batch of RTM_GETLINK: ifi[off[g] + k] is guest g's
- * NIC k.  A NIC that does not exist fails here, before anything is sent. */
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {

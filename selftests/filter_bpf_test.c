@@ -959,6 +959,72 @@ TEST_F(life, remove_leaves_nothing)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 }
 
+/* Another tool's filter (u32, pref 100) on dev's hook. */
+static void add_other(struct __test_metadata *_metadata, const char *dev, const char *hook)
+{
+	ASSERT_EQ(0, st_run_cmd("tc filter add dev %s %s pref 100 u32 match u32 0 0",
+				dev, hook));
+}
+
+static bool has_other(const char *dev, const char *hook)
+{
+	char *s = tc_filters(dev, hook);
+	bool other = s && strstr(s, "u32") && strstr(s, "pref 100");
+
+	free(s);
+	return other;
+}
+
+/*
+ * A remove deletes a NIC's clsact only when no other tool's filter is left
+ * on it (one dump a hook).  Other tools' filters on one NIC, on the other,
+ * or on both: the clsact holding them stays, with them, and ours go
+ * everywhere.
+ */
+static void remove_with_others(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(life) *self, bool on_nic, bool on_other)
+{
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+	const char *hook = from_hook(self->t.kind);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	if (on_nic) {
+		add_other(_metadata, self->t.nic, "ingress");
+		add_other(_metadata, self->t.nic, "egress");
+	}
+	if (on_other)
+		add_other(_metadata, PKT_OTHER_NIC, "ingress");
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	EXPECT_FALSE(has_our_filter(self->t.nic, hook));
+	EXPECT_FALSE(has_our_filter(PKT_OTHER_NIC, hook));
+	EXPECT_EQ(on_nic, has_clsact(self->t.nic));
+	EXPECT_EQ(on_other, has_clsact(PKT_OTHER_NIC));
+	if (on_nic) {
+		EXPECT_TRUE(has_other(self->t.nic, "ingress"));
+		EXPECT_TRUE(has_other(self->t.nic, "egress"));
+	}
+	if (on_other)
+		EXPECT_TRUE(has_other(PKT_OTHER_NIC, "ingress"));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+TEST_F(life, remove_keeps_clsact_with_others_filters_on_nic)
+{
+	remove_with_others(_metadata, self, true, false);
+}
+
+TEST_F(life, remove_keeps_clsact_with_others_filters_on_other_nic)
+{
+	remove_with_others(_metadata, self, false, true);
+}
+
+TEST_F(life, remove_keeps_clsacts_with_others_filters_on_both)
+{
+	remove_with_others(_metadata, self, true, true);
+}
+
 /*
  * A fault at the nth unit of each step (map write, qdisc, filter) fails
  * the apply and leaves the previous state: first nothing, then an

@@ -502,7 +502,7 @@ case_held() {
 	done
 	nft list ruleset >"$TMP/before"
 	grep -q progname "$TMP/before" || { fail "nft -i holds no table"; rc=1; }
-	for args in "filter apply" "--no-owner filter sync"; do
+	for args in "filter apply" "filter sync" "--no-owner filter sync"; do
 		[ "$rc" = 0 ] || break
 		# shellcheck disable=SC2086
 		run 1 vc $args "$TMP/p.json" || { rc=1; break; }

@@ -356,7 +356,7 @@ static double pps_run(int backend)
 	unsigned long long got;
 	uint64_t ns;
 
-	if (frames_veth_ns() || vnic_ctx_new(NULL, &ctx))
+	if (frames_veth_ns(false) || vnic_ctx_new(NULL, &ctx))
 		return -1;
 	if (backend >= 0) {
 		static const char *const pfx[] = { "vh", NULL };
