@@ -21,8 +21,10 @@
 
 #include "pkt.h"
 
-#define PKT_TIMEOUT_MS	500	/* for the control frame */
+#define PKT_TIMEOUT_MS	5000	/* for the control frame */
 #define PKT_GRACE_MS	60	/* after it, for a late case frame */
+#define PKT_PROBE_MS	20	/* a path probe's wait before the next one */
+#define PKT_PATH_MS	5000	/* for a new topology to carry frames */
 
 #define SW(x)		VNIC_SW_##x
 #define BIT(kind)	(1u << (kind))
@@ -771,6 +773,9 @@ static int nic_setup(struct pkt_topo *t, char *why, size_t len)
 	return 0;
 }
 
+/* Defined with the frame runner below. */
+static int path_wait(struct pkt_topo *t, char *why, size_t len);
+
 int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 		   size_t len)
 {
@@ -822,7 +827,9 @@ int pkt_topo_setup(struct pkt_topo *t, enum vnic_kind kind, char *why,
 		ret = -EOPNOTSUPP;
 		WHY("kind %d has no packet topology", kind);
 	}
-	return ret ? ret : nic_setup(t, why, len);
+	if (!ret)
+		ret = nic_setup(t, why, len);
+	return ret ? ret : path_wait(t, why, len);
 }
 
 int pkt_topo_recreate_nic(struct pkt_topo *t, char *why, size_t len)
@@ -910,6 +917,9 @@ int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 
 /* --- running a case --- */
 
+/* The legitimate frame sent after every case's, and the path probe. */
+static const struct pkt_frame control = UDP4(.dport = 7);
+
 static void new_marker(struct pkt_topo *t, char *m)
 {
 	/* 16 bytes, unique per process and frame. */
@@ -938,6 +948,35 @@ static int send_frame(struct pkt_topo *t, enum pkt_dir dir,
 	if (send(fd, frame, flen, 0) != (ssize_t)flen)
 		return -errno;
 	return 0;
+}
+
+/*
+ * Send the case's frame, then the control, from one CPU.  A veth hands a
+ * frame to the backlog of the CPU that sent it; were the thread moved
+ * between the two sends, the frames would sit in two CPUs' backlogs, and
+ * the control could overtake the case's frame by more than the grace
+ * period when one CPU's softirq runs late.  From one CPU the case's
+ * frame, if it passes, always arrives first.
+ */
+static int send_pair(struct pkt_topo *t, enum pkt_dir dir,
+		     const unsigned char *frame, size_t flen,
+		     const unsigned char *ctl, size_t clen)
+{
+	cpu_set_t was, one;
+	bool pinned = false;
+	int cpu = sched_getcpu(), ret;
+
+	if (cpu >= 0 && !sched_getaffinity(0, sizeof(was), &was)) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pinned = !sched_setaffinity(0, sizeof(one), &one);
+	}
+	ret = send_frame(t, dir, frame, flen);
+	if (!ret)
+		ret = send_frame(t, dir, ctl, clen);
+	if (pinned)
+		sched_setaffinity(0, sizeof(was), &was);
+	return ret;
 }
 
 /* The receiving fd for dir, and the bytes before each frame on it. */
@@ -981,17 +1020,112 @@ static void rx_drain(int fd, bool is_sock)
 		;
 }
 
+/* Whether the frame with marker m arrives on fd before the time deadline. */
+static bool rx_marker(int fd, size_t skip, bool is_sock, const char *m,
+		      long long deadline)
+{
+	unsigned char buf[2048];
+	long long now;
+	ssize_t n;
+	int ret;
+
+	while ((now = st_now_ms()) < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, deadline - now) <= 0)
+			continue;
+		while ((ret = rx_one(fd, is_sock, buf, sizeof(buf), &n)) >= 0)
+			if (ret && n > (ssize_t)skip &&
+			    memmem(buf + skip, n - skip, m, PKT_MARKER_LEN))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Wait until the new topology carries the control frame both ways.  A link
+ * is not usable when "ip link set up" or the tap's TUNSETIFF returns: its
+ * carrier change is applied later by the kernel's linkwatch work (operstate
+ * up, the qdisc swapped from noop, the bridge port moved to forwarding),
+ * and until then frames are dropped without a trace.  That work queues for
+ * the RTNL and a CPU, so under load it can still be pending when a case
+ * sends its frame, and case and control are both lost.  The probe is sent
+ * again every PKT_PROBE_MS (a lost one never arrives); no filter is
+ * installed yet, so nothing is counted.
+ */
+static int path_wait(struct pkt_topo *t, char *why, size_t len)
+{
+	static const enum pkt_dir dirs[] = { PKT_OUT, PKT_IN };
+	long long start = st_now_ms(), end = start + PKT_PATH_MS;
+	unsigned char frame[512];
+	char mark[PKT_MARKER_LEN + 1];
+	unsigned int i, sent = 0;
+	int fd, ret = 0;
+	size_t flen, skip;
+	bool is_sock, seen = false;
+
+	for (i = 0; i < 2; i++) {
+		fd = rx_fd(t, dirs[i], &skip, &is_sock);
+		for (seen = false; !seen && st_now_ms() < end; sent++) {
+			new_marker(t, mark);
+			flen = pkt_build(frame, sizeof(frame), &control, dirs[i], mark);
+			if (!flen)
+				return -EINVAL;
+			rx_drain(fd, is_sock);
+			ret = send_frame(t, dirs[i], frame, flen);
+			if (ret)
+				WHY("path probe %s: send: %d", i ? "in" : "out", ret);
+			seen = rx_marker(fd, skip, is_sock, mark,
+					 st_now_ms() + PKT_PROBE_MS);
+		}
+		if (!seen) {
+			ret = -ETIMEDOUT;
+			WHY("the path %s never carried a frame (%u probes, %d ms)",
+			    i ? "to the guest" : "from the guest", sent, PKT_PATH_MS);
+		}
+	}
+	return 0;
+}
+
+/* Read what fd holds now: the case's frame, the control (which starts the
+ * grace period). */
+static void rx_case(int fd, size_t skip, bool is_sock, const char *cmark,
+		    struct pkt_outcome *o, long long *grace)
+{
+	unsigned char buf[2048];
+	ssize_t n;
+	int ret;
+
+	while ((ret = rx_one(fd, is_sock, buf, sizeof(buf), &n)) >= 0) {
+		if (!ret || n <= (ssize_t)skip)
+			continue;
+		if (memmem(buf + skip, n - skip, o->marker, PKT_MARKER_LEN))
+			o->seen = true;
+		if (memmem(buf + skip, n - skip, cmark, PKT_MARKER_LEN) &&
+		    !o->control_seen) {
+			o->control_seen = true;
+			*grace = st_now_ms() + PKT_GRACE_MS;
+		}
+	}
+}
+
+/*
+ * The socket is read before every decision, also after a time limit
+ * passed: under load this process can be descheduled past the limit with
+ * both frames already queued, and a verdict taken then would be on a
+ * queue nobody read.  The control frame's limit only bounds a broken
+ * path (the loop ends when it arrives), so it is generous: a delivered
+ * frame can wait in a softirq that ksoftirqd runs late under load.
+ */
 int pkt_frame_run(struct pkt_topo *t, const struct pkt_frame *f,
 		  enum pkt_dir dir, struct pkt_outcome *o)
 {
-	static const struct pkt_frame control = UDP4(.dport = 7);
-	unsigned char frame[512], ctl[512], buf[2048];
+	unsigned char frame[512], ctl[512];
 	char cmark[PKT_MARKER_LEN + 1];
-	long long start = st_now_ms(), end, grace = 0;
+	long long start = st_now_ms(), end, grace = 0, now, sent;
 	size_t flen, clen, skip;
 	bool is_sock;
 	int fd, ret;
-	ssize_t n;
 
 	memset(o, 0, sizeof(*o));
 	new_marker(t, o->marker);
@@ -1002,31 +1136,19 @@ int pkt_frame_run(struct pkt_topo *t, const struct pkt_frame *f,
 		return -EINVAL;
 	fd = rx_fd(t, dir, &skip, &is_sock);
 	rx_drain(fd, is_sock);
-	ret = send_frame(t, dir, frame, flen);
-	if (!ret)
-		ret = send_frame(t, dir, ctl, clen);
+	ret = send_pair(t, dir, frame, flen, ctl, clen);
 	if (ret)
 		return ret;
-	end = start + PKT_TIMEOUT_MS;
+	sent = st_now_ms();
+	end = sent + PKT_TIMEOUT_MS;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long long now = st_now_ms(), stop = grace ? grace : end;
 
-		if (now >= stop || (o->seen && o->control_seen))
+		rx_case(fd, skip, is_sock, cmark, o, &grace);
+		now = st_now_ms();
+		if ((o->seen && o->control_seen) || now >= (grace ? grace : end))
 			break;
-		if (poll(&p, 1, stop - now) <= 0)
-			continue;
-		while ((ret = rx_one(fd, is_sock, buf, sizeof(buf), &n)) >= 0) {
-			if (!ret || n <= (ssize_t)skip)
-				continue;
-			if (memmem(buf + skip, n - skip, o->marker, PKT_MARKER_LEN))
-				o->seen = true;
-			if (memmem(buf + skip, n - skip, cmark, PKT_MARKER_LEN) &&
-			    !o->control_seen) {
-				o->control_seen = true;
-				grace = st_now_ms() + PKT_GRACE_MS;
-			}
-		}
+		poll(&p, 1, (grace ? grace : end) - now);
 	}
 	o->ms = st_now_ms() - start;
 	return 0;
