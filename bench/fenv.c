@@ -468,7 +468,9 @@ int nfnl_flush_ruleset(struct filt_env *e)
 	nlh = nfnl_hdr(buf + off, NFNL_MSG_BATCH_END, AF_UNSPEC, 0, seq + 2,
 		       NFNL_SUBSYS_NFTABLES);
 	off += nlh->nlmsg_len;
-	return rawnl_talk(e->nfnl, buf, off, seq + 1, NULL, NULL);
+	/* From the begin's seq: a batch refused at its begin (no nf_tables)
+	 * is acked there alone, and must end the wait too. */
+	return rawnl_talk(e->nfnl, buf, off, seq, NULL, NULL);
 }
 
 static int count_cb(const struct nlmsghdr *nlh, void *data)

@@ -283,7 +283,7 @@ static void parse(struct replies *p, const char *buf, int len)
 			p->done = true;
 		} else if (nlh->nlmsg_type == NLMSG_ERROR) {
 			e = mnl_nlmsg_get_payload(nlh);
-			p->done = ++p->acks == p->want;
+			p->done = p->done || ++p->acks >= p->want;
 			if (e->error && !p->err && p->r)
 				note_error(p->r, nlh, p->first, e->error);
 			p->err = p->err ?: e->error;

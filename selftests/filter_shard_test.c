@@ -244,8 +244,10 @@ TEST_F(shard, render_over_capacity_loads_back_the_same)
 {
 	VNIC_OPTS(vnic_filter_opts, small, .capacity = 16);
 	char *text = NULL, *before, *after;
+	char path[] = "/tmp/vnic-shard-cap-XXXXXX";
 	struct vnic_filter *n;
 	FILE *f;
+	int fd;
 
 	vnic_filter_close(self->n);
 	self->n = NULL;
@@ -259,13 +261,16 @@ TEST_F(shard, render_over_capacity_loads_back_the_same)
 	before = table_text();
 	ASSERT_NE(NULL, before);
 	ASSERT_EQ(0, st_run_cmd("nft delete table netdev vnic"));
-	f = fopen("/tmp/vnic-shard-cap.nft", "w");
+	/* A file of this run's own: runs of the suite side by side. */
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	f = fdopen(fd, "w");
 	ASSERT_NE(NULL, f);
 	fputs(text, f);
 	fclose(f);
 	free(text);
-	EXPECT_EQ(0, st_run_cmd("nft -f /tmp/vnic-shard-cap.nft"));
-	remove("/tmp/vnic-shard-cap.nft");
+	EXPECT_EQ(0, st_run_cmd("nft -f %s", path));
+	remove(path);
 	after = table_text();
 	ASSERT_NE(NULL, after);
 	EXPECT_EQ(0, strcmp(before, after))

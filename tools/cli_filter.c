@@ -250,11 +250,13 @@ static int filter_apply(struct cli *cli, int argc, char **argv)
 }
 
 /*
- * apply, sync and remove claim the table with their commit, not at open
- * (VNIC_FILTER_CLAIM_AT_COMMIT): vnicctl exits right after, so a sync that
- * changes nothing (or a command refused) writes nothing, and the generation
- * it leaves is still the one libvnic's last commit recorded: the next
- * process reads nothing back either.  hold claims at open.
+ * apply, sync and remove claim nothing while a keeper makes their last
+ * close (cli_filter_open()); with VNICCTL_LINGER=0 they claim the table with
+ * their commit, not at open (VNIC_FILTER_CLAIM_AT_COMMIT): vnicctl exits
+ * right after, so a sync that changes nothing (or a command refused before
+ * its commit) writes nothing, and the generation it leaves is still the
+ * one libvnic's last commit recorded: the next process reads nothing back
+ * either.  hold claims at open.
  */
 static int filter_sync(struct cli *cli, int argc, char **argv)
 {

@@ -64,8 +64,10 @@ enum vnic_filter_flags {
 	 * vnicctl.  A sync that changes nothing then writes nothing at all.
 	 * Until that commit the table is not protected from other processes,
 	 * as with VNIC_FILTER_NO_OWNER; a table another process owns, or one
-	 * that cannot be claimed, is refused at open all the same
-	 * (Documentation/filters.rst, "Claims and the generation") */
+	 * that cannot be claimed, is refused at open all the same.  The claim
+	 * is a batch of its own: a change the kernel refuses after it leaves
+	 * the claim committed (Documentation/filters.rst, "Claims and the
+	 * generation") */
 	VNIC_FILTER_CLAIM_AT_COMMIT = 1u << 4,
 };
 
