@@ -314,6 +314,18 @@ EOF
 	chmod +x "$TMP/bin/fake-ipam"
 }
 
+# A config whose IPAM is fake-ipam, with more keys ($1: ", KEY: VALUE...").
+fake_conf() {
+	conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\"$1}}"
+}
+
+# A failed ADD left no link beyond $1, no filter guest, no state file.
+nothing_left() {
+	expect_eq "$(links)" "$1" "links after the failed ADD" || return
+	expect_eq "$(guests)" "" "filter guests after the failed ADD" || return
+	expect_eq "$(states)" 0 "state files after the failed ADD"
+}
+
 # GC of more stale attachments than run at once: every lease goes through
 # host-local's DEL (which knows no GC), every state file and NIC with it.
 # With an IPAM plugin that speaks 1.1, GC hands it the valid list in one GC
@@ -331,7 +343,7 @@ case_gc_releases_leases_in_bulk() {
 	expect_eq "$(states)" 0 "state files after GC" || return
 	expect_eq "$(guests)" "" "filter guests after GC" || return
 	fake_ipam || return
-	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\"}}")
+	fconf=$(fake_conf)
 	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth0 "$ns" "$fconf" ||
 		fail "ADD with fake-ipam: $(cat "$TMP/out")" || return
 	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth1 "$ns" "$fconf" || return
@@ -350,18 +362,14 @@ case_gc_releases_leases_in_bulk() {
 # that prints a result and then fails makes ADD fail with 105, its lease
 # released (DEL) and nothing else left: NIC, filter guest, state file.
 case_ipam_result_then_failure_undone() {
-	local ns base fconf
+	local ns base
 	base=$(links)
 	container ns && fake_ipam || return
-	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
-		\"failAfterResult\": true}}")
-	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cf eth0 "$ns" "$fconf" &&
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cf eth0 "$ns" "$(fake_conf ', "failAfterResult": true')" &&
 		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
 	jqo '.code == 105' || return
 	expect_eq "$(cat "$TMP/fake/dels" 2>/dev/null)" "cf eth0" "IPAM DELs of the undo" || return
-	expect_eq "$(links)" "$base" "links after the failed ADD" || return
-	expect_eq "$(guests)" "" "filter guests after the failed ADD" || return
-	expect_eq "$(states)" 0 "state files after the failed ADD" || return
+	nothing_left "$base" || return
 	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in the container"; return 1; }
 	return 0
 }
@@ -370,23 +378,17 @@ case_ipam_result_then_failure_undone() {
 # written late is fine (the plugin exits 0, not of SIGPIPE); anything else
 # is a decode error, undone like any failed ADD.
 case_ipam_output_after_result() {
-	local ns base fconf
+	local ns base
 	base=$(links)
 	container ns && fake_ipam || return
-	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
-		\"trailer\": \"\\\\n\"}}")
-	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ct eth0 "$ns" "$fconf" ||
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ct eth0 "$ns" "$(fake_conf ', "trailer": "\\n"')" ||
 		fail "ADD with a late newline: $(cat "$TMP/out")" || return
-	CNI_PATH_T=$TMP/bin:$STOCK cni DEL ct eth0 "$ns" "$fconf" || return
-	fconf=$(conf "{\"ipam\": {\"type\": \"fake-ipam\", \"dataDir\": \"$TMP/fake\",
-		\"trailer\": \"x\"}}")
-	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cu eth0 "$ns" "$fconf" &&
+	CNI_PATH_T=$TMP/bin:$STOCK cni DEL ct eth0 "$ns" "$(fake_conf)" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cu eth0 "$ns" "$(fake_conf ', "trailer": "x"')" &&
 		{ fail "ADD with trailing garbage succeeded: $(cat "$TMP/out")"; return 1; }
 	jqo '.code == 6' || return
 	expect_eq "$(tail -n1 "$TMP/fake/dels" 2>/dev/null)" "cu eth0" "IPAM DEL of the undo" || return
-	expect_eq "$(links)" "$base" "links after the failed ADD" || return
-	expect_eq "$(guests)" "" "filter guests after the failed ADD" || return
-	expect_eq "$(states)" 0 "state files after the failed ADD"
+	nothing_left "$base"
 }
 
 # A second ADD of an attachment that exists fails (its interface is
