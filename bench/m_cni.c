@@ -17,8 +17,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,16 +165,22 @@ static void exec_plugin(void *arg, int out)
 {
 	const struct plugin_run *p = arg;
 	const struct cni_cmd *c = p->c;
-	char cmd[32], cid[96], ifn[48], ns[96], path[96];
+	char cmd[32], cid[96], ifn[48], ns[PATH_MAX + 16], path[PATH_MAX + 16];
 	char *const argv[] = { (char *)c->plugin, NULL };
 	char *const envp[] = { cmd, cid, ifn, ns, path,
 			       "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	bool cut = false;
 
-	snprintf(cmd, sizeof(cmd), "CNI_COMMAND=%s", c->verb);
-	snprintf(cid, sizeof(cid), "CNI_CONTAINERID=%s", c->cid);
-	snprintf(ifn, sizeof(ifn), "CNI_IFNAME=%s", c->ifname);
-	snprintf(ns, sizeof(ns), "CNI_NETNS=%s", c->netns);
-	snprintf(path, sizeof(path), "CNI_PATH=%s", c->dir);
+	cut |= snprintf(cmd, sizeof(cmd), "CNI_COMMAND=%s", c->verb) >= (int)sizeof(cmd);
+	cut |= snprintf(cid, sizeof(cid), "CNI_CONTAINERID=%s", c->cid) >= (int)sizeof(cid);
+	cut |= snprintf(ifn, sizeof(ifn), "CNI_IFNAME=%s", c->ifname) >= (int)sizeof(ifn);
+	cut |= snprintf(ns, sizeof(ns), "CNI_NETNS=%s", c->netns) >= (int)sizeof(ns);
+	cut |= snprintf(path, sizeof(path), "CNI_PATH=%s", c->dir) >= (int)sizeof(path);
+	/* A cut variable would fail the plugin with a misleading error. */
+	if (cut) {
+		dprintf(out, "a CNI variable of %s is too long", c->verb);
+		_exit(125);
+	}
 	if (dup2(p->in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 		_exit(126);
 	execve(c->plugin, argv, envp);

@@ -397,10 +397,15 @@ int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result)
 {
 	json_error_t je;
 	json_t *res;
+	ssize_t n;
 
 	if (c->pid < 0)
 		return -1;
-	while (read_more(c) > 0) {
+	while ((n = read_more(c)) > 0) {
+		/* An object ends with a brace: a plugin writing a byte at a
+		 * time is not parsed again for each. */
+		if (!memchr(c->buf + c->len - (size_t)n, '}', (size_t)n))
+			continue;
 		res = json_loadb(c->buf, c->len, JSON_DISABLE_EOF_CHECK, &je);
 		if (json_is_object(res) && !json_object_get(res, "code")) {
 			c->used = (size_t)je.position;
