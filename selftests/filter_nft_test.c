@@ -1031,6 +1031,49 @@ TEST_F(nft, unowned_handle_change_after_another_writer)
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 }
 
+/*
+ * A claim deferred to the commit (VNIC_FILTER_CLAIM_AT_COMMIT, vnicctl with
+ * VNICCTL_LINGER=0) of a table another handle claimed after this one opened
+ * it: the change is refused, says why, and the ruleset stays as it was.
+ */
+TEST_F(nft, claim_at_commit_refused_when_claimed_meanwhile)
+{
+	VNIC_OPTS(vnic_filter_opts, later, .flags = VNIC_FILTER_CLAIM_AT_COMMIT);
+	struct vnic_filter *other = NULL;
+	char *before, *after;
+
+	ASSERT_EQ(0, policy_vm2(&self->t, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &other));
+	if (!(vnic_filter_features(other) & VNIC_FILTER_FEAT_PERSIST)) {
+		vnic_filter_close(other);
+		SKIP(return, "no persist flag (Linux 6.9): a table is not left unowned");
+	}
+	ASSERT_EQ(0, vnic_filter_apply(other, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(other);	/* persisted, unowned */
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &later, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	/* Another handle claims it at open and keeps it. */
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &other))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, policy_vm2(&self->t, "192.0.2.21", &self->p));
+	EXPECT_EQ(-EPERM, vnic_filter_apply(self->n, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "owned by another process"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_EQ(0, strcmp(before, after)) TH_LOG("the refused change wrote");
+	free(before);
+	free(after);
+	vnic_filter_close(other);
+}
+
 /* A capacity over the limit is refused before anything is made. */
 TEST_F(nft, capacity_over_limit_refused)
 {
