@@ -33,6 +33,18 @@ run() {
 
 vc() { "$VNICCTL" "$@"; }
 
+# until_ok CMD...: wait (up to 3 s) for CMD to succeed: for an event (a
+# frame's effect, a process's output), never for a time; what must NOT
+# change is asserted after it.
+until_ok() {
+	local i
+	for i in $(seq 30); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 expect_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', wanted '$2'"
 }

@@ -75,16 +75,6 @@ drops() {
 guests() { vcf -j filter show | jq -r '[.[].guest] | sort | join(" ")'; }
 links() { ip -o link show | awk -F': ' '{ print $2 }' | sed 's/@.*//' | sort | tr '\n' ' '; }
 
-# until CMD...: wait (up to 3 s) for CMD to succeed: for the event a frame
-# causes, never for a time; what must NOT change is asserted after it.
-until_ok() {
-	local i
-	for i in $(seq 30); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 gt() { [ "$($1 "${@:3}")" -gt "$2" ]; }
 
 # One UDP datagram from the container to the host end's address.

@@ -254,16 +254,6 @@ case_apply_then_sync_reads_nothing() {
 		fail "sync after apply sent $after_apply messages, after a sync $quiet"
 }
 
-# until_ok CMD...: CMD succeeds within 3 s.
-until_ok() {
-	local i
-	for i in $(seq 30); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # recvmsg() calls of a vnicctl -s run (a dump read back takes several).
 recvs() { sed -n 's/^stats: sendmsg [0-9]* recvmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
 
