@@ -53,7 +53,10 @@ struct vnic_nic {
 	bool picked;			/* name came from a cache pick */
 	uint32_t suffix;
 	unsigned int home;		/* index in the call's homes */
-	unsigned int peer_home;		/* veth: where the peer lives */
+	unsigned int peer_home;		/* veth: where the peer lives, or
+					 * NO_HOME: not opened (yet) */
+	bool peer_outer;		/* veth: the peer is RTM_NEWLINK's
+					 * outer device (msg.c) */
 };
 
 struct vnic_guest {
