@@ -481,11 +481,43 @@ static int check_keep(struct vnic_ctx *ctx, const char *const *keep,
 	return 0;
 }
 
+/* The links of the owner's live group that deleting t takes: t, and its
+ * veth peer beside it. */
+static void live_add(int *live, unsigned int *n, const struct tagged *t,
+		     const char *owner)
+{
+	if (t->group != mark_group(owner))
+		return;
+	live[(*n)++] = t->ifindex;
+	if (t->peer_live)
+		live[(*n)++] = t->peer;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How many distinct values v[0..n) holds: a link counted twice (a peer
+ * that passes for a NIC too) must not make up for a foreign one. */
+static unsigned int distinct(int *v, unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_int);
+	for (i = 0; i < n; i++)
+		k += !i || v[i] != v[i - 1];
+	return k;
+}
+
 VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 				     const char *const *keep, unsigned int nkeep,
 				     unsigned int *deleted)
 {
-	unsigned int i, *idx, n = 0, live = 0;
+	unsigned int i, *idx, n = 0, nlive = 0;
+	int *live = NULL;
 	struct vnic_guest *g;
 	struct scan sc;
 	int err;
@@ -500,15 +532,16 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 		return err;
 	/* One handle holds every orphan, whatever its guest: one batch. */
 	g = guest_alloc(ctx, "orphans");
-	for (i = 0; g && !err && i < sc.n; i++)
+	live = calloc(2 * sc.n + 1, sizeof(*live));
+	for (i = 0; g && live && !err && i < sc.n; i++)
 		if (!kept(sc.t[i].guest, keep, nkeep)) {
 			err = adopt_nic(g, &sc.t[i]);
-			live += sc.t[i].group == mark_group(ctx->owner) ?
-				1 + sc.t[i].peer_live : 0;
+			live_add(live, &nlive, &sc.t[i], ctx->owner);
 		}
 	free(sc.t);
-	idx = g ? calloc(g->n + 1, sizeof(*idx)) : NULL;
+	idx = g && live ? calloc(g->n + 1, sizeof(*idx)) : NULL;
 	if (!g || !idx || err) {
+		free(live);
 		free(idx);
 		vnic_guest_free(g);
 		return vnic_err_fallback(ctx, err ? err : -ENOMEM, VNIC_STEP_DUMP,
@@ -518,7 +551,9 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 		idx[i] = i;
 	/* Everything in the owner's live group goes (no kept NIC, no link of
 	 * anyone else there): that group is deleted as it is (delete.c). */
-	err = nics_delete(g, idx, g->n, live && live == sc.live);
+	nlive = distinct(live, nlive);
+	free(live);
+	err = nics_delete(g, idx, g->n, nlive && nlive == sc.live);
 	for (i = 0; i < g->n; i++)
 		n += !g->nics[i].created;
 	free(idx);
