@@ -167,9 +167,11 @@ int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen);
 int nft_list_ruleset(const struct filt_env *e, char **out);
 
 /*
- * A ruleset in nft's block syntax, split into one command per statement:
- * structure (table, chains, sets, maps: each without contents) first, then
- * items (one per set/map element and one per rule).
+ * vnic_filter_render's text as one command per statement: structure
+ * (table, chains, sets, maps: each without contents) first, then items (one
+ * per named object, set/map element and rule).  Base chains with more than
+ * max_devs devices become copies of at most max_devs each ("eg0_0",
+ * "eg0_1", ...), each with the chain's rules; *nsplit: chains split.
  */
 struct stmt_list {
 	char **v;
@@ -178,16 +180,9 @@ struct stmt_list {
 	unsigned int n_elements, n_rules;
 };
 
-int stmt_split(const char *text, struct stmt_list *out, char *err,
-	       size_t errlen);
+int stmt_split(const char *text, unsigned int max_devs, struct stmt_list *out,
+	       unsigned int *nsplit, char *err, size_t errlen);
 void stmt_free(struct stmt_list *l);
-/*
- * Base chains with more than max_devs devices (the kernel takes at most 255
- * per message: EFBIG) become copies of at most max_devs each ("eg_0",
- * "eg_1", ...), each with the chain's rules.  *nsplit: chains split.
- */
-int stmt_split_chains(struct stmt_list *l, unsigned int max_devs,
-		      unsigned int *nsplit);
 /* Write statements [from, to) as a file nft -f takes. */
 int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	       char *path, size_t pathlen);

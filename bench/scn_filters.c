@@ -610,9 +610,8 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 	unsigned int ns, nsplit = 0;
 	int ret;
 
-	ret = stmt_split(f->text, &f->stmts, err, errlen);
-	if (!ret)
-		ret = stmt_split_chains(&f->stmts, FILT_NETDEV_MAX, &nsplit);
+	ret = stmt_split(f->text, FILT_NETDEV_MAX, &f->stmts, &nsplit, err,
+			 errlen);
 	if (!ret)
 		ret = stmt_write(&f->stmts, 0, f->stmts.n, f->split_path,
 				 sizeof(f->split_path));
