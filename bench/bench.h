@@ -134,6 +134,7 @@ int bench_check_methods(const char *list, const char *const *known,
 /* What bench_rotate() runs: rows 0..n-1 of a scenario, runs times. */
 struct bench_loop {
 	unsigned int runs, n;
+	bool ordered;			/* rows in order every run */
 	void *ctx;
 	/* Row i's name, or NULL when it is skipped or has failed. */
 	const char *(*active)(void *ctx, unsigned int i);

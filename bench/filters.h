@@ -266,11 +266,30 @@ int bfloor_row(struct filt_env *e, const struct vnic_policy *p,
 
 /* --proc-guests is a list of sizes (or "none"): 0 or -EINVAL. */
 int restart_proc_check(const struct bench_opts *o);
-/* The restart rows of new vnicctl processes, each size in a namespace of
- * its own (malloc'd; free with restart_proc_free). */
-int restart_proc_rows(const struct bench_opts *o, struct bench_row **rows,
-		      unsigned int *n);
-void restart_proc_free(struct bench_row *rows, unsigned int n);
+
+/*
+ * restart's rows of new vnicctl processes: RP_ROWS for each size and hook
+ * mode (by name, by prefix), a group of methods_run() each.  Row i's
+ * group is i / RP_ROWS; its first prepare makes the group's namespace
+ * (the process moves into it), a release deletes it.
+ */
+#define RP_ROWS	7
+struct rproc;
+
+/* *p NULL and *nrows 0 with --proc-guests none. */
+int rproc_new(const struct bench_opts *o, struct rproc **p,
+	      unsigned int *nrows);
+void rproc_free(struct rproc *p);
+const char *rproc_name(const struct rproc *p, unsigned int i);
+/* Row i's existing, targets and why it is skipped, into r. */
+void rproc_row(const struct rproc *p, unsigned int i, struct bench_row *r);
+int rproc_prepare(struct rproc *p, unsigned int i, char *err, size_t errlen);
+int rproc_run(struct rproc *p, unsigned int i, struct sample *s, char *err,
+	      size_t errlen);
+void rproc_release(struct rproc *p);
+/* After the runs: each row's cost per doubling of N, from the size
+ * before (rows: the first of them). */
+void rproc_notes(const struct rproc *p, struct bench_row *rows);
 
 /* ---- m_bpf.c: the libvnic-bpf rows ---- */
 

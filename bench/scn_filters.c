@@ -123,6 +123,7 @@ struct fmethod {
 	unsigned int group;
 	bool always;			/* --methods does not apply */
 	bool result;			/* the row's has_result */
+	bool ordered;			/* its group's rows are not rotated */
 	const char *note;		/* the row's note to begin with */
 	const char *(*skip)(const struct filters *f, unsigned int m);
 	int (*prepare)(struct filters *f, unsigned int m, char *err,
@@ -153,6 +154,10 @@ struct fscn {
 struct filters {
 	struct filt_env e;
 	const struct fscn *sc;
+	const struct fmethod *m;	/* sc's, or restart's with the vnicctl */
+	unsigned int n;			/* rows (own, the table made) */
+	struct fmethod *own;
+	struct rproc *rp;
 	struct bench_row *rows;
 	unsigned int group;		/* the group being run */
 	struct vnic_policy *p;
@@ -194,7 +199,7 @@ static const char *m_active(void *ctx, unsigned int m)
 	struct filters *f = ctx;
 	const struct bench_row *r = &f->rows[m];
 
-	return f->sc->m[m].group != f->group || !f->sc->m[m].run || r->skip ||
+	return f->m[m].group != f->group || !f->m[m].run || r->skip ||
 	       r->error[0] ? NULL : r->method;
 }
 
@@ -203,7 +208,7 @@ static int m_once(void *ctx, unsigned int m, unsigned int run)
 	struct filters *f = ctx;
 	struct bench_row *r = &f->rows[m];
 
-	if (f->sc->m[m].run(f, m, bench_row_next(r), r->error,
+	if (f->m[m].run(f, m, bench_row_next(r), r->error,
 			    sizeof(r->error)))
 		row_failed(r);
 	else
@@ -213,26 +218,29 @@ static int m_once(void *ctx, unsigned int m, unsigned int run)
 
 static int methods_run(struct filters *f)
 {
-	const struct fmethod *fm = f->sc->m;
-	struct bench_loop bl = { .runs = f->e.o->runs, .n = f->sc->n, .ctx = f,
+	const struct fmethod *fm = f->m;
+	struct bench_loop bl = { .runs = f->e.o->runs, .n = f->n, .ctx = f,
 				 .active = m_active, .once = m_once };
 	unsigned int m, last = 0;
 	int ret = 0, r;
 
-	for (m = 0; m < f->sc->n; m++)
+	for (m = 0; m < f->n; m++)
 		if (fm[m].group > last)
 			last = fm[m].group;
 	for (f->group = 0; f->group <= last && !ret; f->group++) {
-		for (m = 0; m < f->sc->n; m++) {
+		bl.ordered = false;
+		for (m = 0; m < f->n; m++) {
 			struct bench_row *row = &f->rows[m];
 
+			if (fm[m].group == f->group)
+				bl.ordered |= fm[m].ordered;
 			if (fm[m].group == f->group && fm[m].prepare &&
 			    !row->skip && !row->error[0] &&
 			    fm[m].prepare(f, m, row->error, sizeof(row->error)))
 				row_failed(row);
 		}
 		ret = bench_rotate(&bl);
-		for (m = 0; m < f->sc->n; m++)
+		for (m = 0; m < f->n; m++)
 			if (fm[m].group == f->group && fm[m].release &&
 			    !f->rows[m].skip && (r = fm[m].release(f, m)) &&
 			    !ret)
@@ -833,7 +841,7 @@ enum { A_ADD_G, A_ADD_NONE, A_RM_G, A_RM_NONE, A_FLOOR, A_PFX,
 
 static unsigned int a_phase(const struct filters *f, unsigned int m)
 {
-	return f->sc->m[m].group / 2;
+	return f->m[m].group / 2;
 }
 
 /* Phases next to G are the odd ones. */
@@ -1164,7 +1172,7 @@ static void child_sample(struct bench_row *r, const struct child_out *c, double 
 static int restart_job(struct filters *f, unsigned int m, struct sample *s,
 		       char *err, size_t errlen)
 {
-	enum child_job job = (enum child_job)f->sc->m[m].arg;
+	enum child_job job = (enum child_job)f->m[m].arg;
 	struct child_out c;
 	int ret = run_child(&f->e, job, &c, NULL);
 	unsigned int i;
@@ -1340,6 +1348,8 @@ static void restart_rows(struct filters *f)
 
 	for (m = 0; m < R__MAX; m++)
 		rows[m].existing = o->guests;
+	for (; m < f->n; m++)
+		rproc_row(f->rp, m - R__MAX, &rows[m]);
 	rows[R_SYNC].target.zero_writes = true;
 	rows[R_SYNC].target.floor = r_methods[R_FLOOR].name;
 	rows[R_BPF].target.zero_writes = true;
@@ -1384,30 +1394,53 @@ static int restart_setup(struct filters *f, char *err, size_t errlen)
 	return ret;
 }
 
-/* With restart's rows of new vnicctl processes, each size in a namespace
- * of its own. */
+/* restart's rows of new vnicctl processes (restart_proc.c): a group per
+ * size and hook mode, after the rows of its own. */
+static int proc_prepare(struct filters *f, unsigned int m, char *err,
+			size_t errlen)
+{
+	return rproc_prepare(f->rp, m - R__MAX, err, errlen);
+}
+
+static int proc_run(struct filters *f, unsigned int m, struct sample *s,
+		    char *err, size_t errlen)
+{
+	return rproc_run(f->rp, m - R__MAX, s, err, errlen);
+}
+
+static int proc_release(struct filters *f, unsigned int m)
+{
+	rproc_release(f->rp);
+	return 0;
+}
+
+/* Ordered as the rows of a group were written: each starts from A. */
+static int proc_methods(struct filters *f)
+{
+	unsigned int n, i;
+	int ret = rproc_new(f->e.o, &f->rp, &n);
+
+	if (ret || !n)
+		return ret;
+	f->own = calloc(R__MAX + n, sizeof(*f->own));
+	if (!f->own)
+		return -ENOMEM;
+	memcpy(f->own, r_methods, sizeof(r_methods));
+	for (i = 0; i < n; i++)
+		f->own[R__MAX + i] = (struct fmethod){
+			.name = rproc_name(f->rp, i), .group = 4 + i / RP_ROWS,
+			.always = true, .ordered = true, .prepare = proc_prepare,
+			.run = proc_run, .release = proc_release };
+	f->m = f->own;
+	f->n = R__MAX + n;
+	return 0;
+}
+
 static int restart_report(struct filters *f, struct report_env *re)
 {
-	struct bench_row *proc = NULL, *all = f->rows;
-	unsigned int nproc = 0;
-	int ret = restart_proc_rows(f->e.o, &proc, &nproc);
-
-	if (nproc && (all = calloc(R__MAX + nproc, sizeof(*all)))) {
-		memcpy(all, f->rows, R__MAX * sizeof(*all));
-		memcpy(all + R__MAX, proc, nproc * sizeof(*proc));
-	} else {
-		all = f->rows;
-		nproc = 0;
-	}
-	if (!ret)
-		ret = report_rows(re, all, R__MAX + nproc, f->e.o->json) ? 1 : 0;
-	else
-		ret = setup_failed(f->e.o, f->rows, R__MAX, "", ret);
-	if (all != f->rows)
-		free(all);
-	if (proc)
-		restart_proc_free(proc, nproc);
-	return ret;
+	if (f->rp)
+		rproc_notes(f->rp, f->rows + R__MAX);
+	return report_rows(re, f->rows, f->n, f->e.o->json) ? 1 : 0;
 }
 
 /* ---- the three scenarios ---- */
@@ -1461,9 +1494,11 @@ static void filters_free(struct filters *f)
 		vnic_policy_free(f->p);
 	if (f->one)
 		vnic_policy_free(f->one);
-	for (m = 0; f->rows && m < f->sc->n; m++)
+	for (m = 0; f->rows && m < f->n; m++)
 		bench_row_free(&f->rows[m]);
 	free(f->rows);
+	free(f->own);
+	rproc_free(f->rp);
 	filt_env_free(&f->e);
 }
 
@@ -1476,19 +1511,23 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 	int ret;
 
 	f.e.o = o;
-	f.rows = calloc(sc->n, sizeof(*f.rows));
-	ret = f.rows ? filt_env_setup(&f.e, o, guests_of(o) * o->nics_per_guest) :
-		       -ENOMEM;
-	for (m = 0; f.rows && m < sc->n; m++) {
-		bench_row_init(&f.rows[m], sc->m[m].name, o->runs);
-		f.rows[m].has_result = sc->m[m].result;
-		if (sc->m[m].note)
+	f.m = sc->m;
+	f.n = sc->n;
+	ret = sc->m == r_methods ? proc_methods(&f) : 0;
+	f.rows = calloc(f.n, sizeof(*f.rows));
+	if (!ret)
+		ret = f.rows ? filt_env_setup(&f.e, o, guests_of(o) *
+					      o->nics_per_guest) : -ENOMEM;
+	for (m = 0; f.rows && m < f.n; m++) {
+		bench_row_init(&f.rows[m], f.m[m].name, o->runs);
+		f.rows[m].has_result = f.m[m].result;
+		if (f.m[m].note)
 			snprintf(f.rows[m].note, sizeof(f.rows[m].note), "%s",
-				 sc->m[m].note);
-		if (!sc->m[m].always && !selected(o, sc->m[m].name))
+				 f.m[m].note);
+		if (!f.m[m].always && !selected(o, f.m[m].name))
 			f.rows[m].skip = "not selected (--methods)";
-		else if (sc->m[m].skip)
-			f.rows[m].skip = sc->m[m].skip(&f, m);
+		else if (f.m[m].skip)
+			f.rows[m].skip = f.m[m].skip(&f, m);
 	}
 	if (!ret)
 		ret = sc->setup(&f, err, sizeof(err));
@@ -1499,11 +1538,11 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 	re->label_a = sc->label[0];
 	re->label_b = sc->label[1];
 	if (ret)
-		ret = setup_failed(o, f.rows, sc->n, err, ret);
+		ret = setup_failed(o, f.rows, f.n, err, ret);
 	else if (sc->report)
 		ret = sc->report(&f, re);
 	else
-		ret = report_rows(re, f.rows, sc->n, o->json) ? 1 : 0;
+		ret = report_rows(re, f.rows, f.n, o->json) ? 1 : 0;
 	filters_free(&f);
 	return ret;
 }
