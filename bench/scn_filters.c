@@ -24,11 +24,6 @@
 
 #include "filters.h"
 
-static bool selected(const struct bench_opts *o, const char *name)
-{
-	return bench_in_list(o->methods, name);
-}
-
 /* ---- shared steps ---- */
 
 /* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
@@ -125,7 +120,7 @@ struct fmethod {
 	bool result;			/* the row's has_result */
 	bool ordered;			/* its group's rows are not rotated */
 	const char *note;		/* the row's note to begin with */
-	const char *(*skip)(const struct filters *f, unsigned int m);
+	char needs;			/* 'n': nft(8), 'x': xtables variant arg */
 	int (*prepare)(struct filters *f, unsigned int m, char *err,
 		       size_t errlen);
 	int (*run)(struct filters *f, unsigned int m, struct sample *s,
@@ -158,16 +153,16 @@ struct filters {
 	unsigned int n;			/* rows (own, the table made) */
 	struct fmethod *own;
 	struct rproc *rp;
+	int job;			/* restart: the child's (enum child_job) */
 	struct bench_row *rows;
 	unsigned int group;		/* the group being run */
 	struct vnic_policy *p;
 	/* filters: what its rows share, prepared once by filters_setup */
 	char *text;			/* vnic_filter_render */
 	size_t text_len;
-	char text_path[64];
-	char chains_path[64];
-	char preload_path[64];
-	char split_path[64];		/* nft-f-split: the statements */
+	/* nft -f's files: the rendered text, the per-guest chains, the
+	 * statements (nft-f-split) and nft-per-stmt's preload */
+	char path[4][64];
 	struct stmt_list stmts;
 	unsigned int items, sample, sample_from;	/* nft-per-stmt */
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
@@ -324,7 +319,7 @@ static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
 	if (ret)
 		return ret;
 	if (f->sample_from > ns) {
-		ret = nft_file(&f->e, f->preload_path);
+		ret = nft_file(&f->e, f->path[3]);
 		if (ret)
 			return nft_fail("preloading nft -f", ret, err, errlen);
 	}
@@ -367,11 +362,10 @@ static int prep_bfloor(struct filters *f, unsigned int m, char *err,
 static int run_xt(struct filters *f, unsigned int m, struct sample *s,
 		  char *err, size_t errlen)
 {
-	bool by_rule = m >= F_XT_RULE;
-	unsigned int v = m - (by_rule ? F_XT_RULE : F_XT_RESTORE);
+	int v = f->m[m].arg;
 
-	return xt_filters_run(v, by_rule, &f->xt[v], f->e.o->stmt_sample,
-			      &f->rows[m], s);
+	return xt_filters_run(v, m >= F_XT_RULE, &f->xt[v],
+			      f->e.o->stmt_sample, &f->rows[m], s);
 }
 
 static int run_lib(struct filters *f, unsigned int m, struct sample *s,
@@ -425,8 +419,7 @@ static int run_file(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
 	uint64_t t0 = now_ns();
-	int ret = nft_file(&f->e, m == F_NFT_F ? f->text_path :
-			   m == F_NFT_SPLIT ? f->split_path : f->chains_path);
+	int ret = nft_file(&f->e, f->path[f->m[m].arg]);
 
 	s->ms = ms_since(t0);
 	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
@@ -447,30 +440,22 @@ static int run_bpf_floor(struct filters *f, unsigned int m, struct sample *s,
 			  errlen);
 }
 
-static const char *skip_nft(const struct filters *f, unsigned int m)
-{
-	return nft_skip(&f->e);
-}
-
-static const char *skip_xt(const struct filters *f, unsigned int m)
-{
-	return xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
-}
-
-#define F_ROW(n, sk, r)	{ .name = n, .skip = sk, .run = r }
+#define F_ROW(n, nd, r, a)	{ .name = n, .needs = nd, .run = r, .arg = a }
 #define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, \
 				  .note = nt }
 static const struct fmethod fmethods[F__MAX] = {
 	[F_LIBVNIC] = { .name = "libvnic", .run = run_lib, .result = true },
-	[F_NFT_F] = F_ROW("nft-f", skip_nft, run_file),
-	[F_NFT_SPLIT] = F_ROW("nft-f-split", skip_nft, run_file),
-	[F_NFT_STMT] = F_ROW("nft-per-stmt", skip_nft, run_stmt),
-	[F_NFT_CHAINS] = F_ROW("nft-f-chains", skip_nft, run_file),
-	[F_FLOOR] = F_ROW("kernel-hook-floor", NULL, run_hook_floor),
-	[F_XT_RESTORE + XT_LEGACY] = F_ROW("xt-legacy-restore", skip_xt, run_xt),
-	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", skip_xt, run_xt),
-	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", skip_xt, run_xt),
-	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", skip_xt, run_xt),
+	[F_NFT_F] = F_ROW("nft-f", 'n', run_file, 0),
+	[F_NFT_SPLIT] = F_ROW("nft-f-split", 'n', run_file, 2),
+	[F_NFT_STMT] = F_ROW("nft-per-stmt", 'n', run_stmt, 0),
+	[F_NFT_CHAINS] = F_ROW("nft-f-chains", 'n', run_file, 1),
+	[F_FLOOR] = F_ROW("kernel-hook-floor", 0, run_hook_floor, 0),
+	[F_XT_RESTORE + XT_LEGACY] = F_ROW("xt-legacy-restore", 'x', run_xt,
+					   XT_LEGACY),
+	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", 'x', run_xt, XT_NFT),
+	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", 'x', run_xt,
+					XT_LEGACY),
+	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", 'x', run_xt, XT_NFT),
 	[F_LIBVNIC_PFX] = { .name = "libvnic-prefix", .run = run_lib,
 			    .result = true },
 	[F_BFLOOR] = { .name = "floor", .prepare = prep_bfloor,
@@ -591,7 +576,7 @@ static void check_same(struct filters *f)
 		return;
 	if (run_libvnic(f, NULL, &s, err, sizeof(err)) ||
 	    nft_list_ruleset(&f->e, &a) || reset_ruleset(&f->e, err, sizeof(err)) ||
-	    nft_file(&f->e, f->text_path) || nft_list_ruleset(&f->e, &b)) {
+	    nft_file(&f->e, f->path[0]) || nft_list_ruleset(&f->e, &b)) {
 		snprintf(r->note, sizeof(r->note),
 			 "could not compare with libvnic's ruleset: %.180s",
 			 err[0] ? err : bench_last_error());
@@ -621,8 +606,8 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 	ret = stmt_split(f->text, FILT_NETDEV_MAX, &f->stmts, &nsplit, err,
 			 errlen);
 	if (!ret)
-		ret = stmt_write(&f->stmts, 0, f->stmts.n, f->split_path,
-				 sizeof(f->split_path));
+		ret = stmt_write(&f->stmts, 0, f->stmts.n, f->path[2],
+				 sizeof(f->path[2]));
 	if (ret) {
 		if (!err[0])
 			snprintf(err, errlen, "statements: %s", strerror(-ret));
@@ -651,8 +636,8 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 		r->extrapolated = true;
 		r->sample_items = f->sample;
 		r->total_items = f->items;
-		ret = stmt_write(&f->stmts, ns, f->sample_from, f->preload_path,
-				 sizeof(f->preload_path));
+		ret = stmt_write(&f->stmts, ns, f->sample_from, f->path[3],
+				 sizeof(f->path[3]));
 		if (ret)
 			return ret;
 	}
@@ -680,8 +665,8 @@ static int prepare_chains(struct filters *f, char *err, size_t errlen)
 
 	ret = chains_render(&f->e, f->e.o->guests, &text, &len, &nrules);
 	if (!ret)
-		ret = nft_write_tmp(text, len, f->chains_path,
-				    sizeof(f->chains_path));
+		ret = nft_write_tmp(text, len, f->path[1],
+				    sizeof(f->path[1]));
 	free(text);
 	if (ret) {
 		snprintf(err, errlen, "per-guest chains: %s", strerror(-ret));
@@ -743,8 +728,8 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	 * can. */
 	ret = render(f, &render_ms, rerr, sizeof(rerr));
 	if (!ret)
-		ret = nft_write_tmp(f->text, f->text_len, f->text_path,
-				    sizeof(f->text_path));
+		ret = nft_write_tmp(f->text, f->text_len, f->path[0],
+				    sizeof(f->path[0]));
 	if (ret) {
 		if (!rerr[0])
 			snprintf(rerr, sizeof(rerr), "the rendered text: %s",
@@ -1054,18 +1039,12 @@ struct child_out {
 enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE,
 		 JOB_BPF };
 
-struct child_job_arg {
-	struct filt_env *e;
-	enum child_job job;
-	struct floor_batches *fb;	/* JOB_CAPTURE: the parent's copy */
-};
-
 /* The restarted daemon: a new process, a new context, a new handle. */
 static void child(void *arg, int fd)
 {
-	struct child_job_arg *a = arg;
-	struct filt_env *e = a->e;
-	enum child_job job = a->job;
+	struct filters *f = arg;
+	struct filt_env *e = &f->e;
+	enum child_job job = f->job;
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
@@ -1138,19 +1117,19 @@ done:
 
 static int child_more(void *arg, int fd)
 {
-	struct child_job_arg *a = arg;
+	struct filters *f = arg;
 
-	return a->fb ? floor_read(fd, a->fb) : 0;
+	return f->job == JOB_CAPTURE ? floor_read(fd, &f->floor[0]) : 0;
 }
 
-/* fb: where a JOB_CAPTURE child's requests go. */
-static int run_child(struct filt_env *e, enum child_job job,
-		     struct child_out *out, struct floor_batches *fb)
+/* JOB_CAPTURE: the child's requests go to f->floor[0]. */
+static int run_child(struct filters *f, enum child_job job,
+		     struct child_out *out)
 {
-	struct child_job_arg a = { e, job, fb };
-	struct bench_child c = { .run = child, .arg = &a, .out = out,
+	struct bench_child c = { .run = child, .arg = f, .out = out,
 				 .len = sizeof(*out), .more = child_more };
 
+	f->job = job;
 	return bench_child_result(&c, &out->ret, out->err, sizeof(out->err));
 }
 
@@ -1174,7 +1153,7 @@ static int restart_job(struct filters *f, unsigned int m, struct sample *s,
 {
 	enum child_job job = (enum child_job)f->m[m].arg;
 	struct child_out c;
-	int ret = run_child(&f->e, job, &c, NULL);
+	int ret = run_child(f, job, &c);
 	unsigned int i;
 
 	if (ret) {
@@ -1215,7 +1194,7 @@ static int restart_floor_capture(struct filters *f, unsigned int m,
 	int ret;
 
 	fb->requests = true;
-	ret = run_child(&f->e, JOB_CAPTURE, &c, fb);
+	ret = run_child(f, JOB_CAPTURE, &c);
 	if (ret || !fb->n) {
 		snprintf(err, errlen, "capturing libvnic's requests: %.200s",
 			 ret ? c.err : "none sent");
@@ -1306,15 +1285,10 @@ static int restart_xt_release(struct filters *f, unsigned int m)
 	return 0;
 }
 
-static const char *restart_skip_xt(const struct filters *f, unsigned int m)
-{
-	return xt_skip(m - R_XT);
-}
-
 /* libvnic-open, libvnic-open+sync-unchanged: filled by the sync's run. */
 #define R_LIB(n, j, r, nt)	{ .name = n, .always = true, .run = r, \
 				  .arg = j, .result = true, .note = nt }
-#define R_XT_ROW(n, g)	{ .name = n, .group = g, .skip = restart_skip_xt, \
+#define R_XT_ROW(n, g)	{ .name = n, .group = g, .needs = 'x', .arg = g - 2, \
 			  .prepare = restart_xt_prepare, .run = restart_xt_run, \
 			  .release = restart_xt_release, .result = true }
 static const struct fmethod r_methods[R__MAX] = {
@@ -1465,17 +1439,12 @@ static void filters_free(struct filters *f)
 	unsigned int m;
 
 	if (!f->e.o->keep_files) {
-		if (f->text_path[0])
-			unlink(f->text_path);
-		if (f->chains_path[0])
-			unlink(f->chains_path);
-		if (f->preload_path[0])
-			unlink(f->preload_path);
-		if (f->split_path[0])
-			unlink(f->split_path);
-	} else if (!f->e.o->json && f->text_path[0]) {
+		for (m = 0; m < 4; m++)
+			if (f->path[m][0])
+				unlink(f->path[m]);
+	} else if (!f->e.o->json && f->path[0][0]) {
 		fprintf(stderr, "kept: %s (rendered) %s (per-guest chains)\n",
-			f->text_path, f->chains_path);
+			f->path[0], f->path[1]);
 	}
 	for (m = 0; m < XT__VARIANTS; m++) {
 		if (!f->e.o->keep_files)
@@ -1524,10 +1493,11 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 		if (f.m[m].note)
 			snprintf(f.rows[m].note, sizeof(f.rows[m].note), "%s",
 				 f.m[m].note);
-		if (!f.m[m].always && !selected(o, f.m[m].name))
+		if (!f.m[m].always && !bench_in_list(o->methods, f.m[m].name))
 			f.rows[m].skip = "not selected (--methods)";
-		else if (f.m[m].skip)
-			f.rows[m].skip = f.m[m].skip(&f, m);
+		else if (f.m[m].needs)
+			f.rows[m].skip = f.m[m].needs == 'x' ?
+					 xt_skip(f.m[m].arg) : nft_skip(&f.e);
 	}
 	if (!ret)
 		ret = sc->setup(&f, err, sizeof(err));
@@ -1581,10 +1551,8 @@ static void defaults(struct bench_opts *o)
 
 static int check(struct bench_opts *o)
 {
-	unsigned int guests = !strcmp(o->scenario, "filters-add") ?
-			      o->existing + 1 : o->guests;
-
-	if ((unsigned long)guests * o->nics_per_guest > BENCH_MAX_FILTER_NICS) {
+	if ((unsigned long)guests_of(o) * o->nics_per_guest >
+	    BENCH_MAX_FILTER_NICS) {
 		fprintf(stderr, "vnic-bench: at most %u NICs\n",
 			BENCH_MAX_FILTER_NICS);
 		return -EINVAL;
