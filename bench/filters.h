@@ -151,9 +151,6 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
  * own (the kernel's cost of per-device hooks here), deleted after. */
 int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 		    unsigned int count, double *ms);
-/* A capture through a pipe, from a child to its parent: 0 or -errno. */
-int floor_write(int fd, const struct floor_batches *fb);
-int floor_read(int fd, struct floor_batches *fb);
 
 /* ---- m_nft.c ---- */
 
