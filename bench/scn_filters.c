@@ -8,12 +8,15 @@
  *                layout by nft -f, next to the kernel's cost of the hooks
  *   filters-add  one guest next to G installed guests, and next to none
  *   restart      a new process re-claims the persisted table: vnic_filter_sync
- *                of the unchanged state, and of one changed guest
+ *                of the unchanged state, and of one changed guest; then
+ *                vnicctl as a new process at each --proc-guests size
+ *                (restart_proc.c)
  *
- * Each is a table of methods (struct fmethod: name, group, why skipped,
+ * Each is a table of methods (struct fmethod: name, group, what it needs,
  * prepare, run, release) run by one loop, methods_run(): group by group,
- * runs the outer loop and the group's methods the inner one, rotated, as
- * in the guest scenario.  Every filters run starts from an empty ruleset
+ * runs the outer loop and the group's methods the inner one, rotated (but
+ * the vnicctl rows, whose order is their state's), as in the guest
+ * scenario.  Every filters run starts from an empty ruleset
  * (flushed by the bench's own nfnetlink socket, untimed, then checked), in
  * the bench's own namespace, over NICs made once before any clock starts.
  */
@@ -105,11 +108,11 @@ static int setup_failed(const struct bench_opts *o, const struct bench_row *rows
 struct filters;
 
 /*
- * A method of a filter scenario: its row's name, why it cannot run here
- * (NULL: it can), the untimed work before its first run, one timed run,
- * and the untimed work after its last.  Methods of one group share what
- * their prepare made: each group is prepared, run (runs outer, its
- * methods rotated) and released before the next group.  A method without
+ * A method of a filter scenario: its row's name, the tool it needs (the
+ * row is skipped without it), the untimed work before its first run, one
+ * timed run, and the untimed work after its last.  Methods of one group
+ * share what their prepare made: each group is prepared, run (runs outer,
+ * its methods rotated unless ordered) and released before the next group.  A method without
  * a run is a row that a method of its group fills (a remove timed right
  * after its add, the open of a sync).
  */
