@@ -352,9 +352,10 @@ static bool guest_chain(const char *name)
 #define RULE_DUMPS_MAX 64
 
 /*
- * The rules of a table at the vouched generation: nobody has committed
- * since libvnic's last commit, so every guest's chain holds what libvnic
- * wrote for that guest, whose digest the guests set keeps.  Those rules
+ * The rules of a table at the vouched generation (its objects: see
+ * objs_vouched()): nobody has committed since libvnic's last commit, so
+ * every guest's chain holds what libvnic wrote for that guest, whose
+ * digest the guests set keeps.  Those rules
  * (most of the table's, and the dearest part of the read: the kernel
  * dumps each rule's expressions) are not read; diff.c rewrites the chains
  * of the guests that change whole.  The shared chains' rules, a number
@@ -387,6 +388,25 @@ static int read_rules_vouched(struct rd *rd)
 	return err;
 }
 
+/* The objects of a table at the vouched generation: libvnic makes one,
+ * each guest's drop counter, and removes it with its guest, so they are
+ * the guests set's guests' (not dumped: their counts are of no use here). */
+static int objs_vouched(struct tstate *t)
+{
+	char name[POLICY_GUEST_MAX + 3];
+	struct st_obj *o;
+	unsigned int i;
+
+	for (i = 0; i < t->ng; i++) {
+		snprintf(name, sizeof(name), "c_%s", t->gname[i]);
+		o = ntab_add(&t->objs, name, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		o->type = NFT_OBJECT_COUNTER;
+	}
+	return 0;
+}
+
 /* --- the whole --------------------------------------------------------- */
 
 static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only,
@@ -416,7 +436,7 @@ static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only,
 	else if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
 			       &nr_rule_any, rule_cb, &rd);
-	if (!err && !elems_only)
+	if (!err && !elems_only && !vouched)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETOBJ, NLM_F_DUMP),
 			       &nr_obj_any, obj_cb, &rd);
 	for (i = 0; !err && i < t->sets.n; i++) {
@@ -425,7 +445,7 @@ static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only,
 		if (st->ours && st->shape_ok)
 			err = read_set_elems(&rd, st);
 	}
-	return err;
+	return !err && !elems_only && vouched ? objs_vouched(t) : err;
 }
 
 static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only,
