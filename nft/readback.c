@@ -480,6 +480,30 @@ int installed_read(struct vnic_nft *n, struct tstate *t, const uint32_t *vouched
 	return read_all(n, t, false, vouched);
 }
 
+/* The rules a vouched read skipped, all of them in one dump after all; a
+ * commit of anyone's since the read makes it -ERESTART (the batch, pinned
+ * to the read's generation, would fail anyway). */
+int installed_read_rules(struct vnic_nft *n, struct tstate *t)
+{
+	struct rd rd = { .n = n, .t = t };
+	char buf[512] = { 0 };
+	unsigned int i;
+	uint32_t g = 0;
+	int err;
+
+	for (i = 0; i < t->chains.n; i++) {
+		struct st_chain *c = t->chains.v[i];
+
+		c->nrules = 0;		/* none has a message: nothing to free */
+		c->rules_unread = false;
+	}
+	err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
+		       &nr_rule_any, rule_cb, &rd);
+	if (!err)
+		err = nfnl_genid(n, &g);
+	return !err && g != t->genid ? -ERESTART : err;
+}
+
 /* What removing guests needs: the sets and their elements, without the
  * chains, rules and objects (a guest's are found by name). */
 int installed_read_elems(struct vnic_nft *n, struct tstate *t)

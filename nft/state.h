@@ -122,6 +122,8 @@ int st_set_index(const char *name);
  * there skips the rules of the guests' chains (have->vouched). */
 int installed_read(struct vnic_nft *n, struct tstate *have,
 		   const uint32_t *vouched);
+/* The rules of every chain, in one dump (after a vouched read). */
+int installed_read_rules(struct vnic_nft *n, struct tstate *have);
 /* The guest of a per-guest chain or counter ("g_NAME", "to_NAME",
  * "c_NAME"), or NULL. */
 const char *st_obj_guest(const char *name);

@@ -237,6 +237,28 @@ case_changed_sync_repairs_unchanged_guest_chain() {
 	same_as_clean "$TMP/A.json"
 }
 
+# Every guest with a rule, then every guest's IPv4 changed: a vouched
+# sync would rewrite every guest's chain, so it reads the rules after all
+# (nft/diff.c, rules_if_cheaper()) and rewrites none.  Each sync, a new
+# process, leaves the clean table; the rule of each chain keeps its handle.
+case_every_guest_changed_keeps_its_rules() {
+	jq '.guests[].rules = [{"proto": "tcp", "dport": 22, "action": "accept"}]' \
+		"$TMP/A.json" >"$TMP/R.json" || return
+	jq '.guests[].nics[0].ipv4 |= map(sub("\\.1$"; ".7"))' \
+		"$TMP/R.json" >"$TMP/S.json" || return
+	run 0 vc filter sync "$TMP/R.json" || return
+	nft -j -a list chain netdev vnic g_g3 | jq '[.nftables[] | .rule? // empty | .handle]' >"$TMP/h1" || return
+	run 0 vc -j filter sync "$TMP/S.json" || return
+	jq -e ".changed == $N" "$TMP/out" >/dev/null ||
+		fail "not every guest changed: $(cat "$TMP/out")" || return
+	same_as_clean "$TMP/S.json" || return
+	nft -j -a list chain netdev vnic g_g3 | jq '[.nftables[] | .rule? // empty | .handle]' >"$TMP/h2" || return
+	cmp -s "$TMP/h1" "$TMP/h2" ||
+		fail "g_g3's rule was rewritten: handles $(cat "$TMP/h1") then $(cat "$TMP/h2")" || return
+	run 0 vc filter sync "$TMP/R.json" || return
+	same_as_clean "$TMP/R.json"
+}
+
 # sendmsg() calls of a vnicctl -s run, from its stats line.
 sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
 
@@ -373,6 +395,7 @@ CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced changed_sync_repairs_unchanged_guest_chain
+       every_guest_changed_keeps_its_rules
        diff_after_remove unchanged_writes_nothing
        apply_then_sync_reads_nothing sync_after_claim_reads_nothing
        claim_then_foreign_commit_reads_back diff_errors_exit_2)
