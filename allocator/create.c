@@ -557,7 +557,7 @@ static void rollback(struct op *op)
 			op->pend[n++] = op->todo[k];
 	}
 	/* The first error stays the one reported. */
-	nics_delete(op->g, op->pend, n, false);
+	nics_delete(op->g, op->pend, n);
 	for (k = 0; k < op->ntodo; k++) {
 		struct vnic_nic *nic = NIC(op, op->todo[k]);
 

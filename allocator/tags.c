@@ -39,8 +39,6 @@ struct tagged {
 	int ifindex;
 	int peer;		/* veth: its peer's ifindex, same namespace */
 	char peer_name[IFNAMSIZ];
-	uint32_t group;
-	bool peer_live;		/* that peer is in the owner's live group */
 	unsigned int idx;
 	enum vnic_kind kind;
 	uint8_t mac[6];
@@ -51,7 +49,6 @@ struct tagged {
 /* Every link's name by ifindex, to name veth peers that live beside. */
 struct named {
 	int ifindex;
-	uint32_t group;
 	char name[IFNAMSIZ];
 };
 
@@ -61,7 +58,6 @@ struct scan {
 	unsigned int n, cap;
 	struct named *all;
 	unsigned int nall, capall;
-	unsigned int live;	/* links in the owner's live group, any */
 	int err;
 };
 
@@ -90,7 +86,6 @@ static void remember(struct scan *sc, const struct link_attrs *la)
 	}
 	a = &sc->all[sc->nall++];
 	a->ifindex = la->ifindex;
-	a->group = la->group;
 	snprintf(a->name, sizeof(a->name), "%s", la->name);
 }
 
@@ -123,13 +118,12 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	struct tagged *t;
 
 	if (!nlh) {
-		sc->n = sc->nall = sc->live = 0;
+		sc->n = sc->nall = 0;
 		return 0;
 	}
 	if (link_parse(nlh, &la) || !la.name)
 		return 0;
 	remember(sc, &la);
-	sc->live += la.group == mark_group(sc->owner);
 	if (sc->n == sc->cap) {
 		t = grow(sc->t, &sc->cap, sizeof(*t), &sc->err);
 		if (!t)
@@ -142,7 +136,6 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	if (!ours(sc->owner, &la, t->kind, t->guest, &t->idx))
 		return 0;
 	t->ifindex = la.ifindex;
-	t->group = la.group;
 	t->peer = t->kind == VNIC_KIND_VETH && !la.link_netnsid ? la.link : 0;
 	snprintf(t->name, sizeof(t->name), "%s", la.name);
 	if (la.mac)
@@ -172,10 +165,8 @@ static void name_peers(struct scan *sc)
 		if (!key.ifindex)
 			continue;
 		p = bsearch(&key, sc->all, sc->nall, sizeof(*sc->all), cmp_named);
-		if (p) {
+		if (p)
 			memcpy(sc->t[i].peer_name, p->name, IFNAMSIZ);
-			sc->t[i].peer_live = p->group == mark_group(sc->owner);
-		}
 	}
 }
 
@@ -288,7 +279,6 @@ static int adopt_nic(struct vnic_guest *g, const struct tagged *t)
 	snprintf(nic->name, sizeof(nic->name), "%s", t->name);
 	memcpy(nic->peer_name, t->peer_name, IFNAMSIZ);
 	nic->ifindex = t->ifindex;
-	nic->group = t->group;
 	memcpy(nic->mac, t->mac, 6);
 	nic->created = true;
 	/* Keep its tag; a NIC added later must not reuse one. */
@@ -481,44 +471,12 @@ static int check_keep(struct vnic_ctx *ctx, const char *const *keep,
 	return 0;
 }
 
-/* The links of the owner's live group that deleting t takes: t, and its
- * veth peer beside it. */
-static void live_add(int *live, unsigned int *n, const struct tagged *t,
-		     const char *owner)
-{
-	if (t->group != mark_group(owner))
-		return;
-	live[(*n)++] = t->ifindex;
-	if (t->peer_live)
-		live[(*n)++] = t->peer;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* How many distinct values v[0..n) holds: a link counted twice (a peer
- * that passes for a NIC too) must not make up for a foreign one. */
-static unsigned int distinct(int *v, unsigned int n)
-{
-	unsigned int i, k = 0;
-
-	qsort(v, n, sizeof(*v), cmp_int);
-	for (i = 0; i < n; i++)
-		k += !i || v[i] != v[i - 1];
-	return k;
-}
-
 VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 				     const char *const *keep, unsigned int nkeep,
 				     unsigned int *deleted)
 {
-	unsigned int i, *idx, n = 0, nlive = 0;
-	int *live = NULL;
 	struct vnic_guest *g;
+	unsigned int i, *idx, n = 0;
 	struct scan sc;
 	int err;
 
@@ -532,16 +490,12 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 		return err;
 	/* One handle holds every orphan, whatever its guest: one batch. */
 	g = guest_alloc(ctx, "orphans");
-	live = calloc(2 * sc.n + 1, sizeof(*live));
-	for (i = 0; g && live && !err && i < sc.n; i++)
-		if (!kept(sc.t[i].guest, keep, nkeep)) {
+	for (i = 0; g && !err && i < sc.n; i++)
+		if (!kept(sc.t[i].guest, keep, nkeep))
 			err = adopt_nic(g, &sc.t[i]);
-			live_add(live, &nlive, &sc.t[i], ctx->owner);
-		}
 	free(sc.t);
-	idx = g && live ? calloc(g->n + 1, sizeof(*idx)) : NULL;
+	idx = g ? calloc(g->n + 1, sizeof(*idx)) : NULL;
 	if (!g || !idx || err) {
-		free(live);
 		free(idx);
 		vnic_guest_free(g);
 		return vnic_err_fallback(ctx, err ? err : -ENOMEM, VNIC_STEP_DUMP,
@@ -549,11 +503,7 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	}
 	for (i = 0; i < g->n; i++)
 		idx[i] = i;
-	/* Everything in the owner's live group goes (no kept NIC, no link of
-	 * anyone else there): that group is deleted as it is (delete.c). */
-	nlive = distinct(live, nlive);
-	free(live);
-	err = nics_delete(g, idx, g->n, nlive && nlive == sc.live);
+	err = nics_delete(g, idx, g->n);
 	for (i = 0; i < g->n; i++)
 		n += !g->nics[i].created;
 	free(idx);

@@ -303,10 +303,9 @@ TEST_F(marks, dying_group_is_collected)
 }
 
 /*
- * When gc finds nothing but stale NICs (and their veth peers) in the
- * owner's live group, it deletes that group as it is (allocator/delete.c).
- * A link of anyone else put in that group, tagged by no one, is never part
- * of it: the NICs go by moves then, and that link stays.
+ * gc deletes only the NICs it found (moved into the dying group), never
+ * the owner's live group as it is: a link of anyone else put in that
+ * group, tagged by no one, stays.
  */
 TEST_F(marks, foreign_link_in_live_group_is_left)
 {
@@ -329,8 +328,8 @@ TEST_F(marks, foreign_link_in_live_group_is_left)
 	EXPECT_EQ(grp, group_of("fxm"));
 }
 
-/* A kept guest keeps the live group from going whole; once nothing is
- * kept, everything of the owner goes in one group delete, peers too. */
+/* A kept guest's NICs stay; once nothing is kept, everything of the
+ * owner goes, veth peers too. */
 TEST_F(marks, whole_live_group_goes_once_nothing_kept)
 {
 	make_guest(_metadata, self->ctx, "g1", "w");
