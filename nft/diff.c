@@ -1404,10 +1404,14 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 
 	nbatch_init(&b);
 	dc.b = &b;
-	/* Against a policy, a table the kernel vouches for (nobody committed
-	 * since libvnic's last commit) is read without its guests' rules. */
-	err = installed_read(n, &have, p && n->clean && n->has_state &&
-				       !n->replay ? &n->clean_gen : NULL);
+	/* A sync against a policy reads a table the kernel vouches for
+	 * (nobody committed since libvnic's last commit) without its guests'
+	 * rules.  A diff that writes nothing reads them all: it is how one
+	 * looks for damage, and the vouch trusts the state element's g=,
+	 * which any writer of the table could have set. */
+	err = installed_read(n, &have, p && commit && n->clean &&
+				       n->has_state && !n->replay ?
+				       &n->clean_gen : NULL);
 	genid = have.genid;
 	if (!err && !p) {
 		err = self_check(&dc);

@@ -237,6 +237,33 @@ case_changed_sync_repairs_unchanged_guest_chain() {
 	same_as_clean "$TMP/A.json"
 }
 
+# A transaction that flushes a guest's chain and rewrites the state
+# element with its own generation passes for libvnic's commit: a changed
+# sync trusts it (Documentation/filters.rst says so), but a diff, which
+# writes nothing, never vouches and names the damage.
+case_diff_reads_rules_of_a_forged_vouch() {
+	local st g forged
+	jq '(.guests[] | select(.name == "g0" or .name == "g10") | .rules) =
+		[{"proto": "udp", "dport": 53, "action": "drop"}]' \
+		"$TMP/A.json" >"$TMP/C.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	st=$(nft -j list set netdev vnic guests | jq -r '.nftables[] | .set? // empty
+		| .elem[]? | select(type == "object") | .elem.comment? // empty' |
+		grep libvnic-state) || fail "no state element" || return
+	g=$(sed 's/.* g=\([0-9]*\) .*/\1/' <<<"$st")
+	[[ $g =~ ^[0-9]+$ ]] || fail "no g= in '$st'" || return
+	# This one transaction makes generation g + 1.
+	forged=${st/ g=$g / g=$((g + 1)) }
+	nft -f - <<-NFT || fail "forging the state" || return
+	flush chain netdev vnic g_g5
+	delete element netdev vnic guests { 0x0 }
+	add element netdev vnic guests { 0x0 comment "$forged" }
+	NFT
+	run 1 vc filter diff "$TMP/C.json" || return
+	grep -q 'g_g5' "$TMP/out" ||
+		fail "diff does not name g_g5: $(cat "$TMP/out")"
+}
+
 # Every guest with a rule, then every guest's IPv4 changed: a vouched
 # sync would rewrite every guest's chain, so it reads the rules after all
 # (nft/diff.c, rules_if_cheaper()) and rewrites none.  Each sync, a new
@@ -396,7 +423,7 @@ CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        device_unhooked state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced changed_sync_repairs_unchanged_guest_chain
        every_guest_changed_keeps_its_rules
-       diff_after_remove unchanged_writes_nothing
+       diff_reads_rules_of_a_forged_vouch diff_after_remove unchanged_writes_nothing
        apply_then_sync_reads_nothing sync_after_claim_reads_nothing
        claim_then_foreign_commit_reads_back diff_errors_exit_2)
 
