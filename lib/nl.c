@@ -289,7 +289,7 @@ static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
  * takes many.  Each slot holds the largest reply a recvmsg() would; a slot
  * the kernel cut short is the caller's to skip (MSG_TRUNC in its flags). */
 static int recv_many(struct nl_sock *s, char *rbuf, unsigned int nslot,
-		     struct mmsghdr *mm, struct iovec *iov)
+		     struct mmsghdr *mm, struct iovec *iov, int flags)
 {
 	unsigned int k;
 	int n;
@@ -301,7 +301,7 @@ static int recv_many(struct nl_sock *s, char *rbuf, unsigned int nslot,
 		mm[k].msg_hdr.msg_iovlen = 1;
 	}
 	do {
-		n = recvmmsg(mnl_socket_get_fd(s->mnl), mm, nslot, MSG_WAITFORONE, NULL);
+		n = recvmmsg(mnl_socket_get_fd(s->mnl), mm, nslot, flags, NULL);
 	} while (n < 0 && errno == EINTR);
 	if (s->stats)
 		s->stats->recvmsg_calls++;
@@ -316,18 +316,25 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	unsigned int pending = hi - lo;
 	int cb_err = 0, trunc = 0;
 
-	while (pending && !trunc) {
-		int got = recv_many(s, rbuf, nslot, mm, iov);
+	while (pending) {
+		/* After a cut reply, only what is queued: the kernel answers a
+		 * sendmsg() before it returns, and the cut reply's request
+		 * will never see its ack. */
+		int got = recv_many(s, rbuf, nslot, mm, iov, trunc ?
+				    MSG_DONTWAIT : MSG_WAITFORONE);
 
+		if (got == -EAGAIN && trunc)
+			break;
 		if (got < 0)
 			return got;
 		for (int k = 0; k < got; k++) {
 			const struct nlmsghdr *nlh = (const void *)iov[k].iov_base;
 			int left = (int)mm[k].msg_len;
 
-			/* A cut reply is lost, but the datagrams read with it
-			 * are whole: their acks still tell the caller which
-			 * requests took effect, so that it can undo them. */
+			/* A cut reply is lost, but every other datagram of
+			 * the window is whole: their acks still tell the
+			 * caller which requests took effect, so that it can
+			 * undo them. */
 			if (mm[k].msg_hdr.msg_flags & MSG_TRUNC) {
 				trunc = -ENOSPC;
 				continue;
