@@ -134,6 +134,7 @@ int bench_check_methods(const char *list, const char *const *known,
 /* What bench_rotate() runs: rows 0..n-1 of a scenario, runs times. */
 struct bench_loop {
 	unsigned int runs, n;
+	bool ordered;			/* rows in order every run */
 	void *ctx;
 	/* Row i's name, or NULL when it is skipped or has failed. */
 	const char *(*active)(void *ctx, unsigned int i);
@@ -279,9 +280,6 @@ struct bench_child {
 	void *out;
 	size_t len;
 	bool text;
-	/* The parent's read of what follows out (NULL: nothing): 0 or
-	 * negative. */
-	int (*more)(void *arg, int fd);
 	int status;		/* the child's, from waitpid */
 	double ms;		/* from the fork to the reap */
 };
@@ -295,7 +293,6 @@ int bench_child_result(struct bench_child *c, int *ret, char *err,
 		       size_t errlen);
 /* All of len bytes, or -EIO. */
 int bench_child_send(int fd, const void *buf, size_t len);
-int bench_child_recv(int fd, void *buf, size_t len);
 
 /* ---- progress.c ---- */
 

@@ -47,11 +47,6 @@ static size_t read_full(int fd, char *buf, size_t len)
 	return have;
 }
 
-int bench_child_recv(int fd, void *buf, size_t len)
-{
-	return read_full(fd, buf, len) == len ? 0 : -EIO;
-}
-
 static void drain(int fd)
 {
 	char buf[512];
@@ -89,8 +84,6 @@ int bench_child(struct bench_child *c)
 	whole = got == want;
 	if (c->text)
 		((char *)c->out)[got] = '\0';
-	if (whole && c->more && c->more(c->arg, pfd[0]))
-		whole = false;
 	drain(pfd[0]);
 	close(pfd[0]);
 	while (waitpid(pid, &c->status, 0) < 0 && errno == EINTR)

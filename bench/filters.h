@@ -151,9 +151,6 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
  * own (the kernel's cost of per-device hooks here), deleted after. */
 int nfnl_hook_floor(struct filt_env *e, unsigned int first,
 		    unsigned int count, double *ms);
-/* A capture through a pipe, from a child to its parent: 0 or -errno. */
-int floor_write(int fd, const struct floor_batches *fb);
-int floor_read(int fd, struct floor_batches *fb);
 
 /* ---- m_nft.c ---- */
 
@@ -167,9 +164,11 @@ int nft_write_tmp(const char *text, size_t len, char *path, size_t pathlen);
 int nft_list_ruleset(const struct filt_env *e, char **out);
 
 /*
- * A ruleset in nft's block syntax, split into one command per statement:
- * structure (table, chains, sets, maps: each without contents) first, then
- * items (one per set/map element and one per rule).
+ * vnic_filter_render's text as one command per statement: structure
+ * (table, chains, sets, maps: each without contents) first, then items (one
+ * per named object, set/map element and rule).  Base chains with more than
+ * max_devs devices become copies of at most max_devs each ("eg0_0",
+ * "eg0_1", ...), each with the chain's rules; *nsplit: chains split.
  */
 struct stmt_list {
 	char **v;
@@ -178,16 +177,9 @@ struct stmt_list {
 	unsigned int n_elements, n_rules;
 };
 
-int stmt_split(const char *text, struct stmt_list *out, char *err,
-	       size_t errlen);
+int stmt_split(const char *text, unsigned int max_devs, struct stmt_list *out,
+	       unsigned int *nsplit, char *err, size_t errlen);
 void stmt_free(struct stmt_list *l);
-/*
- * Base chains with more than max_devs devices (the kernel takes at most 255
- * per message: EFBIG) become copies of at most max_devs each ("eg_0",
- * "eg_1", ...), each with the chain's rules.  *nsplit: chains split.
- */
-int stmt_split_chains(struct stmt_list *l, unsigned int max_devs,
-		      unsigned int *nsplit);
 /* Write statements [from, to) as a file nft -f takes. */
 int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	       char *path, size_t pathlen);
@@ -271,11 +263,30 @@ int bfloor_row(struct filt_env *e, const struct vnic_policy *p,
 
 /* --proc-guests is a list of sizes (or "none"): 0 or -EINVAL. */
 int restart_proc_check(const struct bench_opts *o);
-/* The restart rows of new vnicctl processes, each size in a namespace of
- * its own (malloc'd; free with restart_proc_free). */
-int restart_proc_rows(const struct bench_opts *o, struct bench_row **rows,
-		      unsigned int *n);
-void restart_proc_free(struct bench_row *rows, unsigned int n);
+
+/*
+ * restart's rows of new vnicctl processes: RP_ROWS for each size and hook
+ * mode (by name, by prefix), a group of methods_run() each.  Row i's
+ * group is i / RP_ROWS; its first prepare makes the group's namespace
+ * (the process moves into it), a release deletes it.
+ */
+#define RP_ROWS	7
+struct rproc;
+
+/* *p NULL and *nrows 0 with --proc-guests none. */
+int rproc_new(const struct bench_opts *o, struct rproc **p,
+	      unsigned int *nrows);
+void rproc_free(struct rproc *p);
+const char *rproc_name(const struct rproc *p, unsigned int i);
+/* Row i's existing, targets and why it is skipped, into r. */
+void rproc_row(const struct rproc *p, unsigned int i, struct bench_row *r);
+int rproc_prepare(struct rproc *p, unsigned int i, char *err, size_t errlen);
+int rproc_run(struct rproc *p, unsigned int i, struct sample *s, char *err,
+	      size_t errlen);
+void rproc_release(struct rproc *p);
+/* After the runs: each row's cost per doubling of N, from the size
+ * before (rows: the first of them). */
+void rproc_notes(const struct rproc *p, struct bench_row *rows);
 
 /* ---- m_bpf.c: the libvnic-bpf rows ---- */
 

@@ -30,10 +30,13 @@ int frames_veth_ns(bool bridge_nf);
  * Send count copies of frame f from g0 as fast as sendmmsg() goes (the
  * bounded sender), counting what arrives on fa0p: everything runs on the
  * sender's CPU (veth delivers through the backlog), so the rate is the
- * whole path's.  The sending time into *ns, the frames that arrived into
- * *got; 0 or -errno.
+ * whole path's.  The caller is pinned to the highest CPU it may use, the
+ * same for every run.  The sending time into *ns; the sender's CPU time
+ * into *cpu_ns unless NULL (the path's own work, frames delivered in its
+ * softirq included, without the time other tasks held the CPU); the
+ * frames that arrived into *got; 0 or -errno.
  */
 int frames_send(const unsigned char *f, unsigned int count, uint64_t *ns,
-		unsigned long long *got);
+		uint64_t *cpu_ns, unsigned long long *got);
 
 #endif /* VNIC_BENCH_FRAMES_H */

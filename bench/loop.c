@@ -2,7 +2,8 @@
 /*
  * The one run loop: runs are the outer loop and methods the inner one,
  * rotated each run, so that no method always runs right after the same
- * neighbour's cleanup and a load spike spreads over every method.
+ * neighbour's cleanup and a load spike spreads over every method (unless
+ * the rows are ordered: each row's state is the one before it left).
  */
 #include "bench.h"
 
@@ -13,7 +14,7 @@ int bench_rotate(const struct bench_loop *l)
 
 	for (run = 0; run < l->runs; run++) {
 		for (k = 0; k < l->n; k++) {
-			unsigned int i = (k + run) % l->n;
+			unsigned int i = l->ordered ? k : (k + run) % l->n;
 			const char *name = l->active(l->ctx, i);
 
 			if (!name)

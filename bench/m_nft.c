@@ -97,31 +97,38 @@ int nft_list_ruleset(const struct filt_env *e, char **out)
 	return ret;
 }
 
-/* ---- splitting a ruleset into statements ---- */
+/* ---- one command per statement ---- */
 
-struct cursor {
-	const char *p, *end;
-};
+/*
+ * The text is vnic_filter_render's: one table, each object a block
+ * "KIND NAME {" ... "}" with one statement a line, a set's elements on one
+ * "elements = { ... }" line.  Commands come out as table, chains, sets and
+ * maps (the structure), then named objects, elements and rules, so that
+ * every reference resolves.  A base chain over max_devs devices (the
+ * kernel takes at most 255 a message: EFBIG) becomes copies NAME_0,
+ * NAME_1, ... of at most max_devs devices each, each with its rules.
+ */
+enum { P_TABLE, P_CHAIN, P_SET, P_OBJ, P_ELEM, P_RULE, P__N };
 
 struct split {
-	struct stmt_list *l;
-	char *err;
-	size_t errlen;
-	/* Collected in order, emitted as table, chains, sets, objects,
-	 * elements, rules so that every reference resolves. */
-	struct stmt_list part[6];
+	struct stmt_list part[P__N];
+	char pre[130];			/* "netdev vnic" */
+	char kind[64], name[64];	/* the open block */
+	char *props[3];			/* of the table [1], of the block [2] */
+	const char *devs;		/* a base chain's devices, in props[2] */
+	unsigned int max_devs, nsplit;
+	unsigned int parts;		/* the chain's copies (0: none made) */
 };
 
-enum { P_TABLE, P_CHAIN, P_SET, P_OBJ, P_ELEM, P_RULE };
-
-static int list_push(struct stmt_list *l, char *s)
+static int push(struct stmt_list *l, char *s)
 {
+	unsigned int cap = l->cap ? l->cap * 2 : 256;
+	char **v;
+
 	if (!s)
 		return -ENOMEM;
 	if (l->n == l->cap) {
-		unsigned int cap = l->cap ? l->cap * 2 : 256;
-		char **v = realloc(l->v, cap * sizeof(*v));
-
+		v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
 			free(s);
 			return -ENOMEM;
@@ -146,327 +153,202 @@ static char *fmt(const char *f, ...)
 	return s;
 }
 
-/* Skip a quoted string starting at *p (which is '"'). */
-static const char *skip_quoted(const char *p, const char *end)
+/* "a" or "a; b;" onto *props as "...a; b; ", nft's block separators. */
+static int add_prop(char **props, const char *l)
 {
-	for (p++; p < end && *p != '"'; p++)
-		if (*p == '\\' && p + 1 < end)
-			p++;
-	return p < end ? p + 1 : end;
-}
+	size_t n = strlen(l);
+	char *p = fmt("%s%s%s", *props ? *props : "", l,
+		      l[n - 1] == ';' ? " " : "; ");
 
-/*
- * The next statement at this level: up to ';' or a newline outside any
- * braces, braces included whole.  Comments go.  Returns false at the end.
- */
-static bool next_stmt(struct cursor *c, const char **s, size_t *len)
-{
-	const char *p = c->p, *start;
-	int depth = 0;
-
-	for (;;) {
-		while (p < c->end && (isspace((unsigned char)*p) || *p == ';'))
-			p++;
-		if (p < c->end && *p == '#') {
-			while (p < c->end && *p != '\n')
-				p++;
-			continue;
-		}
-		break;
-	}
-	if (p >= c->end) {
-		c->p = p;
-		return false;
-	}
-	start = p;
-	while (p < c->end) {
-		if (*p == '"') {
-			p = skip_quoted(p, c->end);
-			continue;
-		}
-		if (*p == '#' && depth == 0)
-			break;
-		if (*p == '{')
-			depth++;
-		else if (*p == '}')
-			depth--;
-		else if (depth <= 0 && (*p == ';' || *p == '\n'))
-			break;
-		p++;
-	}
-	*s = start;
-	*len = (size_t)(p - start);
-	while (*len && isspace((unsigned char)start[*len - 1]))
-		(*len)--;
-	c->p = p;
-	return true;
-}
-
-/* Words before the first '{' (at most 'max'); the block's inside. */
-static int head_words(const char *s, size_t len, char words[][64],
-		      unsigned int max, unsigned int *nw, struct cursor *body)
-{
-	const char *p = s, *end = s + len, *brace = memchr(s, '{', len);
-	const char *hend = brace ? brace : end;
-
-	*nw = 0;
-	while (p < hend) {
-		const char *w;
-
-		while (p < hend && isspace((unsigned char)*p))
-			p++;
-		if (p >= hend)
-			break;
-		w = p;
-		while (p < hend && !isspace((unsigned char)*p))
-			p++;
-		if (*nw == max || (size_t)(p - w) >= 64)
-			return -EINVAL;
-		memcpy(words[*nw], w, (size_t)(p - w));
-		words[*nw][p - w] = 0;
-		(*nw)++;
-	}
-	body->p = body->end = NULL;
-	if (brace) {
-		const char *close = end;
-
-		while (close > brace && close[-1] != '}')
-			close--;
-		if (close <= brace)
-			return -EINVAL;
-		body->p = brace + 1;
-		body->end = close - 1;
-	}
+	if (!p)
+		return -ENOMEM;
+	free(*props);
+	*props = p;
 	return 0;
 }
 
-static bool starts(const char *s, size_t len, const char *word)
+/* "elements = { a, b }": one command per element, quotes respected. */
+static int split_elements(struct split *sp, const char *l)
 {
-	size_t n = strlen(word);
+	const char *p = strchr(l, '{') + 1, *end = strrchr(l, '}'), *a = p;
+	bool quoted = false;
+	int ret = 0;
 
-	return len >= n && !strncmp(s, word, n) &&
-	       (len == n || isspace((unsigned char)s[n]));
+	for (; !ret && end && p <= end; p++) {
+		size_t n;
+
+		quoted ^= *p == '"';
+		if (p < end && (quoted || *p != ','))
+			continue;
+		a += strspn(a, " ");
+		for (n = (size_t)(p - a); n && a[n - 1] == ' '; n--)
+			;
+		if (n)
+			ret = push(&sp->part[P_ELEM],
+				   fmt("add element %s %s { %.*s }", sp->pre,
+				       sp->name, (int)n, a));
+		a = p + 1;
+	}
+	return end ? ret : -EINVAL;
 }
 
-/* "a, b, c" (braces and quotes respected) as one statement each. */
-static int split_elements(struct split *sp, const char *fam, const char *tab,
-			  const char *set, const char *p, const char *end)
+/* Copy k of the open chain, with its k-th slice of devices. */
+static char *chain_cmd(const struct split *sp, unsigned int k)
 {
-	int depth = 0, ret = 0;
-	const char *start = p;
+	const char *props = sp->props[2], *a = sp->devs, *b, *close;
+	unsigned int i;
 
-	for (; p <= end && !ret; p++) {
-		if (p < end && *p == '"') {
-			p = skip_quoted(p, end) - 1;
-			continue;
-		}
-		if (p < end && *p == '{')
-			depth++;
-		else if (p < end && *p == '}')
-			depth--;
-		if (p == end || (*p == ',' && depth == 0)) {
-			const char *a = start, *b = p;
+	if (!props)
+		return fmt("add chain %s %s", sp->pre, sp->name);
+	if (sp->parts == 1)
+		return fmt("add chain %s %s { %s}", sp->pre, sp->name, props);
+	close = strchr(a, '}');
+	for (i = 0; i < k * sp->max_devs; i++)
+		a = strchr(a, ',') + 1;
+	for (b = a, i = 0; *b != '}' && i < sp->max_devs; i++)
+		b += strcspn(b + 1, ",}") + 1;
+	return fmt("add chain %s %s_%u { %.*s%.*s %s}", sp->pre, sp->name, k,
+		   (int)(sp->devs - props), props, (int)(b - a), a, close);
+}
 
-			while (a < b && isspace((unsigned char)*a))
-				a++;
-			while (b > a && isspace((unsigned char)b[-1]))
-				b--;
-			if (b > a)
-				ret = list_push(&sp->part[P_ELEM],
-						fmt("add element %s %s %s { %.*s }",
-						    fam, tab, set, (int)(b - a), a));
-			start = p + 1;
-		}
+/* The open chain's commands, made at its first rule or its end. */
+static int chain_head(struct split *sp)
+{
+	const char *d = sp->props[2] ? strstr(sp->props[2], "devices = {") : NULL;
+	unsigned int count = 1, k;
+	int ret = 0;
+
+	sp->devs = d ? d + strlen("devices = {") : NULL;
+	for (; sp->devs && *d && *d != '}'; d++)
+		count += *d == ',';
+	sp->parts = sp->devs && !*d ? 0 : 1;
+	if (sp->devs && count > sp->max_devs) {
+		sp->parts = (count + sp->max_devs - 1) / sp->max_devs;
+		sp->nsplit++;
 	}
+	for (k = 0; !ret && k < sp->parts; k++)
+		ret = push(&sp->part[P_CHAIN], chain_cmd(sp, k));
+	return sp->parts ? ret : -EINVAL;
+}
+
+static int chain_rule(struct split *sp, const char *l)
+{
+	int ret = sp->parts ? 0 : chain_head(sp);
+	unsigned int k;
+
+	if (!ret && sp->parts == 1)
+		return push(&sp->part[P_RULE], fmt("add rule %s %s %s",
+						   sp->pre, sp->name, l));
+	for (k = 0; !ret && k < sp->parts; k++)
+		ret = push(&sp->part[P_RULE], fmt("add rule %s %s_%u %s",
+						  sp->pre, sp->name, k, l));
 	return ret;
 }
 
-/* Properties joined by "; " into one block, and what else the body has. */
-static int split_set(struct split *sp, const char *kw, const char *fam,
-		     const char *tab, const char *name, struct cursor *body)
+static bool chain_prop(const char *l)
 {
-	char props[4096] = "";
-	const char *s;
-	size_t len, used = 0;
-	int ret = 0;
+	static const char *const props[] = { "type ", "policy ", "comment ",
+					     "devices ", "priority " };
+	unsigned int i;
 
-	while (!ret && body->p && next_stmt(body, &s, &len)) {
-		if (starts(s, len, "elements")) {
-			const char *open = memchr(s, '{', len);
-			const char *close = s + len;
-
-			while (close > s && close[-1] != '}')
-				close--;
-			if (!open || close <= open)
-				return -EINVAL;
-			ret = split_elements(sp, fam, tab, name, open + 1,
-					     close - 1);
-			continue;
-		}
-		if (used + len + 3 >= sizeof(props))
-			return -E2BIG;
-		used += (size_t)snprintf(props + used, sizeof(props) - used,
-					 "%.*s; ", (int)len, s);
-	}
-	if (ret)
-		return ret;
-	return list_push(&sp->part[!strcmp(kw, "set") || !strcmp(kw, "map") ?
-				   P_SET : P_OBJ],
-			 used ? fmt("add %s %s %s %s { %s}", kw, fam, tab, name,
-				    props) :
-				fmt("add %s %s %s %s", kw, fam, tab, name));
+	for (i = 0; i < sizeof(props) / sizeof(props[0]); i++)
+		if (!strncmp(l, props[i], strlen(props[i])))
+			return true;
+	return false;
 }
 
-static bool chain_prop(const char *s, size_t len)
+/* A block closed: a chain's head if it had no rule, a set's or object's. */
+static int block_end(struct split *sp, unsigned int depth)
 {
-	return starts(s, len, "type") || starts(s, len, "policy") ||
-	       starts(s, len, "comment") || starts(s, len, "devices") ||
-	       starts(s, len, "priority");
-}
-
-static int split_chain(struct split *sp, const char *fam, const char *tab,
-		       const char *name, struct cursor *body)
-{
-	char *props = NULL;
-	size_t used = 0;
-	const char *s;
-	size_t len;
-	int ret = 0;
-
-	while (!ret && body->p && next_stmt(body, &s, &len)) {
-		if (chain_prop(s, len)) {
-			char *np = realloc(props, used + len + 3);
-
-			if (!np) {
-				ret = -ENOMEM;
-				break;
-			}
-			props = np;
-			used += (size_t)sprintf(props + used, "%.*s; ", (int)len,
-						s);
-			continue;
-		}
-		ret = list_push(&sp->part[P_RULE],
-				fmt("add rule %s %s %s %.*s", fam, tab, name,
-				    (int)len, s));
-	}
-	if (!ret)
-		ret = list_push(&sp->part[P_CHAIN],
-				props ? fmt("add chain %s %s %s { %s}", fam,
-					    tab, name, props) :
-					fmt("add chain %s %s %s", fam, tab,
-					    name));
-	free(props);
-	return ret;
-}
-
-static int split_table(struct split *sp, const char *s, size_t len)
-{
-	char w[3][64], iw[3][64], tprops[1024] = "";
-	struct cursor body, inner;
-	const char *fam, *tab, *t;
-	unsigned int nw, inw;
-	size_t tlen, used = 0;
+	char *p = sp->props[depth + 1];
 	int ret;
 
-	if (head_words(s, len, w, 3, &nw, &body) || nw < 2 || !body.p) {
-		snprintf(sp->err, sp->errlen, "cannot parse '%.40s'", s);
-		return -EINVAL;
-	}
-	fam = nw == 3 ? w[1] : "ip";
-	tab = w[nw - 1];
-	ret = 0;
-	while (!ret && next_stmt(&body, &t, &tlen)) {
-		if (starts(t, tlen, "comment") || starts(t, tlen, "flags")) {
-			/* properties of the table */
-			if (used + tlen + 3 < sizeof(tprops))
-				used += (size_t)snprintf(tprops + used,
-							 sizeof(tprops) - used,
-							 "%.*s; ", (int)tlen, t);
-			continue;
-		}
-		if (head_words(t, tlen, iw, 3, &inw, &inner) || !inw) {
-			snprintf(sp->err, sp->errlen, "cannot parse '%.*s'",
-				 (int)strcspn(t, "\n") > 40 ? 40 :
-				 (int)strcspn(t, "\n"), t);
-			return -EINVAL;
-		}
-		if (!strcmp(iw[0], "chain") && inw == 2)
-			ret = split_chain(sp, fam, tab, iw[1], &inner);
-		else if (inw == 2 && inner.p)
-			/* set, map and named objects (counter, quota, ...) */
-			ret = split_set(sp, iw[0], fam, tab, iw[1], &inner);
-		else {
-			snprintf(sp->err, sp->errlen,
-				 "unknown table statement '%.*s'",
-				 (int)strcspn(t, "\n") > 40 ? 40 :
-				 (int)strcspn(t, "\n"), t);
-			return -EINVAL;
-		}
-	}
-	if (!ret)
-		ret = list_push(&sp->part[P_TABLE],
-				used ? fmt("add table %s %s { %s}", fam, tab,
-					   tprops) :
-				       fmt("add table %s %s", fam, tab));
+	if (!depth)
+		ret = push(&sp->part[P_TABLE],
+			   p ? fmt("add table %s { %s}", sp->pre, p) :
+			       fmt("add table %s", sp->pre));
+	else if (!strcmp(sp->kind, "chain"))
+		ret = sp->parts ? 0 : chain_head(sp);
+	else
+		ret = push(&sp->part[strcmp(sp->kind, "set") &&
+				     strcmp(sp->kind, "map") ? P_OBJ : P_SET],
+			   p ? fmt("add %s %s %s { %s}", sp->kind, sp->pre,
+				   sp->name, p) :
+			       fmt("add %s %s %s", sp->kind, sp->pre, sp->name));
+	free(p);
+	sp->props[depth + 1] = NULL;
+	sp->parts = 0;
 	return ret;
 }
 
-/* A command already: "add element ... { a, b }" is split per element. */
-static int split_command(struct split *sp, const char *s, size_t len)
+/* One line, trimmed: a block's head or end, a property, elements, a rule. */
+static int split_line(struct split *sp, const char *l, unsigned int *depth)
 {
-	char w[6][64];
-	struct cursor body;
-	unsigned int nw;
+	size_t n = strlen(l);
+	char fam[64], tab[64];
 
-	if (starts(s, len, "flush") || starts(s, len, "delete") ||
-	    starts(s, len, "destroy"))
-		return 0;	/* every run starts from an empty ruleset */
-	if (head_words(s, len, w, 6, &nw, &body) == 0 && nw == 5 &&
-	    (!strcmp(w[0], "add") || !strcmp(w[0], "create")) &&
-	    !strcmp(w[1], "element") && body.p)
-		return split_elements(sp, w[2], w[3], w[4], body.p, body.end);
-	if (starts(s, len, "add rule") || starts(s, len, "insert") ||
-	    starts(s, len, "replace"))
-		return list_push(&sp->part[P_RULE], fmt("%.*s", (int)len, s));
-	if (starts(s, len, "add chain") || starts(s, len, "create chain"))
-		return list_push(&sp->part[P_CHAIN], fmt("%.*s", (int)len, s));
-	if (starts(s, len, "add table") || starts(s, len, "create table"))
-		return list_push(&sp->part[P_TABLE], fmt("%.*s", (int)len, s));
-	return list_push(&sp->part[P_SET], fmt("%.*s", (int)len, s));
+	if (!strcmp(l, "}"))
+		return *depth ? block_end(sp, --*depth) : -EINVAL;
+	if (n > 2 && !strcmp(l + n - 2, " {")) {
+		if (!*depth && sscanf(l, "table %63s %63s", fam, tab) == 2)
+			snprintf(sp->pre, sizeof(sp->pre), "%s %s", fam, tab);
+		else if (*depth != 1 ||
+			 sscanf(l, "%63s %63s", sp->kind, sp->name) != 2)
+			return -EINVAL;
+		++*depth;
+		return 0;
+	}
+	if (*depth == 2 && !strcmp(sp->kind, "chain") && !chain_prop(l))
+		return chain_rule(sp, l);
+	if (*depth == 2 && !strncmp(l, "elements = {", 12))
+		return split_elements(sp, l);
+	return *depth ? add_prop(&sp->props[*depth], l) : -EINVAL;
 }
 
-int stmt_split(const char *text, struct stmt_list *out, char *err,
-	       size_t errlen)
+int stmt_split(const char *text, unsigned int max_devs, struct stmt_list *out,
+	       unsigned int *nsplit, char *err, size_t errlen)
 {
-	struct split sp = { .l = out, .err = err, .errlen = errlen };
-	struct cursor c = { text, text + strlen(text) };
-	unsigned int i, k;
-	const char *s;
-	size_t len;
+	struct split sp = { .max_devs = max_devs };
+	unsigned int depth = 0, i, k;
+	const char *p, *s;
+	char *l = NULL;
+	size_t n = 0, len;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	err[0] = 0;
-	while (!ret && next_stmt(&c, &s, &len)) {
-		if (starts(s, len, "table"))
-			ret = split_table(&sp, s, len);
-		else if (!starts(s, len, "define") && !starts(s, len, "include"))
-			ret = split_command(&sp, s, len);
+	err[0] = '\0';
+	for (p = text; !ret && *p; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		for (len = n; len && isspace((unsigned char)p[len - 1]); len--)
+			;
+		for (s = p; s < p + len && isspace((unsigned char)*s); s++)
+			;
+		if (s == p + len || *s == '#')
+			continue;
+		free(l);
+		l = strndup(s, (size_t)(p + len - s));
+		ret = l ? split_line(&sp, l, &depth) : -ENOMEM;
 	}
-	for (i = 0; i < 6; i++) {
-		for (k = 0; k < sp.part[i].n; k++) {
-			if (!ret)
-				ret = list_push(out, sp.part[i].v[k]);
-			else
+	if (ret == -EINVAL || (!ret && depth)) {
+		snprintf(err, errlen, "cannot parse '%.40s'", l ? l : "");
+		ret = -EINVAL;
+	}
+	for (i = 0; i < P__N; i++) {
+		for (k = 0; k < sp.part[i].n; k++)
+			if (ret)
 				free(sp.part[i].v[k]);
-		}
+			else
+				ret = push(out, sp.part[i].v[k]);
 		if (i == P_SET)
 			out->n_struct = out->n;
 		free(sp.part[i].v);
 	}
 	out->n_elements = sp.part[P_OBJ].n + sp.part[P_ELEM].n;
 	out->n_rules = sp.part[P_RULE].n;
+	*nsplit = sp.nsplit;
+	free(l);
+	free(sp.props[1]);
+	free(sp.props[2]);
 	if (ret && !err[0])
 		snprintf(err, errlen, "splitting the ruleset: %s",
 			 strerror(-ret));
@@ -496,135 +378,6 @@ int stmt_write(const struct stmt_list *l, unsigned int from, unsigned int to,
 	for (i = from; i < to && i < l->n; i++)
 		fprintf(f, "%s\n", l->v[i]);
 	return bench_tmpfile_close(f, path);
-}
-
-/* ---- base chains over the kernel's device limit ---- */
-
-/* The device list of "add chain ... { type ... devices = { a, b } ...": its
- * braces' inside, and how many names it holds. */
-static bool chain_devices(const char *stmt, const char **open,
-			  const char **close, unsigned int *count)
-{
-	const char *p = strstr(stmt, "devices = {");
-
-	if (!p)
-		return false;
-	*open = p + strlen("devices = {");
-	*close = strchr(*open, '}');
-	if (!*close)
-		return false;
-	*count = 1;
-	for (p = *open; p < *close; p++)
-		*count += *p == ',';
-	return true;
-}
-
-/* Where the n-th word of a statement ends, and the word into buf. */
-static size_t word_end(const char *s, unsigned int n, char *buf)
-{
-	const char *p = s;
-	size_t len;
-
-	while (n--) {
-		p += strcspn(p, " ");
-		p += strspn(p, " ");
-	}
-	len = strcspn(p, " {");
-	snprintf(buf, 64, "%.*s", (int)(len < 63 ? len : 63), p);
-	return (size_t)(p - s) + len;
-}
-
-/* The start of device i in the list that starts at open. */
-static const char *device_at(const char *open, unsigned int i)
-{
-	const char *p = open;
-
-	while (i-- && p)
-		p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-	return p;
-}
-
-/* The chain statement with devices [from, to) only, renamed NAME_part. */
-static char *chain_slice(const char *stmt, const char *open, const char *close,
-			 unsigned int from, unsigned int to, unsigned int count,
-			 unsigned int part)
-{
-	const char *a = device_at(open, from);
-	const char *b = to < count ? device_at(open, to) - 1 : close;
-	char name[64];
-	size_t at = word_end(stmt, 4, name);
-
-	return fmt("%.*s_%u%.*s%.*s %s", (int)at, stmt, part,
-		   (int)(open - (stmt + at)), stmt + at, (int)(b - a), a,
-		   close);
-}
-
-int stmt_split_chains(struct stmt_list *l, unsigned int max_devs,
-		      unsigned int *nsplit)
-{
-	struct stmt_list out = { 0 };
-	char (*names)[64] = NULL;
-	unsigned int *parts = NULL, nn = 0, i, k;
-	int ret = 0;
-
-	*nsplit = 0;
-	names = calloc(l->n_struct + 1, sizeof(*names));
-	parts = calloc(l->n_struct + 1, sizeof(*parts));
-	if (!names || !parts) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < l->n && !ret; i++) {
-		const char *s = l->v[i], *open, *close;
-		unsigned int count;
-		char name[64];
-
-		if (i < l->n_struct && !strncmp(s, "add chain ", 10) &&
-		    chain_devices(s, &open, &close, &count) && count > max_devs) {
-			word_end(s, 4, names[nn]);
-			parts[nn] = (count + max_devs - 1) / max_devs;
-			for (k = 0; k < parts[nn] && !ret; k++)
-				ret = list_push(&out, chain_slice(s, open, close,
-						k * max_devs,
-						(k + 1) * max_devs < count ?
-						(k + 1) * max_devs : count,
-						count, k));
-			nn++;
-			(*nsplit)++;
-			continue;
-		}
-		if (i == l->n_struct)
-			out.n_struct = out.n;
-		if (i >= l->n_struct && !strncmp(s, "add rule ", 9)) {
-			size_t at = word_end(s, 4, name);
-			unsigned int c;
-
-			for (c = 0; c < nn && strcmp(names[c], name); c++)
-				;
-			if (c < nn) {
-				for (k = 0; k < parts[c] && !ret; k++)
-					ret = list_push(&out, fmt("%.*s_%u%s",
-							(int)at, s, k, s + at));
-				continue;
-			}
-		}
-		ret = list_push(&out, strdup(s));
-	}
-	if (l->n_struct == l->n)
-		out.n_struct = out.n;
-out:
-	free(names);
-	free(parts);
-	if (ret) {
-		stmt_free(&out);
-		return ret;
-	}
-	out.n_elements = l->n_elements;
-	for (i = out.n_struct, out.n_rules = 0; i < out.n; i++)
-		out.n_rules += !strncmp(out.v[i], "add rule ", 9);
-	stmt_free(l);
-	*l = out;
-	return 0;
 }
 
 /* ---- the per-guest-chain layout ---- */

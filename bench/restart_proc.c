@@ -16,7 +16,10 @@
  *   nft-f            the anchor: `nft -f` of `vnicctl filter render A`
  *
  * Each vnicctl runs with -s: its sendmsg, recvmsg and dump counts (the
- * library's vnic_ctx_stats) are kept per run.
+ * library's vnic_ctx_stats) are kept per run.  The rows are methods of the
+ * restart scenario (scn_filters.c), each size and hook mode a group that
+ * methods_run() prepares (the namespace, the policies, A installed), runs
+ * (each row leaves A installed) and releases.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,9 +38,9 @@
 #define RP_MAX_SIZES	8
 #define MS		offsetof(struct sample, ms)
 #define RP_TARGET_X	1.2	/* sync changed / full apply of A */
-#define RP_TARGET_DBL	2.3	/* by prefix, per doubling of N */
 
 enum { RP_FULL, RP_UNCH, RP_10, RP_50, RP_100, RP_FLUSHED, RP_NFTF, RP__N };
+_Static_assert(RP__N == RP_ROWS, "filters.h says how many rows a group has");
 
 static const char *const rp_names[RP__N] = {
 	"full-apply", "sync-unchanged", "sync-10pct", "sync-50pct",
@@ -46,11 +49,17 @@ static const char *const rp_names[RP__N] = {
 static const unsigned int rp_share[RP__N] = { [RP_10] = 10, [RP_50] = 50,
 					      [RP_100] = 100 };
 
-struct rp {
+struct rproc {
 	const struct bench_opts *o;
 	char vnicctl[4096], dir[64];
 	const char *hook_opt[3];	/* "--hook-prefix", "nv", NULL */
 	char err[256];
+	unsigned int sizes[RP_MAX_SIZES], nsizes;
+	char (*names)[64];		/* of every row */
+	struct bench_opts po;		/* the open group's size */
+	struct filt_env e;		/* its namespace */
+	unsigned int group;		/* the open group + 1, 0: none */
+	int setup;			/* its setup: 0 or -errno (in err) */
 };
 
 /* "100,1000,5000" -> sizes; "none" -> 0 sizes. */
@@ -106,7 +115,7 @@ static json_t *rp_guest(unsigned int i, unsigned int share)
 	return g;
 }
 
-static int write_policy(struct rp *p, unsigned int n, unsigned int share)
+static int write_policy(struct rproc *p, unsigned int n, unsigned int share)
 {
 	json_t *gs = json_array(), *doc;
 	char path[128];
@@ -161,7 +170,7 @@ static void exec_child(void *arg, int fd)
  * Run argv (argv[0] a path), stdout into out_path (NULL: /dev/null),
  * stderr kept; timed from fork to reap.  0 or a message in p->err.
  */
-static int spawn(struct rp *p, const char *const *argv, const char *out_path,
+static int spawn(struct rproc *p, const char *const *argv, const char *out_path,
 		 double *ms, struct sample *s)
 {
 	struct exec_arg a = { argv, out_path };
@@ -188,7 +197,7 @@ static int spawn(struct rp *p, const char *const *argv, const char *out_path,
 }
 
 /* vnicctl [-s] [--hook-prefix nv] filter VERB policy<share>.json */
-static int vnicctl(struct rp *p, const char *verb, unsigned int share,
+static int vnicctl(struct rproc *p, const char *verb, unsigned int share,
 		   const char *out_path, double *ms, struct sample *s)
 {
 	const char *argv[10];
@@ -207,7 +216,7 @@ static int vnicctl(struct rp *p, const char *verb, unsigned int share,
 	return spawn(p, argv, out_path, ms, s);
 }
 
-static int nft_cmd(struct rp *p, const char *a1, const char *a2,
+static int nft_cmd(struct rproc *p, const char *a1, const char *a2,
 		   const char *a3, const char *a4, const char *a5, double *ms)
 {
 	const char *argv[] = { "/usr/sbin/nft", a1, a2, a3, a4, a5, NULL };
@@ -234,7 +243,7 @@ static void nfnl_barrier(void)
 	close(fd);
 }
 
-static int empty(struct rp *p, struct filt_env *e)
+static int empty(struct rproc *p, struct filt_env *e)
 {
 	int ret = nfnl_flush_ruleset(e);
 
@@ -246,14 +255,16 @@ static int empty(struct rp *p, struct filt_env *e)
 	return ret;
 }
 
-/* One timed sample of row m, from the state the run left (A installed). */
-static int one_row(struct rp *p, struct filt_env *e, struct bench_row *r,
-		   unsigned int m)
+/* One timed run of row i, from the state every row leaves: A installed. */
+int rproc_run(struct rproc *p, unsigned int i, struct sample *s, char *err,
+	      size_t errlen)
 {
-	struct sample *s = bench_row_next(r);
+	unsigned int m = i % RP__N;
+	struct filt_env *e = &p->e;
 	char nftf[128];
-	int ret = 0;
+	int ret;
 
+	p->err[0] = '\0';
 	switch (m) {
 	case RP_FULL:
 		ret = empty(p, e) ?: vnicctl(p, "sync", 0, NULL, &s->ms, s);
@@ -282,178 +293,160 @@ static int one_row(struct rp *p, struct filt_env *e, struct bench_row *r,
 			nfnl_barrier();
 		ret = ret ?: vnicctl(p, "sync", 0, NULL, &s->ms, s);
 	}
-	if (!ret)
-		r->runs++;
-	else
-		snprintf(r->error, sizeof(r->error), "%s", p->err);
-	usleep(p->o->settle_ms * 1000);
+	if (ret)
+		snprintf(err, errlen, "%s", p->err[0] ? p->err : strerror(-ret));
 	return ret;
 }
 
-static void name_rows(struct bench_row *rows, unsigned int n, bool pfx)
+/* Row i's group: its size and hook mode in a namespace of its own, the
+ * policies written, A rendered and installed; made once a group. */
+int rproc_prepare(struct rproc *p, unsigned int i, char *err, size_t errlen)
 {
-	char full[64];
-	unsigned int m;
-
-	snprintf(full, sizeof(full), "vnicctl-%s-full-apply-%u",
-		 pfx ? "prefix" : "name", n);
-	for (m = 0; m < RP__N; m++) {
-		char buf[64];
-
-		snprintf(buf, sizeof(buf), "%s-%s-%s-%u",
-			 m == RP_NFTF ? "anchor" : "vnicctl",
-			 pfx ? "prefix" : "name", rp_names[m], n);
-		rows[m].method = strdup(buf);
-		rows[m].existing = n;
-		rows[m].has_calls = m != RP_NFTF;
-		rows[m].per_doubling = NAN;
-		if (rp_share[m]) {
-			rows[m].target.max_ratio = RP_TARGET_X;
-			rows[m].target.ratio_to = strdup(full);
-		}
-	}
-}
-
-/* The rows of one size and hook mode, in a namespace of their own. */
-static int one_size(struct rp *p, unsigned int n, bool pfx, struct bench_row *rows)
-{
-	struct bench_opts po = *p->o;
-	struct filt_env e;
-	unsigned int run, m;
+	unsigned int g = i / RP__N, n = p->sizes[g / 2], m;
+	bool pfx = g % 2;
+	char nftf[128];
 	int ret;
 
-	po.kind = VNIC_KIND_MACVLAN;
-	po.nics_per_guest = 1;
-	po.guests = n;
+	if (p->group == g + 1)
+		goto out;
+	rproc_release(p);
+	p->group = g + 1;
+	p->err[0] = '\0';
+	p->po = *p->o;
+	p->po.kind = VNIC_KIND_MACVLAN;
+	p->po.nics_per_guest = 1;
+	p->po.guests = n;
 	p->hook_opt[0] = pfx ? "--hook-prefix" : NULL;
 	p->hook_opt[1] = pfx ? "nv" : NULL;
 	p->hook_opt[2] = NULL;
-	if (unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	ret = filt_env_setup(&e, &po, n);
+	ret = unshare(CLONE_NEWNET) < 0 ? -errno :
+	      filt_env_setup(&p->e, &p->po, n);
 	for (m = 0; !ret && m < RP_NFTF; m++)
 		if (m == RP_FULL || rp_share[m])
 			ret = write_policy(p, n, rp_share[m]);
-	if (!ret) {
-		char nftf[128];
+	snprintf(nftf, sizeof(nftf), "%s/p0.nft", p->dir);
+	ret = ret ?: vnicctl(p, "render", 0, nftf, NULL, NULL) ?:
+	      vnicctl(p, "sync", 0, NULL, NULL, NULL);
+	p->setup = ret;
+out:
+	if (p->setup)
+		snprintf(err, errlen, "setup: %.240s",
+			 p->err[0] ? p->err : strerror(-p->setup));
+	return p->setup;
+}
 
-		snprintf(nftf, sizeof(nftf), "%s/p0.nft", p->dir);
-		ret = vnicctl(p, "render", 0, nftf, NULL, NULL) ?:
-		      vnicctl(p, "sync", 0, NULL, NULL, NULL);
+void rproc_release(struct rproc *p)
+{
+	if (p->group)
+		filt_env_free(&p->e);
+	p->group = 0;
+}
+
+const char *rproc_name(const struct rproc *p, unsigned int i)
+{
+	return p->names[i];
+}
+
+/* Row i's name, targets and why it is skipped. */
+void rproc_row(const struct rproc *p, unsigned int i, struct bench_row *r)
+{
+	unsigned int g = i / RP__N, m = i % RP__N;
+
+	r->existing = p->sizes[g / 2];
+	r->has_calls = m != RP_NFTF;
+	r->per_doubling = NAN;
+	if (rp_share[m]) {
+		r->target.max_ratio = RP_TARGET_X;
+		r->target.ratio_to = p->names[g * RP__N + RP_FULL];
 	}
-	for (run = 0; !ret && run < p->o->runs; run++) {
-		progress("restart %s %u: run %u/%u", pfx ? "prefix" : "name",
-			 n, run + 1, p->o->runs);
-		for (m = 0; m < RP__N; m++)
-			if (!rows[m].skip && !rows[m].error[0] &&
-			    one_row(p, &e, &rows[m], m) && m != RP_NFTF)
-				break;	/* the state is unknown: stop here */
-	}
-	if (ret)
-		snprintf(rows[RP_FULL].error, sizeof(rows[RP_FULL].error),
-			 "setup: %.240s", p->err[0] ? p->err : strerror(-ret));
-	filt_env_free(&e);
-	return 0;
+	if (access(p->vnicctl, X_OK))
+		r->skip = "no vnicctl next to vnic-bench (or $VNICCTL)";
+	else if (!bench_in_list(p->o->methods, r->method))
+		r->skip = "not selected (--methods)";
 }
 
 /* Per doubling of N from the size before: (t2/t1)^(1/log2(n2/n1)). */
-static void doubling_notes(struct bench_row *rows, const unsigned int *sizes,
-			   unsigned int nsizes)
+void rproc_notes(const struct rproc *p, struct bench_row *rows)
 {
 	unsigned int i, h, m;
 
-	for (i = 1; i < nsizes; i++)
+	for (i = 1; i < p->nsizes; i++)
 		for (h = 0; h < 2; h++)
 			for (m = 0; m < RP_NFTF; m++) {
 				struct bench_row *a = &rows[((i - 1) * 2 + h) * RP__N + m];
 				struct bench_row *b = &rows[(i * 2 + h) * RP__N + m];
 				double x = pow(row_median(b, MS) /
 					       row_median(a, MS),
-					       1.0 / log2((double)sizes[i] /
-							  sizes[i - 1]));
+					       1.0 / log2((double)p->sizes[i] /
+							  p->sizes[i - 1]));
 
 				b->per_doubling = x;
 				if (!isnan(x))
 					snprintf(b->note, sizeof(b->note),
 						 "%.2fx per doubling of N from %u%s",
-						 x, sizes[i - 1], h && m != RP_UNCH ?
+						 x, p->sizes[i - 1], h && m != RP_UNCH ?
 						 " (target <= 2.3x)" : "");
 			}
 }
 
-int restart_proc_rows(const struct bench_opts *o, struct bench_row **out,
-		      unsigned int *nout)
+int rproc_new(const struct bench_opts *o, struct rproc **out,
+	      unsigned int *nrows)
 {
-	unsigned int sizes[RP_MAX_SIZES], nsizes, i, h, m, nrows;
-	struct bench_row *rows;
+	static const char *const hook[2] = { "name", "prefix" };
+	struct rproc *p = calloc(1, sizeof(*p));
 	char *slash, feat[96];
-	struct rp p;
+	unsigned int i;
 	ssize_t len;
-	bool ok;
 
 	*out = NULL;
-	*nout = 0;
-	if (parse_sizes(o->proc_guests, sizes, &nsizes) || !nsizes)
+	*nrows = 0;
+	if (!p)
+		return -ENOMEM;
+	p->o = o;
+	if (parse_sizes(o->proc_guests, p->sizes, &p->nsizes) || !p->nsizes) {
+		free(p);
 		return 0;
-	memset(&p, 0, sizeof(p));
-	p.o = o;
-	len = readlink("/proc/self/exe", p.vnicctl, sizeof(p.vnicctl) - 16);
-	if (len <= 0)
-		return -errno;
-	p.vnicctl[len] = 0;
-	slash = strrchr(p.vnicctl, '/');
-	strcpy(slash ? slash + 1 : p.vnicctl, "vnicctl");
+	}
+	len = readlink("/proc/self/exe", p->vnicctl, sizeof(p->vnicctl) - 16);
+	p->names = calloc(p->nsizes * 2 * RP__N, sizeof(*p->names));
+	snprintf(p->dir, sizeof(p->dir), "/tmp/vnic-bench-restart.XXXXXX");
+	if (len <= 0 || !p->names || !mkdtemp(p->dir)) {
+		p->dir[0] = '\0';
+		rproc_free(p);
+		return -ENOMEM;
+	}
+	p->vnicctl[len] = 0;
+	slash = strrchr(p->vnicctl, '/');
+	strcpy(slash ? slash + 1 : p->vnicctl, "vnicctl");
 	if (getenv("VNICCTL"))
-		snprintf(p.vnicctl, sizeof(p.vnicctl), "%s", getenv("VNICCTL"));
-	snprintf(p.dir, sizeof(p.dir), "/tmp/vnic-bench-restart.XXXXXX");
-	if (!mkdtemp(p.dir))
-		return -errno;
+		snprintf(p->vnicctl, sizeof(p->vnicctl), "%s", getenv("VNICCTL"));
 	/* Every vnicctl keeps the kernel's features as in production (the
 	 * first, untimed sync writes the file), here, not in the host's /run. */
-	snprintf(feat, sizeof(feat), "%s/nft-features", p.dir);
+	snprintf(feat, sizeof(feat), "%s/nft-features", p->dir);
 	setenv("VNICCTL_FEATURES_FILE", feat, 1);
-	nrows = nsizes * 2 * RP__N;
-	rows = calloc(nrows, sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	ok = access(p.vnicctl, X_OK) == 0;
-	for (i = 0; i < nsizes; i++)
-		for (h = 0; h < 2; h++) {
-			struct bench_row *r = &rows[(i * 2 + h) * RP__N];
-
-			for (m = 0; m < RP__N; m++)
-				bench_row_init(&r[m], NULL, o->runs);
-			name_rows(r, sizes[i], h);
-			for (m = 0; m < RP__N; m++)
-				if (!ok)
-					r[m].skip = "no vnicctl next to vnic-bench (or $VNICCTL)";
-				else if (!bench_in_list(o->methods, r[m].method))
-					r[m].skip = "not selected (--methods)";
-			if (ok)
-				one_size(&p, sizes[i], h, r);
-		}
-	doubling_notes(rows, sizes, nsizes);
-	unsetenv("VNICCTL_FEATURES_FILE");
-	if (!o->keep_files) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p.dir);
-		if (system(cmd))
-			fprintf(stderr, "vnic-bench: %s failed\n", cmd);
-	}
-	*out = rows;
-	*nout = nrows;
+	for (i = 0; i < p->nsizes * 2 * RP__N; i++)
+		snprintf(p->names[i], sizeof(p->names[i]), "%s-%s-%s-%u",
+			 i % RP__N == RP_NFTF ? "anchor" : "vnicctl",
+			 hook[i / RP__N % 2], rp_names[i % RP__N],
+			 p->sizes[i / RP__N / 2]);
+	*out = p;
+	*nrows = p->nsizes * 2 * RP__N;
 	return 0;
 }
 
-void restart_proc_free(struct bench_row *rows, unsigned int n)
+void rproc_free(struct rproc *p)
 {
-	unsigned int i;
+	char cmd[128];
 
-	for (i = 0; i < n; i++) {
-		free((char *)rows[i].method);
-		free((char *)rows[i].target.ratio_to);
-		bench_row_free(&rows[i]);
+	if (!p)
+		return;
+	rproc_release(p);
+	unsetenv("VNICCTL_FEATURES_FILE");
+	if (p->dir[0] && !p->o->keep_files) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p->dir);
+		if (system(cmd))
+			fprintf(stderr, "vnic-bench: %s failed\n", cmd);
 	}
-	free(rows);
+	free(p->names);
+	free(p);
 }

@@ -8,12 +8,15 @@
  *                layout by nft -f, next to the kernel's cost of the hooks
  *   filters-add  one guest next to G installed guests, and next to none
  *   restart      a new process re-claims the persisted table: vnic_filter_sync
- *                of the unchanged state, and of one changed guest
+ *                of the unchanged state, and of one changed guest; then
+ *                vnicctl as a new process at each --proc-guests size
+ *                (restart_proc.c)
  *
- * Each is a table of methods (struct fmethod: name, group, why skipped,
+ * Each is a table of methods (struct fmethod: name, group, what it needs,
  * prepare, run, release) run by one loop, methods_run(): group by group,
- * runs the outer loop and the group's methods the inner one, rotated, as
- * in the guest scenario.  Every filters run starts from an empty ruleset
+ * runs the outer loop and the group's methods the inner one, rotated (but
+ * the vnicctl rows, whose order is their state's), as in the guest
+ * scenario.  Every filters run starts from an empty ruleset
  * (flushed by the bench's own nfnetlink socket, untimed, then checked), in
  * the bench's own namespace, over NICs made once before any clock starts.
  */
@@ -23,11 +26,6 @@
 #include <unistd.h>
 
 #include "filters.h"
-
-static bool selected(const struct bench_opts *o, const char *name)
-{
-	return bench_in_list(o->methods, name);
-}
 
 /* ---- shared steps ---- */
 
@@ -110,11 +108,11 @@ static int setup_failed(const struct bench_opts *o, const struct bench_row *rows
 struct filters;
 
 /*
- * A method of a filter scenario: its row's name, why it cannot run here
- * (NULL: it can), the untimed work before its first run, one timed run,
- * and the untimed work after its last.  Methods of one group share what
- * their prepare made: each group is prepared, run (runs outer, its
- * methods rotated) and released before the next group.  A method without
+ * A method of a filter scenario: its row's name, the tool it needs (the
+ * row is skipped without it), the untimed work before its first run, one
+ * timed run, and the untimed work after its last.  Methods of one group
+ * share what their prepare made: each group is prepared, run (runs outer,
+ * its methods rotated unless ordered) and released before the next group.  A method without
  * a run is a row that a method of its group fills (a remove timed right
  * after its add, the open of a sync).
  */
@@ -123,8 +121,9 @@ struct fmethod {
 	unsigned int group;
 	bool always;			/* --methods does not apply */
 	bool result;			/* the row's has_result */
+	bool ordered;			/* its group's rows are not rotated */
 	const char *note;		/* the row's note to begin with */
-	const char *(*skip)(const struct filters *f, unsigned int m);
+	char needs;			/* 'n': nft(8), 'x': xtables variant arg */
 	int (*prepare)(struct filters *f, unsigned int m, char *err,
 		       size_t errlen);
 	int (*run)(struct filters *f, unsigned int m, struct sample *s,
@@ -153,16 +152,20 @@ struct fscn {
 struct filters {
 	struct filt_env e;
 	const struct fscn *sc;
+	const struct fmethod *m;	/* sc's, or restart's with the vnicctl */
+	unsigned int n;			/* rows (own, the table made) */
+	struct fmethod *own;
+	struct rproc *rp;
+	int job;			/* restart: the child's (enum child_job) */
 	struct bench_row *rows;
 	unsigned int group;		/* the group being run */
 	struct vnic_policy *p;
 	/* filters: what its rows share, prepared once by filters_setup */
 	char *text;			/* vnic_filter_render */
 	size_t text_len;
-	char text_path[64];
-	char chains_path[64];
-	char preload_path[64];
-	char split_path[64];		/* nft-f-split: the statements */
+	/* nft -f's files: the rendered text, the per-guest chains, the
+	 * statements (nft-f-split) and nft-per-stmt's preload */
+	char path[4][64];
 	struct stmt_list stmts;
 	unsigned int items, sample, sample_from;	/* nft-per-stmt */
 	struct xt_set xt[XT__VARIANTS];			/* m_xt.c */
@@ -194,7 +197,7 @@ static const char *m_active(void *ctx, unsigned int m)
 	struct filters *f = ctx;
 	const struct bench_row *r = &f->rows[m];
 
-	return f->sc->m[m].group != f->group || !f->sc->m[m].run || r->skip ||
+	return f->m[m].group != f->group || !f->m[m].run || r->skip ||
 	       r->error[0] ? NULL : r->method;
 }
 
@@ -203,7 +206,7 @@ static int m_once(void *ctx, unsigned int m, unsigned int run)
 	struct filters *f = ctx;
 	struct bench_row *r = &f->rows[m];
 
-	if (f->sc->m[m].run(f, m, bench_row_next(r), r->error,
+	if (f->m[m].run(f, m, bench_row_next(r), r->error,
 			    sizeof(r->error)))
 		row_failed(r);
 	else
@@ -213,26 +216,29 @@ static int m_once(void *ctx, unsigned int m, unsigned int run)
 
 static int methods_run(struct filters *f)
 {
-	const struct fmethod *fm = f->sc->m;
-	struct bench_loop bl = { .runs = f->e.o->runs, .n = f->sc->n, .ctx = f,
+	const struct fmethod *fm = f->m;
+	struct bench_loop bl = { .runs = f->e.o->runs, .n = f->n, .ctx = f,
 				 .active = m_active, .once = m_once };
 	unsigned int m, last = 0;
 	int ret = 0, r;
 
-	for (m = 0; m < f->sc->n; m++)
+	for (m = 0; m < f->n; m++)
 		if (fm[m].group > last)
 			last = fm[m].group;
 	for (f->group = 0; f->group <= last && !ret; f->group++) {
-		for (m = 0; m < f->sc->n; m++) {
+		bl.ordered = false;
+		for (m = 0; m < f->n; m++) {
 			struct bench_row *row = &f->rows[m];
 
+			if (fm[m].group == f->group)
+				bl.ordered |= fm[m].ordered;
 			if (fm[m].group == f->group && fm[m].prepare &&
 			    !row->skip && !row->error[0] &&
 			    fm[m].prepare(f, m, row->error, sizeof(row->error)))
 				row_failed(row);
 		}
 		ret = bench_rotate(&bl);
-		for (m = 0; m < f->sc->n; m++)
+		for (m = 0; m < f->n; m++)
 			if (fm[m].group == f->group && fm[m].release &&
 			    !f->rows[m].skip && (r = fm[m].release(f, m)) &&
 			    !ret)
@@ -316,7 +322,7 @@ static int run_stmt(struct filters *f, unsigned int m, struct sample *s,
 	if (ret)
 		return ret;
 	if (f->sample_from > ns) {
-		ret = nft_file(&f->e, f->preload_path);
+		ret = nft_file(&f->e, f->path[3]);
 		if (ret)
 			return nft_fail("preloading nft -f", ret, err, errlen);
 	}
@@ -359,11 +365,10 @@ static int prep_bfloor(struct filters *f, unsigned int m, char *err,
 static int run_xt(struct filters *f, unsigned int m, struct sample *s,
 		  char *err, size_t errlen)
 {
-	bool by_rule = m >= F_XT_RULE;
-	unsigned int v = m - (by_rule ? F_XT_RULE : F_XT_RESTORE);
+	int v = f->m[m].arg;
 
-	return xt_filters_run(v, by_rule, &f->xt[v], f->e.o->stmt_sample,
-			      &f->rows[m], s);
+	return xt_filters_run(v, m >= F_XT_RULE, &f->xt[v],
+			      f->e.o->stmt_sample, &f->rows[m], s);
 }
 
 static int run_lib(struct filters *f, unsigned int m, struct sample *s,
@@ -417,8 +422,7 @@ static int run_file(struct filters *f, unsigned int m, struct sample *s,
 		    char *err, size_t errlen)
 {
 	uint64_t t0 = now_ns();
-	int ret = nft_file(&f->e, m == F_NFT_F ? f->text_path :
-			   m == F_NFT_SPLIT ? f->split_path : f->chains_path);
+	int ret = nft_file(&f->e, f->path[f->m[m].arg]);
 
 	s->ms = ms_since(t0);
 	return ret ? nft_fail("nft -f", ret, err, errlen) : 0;
@@ -439,30 +443,22 @@ static int run_bpf_floor(struct filters *f, unsigned int m, struct sample *s,
 			  errlen);
 }
 
-static const char *skip_nft(const struct filters *f, unsigned int m)
-{
-	return nft_skip(&f->e);
-}
-
-static const char *skip_xt(const struct filters *f, unsigned int m)
-{
-	return xt_skip((m - F_XT_RESTORE) % XT__VARIANTS);
-}
-
-#define F_ROW(n, sk, r)	{ .name = n, .skip = sk, .run = r }
+#define F_ROW(n, nd, r, a)	{ .name = n, .needs = nd, .run = r, .arg = a }
 #define F_BPF_ROW(n, r, nt)	{ .name = n, .run = r, .result = true, \
 				  .note = nt }
 static const struct fmethod fmethods[F__MAX] = {
 	[F_LIBVNIC] = { .name = "libvnic", .run = run_lib, .result = true },
-	[F_NFT_F] = F_ROW("nft-f", skip_nft, run_file),
-	[F_NFT_SPLIT] = F_ROW("nft-f-split", skip_nft, run_file),
-	[F_NFT_STMT] = F_ROW("nft-per-stmt", skip_nft, run_stmt),
-	[F_NFT_CHAINS] = F_ROW("nft-f-chains", skip_nft, run_file),
-	[F_FLOOR] = F_ROW("kernel-hook-floor", NULL, run_hook_floor),
-	[F_XT_RESTORE + XT_LEGACY] = F_ROW("xt-legacy-restore", skip_xt, run_xt),
-	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", skip_xt, run_xt),
-	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", skip_xt, run_xt),
-	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", skip_xt, run_xt),
+	[F_NFT_F] = F_ROW("nft-f", 'n', run_file, 0),
+	[F_NFT_SPLIT] = F_ROW("nft-f-split", 'n', run_file, 2),
+	[F_NFT_STMT] = F_ROW("nft-per-stmt", 'n', run_stmt, 0),
+	[F_NFT_CHAINS] = F_ROW("nft-f-chains", 'n', run_file, 1),
+	[F_FLOOR] = F_ROW("kernel-hook-floor", 0, run_hook_floor, 0),
+	[F_XT_RESTORE + XT_LEGACY] = F_ROW("xt-legacy-restore", 'x', run_xt,
+					   XT_LEGACY),
+	[F_XT_RESTORE + XT_NFT] = F_ROW("xt-nft-restore", 'x', run_xt, XT_NFT),
+	[F_XT_RULE + XT_LEGACY] = F_ROW("xt-legacy-per-rule", 'x', run_xt,
+					XT_LEGACY),
+	[F_XT_RULE + XT_NFT] = F_ROW("xt-nft-per-rule", 'x', run_xt, XT_NFT),
 	[F_LIBVNIC_PFX] = { .name = "libvnic-prefix", .run = run_lib,
 			    .result = true },
 	[F_BFLOOR] = { .name = "floor", .prepare = prep_bfloor,
@@ -583,7 +579,7 @@ static void check_same(struct filters *f)
 		return;
 	if (run_libvnic(f, NULL, &s, err, sizeof(err)) ||
 	    nft_list_ruleset(&f->e, &a) || reset_ruleset(&f->e, err, sizeof(err)) ||
-	    nft_file(&f->e, f->text_path) || nft_list_ruleset(&f->e, &b)) {
+	    nft_file(&f->e, f->path[0]) || nft_list_ruleset(&f->e, &b)) {
 		snprintf(r->note, sizeof(r->note),
 			 "could not compare with libvnic's ruleset: %.180s",
 			 err[0] ? err : bench_last_error());
@@ -610,12 +606,11 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 	unsigned int ns, nsplit = 0;
 	int ret;
 
-	ret = stmt_split(f->text, &f->stmts, err, errlen);
+	ret = stmt_split(f->text, FILT_NETDEV_MAX, &f->stmts, &nsplit, err,
+			 errlen);
 	if (!ret)
-		ret = stmt_split_chains(&f->stmts, FILT_NETDEV_MAX, &nsplit);
-	if (!ret)
-		ret = stmt_write(&f->stmts, 0, f->stmts.n, f->split_path,
-				 sizeof(f->split_path));
+		ret = stmt_write(&f->stmts, 0, f->stmts.n, f->path[2],
+				 sizeof(f->path[2]));
 	if (ret) {
 		if (!err[0])
 			snprintf(err, errlen, "statements: %s", strerror(-ret));
@@ -644,8 +639,8 @@ static int prepare_stmts(struct filters *f, char *err, size_t errlen)
 		r->extrapolated = true;
 		r->sample_items = f->sample;
 		r->total_items = f->items;
-		ret = stmt_write(&f->stmts, ns, f->sample_from, f->preload_path,
-				 sizeof(f->preload_path));
+		ret = stmt_write(&f->stmts, ns, f->sample_from, f->path[3],
+				 sizeof(f->path[3]));
 		if (ret)
 			return ret;
 	}
@@ -673,8 +668,8 @@ static int prepare_chains(struct filters *f, char *err, size_t errlen)
 
 	ret = chains_render(&f->e, f->e.o->guests, &text, &len, &nrules);
 	if (!ret)
-		ret = nft_write_tmp(text, len, f->chains_path,
-				    sizeof(f->chains_path));
+		ret = nft_write_tmp(text, len, f->path[1],
+				    sizeof(f->path[1]));
 	free(text);
 	if (ret) {
 		snprintf(err, errlen, "per-guest chains: %s", strerror(-ret));
@@ -736,8 +731,8 @@ static int filters_prepare(struct filters *f, char *err, size_t errlen)
 	 * can. */
 	ret = render(f, &render_ms, rerr, sizeof(rerr));
 	if (!ret)
-		ret = nft_write_tmp(f->text, f->text_len, f->text_path,
-				    sizeof(f->text_path));
+		ret = nft_write_tmp(f->text, f->text_len, f->path[0],
+				    sizeof(f->path[0]));
 	if (ret) {
 		if (!rerr[0])
 			snprintf(rerr, sizeof(rerr), "the rendered text: %s",
@@ -834,7 +829,7 @@ enum { A_ADD_G, A_ADD_NONE, A_RM_G, A_RM_NONE, A_FLOOR, A_PFX,
 
 static unsigned int a_phase(const struct filters *f, unsigned int m)
 {
-	return f->sc->m[m].group / 2;
+	return f->m[m].group / 2;
 }
 
 /* Phases next to G are the odd ones. */
@@ -1042,34 +1037,28 @@ struct child_out {
 	bool have_gen;
 };
 
-/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c);
- * JOB_BPF: a JOB_SYNC by a bpf handle. */
+/* JOB_CAPTURE: an untimed JOB_SYNC whose requests are kept (floor.c),
+ * run by the bench itself; JOB_BPF: a JOB_SYNC by a bpf handle. */
 enum child_job { JOB_SYNC, JOB_SYNC_CHANGED, JOB_REAPPLY, JOB_CAPTURE,
 		 JOB_BPF };
 
-struct child_job_arg {
-	struct filt_env *e;
-	enum child_job job;
-	struct floor_batches *fb;	/* JOB_CAPTURE: the parent's copy */
-};
-
-/* The restarted daemon: a new process, a new context, a new handle. */
-static void child(void *arg, int fd)
+/*
+ * The restarted daemon: a new context, a new handle (in a new process but
+ * for JOB_CAPTURE).  e->ctx and e->nfnl are the caller's to restore.
+ */
+static void restarted(struct filters *f, enum child_job job,
+		      struct child_out *o)
 {
-	struct child_job_arg *a = arg;
-	struct filt_env *e = a->e;
-	enum child_job job = a->job;
+	struct filt_env *e = &f->e;
 	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench",
 		  .flags = VNIC_CTX_NO_MONITOR);
 	struct vnic_policy *p = NULL, *orig = NULL;
-	struct floor_batches fb = { .requests = true };
 	struct child_out out;
 	struct vnic_filter *h = NULL;
 	uint64_t t0;
 
 	memset(&out, 0, sizeof(out));
 	out.res.sz = sizeof(out.res);
-	/* The parent's context and sockets are not ours to use. */
 	e->ctx = NULL;
 	e->nfnl = NULL;
 	out.ret = vnic_ctx_new(&copts, &e->ctx);
@@ -1087,8 +1076,8 @@ static void child(void *arg, int fd)
 				      sizeof(out.err));
 	if (out.ret)
 		goto done;
-	out.have_gen = job != JOB_BPF && filt_nfnl_open(e) == 0 &&
-		       nfnl_genid(e, &out.gen_open) == 0;
+	out.have_gen = job != JOB_BPF && job != JOB_CAPTURE &&
+		       filt_nfnl_open(e) == 0 && nfnl_genid(e, &out.gen_open) == 0;
 	t0 = now_ns();
 	out.ret = job == JOB_BPF ? bpf_open(e, &h, out.err, sizeof(out.err)) :
 		  nft_open(e, NULL, &h, out.err, sizeof(out.err));
@@ -1099,7 +1088,7 @@ static void child(void *arg, int fd)
 	if (out.have_gen)
 		out.have_gen = nfnl_genid(e, &out.gen0) == 0;
 	if (job == JOB_CAPTURE)
-		floor_capture(h, &fb);
+		floor_capture(h, &f->floor[0]);
 	t0 = now_ns();
 	out.ret = job == JOB_REAPPLY ? vnic_filter_apply(h, p, &out.res) :
 				       vnic_filter_sync(h, p, &out.res);
@@ -1125,25 +1114,31 @@ static void child(void *arg, int fd)
 done:
 	if (h)
 		vnic_filter_close(h);
-	if (!bench_child_send(fd, &out, sizeof(out)) && job == JOB_CAPTURE)
-		floor_write(fd, &fb);
+	if (p)
+		vnic_policy_free(p);
+	if (orig)
+		vnic_policy_free(orig);
+	if (e->ctx)
+		vnic_ctx_free(e->ctx);
+	*o = out;
 }
 
-static int child_more(void *arg, int fd)
+static void child(void *arg, int fd)
 {
-	struct child_job_arg *a = arg;
+	struct filters *f = arg;
+	struct child_out out;
 
-	return a->fb ? floor_read(fd, a->fb) : 0;
+	restarted(f, f->job, &out);
+	bench_child_send(fd, &out, sizeof(out));
 }
 
-/* fb: where a JOB_CAPTURE child's requests go. */
-static int run_child(struct filt_env *e, enum child_job job,
-		     struct child_out *out, struct floor_batches *fb)
+static int run_child(struct filters *f, enum child_job job,
+		     struct child_out *out)
 {
-	struct child_job_arg a = { e, job, fb };
-	struct bench_child c = { .run = child, .arg = &a, .out = out,
-				 .len = sizeof(*out), .more = child_more };
+	struct bench_child c = { .run = child, .arg = f, .out = out,
+				 .len = sizeof(*out) };
 
+	f->job = job;
 	return bench_child_result(&c, &out->ret, out->err, sizeof(out->err));
 }
 
@@ -1165,9 +1160,9 @@ static void child_sample(struct bench_row *r, const struct child_out *c, double 
 static int restart_job(struct filters *f, unsigned int m, struct sample *s,
 		       char *err, size_t errlen)
 {
-	enum child_job job = (enum child_job)f->sc->m[m].arg;
+	enum child_job job = (enum child_job)f->m[m].arg;
 	struct child_out c;
-	int ret = run_child(&f->e, job, &c, NULL);
+	int ret = run_child(f, job, &c);
 	unsigned int i;
 
 	if (ret) {
@@ -1194,24 +1189,28 @@ static int restart_job(struct filters *f, unsigned int m, struct sample *s,
 
 /*
  * The floor of the unchanged sync: the requests a sync of a new process
- * sent (kept by an untimed sync before the runs), sent again by the
+ * sends, kept by an untimed sync of a new context and handle in the bench
+ * itself (the library keeps nothing between contexts), sent again by the
  * bench's socket, each to its last reply.
  */
 static int restart_floor_capture(struct filters *f, unsigned int m,
 				 char *err, size_t errlen)
 {
 	struct floor_batches *fb = &f->floor[0];
+	struct vnic_ctx *ctx = f->e.ctx;
+	struct mnl_socket *nfnl = f->e.nfnl;
 	struct bench_row *r = &f->rows[m];
 	unsigned int i, reads = 0;
 	struct child_out c;
 	size_t bytes = 0;
-	int ret;
 
 	fb->requests = true;
-	ret = run_child(&f->e, JOB_CAPTURE, &c, fb);
-	if (ret || !fb->n) {
+	restarted(f, JOB_CAPTURE, &c);
+	f->e.ctx = ctx;
+	f->e.nfnl = nfnl;
+	if (c.ret || fb->err || !fb->n) {
 		snprintf(err, errlen, "capturing libvnic's requests: %.200s",
-			 ret ? c.err : "none sent");
+			 c.ret ? c.err : fb->err ? "out of memory" : "none sent");
 		return -EIO;
 	}
 	for (i = 0; i < fb->n; i++) {
@@ -1219,7 +1218,7 @@ static int restart_floor_capture(struct filters *f, unsigned int m,
 		bytes += fb->v[i].len;
 	}
 	snprintf(r->note, sizeof(r->note),
-		 "the kernel's cost of libvnic's unchanged sync: the %u requests (%u reads, %u batches; %zu bytes) a sync of a new process sent (captured untimed by the library's tap), each sent again by the bench's socket, one sendmsg() each, to its last reply (unparsed)",
+		 "the kernel's cost of libvnic's unchanged sync: the %u requests (%u reads, %u batches; %zu bytes) a sync by a new context and handle sent, as a new process does (captured untimed by the library's tap), each sent again by the bench's socket, one sendmsg() each, to its last reply (unparsed)",
 		 fb->n, reads, fb->n - reads, bytes);
 	return 0;
 }
@@ -1299,15 +1298,10 @@ static int restart_xt_release(struct filters *f, unsigned int m)
 	return 0;
 }
 
-static const char *restart_skip_xt(const struct filters *f, unsigned int m)
-{
-	return xt_skip(m - R_XT);
-}
-
 /* libvnic-open, libvnic-open+sync-unchanged: filled by the sync's run. */
 #define R_LIB(n, j, r, nt)	{ .name = n, .always = true, .run = r, \
 				  .arg = j, .result = true, .note = nt }
-#define R_XT_ROW(n, g)	{ .name = n, .group = g, .skip = restart_skip_xt, \
+#define R_XT_ROW(n, g)	{ .name = n, .group = g, .needs = 'x', .arg = g - 2, \
 			  .prepare = restart_xt_prepare, .run = restart_xt_run, \
 			  .release = restart_xt_release, .result = true }
 static const struct fmethod r_methods[R__MAX] = {
@@ -1341,6 +1335,8 @@ static void restart_rows(struct filters *f)
 
 	for (m = 0; m < R__MAX; m++)
 		rows[m].existing = o->guests;
+	for (; m < f->n; m++)
+		rproc_row(f->rp, m - R__MAX, &rows[m]);
 	rows[R_SYNC].target.zero_writes = true;
 	rows[R_SYNC].target.floor = r_methods[R_FLOOR].name;
 	rows[R_BPF].target.zero_writes = true;
@@ -1385,30 +1381,53 @@ static int restart_setup(struct filters *f, char *err, size_t errlen)
 	return ret;
 }
 
-/* With restart's rows of new vnicctl processes, each size in a namespace
- * of its own. */
+/* restart's rows of new vnicctl processes (restart_proc.c): a group per
+ * size and hook mode, after the rows of its own. */
+static int proc_prepare(struct filters *f, unsigned int m, char *err,
+			size_t errlen)
+{
+	return rproc_prepare(f->rp, m - R__MAX, err, errlen);
+}
+
+static int proc_run(struct filters *f, unsigned int m, struct sample *s,
+		    char *err, size_t errlen)
+{
+	return rproc_run(f->rp, m - R__MAX, s, err, errlen);
+}
+
+static int proc_release(struct filters *f, unsigned int m)
+{
+	rproc_release(f->rp);
+	return 0;
+}
+
+/* Ordered as the rows of a group were written: each starts from A. */
+static int proc_methods(struct filters *f)
+{
+	unsigned int n, i;
+	int ret = rproc_new(f->e.o, &f->rp, &n);
+
+	if (ret || !n)
+		return ret;
+	f->own = calloc(R__MAX + n, sizeof(*f->own));
+	if (!f->own)
+		return -ENOMEM;
+	memcpy(f->own, r_methods, sizeof(r_methods));
+	for (i = 0; i < n; i++)
+		f->own[R__MAX + i] = (struct fmethod){
+			.name = rproc_name(f->rp, i), .group = 4 + i / RP_ROWS,
+			.always = true, .ordered = true, .prepare = proc_prepare,
+			.run = proc_run, .release = proc_release };
+	f->m = f->own;
+	f->n = R__MAX + n;
+	return 0;
+}
+
 static int restart_report(struct filters *f, struct report_env *re)
 {
-	struct bench_row *proc = NULL, *all = f->rows;
-	unsigned int nproc = 0;
-	int ret = restart_proc_rows(f->e.o, &proc, &nproc);
-
-	if (nproc && (all = calloc(R__MAX + nproc, sizeof(*all)))) {
-		memcpy(all, f->rows, R__MAX * sizeof(*all));
-		memcpy(all + R__MAX, proc, nproc * sizeof(*proc));
-	} else {
-		all = f->rows;
-		nproc = 0;
-	}
-	if (!ret)
-		ret = report_rows(re, all, R__MAX + nproc, f->e.o->json) ? 1 : 0;
-	else
-		ret = setup_failed(f->e.o, f->rows, R__MAX, "", ret);
-	if (all != f->rows)
-		free(all);
-	if (proc)
-		restart_proc_free(proc, nproc);
-	return ret;
+	if (f->rp)
+		rproc_notes(f->rp, f->rows + R__MAX);
+	return report_rows(re, f->rows, f->n, f->e.o->json) ? 1 : 0;
 }
 
 /* ---- the three scenarios ---- */
@@ -1433,17 +1452,12 @@ static void filters_free(struct filters *f)
 	unsigned int m;
 
 	if (!f->e.o->keep_files) {
-		if (f->text_path[0])
-			unlink(f->text_path);
-		if (f->chains_path[0])
-			unlink(f->chains_path);
-		if (f->preload_path[0])
-			unlink(f->preload_path);
-		if (f->split_path[0])
-			unlink(f->split_path);
-	} else if (!f->e.o->json && f->text_path[0]) {
+		for (m = 0; m < 4; m++)
+			if (f->path[m][0])
+				unlink(f->path[m]);
+	} else if (!f->e.o->json && f->path[0][0]) {
 		fprintf(stderr, "kept: %s (rendered) %s (per-guest chains)\n",
-			f->text_path, f->chains_path);
+			f->path[0], f->path[1]);
 	}
 	for (m = 0; m < XT__VARIANTS; m++) {
 		if (!f->e.o->keep_files)
@@ -1462,9 +1476,11 @@ static void filters_free(struct filters *f)
 		vnic_policy_free(f->p);
 	if (f->one)
 		vnic_policy_free(f->one);
-	for (m = 0; f->rows && m < f->sc->n; m++)
+	for (m = 0; f->rows && m < f->n; m++)
 		bench_row_free(&f->rows[m]);
 	free(f->rows);
+	free(f->own);
+	rproc_free(f->rp);
 	filt_env_free(&f->e);
 }
 
@@ -1477,19 +1493,24 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 	int ret;
 
 	f.e.o = o;
-	f.rows = calloc(sc->n, sizeof(*f.rows));
-	ret = f.rows ? filt_env_setup(&f.e, o, guests_of(o) * o->nics_per_guest) :
-		       -ENOMEM;
-	for (m = 0; f.rows && m < sc->n; m++) {
-		bench_row_init(&f.rows[m], sc->m[m].name, o->runs);
-		f.rows[m].has_result = sc->m[m].result;
-		if (sc->m[m].note)
+	f.m = sc->m;
+	f.n = sc->n;
+	ret = sc->m == r_methods ? proc_methods(&f) : 0;
+	f.rows = calloc(f.n, sizeof(*f.rows));
+	if (!ret)
+		ret = f.rows ? filt_env_setup(&f.e, o, guests_of(o) *
+					      o->nics_per_guest) : -ENOMEM;
+	for (m = 0; f.rows && m < f.n; m++) {
+		bench_row_init(&f.rows[m], f.m[m].name, o->runs);
+		f.rows[m].has_result = f.m[m].result;
+		if (f.m[m].note)
 			snprintf(f.rows[m].note, sizeof(f.rows[m].note), "%s",
-				 sc->m[m].note);
-		if (!sc->m[m].always && !selected(o, sc->m[m].name))
+				 f.m[m].note);
+		if (!f.m[m].always && !bench_in_list(o->methods, f.m[m].name))
 			f.rows[m].skip = "not selected (--methods)";
-		else if (sc->m[m].skip)
-			f.rows[m].skip = sc->m[m].skip(&f, m);
+		else if (f.m[m].needs)
+			f.rows[m].skip = f.m[m].needs == 'x' ?
+					 xt_skip(f.m[m].arg) : nft_skip(&f.e);
 	}
 	if (!ret)
 		ret = sc->setup(&f, err, sizeof(err));
@@ -1500,11 +1521,11 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 	re->label_a = sc->label[0];
 	re->label_b = sc->label[1];
 	if (ret)
-		ret = setup_failed(o, f.rows, sc->n, err, ret);
+		ret = setup_failed(o, f.rows, f.n, err, ret);
 	else if (sc->report)
 		ret = sc->report(&f, re);
 	else
-		ret = report_rows(re, f.rows, sc->n, o->json) ? 1 : 0;
+		ret = report_rows(re, f.rows, f.n, o->json) ? 1 : 0;
 	filters_free(&f);
 	return ret;
 }
@@ -1543,10 +1564,8 @@ static void defaults(struct bench_opts *o)
 
 static int check(struct bench_opts *o)
 {
-	unsigned int guests = !strcmp(o->scenario, "filters-add") ?
-			      o->existing + 1 : o->guests;
-
-	if ((unsigned long)guests * o->nics_per_guest > BENCH_MAX_FILTER_NICS) {
+	if ((unsigned long)guests_of(o) * o->nics_per_guest >
+	    BENCH_MAX_FILTER_NICS) {
 		fprintf(stderr, "vnic-bench: at most %u NICs\n",
 			BENCH_MAX_FILTER_NICS);
 		return -EINVAL;

@@ -8,9 +8,12 @@
  *                program, then the clean policy with a legit frame, a
  *                spoofed MAC and a spoofed IPv4 source (both dropped)
  *   veth-*       real frames: a bounded sender (a fixed count, sendmmsg on
- *                a packet socket) on the guest's end g0 of a veth pair, the
- *                frames crossing vh0's hook and a bridge to fa0, counted on
- *                fa0p; no filter, nft by name, nft by prefix, bpf
+ *                a packet socket, pinned to one CPU) on the guest's end g0
+ *                of a veth pair, the frames crossing vh0's hook and a bridge
+ *                to fa0, counted on fa0p; no filter, the kernel's own tc
+ *                hook with an empty program (veth-tc-empty: what any
+ *                cls_bpf filter costs before its program does anything),
+ *                nft by name, nft by prefix, bpf, and bpf attached by tcx
  *
  * Every row is time per frame: the table's ms column is ms per 10^6
  * frames, i.e. ns per frame; frames_per_s is its inverse.  Each veth run
@@ -33,8 +36,8 @@
 #define PKT_REPEAT_PER_KFRAME	5000	/* test-run: repeats per --count */
 #define PKT_MAX_RUNS		64
 
-enum { P_EMPTY, P_LEGIT, P_SPOOF_MAC, P_SPOOF_IP, P_NONE, P_NFT, P_NFT_PFX,
-       P_BPF, P__MAX };
+enum { P_EMPTY, P_LEGIT, P_SPOOF_MAC, P_SPOOF_IP, P_NONE, P_TC_EMPTY, P_NFT,
+       P_NFT_PFX, P_BPF, P_BPF_TCX, P__MAX };
 
 /* How a row runs: test-run of a frame, or real frames with a backend. */
 struct pdesc {
@@ -43,19 +46,39 @@ struct pdesc {
 	int mac_last, ip_last;	/* the frame's source MAC/IPv4 last byte */
 	int backend;		/* veth: -1 none, VNIC_BACKEND_* */
 	bool prefix;
+	bool tc_empty;		/* clsact + an empty cls_bpf program, by tc(8) */
+	uint32_t flags;		/* vnic_filter_opts.flags */
 	unsigned int ref;	/* the row its x_ref is taken to */
 };
 
 static const struct pdesc pdescs[P__MAX] = {
-	[P_EMPTY] = { "test-run-empty", 2, 0, 1, -1, false, P_EMPTY },
-	[P_LEGIT] = { "test-run-legit", 0, 0, 1, -1, false, P_EMPTY },
-	[P_SPOOF_MAC] = { "test-run-spoofed-mac", 0, 0x66, 1, -1, false, P_EMPTY },
-	[P_SPOOF_IP] = { "test-run-spoofed-ipv4", 0, 0, 99, -1, false, P_EMPTY },
-	[P_NONE] = { "veth-none", -1, 0, 1, -1, false, P_NONE },
-	[P_NFT] = { "veth-nft", -1, 0, 1, VNIC_BACKEND_NFT, false, P_NONE },
-	[P_NFT_PFX] = { "veth-nft-prefix", -1, 0, 1, VNIC_BACKEND_NFT, true, P_NONE },
-	[P_BPF] = { "veth-bpf", -1, 0, 1, VNIC_BACKEND_BPF, false, P_NONE },
+	[P_EMPTY] = { "test-run-empty", 2, 0, 1, -1, .ref = P_EMPTY },
+	[P_LEGIT] = { "test-run-legit", 0, 0, 1, -1, .ref = P_EMPTY },
+	[P_SPOOF_MAC] = { "test-run-spoofed-mac", 0, 0x66, 1, -1, .ref = P_EMPTY },
+	[P_SPOOF_IP] = { "test-run-spoofed-ipv4", 0, 0, 99, -1, .ref = P_EMPTY },
+	[P_NONE] = { "veth-none", -1, 0, 1, -1, .ref = P_NONE },
+	[P_TC_EMPTY] = { "veth-tc-empty", -1, 0, 1, -1, .tc_empty = true,
+			 .ref = P_NONE },
+	[P_NFT] = { "veth-nft", -1, 0, 1, VNIC_BACKEND_NFT, .ref = P_NONE },
+	[P_NFT_PFX] = { "veth-nft-prefix", -1, 0, 1, VNIC_BACKEND_NFT,
+			.prefix = true, .ref = P_NONE },
+	[P_BPF] = { "veth-bpf", -1, 0, 1, VNIC_BACKEND_BPF, .ref = P_NONE },
+	[P_BPF_TCX] = { "veth-bpf-tcx", -1, 0, 1, VNIC_BACKEND_BPF,
+			.flags = VNIC_FILTER_TCX, .ref = P_NONE },
 };
+
+/*
+ * The kernel's own hook: a clsact on vh0 and, on its ingress and egress
+ * as the bpf backend's, a cls_bpf filter whose program does nothing.  A
+ * classic program that returns 0 ("no match"): the kernel runs it as a
+ * JITed eBPF program and cls_bpf then passes the frame on
+ * (TC_ACT_UNSPEC), the same walk as a direct-action program that returns
+ * TC_ACT_UNSPEC, without a program to load from the bench.
+ */
+static const char tc_empty_cmd[] =
+	"tc qdisc add dev vh0 clsact && "
+	"tc filter add dev vh0 ingress pref 1 protocol all bpf bytecode '1,6 0 0 0' && "
+	"tc filter add dev vh0 egress pref 1 protocol all bpf bytecode '1,6 0 0 0'";
 
 struct pkt {
 	const struct bench_opts *o;
@@ -87,10 +110,14 @@ static int policy(struct vnic_ctx *ctx, struct vnic_policy **out)
 	return ret;
 }
 
-/* A run's ns per frame, as the row's ms: ms per 10^6 frames. */
-static void keep(struct bench_row *r, double ns)
+/* A run's ns per frame, as the row's ms: ms per 10^6 frames (veth: the
+ * sender's CPU time; its wall clock time in table_ms). */
+static void keep(struct bench_row *r, double ns, double wall)
 {
-	bench_row_next(r)->ms = ns;
+	struct sample *s = bench_row_next(r);
+
+	s->ms = ns;
+	s->table_ms = wall;
 	r->runs++;
 }
 
@@ -136,7 +163,7 @@ static void test_runs(struct pkt *k)
 				bench_lib_fail(ctx, "vnic_bpf_test_run", -EIO,
 					       r->error, sizeof(r->error));
 			else
-				keep(r, ns);
+				keep(r, ns, ns);
 		}
 	if (b)
 		vnic_bpf_close(b);
@@ -150,19 +177,20 @@ static void test_runs(struct pkt *k)
 /* ---- real frames through a veth pair ---- */
 
 /* In a child: the namespace, the backend's filter on vh0, then the
- * frames; ns per frame that arrived on fa0p, or a negative errno. */
+ * frames; the sender's CPU ns per frame that arrived on fa0p (its wall
+ * clock ns per frame into *wall), or a negative errno. */
 static double veth_run(const struct pdesc *d, unsigned int kframes,
-		       char *err, size_t errlen)
+		       double *wall, char *err, size_t errlen)
 {
 	static const char *const pfx[] = { "vh", NULL };
 	VNIC_OPTS(vnic_filter_opts, fo, .backend = (enum vnic_backend)d->backend,
-		  .hook_prefixes = d->prefix ? pfx : NULL);
+		  .hook_prefixes = d->prefix ? pfx : NULL, .flags = d->flags);
 	struct vnic_filter *h = NULL;
 	struct vnic_ctx *ctx = NULL;
 	struct vnic_policy *p;
 	unsigned long long got;
 	unsigned char f[FRAME_LEN];
-	uint64_t ns;
+	uint64_t ns, cpu;
 	int ret;
 
 	if (frames_veth_ns(true)) {
@@ -172,11 +200,17 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 	ret = d->backend < 0 ? 0 : vnic_ctx_new(NULL, &ctx);
 	if (!ret && ctx && !(ret = policy(ctx, &p)))
 		ret = vnic_filter_open(ctx, &fo, &h);
-	if (!ret && d->prefix &&
-	    !(vnic_filter_features(h) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+	if (!ret && h && ((d->prefix &&
+			   !(vnic_filter_features(h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) ||
+			  ((d->flags & VNIC_FILTER_TCX) &&
+			   !(vnic_filter_features(h) & VNIC_FILTER_FEAT_TCX))))
 		ret = -EOPNOTSUPP;
 	if (!ret && h)
 		ret = vnic_filter_apply(h, p, NULL);
+	if (!ret && d->tc_empty && system(tc_empty_cmd)) {
+		snprintf(err, errlen, "tc: the empty cls_bpf filter failed");
+		return -EIO;
+	}
 	if (ret && ctx)
 		bench_lib_fail(ctx, "filter setup", ret, err, errlen);
 	else if (ret)
@@ -184,7 +218,7 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 	if (ret)
 		return ret;
 	frame(f, 0, 1);
-	ret = frames_send(f, kframes * 1000u, &ns, &got);
+	ret = frames_send(f, kframes * 1000u, &ns, &cpu, &got);
 	if (ret) {
 		snprintf(err, errlen, "packet socket: %s", strerror(-ret));
 		return ret;
@@ -194,28 +228,30 @@ static double veth_run(const struct pdesc *d, unsigned int kframes,
 			 kframes * 1000u);
 		return -EIO;
 	}
-	return (double)ns / (double)got;
+	*wall = (double)ns / (double)got;
+	return (double)cpu / (double)got;
 }
 
 /* One veth run, in a child of its own (bench_child): what it sends back. */
 struct veth_job {
 	const struct pdesc *d;
 	unsigned int kframes;
-	struct { double ns; char err[240]; } res;
+	struct { double ns, wall; char err[232]; } res;
 };
 
 static void veth_child(void *arg, int fd)
 {
 	struct veth_job *j = arg;
 
-	j->res.ns = veth_run(j->d, j->kframes, j->res.err, sizeof(j->res.err));
+	j->res.ns = veth_run(j->d, j->kframes, &j->res.wall, j->res.err,
+			     sizeof(j->res.err));
 	bench_child_send(fd, &j->res, sizeof(j->res));
 }
 
 /* Row m's run; its ns per frame kept. */
 static void veth_once(struct pkt *k, unsigned int m)
 {
-	struct veth_job j = { &pdescs[m], k->o->guests, { -EIO, "" } };
+	struct veth_job j = { &pdescs[m], k->o->guests, { -EIO, 0, "" } };
 	struct bench_child c = { .run = veth_child, .arg = &j, .out = &j.res,
 				 .len = sizeof(j.res) };
 	struct bench_row *r = &k->r[m];
@@ -225,9 +261,11 @@ static void veth_once(struct pkt *k, unsigned int m)
 		snprintf(j.res.err, sizeof(j.res.err), "the child died");
 	}
 	if (j.res.ns > 0)
-		keep(r, j.res.ns);
+		keep(r, j.res.ns, j.res.wall);
 	else if (j.res.ns == -EOPNOTSUPP && pdescs[m].prefix)
 		r->skip = "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)";
+	else if (j.res.ns == -EOPNOTSUPP && pdescs[m].flags)
+		r->skip = "the kernel has no tcx (Linux 6.6)";
 	else
 		snprintf(r->error, sizeof(r->error), "%s", j.res.err);
 }
@@ -237,6 +275,11 @@ static void veth_once(struct pkt *k, unsigned int m)
 static double col_ns(const struct report *o, const struct bench_row *r)
 {
 	return r->runs ? row_median(r, offsetof(struct sample, ms)) : NAN;
+}
+
+static double col_wall(const struct report *o, const struct bench_row *r)
+{
+	return r->runs ? row_median(r, offsetof(struct sample, table_ms)) : NAN;
 }
 
 static double col_kframes(const struct report *o, const struct bench_row *r)
@@ -254,6 +297,7 @@ static double col_ref(const struct report *o, const struct bench_row *r)
 static void cols(struct report *o)
 {
 	report_col(o, "ns_frame", 1, col_ns);
+	report_col(o, "wall_ns", 1, col_wall);
 	report_col(o, "kframes_s", 0, col_kframes);
 	report_col(o, "x_ref", 3, col_ref);
 }
@@ -262,6 +306,7 @@ static void json_measured(struct json *j, const struct report *o,
 			  const struct bench_row *r)
 {
 	json_num(j, "ns_per_packet", col_ns(o, r));
+	json_num(j, "wall_ns_per_packet", col_wall(o, r));
 	json_num(j, "frames_per_s", 1e9 / col_ns(o, r));
 	json_num(j, "ratio_to_ref", col_ref(o, r));
 	if (r->priv)
@@ -279,8 +324,9 @@ static void notes(FILE *f, const struct report *o)
 	double e = col_ns(o, &o->rows[P_EMPTY]), l = col_ns(o, &o->rows[P_LEGIT]);
 	double n = col_ns(o, &o->rows[P_NONE]), b = col_ns(o, &o->rows[P_BPF]);
 	double nft = col_ns(o, &o->rows[P_NFT]), pfx = col_ns(o, &o->rows[P_NFT_PFX]);
+	double hook = col_ns(o, &o->rows[P_TC_EMPTY]), tcx = col_ns(o, &o->rows[P_BPF_TCX]);
 
-	fprintf(f, "ms is ms per 10^6 frames (= ns per frame); test-run: BPF_PROG_TEST_RUN of one 64-byte IPv4/UDP frame, %u repeats in the kernel, mean per run; veth: %u frames per run from a packet socket on g0 (sendmmsg, %u a call) through vh0's hook and a bridge, counted on fa0p, ns = send time / frames arrived\n",
+	fprintf(f, "ms is ms per 10^6 frames (= ns per frame); test-run: BPF_PROG_TEST_RUN of one 64-byte IPv4/UDP frame, %u repeats in the kernel, mean per run; veth: %u frames per run from a packet socket on g0 (sendmmsg, %u a call) through vh0's hook and a bridge, counted on fa0p, the sender pinned to one CPU; ns = the sender's CPU time / frames arrived (the path's own work, the frames' softirq included, not the time other tasks held the CPU); wall_ns = send time / frames arrived\n",
 		o->re->n * PKT_REPEAT_PER_KFRAME, o->re->n * 1000, FRAMES_BATCH);
 	if (!isnan(e) && !isnan(l))
 		fprintf(f, "target: the clean policy adds <= 50 ns over the empty program: %+.1f ns (%s)\n",
@@ -288,6 +334,15 @@ static void notes(FILE *f, const struct report *o)
 	if (!isnan(n) && !isnan(b))
 		fprintf(f, "target: bpf frames/s >= 0.95x unfiltered: %.3fx (%s)\n",
 			n / b, n / b >= 0.95 ? "met" : "MISSED");
+	if (!isnan(n) && !isnan(b))
+		fprintf(f, "by wall clock (load included): bpf %.3fx unfiltered\n",
+			col_wall(o, &o->rows[P_NONE]) / col_wall(o, &o->rows[P_BPF]));
+	if (!isnan(hook) && !isnan(b))
+		fprintf(f, "the kernel's hook alone (clsact, an empty cls_bpf program) carries %.3fx the frames of no filter; bpf carries %.3fx the frames of that hook: what the policy's program costs on its own\n",
+			n / hook, hook / b);
+	if (!isnan(tcx) && !isnan(n))
+		fprintf(f, "bpf attached by tcx (no clsact, no cls_bpf): %.3fx unfiltered\n",
+			n / tcx);
 	if (!isnan(b) && (!isnan(nft) || !isnan(pfx)))
 		fprintf(f, "target: bpf frames/s >= the nft rows: %.3fx nft by name, %.3fx nft by prefix (1 = same rate; NAN: row missing)\n",
 			nft / b, pfx / b);
@@ -323,6 +378,8 @@ static int run(const struct bench_opts *o)
 			k->r[m].skip = "not selected (--methods)";
 		else if (!bench_find_tool("ip", ip, sizeof(ip)))
 			k->r[m].skip = "ip(8) not found (install iproute2): it makes the veth pairs";
+		else if (pdescs[m].tc_empty && !bench_find_tool("tc", ip, sizeof(ip)))
+			k->r[m].skip = "tc(8) not found (install iproute2): it attaches the empty filter";
 	report_env_init(&re, o, 0, 0);
 	re.n = o->guests;
 	re.style = &pkt_style;
@@ -379,9 +436,10 @@ const struct scenario scn_pkt = {
 		"  (empty program, clean policy with a legit, a spoofed-MAC and a\n"
 		"  spoofed-IPv4 frame; K x 5000 repeats), and K thousand real frames\n"
 		"  (default 200) through a filtered veth pair and a bridge: no filter,\n"
-		"  nft by name, nft by prefix, bpf.  Methods: test-run-empty\n"
-		"  test-run-legit test-run-spoofed-mac test-run-spoofed-ipv4 veth-none\n"
-		"  veth-nft veth-nft-prefix veth-bpf\n",
+		"  the kernel's tc hook with an empty program, nft by name, nft by\n"
+		"  prefix, bpf, bpf by tcx.  Methods: test-run-empty test-run-legit\n"
+		"  test-run-spoofed-mac test-run-spoofed-ipv4 veth-none veth-tc-empty\n"
+		"  veth-nft veth-nft-prefix veth-bpf veth-bpf-tcx\n",
 	.opts = O_COUNT | O_RUNS | O_METHODS | O_OUT | O_JSON,
 	.defaults = defaults,
 	.check = check,

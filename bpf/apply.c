@@ -18,8 +18,9 @@
  *     failure in 4 or 4b undoes the log in reverse, the filters step 3
  *     made, and puts the older program back where 4b swapped it.
  *  5. Past that point nothing fails the change: the previous generation's
- *     addresses, the counters of NICs gone, and the filters of NICs no
- *     guest uses any more are removed.
+ *     addresses, the counters of NICs gone and the counters of no NIC
+ *     (another process's), and the filters of NICs no guest uses any more
+ *     are removed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -173,6 +174,7 @@ static int binst_make(struct binst *out, const struct pguest *g, const int *ifi,
 		n->kind = pn->kind;
 		n->idx = k;
 		n->gen = gen[k];
+		n->counted = true;	/* written with it, or kept */
 		n->v4 = calloc(pn->n4 + 1, sizeof(*n->v4));
 		n->v6 = calloc(pn->n6 + 1, sizeof(*n->v6));
 		if (!n->v4 || !n->v6) {
@@ -216,6 +218,18 @@ static int ifsock_fn(void *arg)
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+int bpf_ifsock(struct vnic_bpf *b)
+{
+	int err = 0;
+
+	if (b->ifsock < 0)
+		err = vnic_in_netns(b->ctx->netns_fd, ifsock_fn, &b->ifsock);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "socket for interface lookups");
+	return b->ifsock;
+}
+
 /* Every NIC of p by name, in order (ifi[off[g] + k]). */
 static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_out,
 		   unsigned int **off_out)
@@ -235,11 +249,9 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 		return oom(b, "the NICs of the policy");
 	}
 	off[p->n] = total;
-	if (b->ifsock < 0)
-		err = vnic_in_netns(b->ctx->netns_fd, ifsock_fn, &b->ifsock);
-	if (err)
-		err = vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
-				   "socket for interface lookups");
+	err = bpf_ifsock(b);
+	if (err > 0)
+		err = 0;
 	for (gi = 0; !err && gi < p->n; gi++)
 		for (k = 0; !err && k < p->g[gi]->nn; k++) {
 			struct ifreq ifr;
@@ -314,8 +326,9 @@ static bool addrs_equal(const struct bnic *n, const struct pnic *pn)
 }
 
 /* Whether the maps, as read, hold byte for byte what installing g on ifi
- * writes (at the generations they have): what another process changed in
- * them is found here, by a sync (same_guest() holds). */
+ * writes (at the generations they have), and each NIC its counter: what
+ * another process changed in them is found here, by a sync (same_guest()
+ * holds). */
 static bool maps_intact(const struct binst *in, const struct pguest *g)
 {
 	unsigned int k;
@@ -325,7 +338,8 @@ static bool maps_intact(const struct binst *in, const struct pguest *g)
 		struct bpf_nic v;
 
 		bpf_nic_value(&v, &g->nics[k], g->name, n->gen, k);
-		if (memcmp(&v, &n->raw, sizeof(v)) || !addrs_equal(n, &g->nics[k]))
+		if (memcmp(&v, &n->raw, sizeof(v)) || !addrs_equal(n, &g->nics[k]) ||
+		    !n->counted)
 			return false;
 	}
 	return true;
@@ -509,15 +523,17 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	for (k = 0; !err && k < g->nn; k++) {
 		int ifindex = c->ifi[c->off[gi] + k];
 		uint32_t key = (uint32_t)ifindex, gen = st->next_gen++;
-		bool was = nic_was(b, ifindex);
+		const struct bnic *bn = bpf_nic_of(b, ifindex);
+		bool was = bn != NULL, counted = bn && bn->counted;
 		struct bpf_nic v;
 
 		if (!gen)
 			gen = st->next_gen++;
 		c->gen[c->off[gi] + k] = gen;
 		err = write_addrs(b, c, &g->nics[k], ifindex, gen);
-		if (!err && !was) {
-			/* a per-CPU value: the map takes one copy per possible CPU */
+		if (!err && !counted) {
+			/* new, or its counter deleted by another process; a
+			 * per-CPU value: one copy per possible CPU */
 			int ncpu = libbpf_num_possible_cpus();
 			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
 
@@ -630,6 +646,31 @@ static void old_addrs(struct vnic_bpf *b, const struct bnic *n)
 	}
 }
 
+/* The counters no NIC had when the maps were read, where still no NIC's:
+ * the policy's NICs got theirs in step 4, and a nics entry there now is
+ * another writer's NIC, whose counter it writes first. */
+static void drop_foreign_counters(struct vnic_bpf *b, const struct change *c,
+				  struct vnic_filter_result *res)
+{
+	struct bpf_nic v;
+	unsigned int i;
+
+	for (i = 0; i < b->nfdrops; i++) {
+		uint32_t key = b->fdrops[i];
+
+		if (nic_kept(c, (int)key) || !bpf_map_lookup_elem(b->map_nics, &key, &v))
+			continue;
+		if (!bpf_map_delete_elem(b->map_drops, &key)) {
+			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
+			res->writes = 1;
+			res->messages++;
+		}
+	}
+	free(b->fdrops);
+	b->fdrops = NULL;
+	b->nfdrops = 0;
+}
+
 /* The model after the change; the leftovers cleared. */
 static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
 {
@@ -686,6 +727,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 		tc_detach(b, detach, nd, res);
 	free(detach);
 	bpf_drop_stale(b);
+	drop_foreign_counters(b, c, res);
 	bpf_drop_orphans(b, c->ifi, c->p ? c->off[c->p->n] : 0, res);
 	if (err)
 		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,

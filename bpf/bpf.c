@@ -35,6 +35,7 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	free(b->inst);
 	free(b->stale[0]);
 	free(b->stale[1]);
+	free(b->fdrops);
 	free(b->orphans);
 	if (b->ifsock >= 0)
 		close(b->ifsock);
@@ -159,10 +160,22 @@ VNIC_EXPORT int vnic_bpf_remove(struct vnic_bpf *b, const char *const *guests, u
 VNIC_EXPORT int vnic_bpf_diff(struct vnic_bpf *b, const struct vnic_policy *p,
 		  vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res)
 {
-	if (b && !p)
-		return vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
-				    "bpf: NULL policy");
-	return change(b, p, NULL, 0, CH_DIFF, fn, arg, res);
+	struct vnic_filter_result r;
+	int err;
+
+	if (!b || p)
+		return change(b, p, NULL, 0, CH_DIFF, fn, arg, res);
+	/* no policy: the damage against what the backend recorded */
+	vnic_clear_err(b->ctx);
+	err = result_check(b, res);
+	if (err)
+		return err;
+	memset(&r, 0, sizeof(r));
+	r.sz = sizeof(r);
+	err = bpf_damage(b, fn, arg, &r);
+	if (!err && res)
+		vnic_out_copy(res, &r, sizeof(r));
+	return err;
 }
 
 VNIC_EXPORT int vnic_bpf_sync_diff(struct vnic_bpf *b, const struct vnic_policy *p,

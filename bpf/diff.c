@@ -5,10 +5,11 @@
  * kernel.  The same plan drives the sync, so a diff says what it does:
  *
  *   guests   added, changed (another policy), removed;
- *   maps     "map nics", "map ip4s", "map ip6s", "map guests": entries of
- *            a guest whose policy is installed that another process
- *            changed, deleted or added (restored / removed), and entries
- *            no guest of libvnic's explains (foreign: removed);
+ *   maps     "map nics", "map ip4s", "map ip6s", "map guests", "map
+ *            drops": entries of a guest whose policy is installed that
+ *            another process changed, deleted or added (restored /
+ *            removed), and entries no guest of libvnic's explains
+ *            (foreign: removed; a counter of no NIC is one);
  *   hooks    "qdisc clsact on IF" (gone), "filter vnic on IF ingress"
  *            (gone, or running an older program), and "filter pref 30318
  *            on IF egress" (foreign, in our slot: removed).
@@ -17,17 +18,25 @@
  * (new ifindex restored, old one removed) and its hooks.  What is told
  * here is counted in result.repaired; messages is what the sync would
  * send, as counted by the same rules the change follows.
+ *
+ * Without a policy (bpf_damage(), for `vnicctl filter show`), the maps and
+ * hooks are checked against what the backend recorded itself: each guests
+ * entry's NIC count, each NIC's counter and hooks, the NIC under its
+ * ifindex still being the one its entry names, and entries of no guest.
+ * What only the policy knows (the addresses, the switches) is not checked.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "bpf/internal.h"
 
-enum { M_NICS, M_IP4, M_IP6, M_GUESTS, M__MAX };
+enum { M_NICS, M_IP4, M_IP6, M_GUESTS, M_DROPS, M__MAX };
 
 static const char *const map_obj[M__MAX] = {
-	"map nics", "map ip4s", "map ip6s", "map guests",
+	"map nics", "map ip4s", "map ip6s", "map guests", "map drops",
 };
 
 struct rep {
@@ -39,6 +48,8 @@ struct rep {
 	uint32_t nobj, guests, msgs, map_writes;
 	uint32_t fix_add[M__MAX], fix_del[M__MAX], foreign[M__MAX];
 };
+
+static bool kept(const struct change *c, int ifindex);
 
 static int tell(struct rep *r, uint32_t kind, const char *guest, const char *object,
 		uint32_t added, uint32_t removed)
@@ -82,7 +93,8 @@ static unsigned int in_map(unsigned int n, unsigned int inline_max)
 }
 
 /* The map writes installing g makes: per NIC its nics entry, its counter
- * when new, its addresses beyond the inline ones; the guests entry. */
+ * when new or missing, its addresses beyond the inline ones; the guests
+ * entry. */
 static uint32_t guest_writes(const struct vnic_bpf *b, const struct pguest *g,
 			     const int *ifi)
 {
@@ -90,7 +102,7 @@ static uint32_t guest_writes(const struct vnic_bpf *b, const struct pguest *g,
 	unsigned int k;
 
 	for (k = 0; k < g->nn; k++)
-		w += 1 + !bpf_owner_of(b, ifi[k]) + in_map(g->nics[k].n4, BPF_IN4) +
+		w += 1 + !bpf_nic_counted(b, ifi[k]) + in_map(g->nics[k].n4, BPF_IN4) +
 		     in_map(g->nics[k].n6, BPF_IN6);
 	return w;
 }
@@ -144,6 +156,8 @@ static void fix_guest(struct rep *r, const struct binst *in, const struct pguest
 		bpf_nic_value(&v, pn, g->name, n->gen, k);
 		if (memcmp(&v, &n->raw, sizeof(v)))
 			r->fix_add[M_NICS]++;
+		if (!n->counted)
+			r->fix_add[M_DROPS]++;
 		/* inline addresses are the nics value's; keys of its
 		 * generation besides them are another process's */
 		if (pn->n4 > BPF_IN4)
@@ -183,6 +197,11 @@ static int guests(struct rep *r)
 			      g->name, NULL, 0, 0))
 			return r->err;
 	}
+	for (i = 0; i < b->nfdrops; i++)	/* step 5 deletes them */
+		if (!kept(c, (int)b->fdrops[i])) {
+			r->foreign[M_DROPS]++;
+			r->msgs++;
+		}
 	for (i = 0; i < b->ni; i++) {
 		const struct binst *in = &b->inst[i];
 
@@ -351,4 +370,115 @@ int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn f
 	res->messages = r.msgs + r.map_writes + (r.map_writes ? 1 : 0);
 	res->writes = r.nobj || r.guests;
 	return 0;
+}
+
+/* --- without a policy ------------------------------------------------------ */
+
+/* Whether ifindex still names the NIC its entry recorded: a NIC deleted,
+ * or deleted and made again under its name, does not. */
+static bool same_nic(struct vnic_bpf *b, int sock, const struct bnic *n)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_ifindex = n->ifindex;
+	b->ctx->stats.ioctls++;
+	return ioctl(sock, SIOCGIFNAME, &ifr) == 0 &&
+	       !strncmp(ifr.ifr_name, n->ifname, IFNAMSIZ);
+}
+
+/* The installed guests' NICs (the ones still there) into c, their entries
+ * checked against the guests entries and the counters on the way.  A
+ * counter of no NIC is foreign, unless a guest lost a NIC's entry: it may
+ * be that NIC's, which only the policy tells (the sync keeps it then). */
+static unsigned int damage_maps(struct rep *r, struct change *c, int sock,
+				const struct bnic **nic)
+{
+	struct vnic_bpf *b = r->b;
+	unsigned int i, k, n = 0;
+
+	for (i = 0; i < b->ni; i++) {
+		const struct binst *in = &b->inst[i];
+
+		if (!in->nn && !(in->digest && in->rec_nics)) {
+			r->foreign[M_GUESTS]++;
+			continue;
+		}
+		if (!in->digest) {
+			r->foreign[M_NICS] += in->nn;
+			continue;
+		}
+		if (in->rec_nics > in->nn)
+			r->fix_add[M_NICS] += in->rec_nics - in->nn;
+		for (k = 0; k < in->nn; k++) {
+			const struct bnic *bn = &in->nics[k];
+
+			if (!same_nic(b, sock, bn)) {
+				r->fix_add[M_NICS]++;
+				r->fix_del[M_NICS]++;
+				continue;
+			}
+			r->fix_add[M_DROPS] += !bn->counted;
+			nic[n] = bn;
+			c->ifi[n] = bn->ifindex;
+			c->want[n++] = bpf_hooks_of(bn->kind);
+		}
+	}
+	if (!r->fix_add[M_NICS])
+		r->foreign[M_DROPS] = b->nfdrops;
+	return n;
+}
+
+int bpf_damage(struct vnic_bpf *b, vnic_filter_diff_fn fn, void *arg,
+	       struct vnic_filter_result *res)
+{
+	struct change c = { 0 };
+	struct rep r = { .b = b, .c = &c, .fn = fn, .arg = arg };
+	const struct bnic **nic = NULL;
+	unsigned int i, m, total = 0, n;
+	int sock, err = b->fresh ? 0 : bpf_reread(b);
+
+	if (err)
+		return err;
+	sock = bpf_ifsock(b);
+	if (sock < 0)
+		return sock;
+	for (i = 0; i < b->ni; i++)
+		total += b->inst[i].nn;
+	c.ifi = calloc(total + 1, sizeof(*c.ifi));
+	c.want = calloc(total + 1, sizeof(*c.want));
+	c.have = calloc(total + 1, sizeof(*c.have));
+	c.old = calloc(2 * total + 2, sizeof(*c.old));
+	nic = calloc(total + 1, sizeof(*nic));
+	if (!c.ifi || !c.want || !c.have || !c.old || !nic) {
+		err = vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
+				   "bpf: out of memory for %u NICs", total);
+		goto out;
+	}
+	n = damage_maps(&r, &c, sock, nic);
+	if (n)
+		err = tc_check(b, c.ifi, c.want, c.have, c.old, n, false);
+	if (!err && !maps(&r))
+		for (i = 0; i < n && !r.err; i++)
+			if (c.want[i] & ~c.have[i])
+				nic_hooks(&r, i, nic[i]->ifname, true);
+	if (!err && r.err < 0)
+		vnic_set_err(b->ctx, r.err, VNIC_STEP_VALIDATE, -1, NULL,
+			     "bpf: the diff callback stopped it");
+	err = err ? err : r.err;
+	if (!err) {
+		res->repaired = r.nobj;
+		res->writes = r.nobj != 0;
+		/* an estimate: the sync's own plan needs the policy */
+		res->messages = r.msgs;
+		for (m = 0; m < M__MAX; m++)
+			res->messages += r.fix_add[m] + r.fix_del[m] + r.foreign[m];
+	}
+out:
+	free(c.ifi);
+	free(c.want);
+	free(c.have);
+	free(c.old);
+	free(nic);
+	return err;
 }

@@ -50,11 +50,13 @@ struct bnic {
 	struct in6_addr *v6;
 	unsigned int n6;
 	struct bpf_nic raw;	/* its nics value as read (not after our writes) */
+	bool counted;		/* its drops entry is there */
 };
 
 struct binst {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
+	uint32_t rec_nics;	/* NICs its guests entry records */
 	struct bnic *nics;
 	unsigned int nn;
 };
@@ -77,6 +79,10 @@ struct vnic_bpf {
 					 * gen, seen at open; dropped by the
 					 * next change (bpf_drop_stale()) */
 	unsigned int nstale[2];
+	uint32_t *fdrops;		/* drops keys of no NIC in nics, seen
+					 * when read; deleted by the next change
+					 * (step 5) where still no NIC's */
+	unsigned int nfdrops;
 	int *orphans;			/* NICs of an older set of ours in this
 					 * namespace that was not adopted */
 	unsigned int norphans;
@@ -169,6 +175,10 @@ uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
 void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 		   uint32_t gen, unsigned int idx);
 const struct binst *bpf_owner_of(const struct vnic_bpf *b, int ifindex);
+/* Installed NIC ifindex, or NULL; whether it has its drops entry (false:
+ * not installed). */
+const struct bnic *bpf_nic_of(const struct vnic_bpf *b, int ifindex);
+bool bpf_nic_counted(const struct vnic_bpf *b, int ifindex);
 
 /* A change as planned (apply.c), what diff.c reports from. */
 struct change {
@@ -192,6 +202,12 @@ struct change {
  * the messages a sync sends.  fn's non-zero return is returned. */
 int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn fn,
 	       void *arg, struct vnic_filter_result *res);
+/* The damage the maps and hooks show against what the backend recorded
+ * itself, without a policy (vnicctl filter show): the maps read again. */
+int bpf_damage(struct vnic_bpf *b, vnic_filter_diff_fn fn, void *arg,
+	       struct vnic_filter_result *res);
+/* apply.c: the socket for interface lookups in the handle's namespace. */
+int bpf_ifsock(struct vnic_bpf *b);
 /* What is on a damaged hook (no filter of ours there): DMG_*. */
 enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
 int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);

@@ -67,6 +67,24 @@ const struct binst *bpf_owner_of(const struct vnic_bpf *b, int ifindex)
 	return NULL;
 }
 
+const struct bnic *bpf_nic_of(const struct vnic_bpf *b, int ifindex)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < b->ni; i++)
+		for (k = 0; k < b->inst[i].nn; k++)
+			if (b->inst[i].nics[k].ifindex == ifindex)
+				return &b->inst[i].nics[k];
+	return NULL;
+}
+
+bool bpf_nic_counted(const struct vnic_bpf *b, int ifindex)
+{
+	const struct bnic *n = bpf_nic_of(b, ifindex);
+
+	return n && n->counted;
+}
+
 void binst_free(struct binst *g)
 {
 	unsigned int k;

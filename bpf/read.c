@@ -5,12 +5,14 @@
  * ifindex, kind and generation, "guests" each guest's digest, and ip4s/ip6s
  * the addresses of each NIC's current generation (others are leftovers of
  * a change that did not finish its clean-up, or another writer's next
- * generation: noted here, deleted by this handle's next change).
+ * generation: noted here, deleted by this handle's next change); "drops"
+ * which NICs have their counter, and the counters of no NIC (noted too).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf/internal.h"
 
@@ -194,6 +196,7 @@ static int guest_entry(struct vnic_bpf *b, const void *k, const void *val, void 
 	if (!g)
 		return -ENOMEM;
 	g->digest = v.digest;
+	g->rec_nics = v.nics;
 	return 0;
 }
 
@@ -203,11 +206,50 @@ static int read_guests(struct vnic_bpf *b)
 			sizeof(struct bpf_guest), guest_entry, NULL);
 }
 
+/* Every NIC read, by ifindex: the address and counter keys find their NIC
+ * in O(log n) where a scan of every guest made a restart quadratic. */
+struct nicix {
+	struct bnic **v;
+	unsigned int n;
+};
+
+static int ix_cmp(const void *a, const void *b)
+{
+	const struct bnic *x = *(struct bnic *const *)a, *y = *(struct bnic *const *)b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+static int ix_build(const struct vnic_bpf *b, struct nicix *ix)
+{
+	unsigned int i, k, n = 0;
+
+	for (i = 0; i < b->ni; i++)
+		n += b->inst[i].nn;
+	ix->v = calloc(n + 1, sizeof(*ix->v));
+	if (!ix->v)
+		return -ENOMEM;
+	for (i = 0; i < b->ni; i++)
+		for (k = 0; k < b->inst[i].nn; k++)
+			ix->v[ix->n++] = &b->inst[i].nics[k];
+	qsort(ix->v, ix->n, sizeof(*ix->v), ix_cmp);
+	return 0;
+}
+
+static struct bnic *ix_find(const struct nicix *ix, uint32_t ifindex)
+{
+	struct bnic key = { .ifindex = (int)ifindex }, *kp = &key, **f;
+
+	f = bsearch(&kp, ix->v, ix->n, sizeof(*ix->v), ix_cmp);
+	return f ? *f : NULL;
+}
+
 /* Addresses keyed (ifindex, gen): kept for the NIC's current gen.  The
  * others -- a crashed change's, or a concurrent writer's new generation
  * not yet flipped in -- are only noted: opening a handle writes nothing,
  * and a reader must not delete what a writer is about to point at. */
 struct stale {
+	const struct nicix *ix;
 	struct bpf_a6 *v;
 	unsigned int n;
 	bool v6;
@@ -221,7 +263,7 @@ static int addr_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 
 	memset(&key, 0, sizeof(key));
 	memcpy(&key, k, st->v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4));
-	n = nic_find(b, key.ifindex);
+	n = ix_find(st->ix, key.ifindex);
 	if (!n || n->gen != key.gen) {
 		struct bpf_a6 *s = realloc(st->v, (st->n + 1) * sizeof(*s));
 
@@ -250,9 +292,9 @@ static int addr_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 	return 0;
 }
 
-static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
+static int read_addrs(struct vnic_bpf *b, const struct nicix *ix, int fd, bool v6)
 {
-	struct stale st = { .v6 = v6 };
+	struct stale st = { .ix = ix, .v6 = v6 };
 	int err;
 
 	err = map_each(b, fd, v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4),
@@ -353,6 +395,53 @@ void bpf_drop_stale(struct vnic_bpf *b)
 	}
 }
 
+/* drops: ifindex -> per-CPU counts.  A NIC without its entry drops
+ * uncounted; an entry of no NIC is another process's or a crashed
+ * change's: both are damage a sync repairs (bpf/diff.c). */
+struct counted {
+	const struct nicix *ix;
+	uint32_t *foreign;
+	unsigned int n;
+};
+
+static int drop_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
+{
+	struct counted *c = arg;
+	struct bnic *n;
+	uint32_t key;
+
+	memcpy(&key, k, sizeof(key));
+	n = ix_find(c->ix, key);
+	if (n) {
+		n->counted = true;
+		return 0;
+	}
+	if (!(c->n & (c->n + 1))) {	/* 0, 1, 3, 7...: grow to twice */
+		uint32_t *f = realloc(c->foreign, 2 * (c->n + 1) * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		c->foreign = f;
+	}
+	c->foreign[c->n++] = key;
+	return 0;
+}
+
+static int read_drops(struct vnic_bpf *b, const struct nicix *ix)
+{
+	struct counted c = { .ix = ix };
+	int ncpu = libbpf_num_possible_cpus(), err;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	err = map_each(b, b->map_drops, sizeof(uint32_t),
+		       (uint32_t)ncpu * sizeof(struct bpf_drop), drop_entry, &c);
+	free(b->fdrops);
+	b->fdrops = c.foreign;
+	b->nfdrops = c.n;
+	return err;
+}
+
 int bpf_reread(struct vnic_bpf *b)
 {
 	struct bpf_state now;
@@ -375,6 +464,7 @@ int bpf_reread(struct vnic_bpf *b)
 
 int bpf_read_installed(struct vnic_bpf *b)
 {
+	struct nicix ix = { NULL, 0 };
 	int err = read_nics(b);
 
 	if (!err)
@@ -382,9 +472,14 @@ int bpf_read_installed(struct vnic_bpf *b)
 	if (!err)
 		sort_nics(b);
 	if (!err)
-		err = read_addrs(b, b->map_ip4, false);
+		err = ix_build(b, &ix);
 	if (!err)
-		err = read_addrs(b, b->map_ip6, true);
+		err = read_addrs(b, &ix, b->map_ip4, false);
+	if (!err)
+		err = read_addrs(b, &ix, b->map_ip6, true);
+	if (!err)
+		err = read_drops(b, &ix);
+	free(ix.v);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "bpf: reading the installed guests");

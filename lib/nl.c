@@ -286,7 +286,8 @@ static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
 
 /* Up to nslot datagrams in one recvmmsg() (at least one, waiting for it):
  * a window of gets answers with one datagram a request, so one system call
- * takes many.  Each slot holds the largest reply a recvmsg() would. */
+ * takes many.  Each slot holds the largest reply a recvmsg() would; a slot
+ * the kernel cut short is the caller's to skip (MSG_TRUNC in its flags). */
 static int recv_many(struct nl_sock *s, char *rbuf, unsigned int nslot,
 		     struct mmsghdr *mm, struct iovec *iov)
 {
@@ -304,12 +305,7 @@ static int recv_many(struct nl_sock *s, char *rbuf, unsigned int nslot,
 	} while (n < 0 && errno == EINTR);
 	if (s->stats)
 		s->stats->recvmsg_calls++;
-	if (n < 0)
-		return -errno;
-	for (k = 0; k < (unsigned int)n; k++)
-		if (mm[k].msg_hdr.msg_flags & MSG_TRUNC)
-			return -ENOSPC;
-	return n;
+	return n < 0 ? -errno : n;
 }
 
 static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
@@ -318,9 +314,9 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	struct mmsghdr mm[NL_RECV_SLOTS];
 	struct iovec iov[NL_RECV_SLOTS];
 	unsigned int pending = hi - lo;
-	int cb_err = 0;
+	int cb_err = 0, trunc = 0;
 
-	while (pending) {
+	while (pending && !trunc) {
 		int got = recv_many(s, rbuf, nslot, mm, iov);
 
 		if (got < 0)
@@ -329,11 +325,18 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 			const struct nlmsghdr *nlh = (const void *)iov[k].iov_base;
 			int left = (int)mm[k].msg_len;
 
+			/* A cut reply is lost, but the datagrams read with it
+			 * are whole: their acks still tell the caller which
+			 * requests took effect, so that it can undo them. */
+			if (mm[k].msg_hdr.msg_flags & MSG_TRUNC) {
+				trunc = -ENOSPC;
+				continue;
+			}
 			for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
 				pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
 		}
 	}
-	return cb_err;
+	return trunc ? trunc : cb_err;
 }
 
 /* How many requests from i fit one sendmsg. */

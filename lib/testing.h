@@ -69,7 +69,8 @@ int vnic_bpf_apply(struct vnic_bpf *b, const struct vnic_policy *p,
 		   struct vnic_filter_result *res);
 int vnic_bpf_sync(struct vnic_bpf *b, const struct vnic_policy *p,
 		  struct vnic_filter_result *res);
-/* vnic_filter_diff() and vnic_filter_sync_diff() of the bpf backend. */
+/* vnic_filter_diff() and vnic_filter_sync_diff() of the bpf backend
+ * (diff: p NULL checks the damage against what the backend recorded). */
 int vnic_bpf_diff(struct vnic_bpf *b, const struct vnic_policy *p,
 		  vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
 int vnic_bpf_sync_diff(struct vnic_bpf *b, const struct vnic_policy *p,

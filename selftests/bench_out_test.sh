@@ -59,14 +59,15 @@ case_filters_out() {
 		"$TMP/o/filters.json" >/dev/null || fail "nft-f not said skipped" || return 1
 }
 
-# pkt: every row ran (or, nft by prefix, skipped on an old kernel) with a
+# pkt: every row ran (or, nft by prefix and tcx, skipped on an old kernel) with a
 # positive figure, and the program's verdicts are the policy's.
 case_pkt_out() {
 	run 0 bench pkt --count 2 --runs 1 --out "$TMP/o" || return 1
 	check_out pkt test-run-empty test-run-legit test-run-spoofed-mac \
-		test-run-spoofed-ipv4 veth-none veth-nft veth-nft-prefix veth-bpf ||
+		test-run-spoofed-ipv4 veth-none veth-tc-empty veth-nft veth-nft-prefix \
+		veth-bpf veth-bpf-tcx ||
 		return 1
-	jq -e '[.rows[] | select(.skipped | not)] | length >= 7 and
+	jq -e '[.rows[] | select(.skipped | not)] | length >= 8 and
 	       all(.ns_per_packet > 0 and .frames_per_s > 0 and .runs == 1)' \
 		"$TMP/o/pkt.json" >/dev/null || fail "pkt: a row without figures" || return 1
 	jq -e '[.rows[] | select(.method | startswith("test-run")) | .verdict] ==

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <vnic/vnic.h>
 
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -1724,6 +1725,210 @@ TEST_F(life, diff_callback_stops_sync)
 	ASSERT_EQ(0, vnic_bpf_diff(self->b, self->p, dlog_cb, &l, &r));
 	self->diff_msgs = r.messages;
 	sync_repairs(_metadata, self, "qdisc clsact");
+}
+
+/* --- drop counters: compared like every other entry --------------------- */
+
+/* A zeroed per-CPU drops value: one copy per possible CPU (malloc'd). */
+static struct bpf_drop *drops_zero(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	return calloc(ncpu > 0 ? ncpu : 1, sizeof(struct bpf_drop));
+}
+
+TEST_F(life, diff_names_deleted_drop_counter)
+{
+	const char *const n[] = { "repair map drops +1 -0", NULL };
+	uint32_t key = if_nametoindex(self->t.nic);
+	struct bpf_drop *v = drops_zero();
+	uint64_t pk, by;
+	int fd;
+
+	ASSERT_NE(NULL, v);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "drops");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_delete_elem(fd, &key));
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, "repair map drops +1");
+	/* the counter is back and counts again */
+	EXPECT_EQ(0, bpf_map_lookup_elem(fd, &key, v));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	ASSERT_EQ(0, vnic_bpf_counter(self->b, PKT_GUEST, &pk, &by));
+	EXPECT_LT(0u, pk);
+	free(v);
+	close(fd);
+}
+
+TEST_F(life, diff_names_foreign_drop_counter)
+{
+	const char *const n[] = { "foreign map drops +0 -1", NULL };
+	struct bpf_drop *v = drops_zero();
+	uint32_t key = 1;	/* lo: no guest's */
+	int fd;
+
+	ASSERT_NE(NULL, v);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "drops");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &key, v, BPF_ANY));
+	diff_says(_metadata, self, n);
+	sync_repairs(_metadata, self, "foreign map drops +0 -1");
+	EXPECT_NE(0, bpf_map_lookup_elem(fd, &key, v));
+	guests_are(_metadata, self->b, 2);
+	free(v);
+	close(fd);
+}
+
+/* --- damage without a policy (vnicctl filter show) ------------------------ */
+
+/* A diff without a policy names the damage (every needle) against what
+ * the backend recorded; the sync with the policy repairs it, and then
+ * the check without a policy finds nothing, from this handle and a new one. */
+static void show_says(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+		      const char *const *needles)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, NULL, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes) TH_LOG("damage: %s", l.text);
+	EXPECT_LT(0u, r.repaired) TH_LOG("damage: %s", l.text);
+	EXPECT_EQ(r.repaired, l.n) TH_LOG("damage: %s", l.text);
+	for (i = 0; needles[i]; i++) {
+		const char *nd = needles[i];
+
+		EXPECT_NE(NULL, strstr(l.text, nd))
+			TH_LOG("no \"%s\" in the damage: %s", nd ? nd : "", l.text);
+	}
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+}
+
+static void show_clean(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(0, vnic_bpf_diff(self->b, NULL, dlog_cb, &l, &r))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(0, r.writes) TH_LOG("damage: %s", l.text);
+		EXPECT_EQ(0u, r.repaired);
+		EXPECT_EQ(0u, l.n) TH_LOG("damage: %s", l.text);
+		vnic_bpf_close(self->b);
+		self->b = NULL;
+		ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	}
+}
+
+TEST_F(life, show_clean_before_and_after_apply)
+{
+	guests_are(_metadata, self->b, 0);
+	show_clean(_metadata, self);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	show_clean(_metadata, self);
+	guests_are(_metadata, self->b, 2);
+}
+
+TEST_F(life, show_names_deleted_filter_and_qdisc)
+{
+	char filter[96], qdisc[96];
+	const char *const n1[] = { filter, NULL }, *const n2[] = { qdisc, NULL };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter del dev %s %s pref 30318", self->t.nic,
+				from_hook(self->t.kind)));
+	snprintf(filter, sizeof(filter), "repair filter vnic on %s %s +1", self->t.nic,
+		 from_hook(self->t.kind));
+	show_says(_metadata, self, n1);
+	show_clean(_metadata, self);
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s clsact", self->t.nic));
+	snprintf(qdisc, sizeof(qdisc), "repair qdisc clsact on %s +1", self->t.nic);
+	show_says(_metadata, self, n2);
+	show_clean(_metadata, self);
+	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, show_names_deleted_map_entry)
+{
+	const char *const n[] = { "repair map nics +1 -0", NULL };
+	uint32_t key = if_nametoindex(self->t.nic);
+	int fd;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "nics");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_delete_elem(fd, &key));
+	show_says(_metadata, self, n);
+	show_clean(_metadata, self);
+	filtering(_metadata, &self->t);
+	close(fd);
+}
+
+TEST_F(life, show_names_drop_counters)
+{
+	const char *const n[] = { "repair map drops +1 -0", "foreign map drops +0 -1", NULL };
+	uint32_t key = if_nametoindex(self->t.nic), lo = 1;
+	struct bpf_drop *v = drops_zero();
+	int fd;
+
+	ASSERT_NE(NULL, v);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "drops");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_delete_elem(fd, &key));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &lo, v, BPF_ANY));
+	show_says(_metadata, self, n);
+	EXPECT_EQ(0, bpf_map_lookup_elem(fd, &key, v));
+	EXPECT_NE(0, bpf_map_lookup_elem(fd, &lo, v));
+	show_clean(_metadata, self);
+	free(v);
+	close(fd);
+}
+
+TEST_F(life, show_names_added_map_entries)
+{
+	const char *const n[] = { "foreign map nics +0 -1", "foreign map guests +0 -1",
+				  NULL };
+	struct bpf_guest_key gk;
+	struct bpf_guest gv = { .digest = 42, .nics = 0 };
+	struct bpf_nic v;
+	uint32_t key = 1;	/* lo: no guest's */
+	int nics, guests;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	nics = our_map(self, "nics");
+	guests = our_map(self, "guests");
+	ASSERT_LE(0, nics);
+	ASSERT_LE(0, guests);
+	memset(&v, 0, sizeof(v));
+	strcpy(v.guest, "intruder");
+	strcpy(v.ifname, "lo");
+	ASSERT_EQ(0, bpf_map_update_elem(nics, &key, &v, BPF_ANY));
+	memset(&gk, 0, sizeof(gk));
+	strcpy(gk.name, "stowaway");
+	ASSERT_EQ(0, bpf_map_update_elem(guests, &gk, &gv, BPF_ANY));
+	show_says(_metadata, self, n);
+	show_clean(_metadata, self);
+	close(nics);
+	close(guests);
+}
+
+TEST_F(life, show_names_nic_recreated_same_name)
+{
+	const char *const n[] = { "repair map nics +1 -1", NULL };
+	char why[256];
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	show_says(_metadata, self, n);
+	show_clean(_metadata, self);
 }
 
 TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); }

@@ -738,6 +738,10 @@ case_bpf_backend() {
 	# sync says what it repaired; 0 again
 	run 0 vc --backend bpf filter diff "$TMP/b.json" || return
 	tc filter del dev vm2h0 ingress pref 30318 || return
+	# show names the damage without the policy: what the maps recorded
+	run 1 vc --backend bpf filter show || return
+	grep -q 'damaged: filter vnic on vm2h0 ingress, 1 filter to restore' "$TMP/err" ||
+		{ fail "show does not name the damage: $(cat "$TMP/err")"; return 1; }
 	run 1 vc --backend bpf filter diff "$TMP/b.json" || return
 	grep -q 'repair: filter vnic on vm2h0 ingress, 1 filter to restore' "$TMP/out" ||
 		{ fail "diff does not name the filter: $(cat "$TMP/out")"; return 1; }

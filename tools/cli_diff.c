@@ -128,16 +128,20 @@ int cli_filter_sync(struct vnic_filter *n, const struct vnic_policy *p,
 	return vnic_filter_sync_diff(n, p, repair_phrase, repaired, res);
 }
 
-/* show: damage the table shows without a policy, on stderr; 0 if none. */
+static int damage_phrase(const struct vnic_filter_diff *d, void *arg)
+{
+	if (d->object)
+		cli_diff_phrase(d, false, arg, 1024);
+	return 0;
+}
+
+/* show: damage the table (bpf: the maps and hooks) shows without a
+ * policy, on stderr; 0 if none. */
 int cli_filter_damage(struct cli *cli, struct vnic_filter *n)
 {
 	VNIC_OPTS(vnic_filter_result, res);
 	char what[1024] = "";
-	int err;
-
-	if (vnic_filter_backend(n) == VNIC_BACKEND_BPF)
-		return CLI_OK;	/* its diff needs the policy (filter diff FILE) */
-	err = vnic_filter_diff(n, NULL, repair_phrase, what, &res);
+	int err = vnic_filter_diff(n, NULL, damage_phrase, what, &res);
 
 	if (err)
 		return cli_fail(cli, err, "filter show: checking the table");

@@ -220,7 +220,7 @@ struct vnic_filter_diff {
 	/* Repair and foreign entries.  nft: "set ip4s", "map drops",
 	 * "chain eg0", "counter c_vm1", "hooks of chain eg0", "state
 	 * element".  bpf: "map nics", "map ip4s", "map ip6s", "map guests",
-	 * "qdisc clsact on vm1h0", "filter vnic on vm1h0 ingress", "filter
+	 * "map drops", "qdisc clsact on vm1h0", "filter vnic on vm1h0 ingress", "filter
 	 * pref 30318 on vm1h0 egress" (foreign, in our slot).  NULL for a
 	 * guest entry. */
 	const char *object;
@@ -240,9 +240,11 @@ typedef int (*vnic_filter_diff_fn)(const struct vnic_filter_diff *d, void *arg);
  * -EUCLEAN (nft: a table libvnic did not make), -EAGAIN (bpf: another
  * handle changed the maps since this one read them; permanent for this
  * handle: open a new one), -ENOMEM, fn's
- * non-zero return, or the kernel's.  bpf: p must not be NULL; the maps are
- * read again and every hook of p's NICs read back, so what another process
- * changed is found; messages is what the sync would send.
+ * non-zero return, or the kernel's.  bpf: the maps are read again and
+ * every hook of p's NICs read back, so what another process changed is
+ * found; messages is what the sync would send.  p NULL: the damage
+ * against what the backend recorded (nft: its state element; bpf: the
+ * guests entries, each NIC's counter and hooks; messages an estimate).
  */
 int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
 		     vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);

@@ -376,7 +376,7 @@ static double pps_run(int backend)
 		}
 	}
 	frame_udp4(frame, src, saddr);
-	if (frames_send(frame, PPS_FRAMES, &ns, &got))
+	if (frames_send(frame, PPS_FRAMES, &ns, NULL, &got))
 		return -1;
 	return (double)got / (ns / 1e9);
 }
