@@ -417,7 +417,7 @@ static int still_ours(struct vnic_bpf *b)
 	return 0;
 }
 
-static bool nic_was(const struct vnic_bpf *b, int ifindex)
+static bool nic_was(struct vnic_bpf *b, int ifindex)
 {
 	return bpf_owner_of(b, ifindex) != NULL;
 }
@@ -723,6 +723,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	b->inst = next;
 	b->ni = n;
 	b->capi = n;
+	bpf_index_drop(b);
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);

@@ -95,7 +95,7 @@ static unsigned int in_map(unsigned int n, unsigned int inline_max)
 /* The map writes installing g makes: per NIC its nics entry, its counter
  * when new or missing, its addresses beyond the inline ones; the guests
  * entry. */
-static uint32_t guest_writes(const struct vnic_bpf *b, const struct pguest *g,
+static uint32_t guest_writes(struct vnic_bpf *b, const struct pguest *g,
 			     const int *ifi)
 {
 	uint32_t w = 1;
@@ -180,7 +180,7 @@ static void fix_guest(struct rep *r, const struct binst *in, const struct pguest
 static int guests(struct rep *r)
 {
 	const struct change *c = r->c;
-	const struct vnic_bpf *b = r->b;
+	struct vnic_bpf *b = r->b;
 	unsigned int gi, i;
 
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
