@@ -67,16 +67,6 @@ static int tell(struct rep *r, uint32_t kind, const char *guest, const char *obj
 	return r->err;
 }
 
-static const struct binst *installed(const struct vnic_bpf *b, const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < b->ni; i++)
-		if (!strcmp(b->inst[i].name, name))
-			return &b->inst[i];
-	return NULL;
-}
-
 static const struct bnic *nic_of(const struct binst *in, int ifindex)
 {
 	unsigned int k;
@@ -186,7 +176,7 @@ static int guests(struct rep *r)
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
 		const struct pguest *g = c->p->g[gi];
 		const int *ifi = &c->ifi[c->off[gi]];
-		const struct binst *in = installed(b, g->name);
+		const struct binst *in = bpf_inst_of(b, g->name);
 
 		if (c->same[gi])
 			continue;
@@ -296,7 +286,7 @@ static int hooks(struct rep *r)
 
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
 		const struct pguest *g = c->p->g[gi];
-		const struct binst *in = installed(r->b, g->name);
+		const struct binst *in = bpf_inst_of(r->b, g->name);
 
 		for (k = 0; k < g->nn; k++) {
 			unsigned int i = c->off[gi] + k;

@@ -18,6 +18,7 @@
 #include "bpf/maps.h"
 #include "lib/testing.h"
 #include "lib/internal.h"
+#include "lib/strmap.h"
 #include "policy/model.h"
 
 #define BPF_FILTER_NAME	"vnic"
@@ -79,6 +80,8 @@ struct vnic_bpf {
 	unsigned int ni, capi;
 	struct bnix *nix;		/* inst by ifindex; NULL: to build */
 	unsigned int nnix;
+	struct strmap names;		/* inst by name, when names_ok */
+	bool names_ok;
 	int ifsock;
 	uint32_t features;
 	uint32_t capacity;
@@ -189,7 +192,16 @@ void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 const struct binst *bpf_owner_of(struct vnic_bpf *b, int ifindex);
 struct bnic *bpf_nic_of(struct vnic_bpf *b, int ifindex);
 bool bpf_nic_counted(struct vnic_bpf *b, int ifindex);
+/* The installed guest name, or NULL: O(1) through an index of b->inst by
+ * name, built on the first call after bpf_index_drop(). */
+struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name);
+/* Both indexes go: b->inst moved, shrank or was replaced. */
 void bpf_index_drop(struct vnic_bpf *b);
+/* The NIC index goes: a guest's NICs were added, removed or reordered. */
+void bpf_index_nics_moved(struct vnic_bpf *b);
+/* b->inst[b->ni - 1] was appended, b->inst not moved: the name index
+ * learns it (the NIC index needs nothing: it has no NICs yet). */
+void bpf_index_guest_added(struct vnic_bpf *b);
 
 /* A change as planned (apply.c), what diff.c reports from. */
 struct change {

@@ -102,11 +102,18 @@ static int index_build(struct vnic_bpf *b)
 	return 0;
 }
 
-void bpf_index_drop(struct vnic_bpf *b)
+void bpf_index_nics_moved(struct vnic_bpf *b)
 {
 	free(b->nix);
 	b->nix = NULL;
 	b->nnix = 0;
+}
+
+void bpf_index_drop(struct vnic_bpf *b)
+{
+	bpf_index_nics_moved(b);
+	strmap_free(&b->names);
+	b->names_ok = false;
 }
 
 static const struct bnix *scan(const struct vnic_bpf *b, int ifindex, struct bnix *out)
@@ -137,7 +144,7 @@ static const struct bnix *nic_at(struct vnic_bpf *b, int ifindex, struct bnix *t
 		f--;
 	if (f->gi >= b->ni || f->k >= b->inst[f->gi].nn ||
 	    b->inst[f->gi].nics[f->k].ifindex != ifindex) {
-		bpf_index_drop(b);	/* stale: a caller missed a drop */
+		bpf_index_nics_moved(b);	/* stale: a caller missed a drop */
 		return scan(b, ifindex, tmp);
 	}
 	return f;
@@ -164,6 +171,66 @@ bool bpf_nic_counted(struct vnic_bpf *b, int ifindex)
 	const struct bnic *n = bpf_nic_of(b, ifindex);
 
 	return n && n->counted;
+}
+
+/*
+ * The installed guests by name (lib/strmap.h, the keys borrowed from
+ * b->inst): a scan per guest of a policy, and per entry a read finds,
+ * made a sync quadratic in installed guests as well.  Built at the first
+ * lookup after bpf_index_drop(), and checked the same way; a guest
+ * appended without moving b->inst is added (bpf_index_guest_added()).
+ */
+static int names_build(struct vnic_bpf *b)
+{
+	unsigned int i;
+	int err = 0;
+
+	strmap_init(&b->names);
+	for (i = 0; !err && i < b->ni; i++) {
+		err = strmap_add(&b->names, b->inst[i].name, i);
+		if (err == -EEXIST)	/* the first answers, as the scan's */
+			err = 0;
+	}
+	if (err)
+		strmap_free(&b->names);
+	b->names_ok = !err;
+	return err;
+}
+
+static struct binst *name_scan(struct vnic_bpf *b, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->ni; i++)
+		if (!strcmp(b->inst[i].name, name))
+			return &b->inst[i];
+	return NULL;
+}
+
+struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name)
+{
+	uint32_t i;
+
+	if (!b->names_ok && names_build(b))
+		return name_scan(b, name);
+	if (strmap_get(&b->names, name, &i))
+		return NULL;
+	if (i >= b->ni || strcmp(b->inst[i].name, name)) {
+		bpf_index_drop(b);	/* stale: a caller missed a drop */
+		return name_scan(b, name);
+	}
+	return &b->inst[i];
+}
+
+void bpf_index_guest_added(struct vnic_bpf *b)
+{
+	int err;
+
+	if (!b->names_ok)
+		return;
+	err = strmap_add(&b->names, b->inst[b->ni - 1].name, b->ni - 1);
+	if (err && err != -EEXIST)
+		bpf_index_drop(b);
 }
 
 void binst_free(struct binst *g)

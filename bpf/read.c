@@ -18,11 +18,10 @@
 
 static struct binst *guest_get(struct vnic_bpf *b, const char *name)
 {
-	unsigned int i;
+	struct binst *g = bpf_inst_of(b, name);
 
-	for (i = 0; i < b->ni; i++)
-		if (!strcmp(b->inst[i].name, name))
-			return &b->inst[i];
+	if (g)
+		return g;
 	if (b->ni == b->capi) {
 		unsigned int cap = b->capi ? 2 * b->capi : 16;
 		struct binst *p = realloc(b->inst, cap * sizeof(*p));
@@ -31,10 +30,13 @@ static struct binst *guest_get(struct vnic_bpf *b, const char *name)
 			return NULL;
 		b->inst = p;
 		b->capi = cap;
+		bpf_index_drop(b);
 	}
-	memset(&b->inst[b->ni], 0, sizeof(b->inst[0]));
-	snprintf(b->inst[b->ni].name, sizeof(b->inst[0].name), "%s", name);
-	return &b->inst[b->ni++];
+	g = &b->inst[b->ni++];
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	bpf_index_guest_added(b);
+	return g;
 }
 
 /* The addresses a nics value holds itself (the others are in the maps). */
@@ -140,6 +142,7 @@ static int nic_entry(struct vnic_bpf *b, const void *k, const void *val, void *a
 		return -ENOMEM;
 	g->nics = n;
 	n = &g->nics[g->nn++];
+	bpf_index_nics_moved(b);
 	memset(n, 0, sizeof(*n));
 	n->ifindex = (int)key;
 	memcpy(n->ifname, v.ifname, sizeof(n->ifname));
@@ -170,6 +173,7 @@ static void sort_nics(struct vnic_bpf *b)
 
 	for (i = 0; i < b->ni; i++)
 		qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]), by_idx);
+	bpf_index_nics_moved(b);
 }
 
 static int guest_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
@@ -407,14 +411,14 @@ int bpf_reread(struct vnic_bpf *b)
 	return bpf_read_installed(b);
 }
 
-/* The address and counter keys find their NIC through model.c's index
- * (bpf_nic_of()), built at the first of them, after the NICs are sorted:
- * a scan of every guest per key made a restart quadratic. */
+/* The entries find their guest, and the address and counter keys their
+ * NIC, through model.c's indexes (bpf_inst_of(), bpf_nic_of()): a scan of
+ * every guest per entry made a restart quadratic. */
 int bpf_read_installed(struct vnic_bpf *b)
 {
 	int err;
 
-	bpf_index_drop(b);	/* b->inst changes until sort_nics() */
+	bpf_index_drop(b);
 	err = read_nics(b);
 	if (!err)
 		err = read_guests(b);
