@@ -232,10 +232,12 @@ static int create_round(struct op *op)
 			injected = i;	/* as if the kernel refused it */
 			continue;
 		}
-		/* The echo goes to the namespace the link is created in. */
+		/* The echo tells about the outer device, and goes to the
+		 * namespace it is created in. */
 		err = batch_add(op, msg_newlink(&op->b, nic, nic->naming ==
 				VNIC_NAMING_KERNEL ? nic->tmpl : nic->name,
-				echo && nic->home == 0), i, msg_learn_cb, nic);
+				echo && nic->home == 0 && !nic->peer_outer), i,
+				msg_learn_cb, nic);
 	}
 	if (!err)
 		err = nl_batch_run(&op->ctx->nl, &op->b);
@@ -256,12 +258,15 @@ static int create_round(struct op *op)
  * timeout and blame someone else): ask the peer's namespace whether that
  * name exists.
  */
-static bool peer_taken(struct op *op, const struct vnic_nic *nic)
+static bool peer_taken(struct op *op, struct vnic_nic *nic)
 {
 	struct nlmsghdr *nlh;
 	struct nl_batch b;
 	bool taken = false;
 
+	if (nic->peer_home == NO_HOME &&
+	    homes_get(&op->hs, nic->peer_netns_fd, &nic->peer_home))
+		return false;
 	nl_batch_init(&b);
 	nlh = msg_getlink(&b, nic->peer_name);
 	if (nlh && !nl_batch_end(&b, nlh, NULL, NULL) &&
@@ -502,7 +507,7 @@ static int configure_home(struct op *op, unsigned int home)
 		struct vnic_nic *nic = NIC(op, op->todo[k]);
 
 		if (nic->kind == VNIC_KIND_VETH && nic->peer_up &&
-		    nic->peer_home == home)
+		    !nic->peer_outer && nic->peer_home == home)
 			err = batch_add(op, msg_peer_up(&op->b, nic), op->todo[k],
 					NULL, NULL);
 	}
@@ -552,7 +557,7 @@ static void rollback(struct op *op)
 			op->pend[n++] = op->todo[k];
 	}
 	/* The first error stays the one reported. */
-	nics_delete(op->g, op->pend, n);
+	nics_delete(op->g, op->pend, n, false);
 	for (k = 0; k < op->ntodo; k++) {
 		struct vnic_nic *nic = NIC(op, op->todo[k]);
 
@@ -561,6 +566,27 @@ static void rollback(struct op *op)
 		nic->ifindex = 0;
 		nic->name[0] = '\0';
 	}
+}
+
+static bool peer_beside(const struct vnic_nic *nic)
+{
+	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
+		return nic->netns_fd == nic->peer_netns_fd;
+	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
+}
+
+/*
+ * A peer beside its NIC shares its home.  One in another namespace needs
+ * no socket there: it is named and placed by the create message, and
+ * brought up by it as its outer device (msg.c); its home is opened only
+ * to ask whether its name is taken (peer_taken()).
+ */
+static void place_peer(struct vnic_nic *nic)
+{
+	bool beside = peer_beside(nic);
+
+	nic->peer_home = beside ? nic->home : NO_HOME;
+	nic->peer_outer = !beside && nic->peer_up;
 }
 
 static int op_init(struct op *op, struct vnic_guest *g)
@@ -587,7 +613,7 @@ static int op_init(struct op *op, struct vnic_guest *g)
 			continue;
 		err = homes_get(&op->hs, nic->netns_fd, &nic->home);
 		if (!err && nic->kind == VNIC_KIND_VETH)
-			err = homes_get(&op->hs, nic->peer_netns_fd, &nic->peer_home);
+			place_peer(nic);
 		if (err)
 			return fail(op, err, VNIC_STEP_SOCKET, i, NULL,
 				    "socket in the target namespace");

@@ -107,7 +107,7 @@ VNIC_EXPORT int vnic_guest_destroy(struct vnic_guest *g)
 	for (i = 0; i < g->n; i++)
 		if (g->nics[i].created)
 			idx[n++] = i;
-	err = nics_delete(g, idx, n);
+	err = nics_delete(g, idx, n, false);
 	free(idx);
 	vnic_guest_free(g);
 	return vnic_err_fallback(ctx, err, VNIC_STEP_DELETE, "deleting the guest's NICs");

@@ -10,6 +10,7 @@
 #include "allocator/nic.h"
 
 #define MAX_HOMES 16
+#define NO_HOME UINT32_MAX
 
 struct linkcache;
 

@@ -23,28 +23,49 @@ static struct ifinfomsg *put_ifinfo(struct nlmsghdr *nlh, int ifindex, bool up)
 	return ifi;
 }
 
-/* VETH_INFO_PEER holds a struct ifinfomsg of its own before its attributes. */
-static void put_veth_peer(struct nlmsghdr *nlh, const struct vnic_nic *nic)
+/*
+ * One end of a veth, or the NIC itself.  Both ends carry the owner's group
+ * (rtnl_create_link() applies it to each) and the NIC's MTU.
+ */
+struct end {
+	const char *name;
+	const uint8_t *mac;
+	int netns_fd;
+	bool up;
+};
+
+static void put_end(struct nlmsghdr *nlh, const struct vnic_nic *nic,
+		    const struct end *e)
+{
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, e->name);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, e->mac);
+	/* The owner's mark, from the instant the link exists: the kernel
+	 * ignores IFLA_IFALIAS here, but rtnl_create_link() sets the group. */
+	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
+	if (nic->mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
+	if (e->netns_fd >= 0)
+		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)e->netns_fd);
+}
+
+/* VETH_INFO_PEER holds a struct ifinfomsg of its own before its attributes.
+ * Never IFF_UP there: the peer is configured before the pair is tied, and
+ * veth_open() refuses (ENOTCONN) a device without its peer. */
+static void put_veth_peer(struct nlmsghdr *nlh, const struct vnic_nic *nic,
+			  const struct end *inner)
 {
 	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
 	struct ifinfomsg *ifi = mnl_nlmsg_get_payload_tail(nlh);
 
-	/* No IFF_UP here: the peer is configured before the pair is linked,
-	 * and veth_open() refuses (ENOTCONN) a device without its peer. */
 	memset(ifi, 0, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	nlh->nlmsg_len += MNL_ALIGN(sizeof(*ifi));
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, nic->peer_name);
-	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->peer_mac);
-	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
-	if (nic->mtu)
-		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
-	if (nic->peer_netns_fd >= 0)
-		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nic->peer_netns_fd);
+	put_end(nlh, nic, inner);
 	mnl_attr_nest_end(nlh, peer);
 }
 
-static void put_linkinfo(struct nlmsghdr *nlh, const struct vnic_nic *nic)
+static void put_linkinfo(struct nlmsghdr *nlh, const struct vnic_nic *nic,
+			 const struct end *inner)
 {
 	struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	struct nlattr *data;
@@ -52,7 +73,7 @@ static void put_linkinfo(struct nlmsghdr *nlh, const struct vnic_nic *nic)
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, kind_link_name(nic->kind));
 	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
 	if (nic->kind == VNIC_KIND_VETH)
-		put_veth_peer(nlh, nic);
+		put_veth_peer(nlh, nic, inner);
 	else
 		mnl_attr_put_u32(nlh, IFLA_MACVLAN_MODE, nic->mode);
 	mnl_attr_nest_end(nlh, data);
@@ -73,33 +94,40 @@ static bool mac_after_create(const struct vnic_nic *nic)
 	       (nic->mac_given && nic->kind != VNIC_KIND_TUN);
 }
 
+/* A veth whose peer is the outer device (below) is the inner one: it
+ * cannot come up before the pair is tied. */
 static bool up_after_create(const struct vnic_nic *nic)
 {
-	return kind_is_tun(nic->kind) || mac_after_create(nic);
+	return kind_is_tun(nic->kind) || mac_after_create(nic) || nic->peer_outer;
 }
 
+/*
+ * A veth's outer device is configured (rtnl_configure_link(), its ifi_flags)
+ * after veth_newlink() has tied both ends, its peer before.  So a peer that
+ * must come up in another namespace is made the outer device, up from its
+ * birth, and the NIC goes in the nest: it comes up with its tag (step 4),
+ * through our own socket, and no socket is opened in the peer's namespace.
+ */
 struct nlmsghdr *msg_newlink(struct nl_batch *b, const struct vnic_nic *nic,
 			     const char *name, bool echo)
 {
 	uint16_t flags = NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	struct end self = { name, nic->birth_mac, nic->netns_fd,
+			    nic->up && !up_after_create(nic) };
+	struct end peer = { nic->peer_name, nic->peer_mac, nic->peer_netns_fd,
+			    nic->peer_outer };
+	const struct end *outer = nic->peer_outer ? &peer : &self;
+	const struct end *inner = nic->peer_outer ? &self : &peer;
 	struct nlmsghdr *nlh;
 
 	nlh = nl_batch_msg(b, RTM_NEWLINK, flags | (echo ? NLM_F_ECHO : 0));
 	if (!nlh)
 		return NULL;
-	put_ifinfo(nlh, 0, nic->up && !up_after_create(nic));
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	mnl_attr_put(nlh, IFLA_ADDRESS, 6, nic->birth_mac);
-	/* The owner's mark, from the instant the link exists: the kernel
-	 * ignores IFLA_IFALIAS here, but rtnl_create_link() sets the group. */
-	mnl_attr_put_u32(nlh, IFLA_GROUP, nic->group);
-	if (nic->mtu)
-		mnl_attr_put_u32(nlh, IFLA_MTU, nic->mtu);
+	put_ifinfo(nlh, 0, outer->up);
+	put_end(nlh, nic, outer);
 	if (nic->lower_ifindex)
 		mnl_attr_put_u32(nlh, IFLA_LINK, (uint32_t)nic->lower_ifindex);
-	if (nic->netns_fd >= 0)
-		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nic->netns_fd);
-	put_linkinfo(nlh, nic);
+	put_linkinfo(nlh, nic, inner);
 	return nlh;
 }
 

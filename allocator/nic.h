@@ -53,7 +53,10 @@ struct vnic_nic {
 	bool picked;			/* name came from a cache pick */
 	uint32_t suffix;
 	unsigned int home;		/* index in the call's homes */
-	unsigned int peer_home;		/* veth: where the peer lives */
+	unsigned int peer_home;		/* veth: where the peer lives, or
+					 * NO_HOME: not opened (yet) */
+	bool peer_outer;		/* veth: the peer is RTM_NEWLINK's
+					 * outer device (msg.c) */
 };
 
 struct vnic_guest {
@@ -95,7 +98,11 @@ int mark_mac(const char *owner, enum mark_role role, uint8_t mac[6]);
 bool mark_mac_is(const char *owner, enum mark_role role, const uint8_t mac[6]);
 
 /* delete.c: RTM_DELLINK for the given NICs (those marked created), grouped
- * by namespace; -ENODEV (already gone) counts as done. */
-int nics_delete(struct vnic_guest *g, const unsigned int *idx, unsigned int n);
+ * by namespace; -ENODEV (already gone) counts as done.  live_whole: the
+ * context's namespace holds nothing else in the owner's live group than
+ * these NICs (and veth peers beside them), so that group may be deleted
+ * as it is. */
+int nics_delete(struct vnic_guest *g, const unsigned int *idx, unsigned int n,
+		bool live_whole);
 
 #endif /* VNIC_ALLOC_NIC_H */

@@ -39,6 +39,8 @@ struct tagged {
 	int ifindex;
 	int peer;		/* veth: its peer's ifindex, same namespace */
 	char peer_name[IFNAMSIZ];
+	uint32_t group;
+	bool peer_live;		/* that peer is in the owner's live group */
 	unsigned int idx;
 	enum vnic_kind kind;
 	uint8_t mac[6];
@@ -49,6 +51,7 @@ struct tagged {
 /* Every link's name by ifindex, to name veth peers that live beside. */
 struct named {
 	int ifindex;
+	uint32_t group;
 	char name[IFNAMSIZ];
 };
 
@@ -58,6 +61,7 @@ struct scan {
 	unsigned int n, cap;
 	struct named *all;
 	unsigned int nall, capall;
+	unsigned int live;	/* links in the owner's live group, any */
 	int err;
 };
 
@@ -86,6 +90,7 @@ static void remember(struct scan *sc, const struct link_attrs *la)
 	}
 	a = &sc->all[sc->nall++];
 	a->ifindex = la->ifindex;
+	a->group = la->group;
 	snprintf(a->name, sizeof(a->name), "%s", la->name);
 }
 
@@ -118,12 +123,13 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	struct tagged *t;
 
 	if (!nlh) {
-		sc->n = sc->nall = 0;
+		sc->n = sc->nall = sc->live = 0;
 		return 0;
 	}
 	if (link_parse(nlh, &la) || !la.name)
 		return 0;
 	remember(sc, &la);
+	sc->live += la.group == mark_group(sc->owner);
 	if (sc->n == sc->cap) {
 		t = grow(sc->t, &sc->cap, sizeof(*t), &sc->err);
 		if (!t)
@@ -136,6 +142,7 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	if (!ours(sc->owner, &la, t->kind, t->guest, &t->idx))
 		return 0;
 	t->ifindex = la.ifindex;
+	t->group = la.group;
 	t->peer = t->kind == VNIC_KIND_VETH && !la.link_netnsid ? la.link : 0;
 	snprintf(t->name, sizeof(t->name), "%s", la.name);
 	if (la.mac)
@@ -165,8 +172,10 @@ static void name_peers(struct scan *sc)
 		if (!key.ifindex)
 			continue;
 		p = bsearch(&key, sc->all, sc->nall, sizeof(*sc->all), cmp_named);
-		if (p)
+		if (p) {
 			memcpy(sc->t[i].peer_name, p->name, IFNAMSIZ);
+			sc->t[i].peer_live = p->group == mark_group(sc->owner);
+		}
 	}
 }
 
@@ -279,6 +288,7 @@ static int adopt_nic(struct vnic_guest *g, const struct tagged *t)
 	snprintf(nic->name, sizeof(nic->name), "%s", t->name);
 	memcpy(nic->peer_name, t->peer_name, IFNAMSIZ);
 	nic->ifindex = t->ifindex;
+	nic->group = t->group;
 	memcpy(nic->mac, t->mac, 6);
 	nic->created = true;
 	/* Keep its tag; a NIC added later must not reuse one. */
@@ -475,8 +485,8 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 				     const char *const *keep, unsigned int nkeep,
 				     unsigned int *deleted)
 {
+	unsigned int i, *idx, n = 0, live = 0;
 	struct vnic_guest *g;
-	unsigned int i, *idx, n = 0;
 	struct scan sc;
 	int err;
 
@@ -491,8 +501,11 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	/* One handle holds every orphan, whatever its guest: one batch. */
 	g = guest_alloc(ctx, "orphans");
 	for (i = 0; g && !err && i < sc.n; i++)
-		if (!kept(sc.t[i].guest, keep, nkeep))
+		if (!kept(sc.t[i].guest, keep, nkeep)) {
 			err = adopt_nic(g, &sc.t[i]);
+			live += sc.t[i].group == mark_group(ctx->owner) ?
+				1 + sc.t[i].peer_live : 0;
+		}
 	free(sc.t);
 	idx = g ? calloc(g->n + 1, sizeof(*idx)) : NULL;
 	if (!g || !idx || err) {
@@ -503,7 +516,9 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	}
 	for (i = 0; i < g->n; i++)
 		idx[i] = i;
-	err = nics_delete(g, idx, g->n);
+	/* Everything in the owner's live group goes (no kept NIC, no link of
+	 * anyone else there): that group is deleted as it is (delete.c). */
+	err = nics_delete(g, idx, g->n, live && live == sc.live);
 	for (i = 0; i < g->n; i++)
 		n += !g->nics[i].created;
 	free(idx);

@@ -15,7 +15,9 @@
  *      flushed;
  *   2. rules that go: every rule of a chain whose rules are not the wanted
  *      ones, by handle (rules carry a tag, ruletag.c), and every rule of
- *      a shard of a kind no longer wanted (it goes at 11);
+ *      a shard of a kind no longer wanted (it goes at 11); a changed
+ *      guest's chain whose rules were not read (a vouched table) is
+ *      flushed;
  *   3. chains, 4. counters, 5. sets that go;
  *   6. sets, 7. counters, 8. chains (with their rules) that are missing;
  *   9. the wanted rules of the chains emptied in 2;
@@ -182,10 +184,13 @@ static int drops_owners(struct dctx *dc)
 		return -ENOMEM;
 	dc->owned = v;
 	for (i = 0; i < s->n && !err; i++) {
+		const char *o = st_elem_objref(s, &s->el[i]);
 		uint32_t ifi;
 
-		if (s->el[i].klen != 4 || sscanf(s->el[i].val, "o=c_%64s", name) != 1)
+		if (s->el[i].klen != 4 || strncmp(o, "c_", 2) ||
+		    strlen(o + 2) > POLICY_GUEST_MAX)
 			continue;
+		strcpy(name, o + 2);
 		memcpy(&ifi, s->el[i].key, 4);
 		if (ifg_find(dc->ifg, dc->nifg, ifi))
 			continue;
@@ -209,16 +214,6 @@ static const char *elem_guest(const struct dctx *dc, const struct st_set *s,
 	if (!strcmp(s->name, nset_descs[S_GUESTS].name))
 		return ifg_find(dc->keyg, dc->nkeyg, k);
 	return ifg_find(dc->ifg, dc->nifg, k);
-}
-
-/* The guest of a per-guest object ("c_NAME", "g_NAME", "to_NAME"). */
-static const char *obj_guest(const char *name)
-{
-	if (!strncmp(name, "c_", 2) || !strncmp(name, "g_", 2))
-		return name + 2;
-	if (!strncmp(name, "to_", 3))
-		return name + 3;
-	return NULL;
 }
 
 /* --- masks left behind ------------------------------------------------ */
@@ -493,6 +488,19 @@ static int del_rule(struct dctx *dc, const char *chain, uint64_t handle)
 	return 0;
 }
 
+/* DELRULE without a handle flushes the chain (rules unread, diff.c). */
+static int flush_chain(struct dctx *dc, const char *chain)
+{
+	struct nlmsghdr *nlh = nbatch_msg(dc->b, NFT_MSG_DELRULE, 0);
+
+	if (!nlh)
+		return -ENOMEM;
+	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, dc->n->table);
+	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
+	nbatch_end(dc->b, nlh);
+	return 0;
+}
+
 /*
  * A wanted rule into chain (another shard of the same kind, maybe): its
  * message copied attribute by attribute, the chain's name replaced.  Not
@@ -553,11 +561,6 @@ static const struct st_chain *shard_template(const struct dctx *dc, int c)
 
 /* --- 1. elements that go ------------------------------------------------ */
 
-static bool same_elem(const struct st_elem *a, const struct st_elem *b)
-{
-	return a && b && !strcmp(a->val, b->val);
-}
-
 static int elems_out(struct dctx *dc)
 {
 	unsigned int i, j;
@@ -581,7 +584,7 @@ static int elems_out(struct dctx *dc)
 		for (j = 0; j < h->n && !err; j++) {
 			const struct st_elem *e = &h->el[j];
 
-			if (same_elem(e, st_elem_find(w, e->key, e->klen)))
+			if (st_elem_same(h, e, w, st_elem_find(w, e->key, e->klen)))
 				continue;
 			err = eput_one(&ep, e);
 			if (!err && !elem_guest(dc, h, e))
@@ -655,7 +658,7 @@ static bool remade(const struct st_chain *h, const struct st_chain *w)
 static int rule_note(struct dctx *dc, const struct st_chain *h,
 		     const struct st_chain *w)
 {
-	const char *g = obj_guest(h->name);
+	const char *g = st_obj_guest(h->name);
 	bool shared = !g;
 
 	/* Shared chains' rules follow the switch masks in use. */
@@ -670,11 +673,17 @@ static int rule_note(struct dctx *dc, const struct st_chain *h,
 /* Chain h's rules go (rules_out()) and w's come (rules_in()): h is
  * wanted, not made again whole, and its rules differ.  Called once by
  * each: what only drops the jumps to masks left behind counts its
- * messages, h's deletes and w's rules, as tidy. */
+ * messages, h's deletes and w's rules, as tidy.  A guest's chain whose
+ * rules were not read (a vouched table) holds what libvnic wrote for its
+ * guest: the same while the guest is, rewritten whole when it changes. */
 static bool redo_rules(struct dctx *dc, const struct st_chain *h,
 		       const struct st_chain *w, bool out)
 {
-	if (!w || remade(h, w) || same_rules(h, w))
+	if (!w || remade(h, w))
+		return false;
+	if (h->rules_unread)
+		return status(dc, st_obj_guest(h->name)) != G_SAME;
+	if (same_rules(h, w))
 		return false;
 	if (same_but_left(dc, h, w))
 		dc->tidy += out ? h->nrules : w->nrules;
@@ -700,6 +709,8 @@ static int rules_out(struct dctx *dc)
 		}
 		if (!redo_rules(dc, h, w, true))
 			continue;
+		if (h->rules_unread)
+			err = flush_chain(dc, h->name);
 		for (j = 0; j < h->nrules && !err; j++)
 			err = del_rule(dc, h->name, h->rules[j].handle);
 		if (!err)
@@ -729,7 +740,7 @@ static int rules_in(struct dctx *dc)
 
 static bool ours_chain(const char *name)
 {
-	return obj_guest(name) || !strncmp(name, "sw_", 3) ||
+	return st_obj_guest(name) || !strncmp(name, "sw_", 3) ||
 	       !strncmp(name, "pfx", 3) || shard_kind(name) >= 0;
 }
 
@@ -770,7 +781,7 @@ static int objs_out(struct dctx *dc)
 		if (w && w->type == h->type)
 			continue;
 		err = del_named(dc, NFT_MSG_DELOBJ, h->name, h->type);
-		if (!err && (h->type != NFT_OBJECT_COUNTER || !obj_guest(h->name)))
+		if (!err && (h->type != NFT_OBJECT_COUNTER || !st_obj_guest(h->name)))
 			err = note(dc, VNIC_NFT_DIFF_FOREIGN, 0, 0, "object %s",
 				   h->name);
 	}
@@ -839,7 +850,7 @@ static int objs_in(struct dctx *dc)
 		err = put_copy(dc->b, w->msg);
 		snprintf(what, sizeof(what), "counter %s", w->name);
 		if (!err)
-			err = note_of(dc, obj_guest(w->name), 0, 0, what);
+			err = note_of(dc, st_obj_guest(w->name), 0, 0, what);
 	}
 	return err;
 }
@@ -865,7 +876,7 @@ static int chains_in(struct dctx *dc)
 				   !strncmp(w->name, "pfx", 3)))
 			continue;
 		if (!err)
-			err = note_of(dc, obj_guest(w->name), 0, 0, what);
+			err = note_of(dc, st_obj_guest(w->name), 0, 0, what);
 	}
 	return err;
 }
@@ -892,7 +903,7 @@ static int elems_in(struct dctx *dc)
 			const struct st_elem *he = h && h->readable ?
 				st_elem_find(h, e->key, e->klen) : NULL;
 
-			if (same_elem(he, e))
+			if (st_elem_same(h, he, w, e))
 				continue;
 			err = eput_one(&ep, e);
 			if (!err && h && status(dc, elem_guest(dc, w, e)) == G_SAME)
@@ -1370,7 +1381,10 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 
 	nbatch_init(&b);
 	dc.b = &b;
-	err = installed_read(n, &have);
+	/* Against a policy, a table the kernel vouches for (nobody committed
+	 * since libvnic's last commit) is read without its guests' rules. */
+	err = installed_read(n, &have, p && n->clean && n->has_state &&
+				       !n->replay ? &n->clean_gen : NULL);
 	genid = have.genid;
 	if (!err && !p) {
 		err = self_check(&dc);

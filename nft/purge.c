@@ -97,11 +97,11 @@ static int index_set(struct vnic_nft *n, struct purge_read *pr,
 			continue;
 		pr->el[*k] = (struct pelem){ key_ifi(e), (enum nset)s, e };
 		(*k)++;
-		/* Its value reads "o=COUNTER v=...". */
-		if (s == S_CTR && !strncmp(e->val, "o=", 2)) {
-			const char *c = e->val + 2;
+		/* Its value names its counter. */
+		if (s == S_CTR && *st_elem_objref(st, e)) {
+			const char *c = st_elem_objref(st, e);
 
-			pr->ctr[pr->nctr++] = (struct pctr){ c, strcspn(c, " "),
+			pr->ctr[pr->nctr++] = (struct pctr){ c, strlen(c),
 							     key_ifi(e) };
 		}
 	}

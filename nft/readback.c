@@ -15,7 +15,9 @@
  *
  * The pieces come from several requests: a commit by anyone in between
  * would make them disagree, so the read is made again while the ruleset's
- * generation moves (a bounded number of times).
+ * generation moves (a bounded number of times).  A read that begins at a
+ * generation libvnic's last commit made skips the rules of the guests'
+ * chains (read_rules_vouched()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -311,7 +313,7 @@ static int one_elem(const struct relem *e, void *data)
 		if (err || (klen == 4 && k == STATE_KEY))
 			return err;
 	}
-	return st_elem_add(rd->set, key, klen, st_elem_val(e), NULL);
+	return st_elem_add(rd->set, key, klen, e, NULL);
 }
 
 static int elem_cb(const struct nlmsghdr *nlh, void *data)
@@ -340,9 +342,75 @@ static int read_set_elems(struct rd *rd, struct st_set *st)
 	return err;
 }
 
+/* A guest's chain ("g_NAME", "to_NAME"): its rules are its guest's. */
+static bool guest_chain(const char *name)
+{
+	return !strncmp(name, "g_", 2) || !strncmp(name, "to_", 3);
+}
+
+/* Shared chains past this many: one dump of every rule instead. */
+#define RULE_DUMPS_MAX 64
+
+/*
+ * The rules of a table at the vouched generation (its objects: see
+ * objs_vouched()): nobody has committed since libvnic's last commit, so
+ * every guest's chain holds what libvnic wrote for that guest, whose
+ * digest the guests set keeps.  Those rules
+ * (most of the table's, and the dearest part of the read: the kernel
+ * dumps each rule's expressions) are not read; diff.c rewrites the chains
+ * of the guests that change whole.  The shared chains' rules, a number
+ * the layout bounds, are read one chain each.
+ */
+static int read_rules_vouched(struct rd *rd)
+{
+	struct tstate *t = rd->t;
+	unsigned int i, shared = 0;
+	char buf[512] = { 0 };
+	struct nlmsghdr *req;
+	int err = 0;
+
+	for (i = 0; i < t->chains.n; i++)
+		shared += !guest_chain(*(char **)t->chains.v[i]);
+	if (shared > RULE_DUMPS_MAX)
+		return nfnl_get(rd->n, dump_req(buf, rd->n, NFT_MSG_GETRULE,
+						NLM_F_DUMP),
+				&nr_rule_any, rule_cb, rd);
+	for (i = 0; i < t->chains.n && !err; i++) {
+		struct st_chain *c = t->chains.v[i];
+
+		c->rules_unread = guest_chain(c->name);
+		if (c->rules_unread)
+			continue;
+		req = dump_req(buf, rd->n, NFT_MSG_GETRULE, NLM_F_DUMP);
+		mnl_attr_put_strz(req, NFTA_RULE_CHAIN, c->name);
+		err = nfnl_get(rd->n, req, &nr_rule_any, rule_cb, rd);
+	}
+	return err;
+}
+
+/* The objects of a table at the vouched generation: libvnic makes one,
+ * each guest's drop counter, and removes it with its guest, so they are
+ * the guests set's guests' (not dumped: their counts are of no use here). */
+static int objs_vouched(struct tstate *t)
+{
+	char name[POLICY_GUEST_MAX + 3];
+	struct st_obj *o;
+	unsigned int i;
+
+	for (i = 0; i < t->ng; i++) {
+		snprintf(name, sizeof(name), "c_%s", t->gname[i]);
+		o = ntab_add(&t->objs, name, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		o->type = NFT_OBJECT_COUNTER;
+	}
+	return 0;
+}
+
 /* --- the whole --------------------------------------------------------- */
 
-static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only)
+static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only,
+		     bool vouched)
 {
 	struct rd rd = { .n = n, .t = t };
 	char buf[512] = { 0 };
@@ -363,10 +431,12 @@ static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only)
 	if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETCHAIN, NLM_F_DUMP),
 			       &nr_chain_any, chain_cb, &rd);
-	if (!err && !elems_only)
+	if (!err && !elems_only && vouched)
+		err = read_rules_vouched(&rd);
+	else if (!err && !elems_only)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETRULE, NLM_F_DUMP),
 			       &nr_rule_any, rule_cb, &rd);
-	if (!err && !elems_only)
+	if (!err && !elems_only && !vouched)
 		err = nfnl_get(n, dump_req(buf, n, NFT_MSG_GETOBJ, NLM_F_DUMP),
 			       &nr_obj_any, obj_cb, &rd);
 	for (i = 0; !err && i < t->sets.n; i++) {
@@ -375,17 +445,22 @@ static int read_once(struct vnic_nft *n, struct tstate *t, bool elems_only)
 		if (st->ours && st->shape_ok)
 			err = read_set_elems(&rd, st);
 	}
-	return err;
+	return !err && !elems_only && vouched ? objs_vouched(t) : err;
 }
 
-static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only)
+static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only,
+		    const uint32_t *vouched)
 {
 	uint32_t g0 = 0, g1 = 0;
 	unsigned int i;
 	int err = nfnl_genid(n, &g0);
+	bool v = false;
 
 	for (i = 1; !err; i++) {
-		err = read_once(n, t, elems_only);
+		/* Vouched only if nobody committed since: a read that begins
+		 * later, or is torn, reads every rule. */
+		v = vouched && *vouched == g0;
+		err = read_once(n, t, elems_only, v);
 		if (!err)
 			err = nfnl_genid(n, &g1);
 		if (err || g1 == g0 || i == READ_TRIES)
@@ -396,17 +471,18 @@ static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only)
 	 * pins a commit that then fails (-EAGAIN), and never vouches for a
 	 * table it did not see whole. */
 	t->genid = g0;
+	t->vouched = v;
 	return err;
 }
 
-int installed_read(struct vnic_nft *n, struct tstate *t)
+int installed_read(struct vnic_nft *n, struct tstate *t, const uint32_t *vouched)
 {
-	return read_all(n, t, false);
+	return read_all(n, t, false, vouched);
 }
 
 /* What removing guests needs: the sets and their elements, without the
  * chains, rules and objects (a guest's are found by name). */
 int installed_read_elems(struct vnic_nft *n, struct tstate *t)
 {
-	return read_all(n, t, true);
+	return read_all(n, t, true, NULL);
 }

@@ -50,13 +50,12 @@ static void set_free(struct st_set *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++)
-		free(s->el[i].val);
 	for (i = 0; i < s->nmsgs; i++)
 		free(s->msgs[i]);
 	free(s->msgs);
 	free(s->el);
 	free(s->kslot);
+	free(s->vbuf);
 	free(s->msg);
 	free(s->msg2);
 }
@@ -108,18 +107,6 @@ void tstate_free(struct tstate *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static void hex(char *out, const uint8_t *p, uint32_t len)
-{
-	static const char d[] = "0123456789abcdef";
-	uint32_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
 /* Elements by key: open addressing over the key's bytes, a slot holding
  * an index into el plus one (0: empty), at most half of them full. */
 static uint32_t probe(const struct st_set *s, const uint8_t *key, uint32_t klen)
@@ -165,77 +152,98 @@ struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 	return s->kslot[i] ? &s->el[s->kslot[i] - 1] : NULL;
 }
 
-/* val is the element's (freed when the key is there already, or on
- * failure). */
+/*
+ * An element's value, appended to its set's vbuf: the name of its object
+ * and of its chain, each ended by a NUL, then the verdict (a flag and the
+ * code), the data and the userdata, each after its length byte.  Compared
+ * byte for byte: no string is made, nothing allocated per element.  The
+ * data is at most KEY_MAX bytes and the userdata 255, as in libvnic's sets.
+ */
+static int val_put(struct st_set *s, const struct relem *e, uint32_t *len)
+{
+	size_t o = e->objref ? strlen(e->objref) : 0;
+	size_t c = e->chain ? strlen(e->chain) : 0;
+	uint32_t dlen = e->data ? (e->dlen > KEY_MAX ? KEY_MAX : e->dlen) : 0;
+	uint32_t ulen = e->ud ? (e->udlen > 255 ? 255 : e->udlen) : 0;
+	uint32_t verdict = e->has_verdict ? e->verdict : 0;
+	size_t need = o + 1 + c + 1 + 1 + 4 + 1 + dlen + 1 + ulen;
+	char *p;
+
+	if (s->vused + need > s->vcap) {
+		size_t cap = s->vcap ? s->vcap * 2 : 4096;
+
+		while (cap < s->vused + need)
+			cap *= 2;
+		p = realloc(s->vbuf, cap);
+		if (!p)
+			return -ENOMEM;
+		s->vbuf = p;
+		s->vcap = cap;
+	}
+	p = s->vbuf + s->vused;
+	memcpy(p, e->objref ? e->objref : "", o + 1);
+	p += o + 1;
+	memcpy(p, e->chain ? e->chain : "", c + 1);
+	p += c + 1;
+	*p++ = (char)e->has_verdict;
+	memcpy(p, &verdict, 4);
+	p += 4;
+	*p++ = (char)dlen;
+	if (dlen)
+		memcpy(p, e->data, dlen);
+	p += dlen;
+	*p++ = (char)ulen;
+	if (ulen)
+		memcpy(p, e->ud, ulen);
+	*len = (uint32_t)need;
+	return 0;
+}
+
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
-		char *val, const struct nlattr *raw)
+		const struct relem *e, const struct nlattr *raw)
 {
 	struct st_elem *el;
-	uint32_t i;
+	uint32_t i, vlen;
 
-	if (!val)
-		return -ENOMEM;
 	if (klen > KEY_MAX)
-		goto drop;
-	if ((s->n + 1) * 2 > s->kcap && kgrow(s)) {
-		free(val);
+		return 0;
+	if ((s->n + 1) * 2 > s->kcap && kgrow(s))
 		return -ENOMEM;
-	}
 	i = probe(s, key, klen);
 	if (s->kslot[i])
-		goto drop;	/* a key is in a set once */
+		return 0;	/* a key is in a set once */
 	if (s->n == s->cap) {
 		unsigned int cap = s->cap ? s->cap * 2 : 64;
 
 		el = realloc(s->el, cap * sizeof(*el));
-		if (!el) {
-			free(val);
+		if (!el)
 			return -ENOMEM;
-		}
 		s->el = el;
 		s->cap = cap;
 	}
+	if (val_put(s, e, &vlen))
+		return -ENOMEM;
 	el = &s->el[s->n];
 	memcpy(el->key, key, klen);
 	el->klen = klen;
 	el->raw = raw;
-	el->val = val;
+	el->voff = (uint32_t)s->vused;
+	el->vlen = vlen;
+	s->vused += vlen;
 	s->kslot[i] = ++s->n;
 	return 0;
-drop:
-	free(val);
-	return 0;
 }
 
-static char *put_str(char *p, const char *s)
+bool st_elem_same(const struct st_set *a, const struct st_elem *x,
+		  const struct st_set *b, const struct st_elem *y)
 {
-	size_t n = strlen(s);
-
-	memcpy(p, s, n);
-	return p + n;
+	return x && y && x->vlen == y->vlen &&
+	       !memcmp(a->vbuf + x->voff, b->vbuf + y->voff, x->vlen);
 }
 
-char *st_elem_val(const struct relem *e)
+const char *st_elem_objref(const struct st_set *s, const struct st_elem *e)
 {
-	uint32_t len = e->udlen > 255 ? 255 : e->udlen;
-	uint32_t dlen = e->dlen > KEY_MAX ? KEY_MAX : e->dlen;
-	char *out, *p;
-
-	out = malloc(2 * (len + dlen) + (e->objref ? strlen(e->objref) : 0) +
-		     (e->chain ? strlen(e->chain) : 0) + 64);
-	if (!out)
-		return NULL;
-	/* "o=OBJREF v=VERDICT c=CHAIN d=HEX u=HEX" */
-	p = put_str(out, "o=");
-	p = put_str(p, e->objref ? e->objref : "");
-	p += sprintf(p, " v=%d c=", e->has_verdict ? (int)e->verdict : 0);
-	p = put_str(p, e->chain ? e->chain : "");
-	p = put_str(p, " d=");
-	hex(p, e->data ? e->data : (const uint8_t *)"", e->data ? dlen : 0);
-	p += 2 * (e->data ? dlen : 0);
-	p = put_str(p, " u=");
-	hex(p, e->ud ? e->ud : (const uint8_t *)"", e->ud ? len : 0);
-	return out;
+	return s->vbuf + e->voff;
 }
 
 int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
@@ -306,6 +314,15 @@ int st_set_index(const char *name)
 		if (!strcmp(name, nset_descs[i].name))
 			return (int)i;
 	return swmask_parse(name) ? (int)S_MASK(swmask_parse(name)) : -1;
+}
+
+const char *st_obj_guest(const char *name)
+{
+	if (!strncmp(name, "c_", 2) || !strncmp(name, "g_", 2))
+		return name + 2;
+	if (!strncmp(name, "to_", 3))
+		return name + 3;
+	return NULL;
 }
 
 int state_comment_parse(const char *c, uint64_t *digest, uint32_t *gen)

@@ -12,12 +12,14 @@
 struct nftnl_set;
 struct nftnl_set_elem;
 
-#define KEY_MAX 64
+/* The longest key of libvnic's sets (ifindex . IPv6): a set of ours is
+ * read only when it has the layout's key (readback.c). */
+#define KEY_MAX 24
 
 struct st_elem {
 	uint8_t key[KEY_MAX];
 	uint32_t klen;
-	char *val;			/* all but the key, as a string */
+	uint32_t voff, vlen;		/* all but the key, in its set's vbuf */
 	const struct nlattr *raw;	/* wanted: the element to add, in one of
 					 * its set's msgs */
 };
@@ -32,6 +34,9 @@ struct st_set {
 	struct st_elem *el;
 	unsigned int n, cap;
 	uint32_t *kslot, kcap;		/* key -> index in el (state.c) */
+	char *vbuf;			/* the elements' values, one after
+					 * another (no allocation each) */
+	size_t vused, vcap;
 	struct nlmsghdr *msg, *msg2;	/* wanted: NEWSET (and constant elements) */
 	struct nlmsghdr **msgs;		/* wanted: the elements' messages */
 	unsigned int nmsgs;
@@ -47,6 +52,9 @@ struct st_rule {
 struct st_chain {
 	char *name;
 	bool base;			/* has a hook */
+	/* installed: a guest's chain of a vouched table, whose rules were
+	 * not read (readback.c): as libvnic wrote them for its guest. */
+	bool rules_unread;
 	char **devs;			/* hooked by name, sorted */
 	unsigned int ndevs;
 	struct st_rule *rules;
@@ -83,18 +91,23 @@ struct tstate {
 	uint32_t state_gen;		/* g=: 0 unknown */
 	char *state_comment;
 	uint32_t genid;			/* the generation it was read at */
+	bool vouched;			/* read at the vouched generation */
 };
 
 void *ntab_get(struct ntab *t, const char *name);
 void *ntab_add(struct ntab *t, const char *name, size_t size);
 void tstate_free(struct tstate *t);
-/* val: malloc'd, the element's (freed if the key is there already). */
+/* Element e of s (its key, and its value: data, object, verdict and
+ * userdata); a key already there keeps its first value. */
 int st_elem_add(struct st_set *s, const uint8_t *key, uint32_t klen,
-		char *val, const struct nlattr *raw);
+		const struct relem *e, const struct nlattr *raw);
 struct st_elem *st_elem_find(const struct st_set *s, const uint8_t *key,
 			     uint32_t klen);
-/* An element's value (data, object, verdict, userdata) as a string. */
-char *st_elem_val(const struct relem *e);
+/* x of set a and y of set b have the same value (false if either is NULL). */
+bool st_elem_same(const struct st_set *a, const struct st_elem *x,
+		  const struct st_set *b, const struct st_elem *y);
+/* The object an element refers to ("" if none). */
+const char *st_elem_objref(const struct st_set *s, const struct st_elem *e);
 int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
 		uint32_t udlen, const struct nlmsghdr *msg);
 int st_guest_add(struct tstate *t, const char *name, uint64_t digest);
@@ -104,8 +117,14 @@ int st_set_index(const char *name);
 
 /* readback.c: the table as the kernel has it, in a bounded number of
  * dumps (each set, the chains, the rules, the objects once), read again
- * while the generation moves. */
-int installed_read(struct vnic_nft *n, struct tstate *have);
+ * while the generation moves.  vouched (NULL: none): a generation at
+ * which the table is as libvnic's last commit left it; a read that begins
+ * there skips the rules of the guests' chains (have->vouched). */
+int installed_read(struct vnic_nft *n, struct tstate *have,
+		   const uint32_t *vouched);
+/* The guest of a per-guest chain or counter ("g_NAME", "to_NAME",
+ * "c_NAME"), or NULL. */
+const char *st_obj_guest(const char *name);
 /* The same read without the chains, rules and objects (purge.c). */
 int installed_read_elems(struct vnic_nft *n, struct tstate *have);
 

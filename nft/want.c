@@ -145,7 +145,7 @@ static int w_elem(const struct relem *e, void *data)
 {
 	if (!e->key)
 		return -EPROTO;
-	return st_elem_add(data, e->key, e->klen, st_elem_val(e), e->nest);
+	return st_elem_add(data, e->key, e->klen, e, e->nest);
 }
 
 static int w_elems(struct tstate *t, const struct nlmsghdr *nlh)

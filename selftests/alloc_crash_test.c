@@ -303,6 +303,55 @@ TEST_F(marks, dying_group_is_collected)
 }
 
 /*
+ * When gc finds nothing but stale NICs (and their veth peers) in the
+ * owner's live group, it deletes that group as it is (allocator/delete.c).
+ * A link of anyone else put in that group, tagged by no one, is never part
+ * of it: the NICs go by moves then, and that link stays.
+ */
+TEST_F(marks, foreign_link_in_live_group_is_left)
+{
+	uint32_t grp;
+
+	make_guest(_metadata, self->ctx, "g1", "f");
+	grp = group_of("fmvl");
+	ASSERT_EQ(0, st_run_cmd("ip link add fx0 type veth peer name fx0p && "
+				"ip link add link %s name fxm type macvlan", LOWER));
+	ASSERT_EQ(0, set_group("fx0", grp));
+	ASSERT_EQ(0, set_group("fxm", grp));
+	EXPECT_EQ(3, gc(self->ctx, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_FALSE(exists("fmvl"));
+	EXPECT_FALSE(exists("fvth"));
+	EXPECT_FALSE(exists("fpeer"));
+	EXPECT_FALSE(exists("fmvt"));
+	EXPECT_TRUE(exists("fx0"));
+	EXPECT_TRUE(exists("fx0p"));
+	EXPECT_TRUE(exists("fxm"));
+	EXPECT_EQ(grp, group_of("fxm"));
+}
+
+/* A kept guest keeps the live group from going whole; once nothing is
+ * kept, everything of the owner goes in one group delete, peers too. */
+TEST_F(marks, whole_live_group_goes_once_nothing_kept)
+{
+	make_guest(_metadata, self->ctx, "g1", "w");
+	make_guest(_metadata, self->ctx, "g2", "k");
+	EXPECT_EQ(3, gc(self->ctx, "g2")) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_FALSE(exists("wmvl"));
+	EXPECT_FALSE(exists("wpeer"));
+	EXPECT_TRUE(exists("kmvl"));
+	EXPECT_TRUE(exists("kvth"));
+	EXPECT_TRUE(exists("kpeer"));
+	EXPECT_TRUE(exists("kmvt"));
+	EXPECT_EQ(3, gc(self->ctx, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_FALSE(exists("kmvl"));
+	EXPECT_FALSE(exists("kvth"));
+	EXPECT_FALSE(exists("kpeer"));
+	EXPECT_FALSE(exists("kmvt"));
+	EXPECT_EQ(0, st_vnic_links_count());
+	EXPECT_EQ(0, gc(self->ctx, NULL));
+}
+
+/*
  * A caller's MAC is set with the tag (the NIC is born with a marked one):
  * one that an up macvlan of the lower already has is refused there, and
  * the rollback leaves nothing, up or not.

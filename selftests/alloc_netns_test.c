@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
 #include "util.h"
+#include "lib/testing.h"
 
 #define OWNER	"nst"
 
@@ -108,6 +109,8 @@ TEST_F(netns, veth_peer_in_target)
 	EXPECT_STREQ("veth", l.kind);
 	EXPECT_EQ(info.ifindex, l.ifindex);
 	EXPECT_LE(0, l.link_netnsid) TH_LOG("peer not in another namespace");
+	EXPECT_TRUE(l.up);
+	EXPECT_STREQ("vnic:" OWNER ":gns:0", l.alias);
 	EXPECT_EQ(-ENOENT, find_in(-1, "vp0", &p));
 
 	ASSERT_EQ(0, find_in(self->h.fd, "vp0", &p));
@@ -119,6 +122,144 @@ TEST_F(netns, veth_peer_in_target)
 	ASSERT_EQ(0, vnic_guest_destroy(g));
 	EXPECT_EQ(-ENOENT, find_in(self->h.fd, "vp0", &p));
 	EXPECT_EQ(-ENOENT, find_in(-1, info.name, &l));
+}
+
+/*
+ * The peer that comes up in another namespace is the create message's outer
+ * device (allocator/msg.c): the NIC here is then learned, tagged and brought
+ * up afterwards.  Each way of learning it (name, or the MAC for a kernel
+ * name) and a MAC the caller gave still reach the right end.
+ */
+static void expect_pair_up(struct __test_metadata *_metadata, int nsfd,
+			   const struct vnic_nic_info *info, const char *peer,
+			   const char *mac)
+{
+	struct ip_link l, p;
+
+	ASSERT_EQ(0, find_in(-1, info->name, &l)) TH_LOG("%s", info->name);
+	EXPECT_EQ(info->ifindex, l.ifindex);
+	EXPECT_TRUE(l.up);
+	EXPECT_STREQ("vnic:" OWNER ":gns:0", l.alias);
+	if (mac)
+		EXPECT_STREQ(mac, l.address);
+	ASSERT_EQ(0, find_in(nsfd, peer, &p));
+	EXPECT_TRUE(p.up);
+	EXPECT_STREQ("", p.alias);
+	EXPECT_LE(0, p.link_netnsid);
+}
+
+TEST_F(netns, veth_peer_up_kernel_named_here)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vk%d",
+		  .naming = VNIC_NAMING_KERNEL, .up = 1, .peer_name = "vkp0",
+		  .peer_up = 1);
+	struct vnic_nic_info info;
+	struct vnic_guest *g;
+
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	g = create_one(_metadata, self->ctx, &nic, &info);
+	EXPECT_STREQ("vk0", info.name);
+	expect_pair_up(_metadata, self->h.fd, &info, "vkp0", NULL);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, st_vnic_links_count());
+}
+
+TEST_F(netns, veth_peer_up_mac_given_here)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vm0",
+		  .mac = "02:00:00:00:bb:01", .up = 1, .peer_name = "vmp0",
+		  .peer_up = 1);
+	struct vnic_nic_info info;
+	struct vnic_guest *g;
+
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	g = create_one(_metadata, self->ctx, &nic, &info);
+	expect_pair_up(_metadata, self->h.fd, &info, "vmp0", "02:00:00:00:bb:01");
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, st_vnic_links_count());
+}
+
+/* The NIC here is not brought up when not asked, even if its peer is. */
+TEST_F(netns, veth_peer_up_nic_left_down)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vd0",
+		  .peer_name = "vdp0", .peer_up = 1);
+	struct vnic_nic_info info;
+	struct vnic_guest *g;
+	struct ip_link l, p;
+
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	g = create_one(_metadata, self->ctx, &nic, &info);
+	ASSERT_EQ(0, find_in(-1, "vd0", &l));
+	EXPECT_FALSE(l.up);
+	EXPECT_STREQ("vnic:" OWNER ":gns:0", l.alias);
+	ASSERT_EQ(0, find_in(self->h.fd, "vdp0", &p));
+	EXPECT_TRUE(p.up);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+}
+
+/* A peer name taken in the target is reported as such, and nothing is left
+ * on either side. */
+TEST_F(netns, veth_peer_name_taken_in_target)
+{
+	VNIC_OPTS(vnic_nic_opts, first, .kind = VNIC_KIND_VETH, .name = "vf0",
+		  .peer_name = "vtk0", .peer_up = 1);
+	VNIC_OPTS(vnic_nic_opts, second, .kind = VNIC_KIND_VETH, .name = "vs0",
+		  .up = 1, .peer_name = "vtk0", .peer_up = 1);
+	struct vnic_nic_info info;
+	struct vnic_guest *g, *g2;
+	char *before, *after;
+	struct ip_link l, was;
+
+	target(variant, &self->h, &first.peer_netns_fd, &first.peer_netns_pid);
+	target(variant, &self->h, &second.peer_netns_fd, &second.peer_netns_pid);
+	g = create_one(_metadata, self->ctx, &first, &info);
+	ASSERT_EQ(0, find_in(self->h.fd, "vtk0", &was));
+	before = st_ip_link_snapshot();
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gtk", &g2));
+	ASSERT_EQ(0, vnic_guest_add_nic(g2, &second, NULL));
+	EXPECT_EQ(-EEXIST, vnic_guest_create(g2));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "peer name 'vtk0' is taken"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	after = st_ip_link_snapshot();
+	EXPECT_STREQ(before, after);
+	ASSERT_EQ(0, find_in(self->h.fd, "vtk0", &l));
+	EXPECT_EQ(was.ifindex, l.ifindex);
+	EXPECT_EQ(0, vnic_guest_destroy(g2));
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(-ENOENT, find_in(self->h.fd, "vtk0", &l));
+	free(before);
+	free(after);
+}
+
+/* A failure after the pair exists deletes both ends, the one there too. */
+TEST_F(netns, veth_peer_up_rollback_at_each_step)
+{
+	static const int steps[] = { VNIC_STEP_RESOLVE, VNIC_STEP_CONFIGURE };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vr0",
+		  .up = 1, .peer_name = "vrp0", .peer_up = 1);
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	char *before, *after;
+	struct ip_link l;
+	unsigned int s;
+
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+		before = st_ip_link_snapshot();
+		ASSERT_EQ(0, vnic_ctx_new_faulty(&o, steps[s], 1, &ctx));
+		ASSERT_EQ(0, vnic_guest_new(ctx, "grs", &g));
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+		EXPECT_EQ(-EIO, vnic_guest_create(g)) TH_LOG("step %d", steps[s]);
+		after = st_ip_link_snapshot();
+		EXPECT_STREQ(before, after);
+		EXPECT_EQ(-ENOENT, find_in(self->h.fd, "vrp0", &l));
+		EXPECT_EQ(0, vnic_guest_destroy(g));
+		vnic_ctx_free(ctx);
+		free(before);
+		free(after);
+	}
 }
 
 /*

@@ -107,6 +107,12 @@ case_add_filters_real_frames() {
 	h=$(host_end c1)
 	ip -j -d link show "$h" >"$TMP/out" || return
 	jqo '.[0].ifalias == "vnic:net1:c1.eth0:0" and .[0].linkinfo.info_kind == "veth"' || return
+	# The host end: the gateway as a /32, a host route to the container.
+	ip -j addr show "$h" >"$TMP/out" || return
+	jqo '.[0].addr_info | any(.local == "10.9.0.1" and .prefixlen == 32)' || return
+	ip -j route show dev "$h" >"$TMP/out" || return
+	jq -e --arg ip "$(cont_ip c1)" 'any(.dst == $ip)' "$TMP/out" >/dev/null ||
+		fail "host route: $(cat "$TMP/out")" || return
 	in_ns "$ns" ip -j addr show eth0 >"$TMP/out" || return
 	jq -e --arg ip "$(cont_ip c1)" '.[0].addr_info | any(.local == $ip)' "$TMP/out" >/dev/null ||
 		fail "container address: $(cat "$TMP/out")" || return

@@ -212,6 +212,31 @@ case_custom_rule_replaced() {
 	same_as_clean "$TMP/A.json"
 }
 
+# A changed sync of a table nobody committed to since libvnic's last
+# commit does not read the guests' chains' rules (the generation vouches
+# for them) and rewrites the chains of the guests that change.  The vouch
+# holds only while nobody commits: a rule of an unchanged guest's chain
+# deleted (g5: tcp 22 accept), then a changed policy (g0, g10) synced, and
+# g5's rule is back.
+case_changed_sync_repairs_unchanged_guest_chain() {
+	jq '(.guests[] | select(.name == "g0" or .name == "g10") | .rules) =
+		[{"proto": "udp", "dport": 53, "action": "drop"}]' \
+		"$TMP/A.json" >"$TMP/C.json" || return
+	run 0 vc filter sync "$TMP/A.json" || return
+	nft flush chain netdev vnic g_g5 || return
+	run 1 vc filter diff "$TMP/C.json" || return
+	grep -q 'g_g5' "$TMP/out" ||
+		fail "diff does not name g_g5: $(cat "$TMP/out")" || return
+	run 0 vc filter sync "$TMP/C.json" || return
+	grep -q 'repaired' "$TMP/out" ||
+		fail "sync does not say what it repaired: $(cat "$TMP/out")" || return
+	run 0 vc filter diff "$TMP/C.json" || return
+	same_as_clean "$TMP/C.json" || return
+	# Vouched (no commit since C's): A back, g0 and g10 rewritten.
+	run 0 vc filter sync "$TMP/A.json" || return
+	same_as_clean "$TMP/A.json"
+}
+
 # sendmsg() calls of a vnicctl -s run, from its stats line.
 sends() { sed -n 's/^stats: sendmsg \([0-9]*\) .*/\1/p' "$TMP/err"; }
 
@@ -347,7 +372,8 @@ case_diff_errors_exit_2() {
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
        device_unhooked state_deleted state_forged foreign_additions
-       restart_a_b_a custom_rule_replaced diff_after_remove unchanged_writes_nothing
+       restart_a_b_a custom_rule_replaced changed_sync_repairs_unchanged_guest_chain
+       diff_after_remove unchanged_writes_nothing
        apply_then_sync_reads_nothing sync_after_claim_reads_nothing
        claim_then_foreign_commit_reads_back diff_errors_exit_2)
 
