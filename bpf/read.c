@@ -172,7 +172,9 @@ static void sort_nics(struct vnic_bpf *b)
 	unsigned int i;
 
 	for (i = 0; i < b->ni; i++)
-		qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]), by_idx);
+		if (b->inst[i].nn > 1)	/* a guest with no NIC has nics NULL */
+			qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]),
+			      by_idx);
 	bpf_index_nics_moved(b);
 }
 
