@@ -142,16 +142,6 @@ static void guest_key(struct bpf_guest_key *k, const char *name)
 
 /* --- the installed model ---------------------------------------------------- */
 
-static struct binst *inst_find(struct vnic_bpf *b, const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < b->ni; i++)
-		if (!strcmp(b->inst[i].name, name))
-			return &b->inst[i];
-	return NULL;
-}
-
 /* The installed form of guest g of p with the ifindexes and generations. */
 static int binst_make(struct binst *out, const struct pguest *g, const int *ifi,
 		      const uint32_t *gen)
@@ -359,7 +349,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 	unsigned int gi, k, i;
 
 	for (i = 0; i < nremove; i++) {
-		struct binst *in = inst_find(b, remove[i] ? remove[i] : "");
+		struct binst *in = bpf_inst_of(b, remove[i] ? remove[i] : "");
 
 		if (!in)
 			return vnic_set_err(b->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1, NULL,
@@ -372,7 +362,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 			c->gone[i] = c->drop[i] = true;
 	for (gi = 0; p && gi < p->n; gi++) {
 		const struct pguest *g = p->g[gi];
-		struct binst *in = inst_find(b, g->name);
+		struct binst *in = bpf_inst_of(b, g->name);
 
 		for (k = 0; k < g->nn; k++) {
 			const struct binst *o = bpf_owner_of(b, c->ifi[c->off[gi] + k]);
@@ -417,7 +407,7 @@ static int still_ours(struct vnic_bpf *b)
 	return 0;
 }
 
-static bool nic_was(const struct vnic_bpf *b, int ifindex)
+static bool nic_was(struct vnic_bpf *b, int ifindex)
 {
 	return bpf_owner_of(b, ifindex) != NULL;
 }
@@ -551,7 +541,7 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	guest_key(&gk, g->name);
 	if (!err)
 		err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
-			     inst_find(b, g->name) ? sizeof(gv) : 0);
+			     bpf_inst_of(b, g->name) ? sizeof(gv) : 0);
 	return err;
 }
 
@@ -723,6 +713,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	b->inst = next;
 	b->ni = n;
 	b->capi = n;
+	bpf_index_drop(b);
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);
@@ -752,7 +743,7 @@ static void change_free(struct change *c)
 	c->log->op = NULL;
 }
 
-static void count(const struct vnic_bpf *b, const struct change *c,
+static void count(struct vnic_bpf *b, const struct change *c,
 		  struct vnic_filter_result *res)
 {
 	unsigned int gi, i;
@@ -760,7 +751,7 @@ static void count(const struct vnic_bpf *b, const struct change *c,
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
 		if (c->same[gi] || c->fix[gi])
 			res->guests_unchanged++;
-		else if (inst_find((struct vnic_bpf *)b, c->p->g[gi]->name))
+		else if (bpf_inst_of(b, c->p->g[gi]->name))
 			res->guests_changed++;
 		else
 			res->guests_added++;
@@ -859,7 +850,7 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		b->st = st;
 		for (unsigned int gi = 0; p && gi < p->n; gi++)
 			if (c.same[gi]) {
-				const struct binst *in = inst_find(b, p->g[gi]->name);
+				const struct binst *in = bpf_inst_of(b, p->g[gi]->name);
 
 				for (unsigned int k = 0; in && k < in->nn; k++)
 					c.gen[c.off[gi] + k] = in->nics[k].gen;

@@ -30,6 +30,7 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	if (!b)
 		return;
 	bpf_unload(b);
+	bpf_index_drop(b);
 	for (i = 0; i < b->ni; i++)
 		binst_free(&b->inst[i]);
 	free(b->inst);

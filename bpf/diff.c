@@ -67,16 +67,6 @@ static int tell(struct rep *r, uint32_t kind, const char *guest, const char *obj
 	return r->err;
 }
 
-static const struct binst *installed(const struct vnic_bpf *b, const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < b->ni; i++)
-		if (!strcmp(b->inst[i].name, name))
-			return &b->inst[i];
-	return NULL;
-}
-
 static const struct bnic *nic_of(const struct binst *in, int ifindex)
 {
 	unsigned int k;
@@ -95,7 +85,7 @@ static unsigned int in_map(unsigned int n, unsigned int inline_max)
 /* The map writes installing g makes: per NIC its nics entry, its counter
  * when new or missing, its addresses beyond the inline ones; the guests
  * entry. */
-static uint32_t guest_writes(const struct vnic_bpf *b, const struct pguest *g,
+static uint32_t guest_writes(struct vnic_bpf *b, const struct pguest *g,
 			     const int *ifi)
 {
 	uint32_t w = 1;
@@ -180,13 +170,13 @@ static void fix_guest(struct rep *r, const struct binst *in, const struct pguest
 static int guests(struct rep *r)
 {
 	const struct change *c = r->c;
-	const struct vnic_bpf *b = r->b;
+	struct vnic_bpf *b = r->b;
 	unsigned int gi, i;
 
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
 		const struct pguest *g = c->p->g[gi];
 		const int *ifi = &c->ifi[c->off[gi]];
-		const struct binst *in = installed(b, g->name);
+		const struct binst *in = bpf_inst_of(b, g->name);
 
 		if (c->same[gi])
 			continue;
@@ -296,7 +286,7 @@ static int hooks(struct rep *r)
 
 	for (gi = 0; c->p && gi < c->p->n; gi++) {
 		const struct pguest *g = c->p->g[gi];
-		const struct binst *in = installed(r->b, g->name);
+		const struct binst *in = bpf_inst_of(r->b, g->name);
 
 		for (k = 0; k < g->nn; k++) {
 			unsigned int i = c->off[gi] + k;

@@ -18,6 +18,7 @@
 #include "bpf/maps.h"
 #include "lib/testing.h"
 #include "lib/internal.h"
+#include "lib/strmap.h"
 #include "policy/model.h"
 
 #define BPF_FILTER_NAME	"vnic"
@@ -53,6 +54,12 @@ struct bnic {
 	bool counted;		/* its drops entry is there */
 };
 
+/* Installed NIC ifindex is b->inst[gi].nics[k] (model.c's index). */
+struct bnix {
+	int ifindex;
+	unsigned int gi, k;
+};
+
 struct binst {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
@@ -71,6 +78,10 @@ struct vnic_bpf {
 	struct bpf_state st;		/* as last written */
 	struct binst *inst;
 	unsigned int ni, capi;
+	struct bnix *nix;		/* inst by ifindex; NULL: to build */
+	unsigned int nnix;
+	struct strmap names;		/* inst by name, when names_ok */
+	bool names_ok;
 	int ifsock;
 	uint32_t features;
 	uint32_t capacity;
@@ -174,11 +185,23 @@ uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
 /* The nics value guest's NIC pn, idx-th of it, holds at generation gen. */
 void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 		   uint32_t gen, unsigned int idx);
-const struct binst *bpf_owner_of(const struct vnic_bpf *b, int ifindex);
-/* Installed NIC ifindex, or NULL; whether it has its drops entry (false:
- * not installed). */
-const struct bnic *bpf_nic_of(const struct vnic_bpf *b, int ifindex);
-bool bpf_nic_counted(const struct vnic_bpf *b, int ifindex);
+/* The installed guest of NIC ifindex; the installed NIC ifindex; whether
+ * it has its drops entry (false: not installed).  O(log n) through an
+ * index of b->inst by ifindex, built on the first call after
+ * bpf_index_drop(), which whatever changes b->inst calls. */
+const struct binst *bpf_owner_of(struct vnic_bpf *b, int ifindex);
+struct bnic *bpf_nic_of(struct vnic_bpf *b, int ifindex);
+bool bpf_nic_counted(struct vnic_bpf *b, int ifindex);
+/* The installed guest name, or NULL: O(1) through an index of b->inst by
+ * name, built on the first call after bpf_index_drop(). */
+struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name);
+/* Both indexes go: b->inst moved, shrank or was replaced. */
+void bpf_index_drop(struct vnic_bpf *b);
+/* The NIC index goes: a guest's NICs were added, removed or reordered. */
+void bpf_index_nics_moved(struct vnic_bpf *b);
+/* b->inst[b->ni - 1] was appended, b->inst not moved: the name index
+ * learns it (the NIC index needs nothing: it has no NICs yet). */
+void bpf_index_guest_added(struct vnic_bpf *b);
 
 /* A change as planned (apply.c), what diff.c reports from. */
 struct change {

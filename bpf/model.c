@@ -4,7 +4,9 @@
  * guest, as read from the maps or as a change left them) and the values
  * the maps hold for a policy: what apply.c writes and diff.c compares.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpf/internal.h"
@@ -56,33 +58,179 @@ void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 	snprintf(v->guest, sizeof(v->guest), "%s", guest);
 }
 
-const struct binst *bpf_owner_of(const struct vnic_bpf *b, int ifindex)
+/*
+ * Every installed NIC by ifindex, sorted: a change asks who owns each NIC
+ * of its policy, and a scan of every guest per question made a sync or an
+ * apply quadratic in installed NICs.  Built on the first question after
+ * b->inst changed (everything that changes it calls bpf_index_drop()); an
+ * entry is checked against b->inst before it answers, and without memory
+ * for the index the scan answers.  Sorted by ifindex, then in guest order:
+ * among equal ifindexes (none: the maps are keyed by it, and a plan refuses
+ * a NIC two guests claim) the first answers, as the scan's would.
+ */
+static int nix_cmp(const void *a, const void *b)
+{
+	const struct bnix *x = a, *y = b;
+
+	if (x->ifindex != y->ifindex)
+		return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+	if (x->gi != y->gi)
+		return (x->gi > y->gi) - (x->gi < y->gi);
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct bnix *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+static int index_build(struct vnic_bpf *b)
+{
+	unsigned int i, k, n = 0;
+
+	for (i = 0; i < b->ni; i++)
+		n += b->inst[i].nn;
+	b->nix = calloc(n + 1, sizeof(*b->nix));
+	if (!b->nix)
+		return -ENOMEM;
+	for (i = 0; i < b->ni; i++)
+		for (k = 0; k < b->inst[i].nn; k++)
+			b->nix[b->nnix++] = (struct bnix){ b->inst[i].nics[k].ifindex, i, k };
+	qsort(b->nix, b->nnix, sizeof(*b->nix), nix_cmp);
+	return 0;
+}
+
+void bpf_index_nics_moved(struct vnic_bpf *b)
+{
+	free(b->nix);
+	b->nix = NULL;
+	b->nnix = 0;
+}
+
+void bpf_index_drop(struct vnic_bpf *b)
+{
+	bpf_index_nics_moved(b);
+	strmap_free(&b->names);
+	b->names_ok = false;
+}
+
+static const struct bnix *scan(const struct vnic_bpf *b, int ifindex, struct bnix *out)
 {
 	unsigned int i, k;
 
 	for (i = 0; i < b->ni; i++)
 		for (k = 0; k < b->inst[i].nn; k++)
-			if (b->inst[i].nics[k].ifindex == ifindex)
-				return &b->inst[i];
+			if (b->inst[i].nics[k].ifindex == ifindex) {
+				*out = (struct bnix){ ifindex, i, k };
+				return out;
+			}
 	return NULL;
 }
 
-const struct bnic *bpf_nic_of(const struct vnic_bpf *b, int ifindex)
+/* Where NIC ifindex is in b->inst, or NULL. */
+static const struct bnix *nic_at(struct vnic_bpf *b, int ifindex, struct bnix *tmp)
 {
-	unsigned int i, k;
+	struct bnix key = { .ifindex = ifindex };
+	const struct bnix *f;
 
-	for (i = 0; i < b->ni; i++)
-		for (k = 0; k < b->inst[i].nn; k++)
-			if (b->inst[i].nics[k].ifindex == ifindex)
-				return &b->inst[i].nics[k];
-	return NULL;
+	if (!b->nix && index_build(b))
+		return scan(b, ifindex, tmp);
+	f = bsearch(&key, b->nix, b->nnix, sizeof(*b->nix), key_cmp);
+	if (!f)
+		return NULL;
+	while (f > b->nix && f[-1].ifindex == ifindex)
+		f--;
+	if (f->gi >= b->ni || f->k >= b->inst[f->gi].nn ||
+	    b->inst[f->gi].nics[f->k].ifindex != ifindex) {
+		bpf_index_nics_moved(b);	/* stale: a caller missed a drop */
+		return scan(b, ifindex, tmp);
+	}
+	return f;
 }
 
-bool bpf_nic_counted(const struct vnic_bpf *b, int ifindex)
+struct bnic *bpf_nic_of(struct vnic_bpf *b, int ifindex)
+{
+	struct bnix tmp;
+	const struct bnix *f = nic_at(b, ifindex, &tmp);
+
+	return f ? &b->inst[f->gi].nics[f->k] : NULL;
+}
+
+const struct binst *bpf_owner_of(struct vnic_bpf *b, int ifindex)
+{
+	struct bnix tmp;
+	const struct bnix *f = nic_at(b, ifindex, &tmp);
+
+	return f ? &b->inst[f->gi] : NULL;
+}
+
+bool bpf_nic_counted(struct vnic_bpf *b, int ifindex)
 {
 	const struct bnic *n = bpf_nic_of(b, ifindex);
 
 	return n && n->counted;
+}
+
+/*
+ * The installed guests by name (lib/strmap.h, the keys borrowed from
+ * b->inst): a scan per guest of a policy, and per entry a read finds,
+ * made a sync quadratic in installed guests as well.  Built at the first
+ * lookup after bpf_index_drop(), and checked the same way; a guest
+ * appended without moving b->inst is added (bpf_index_guest_added()).
+ */
+static int names_build(struct vnic_bpf *b)
+{
+	unsigned int i;
+	int err = 0;
+
+	strmap_init(&b->names);
+	for (i = 0; !err && i < b->ni; i++) {
+		err = strmap_add(&b->names, b->inst[i].name, i);
+		if (err == -EEXIST)	/* the first answers, as the scan's */
+			err = 0;
+	}
+	if (err)
+		strmap_free(&b->names);
+	b->names_ok = !err;
+	return err;
+}
+
+static struct binst *name_scan(struct vnic_bpf *b, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->ni; i++)
+		if (!strcmp(b->inst[i].name, name))
+			return &b->inst[i];
+	return NULL;
+}
+
+struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name)
+{
+	uint32_t i;
+
+	if (!b->names_ok && names_build(b))
+		return name_scan(b, name);
+	if (strmap_get(&b->names, name, &i))
+		return NULL;
+	if (i >= b->ni || strcmp(b->inst[i].name, name)) {
+		bpf_index_drop(b);	/* stale: a caller missed a drop */
+		return name_scan(b, name);
+	}
+	return &b->inst[i];
+}
+
+void bpf_index_guest_added(struct vnic_bpf *b)
+{
+	int err;
+
+	if (!b->names_ok)
+		return;
+	err = strmap_add(&b->names, b->inst[b->ni - 1].name, b->ni - 1);
+	if (err && err != -EEXIST)
+		bpf_index_drop(b);
 }
 
 void binst_free(struct binst *g)

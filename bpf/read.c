@@ -18,11 +18,10 @@
 
 static struct binst *guest_get(struct vnic_bpf *b, const char *name)
 {
-	unsigned int i;
+	struct binst *g = bpf_inst_of(b, name);
 
-	for (i = 0; i < b->ni; i++)
-		if (!strcmp(b->inst[i].name, name))
-			return &b->inst[i];
+	if (g)
+		return g;
 	if (b->ni == b->capi) {
 		unsigned int cap = b->capi ? 2 * b->capi : 16;
 		struct binst *p = realloc(b->inst, cap * sizeof(*p));
@@ -31,21 +30,13 @@ static struct binst *guest_get(struct vnic_bpf *b, const char *name)
 			return NULL;
 		b->inst = p;
 		b->capi = cap;
+		bpf_index_drop(b);
 	}
-	memset(&b->inst[b->ni], 0, sizeof(b->inst[0]));
-	snprintf(b->inst[b->ni].name, sizeof(b->inst[0].name), "%s", name);
-	return &b->inst[b->ni++];
-}
-
-static struct bnic *nic_find(struct vnic_bpf *b, uint32_t ifindex)
-{
-	unsigned int i, k;
-
-	for (i = 0; i < b->ni; i++)
-		for (k = 0; k < b->inst[i].nn; k++)
-			if ((uint32_t)b->inst[i].nics[k].ifindex == ifindex)
-				return &b->inst[i].nics[k];
-	return NULL;
+	g = &b->inst[b->ni++];
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	bpf_index_guest_added(b);
+	return g;
 }
 
 /* The addresses a nics value holds itself (the others are in the maps). */
@@ -151,6 +142,7 @@ static int nic_entry(struct vnic_bpf *b, const void *k, const void *val, void *a
 		return -ENOMEM;
 	g->nics = n;
 	n = &g->nics[g->nn++];
+	bpf_index_nics_moved(b);
 	memset(n, 0, sizeof(*n));
 	n->ifindex = (int)key;
 	memcpy(n->ifname, v.ifname, sizeof(n->ifname));
@@ -180,7 +172,10 @@ static void sort_nics(struct vnic_bpf *b)
 	unsigned int i;
 
 	for (i = 0; i < b->ni; i++)
-		qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]), by_idx);
+		if (b->inst[i].nn > 1)	/* a guest with no NIC has nics NULL */
+			qsort(b->inst[i].nics, b->inst[i].nn, sizeof(b->inst[i].nics[0]),
+			      by_idx);
+	bpf_index_nics_moved(b);
 }
 
 static int guest_entry(struct vnic_bpf *b, const void *k, const void *val, void *arg)
@@ -206,50 +201,11 @@ static int read_guests(struct vnic_bpf *b)
 			sizeof(struct bpf_guest), guest_entry, NULL);
 }
 
-/* Every NIC read, by ifindex: the address and counter keys find their NIC
- * in O(log n) where a scan of every guest made a restart quadratic. */
-struct nicix {
-	struct bnic **v;
-	unsigned int n;
-};
-
-static int ix_cmp(const void *a, const void *b)
-{
-	const struct bnic *x = *(struct bnic *const *)a, *y = *(struct bnic *const *)b;
-
-	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
-}
-
-static int ix_build(const struct vnic_bpf *b, struct nicix *ix)
-{
-	unsigned int i, k, n = 0;
-
-	for (i = 0; i < b->ni; i++)
-		n += b->inst[i].nn;
-	ix->v = calloc(n + 1, sizeof(*ix->v));
-	if (!ix->v)
-		return -ENOMEM;
-	for (i = 0; i < b->ni; i++)
-		for (k = 0; k < b->inst[i].nn; k++)
-			ix->v[ix->n++] = &b->inst[i].nics[k];
-	qsort(ix->v, ix->n, sizeof(*ix->v), ix_cmp);
-	return 0;
-}
-
-static struct bnic *ix_find(const struct nicix *ix, uint32_t ifindex)
-{
-	struct bnic key = { .ifindex = (int)ifindex }, *kp = &key, **f;
-
-	f = bsearch(&kp, ix->v, ix->n, sizeof(*ix->v), ix_cmp);
-	return f ? *f : NULL;
-}
-
 /* Addresses keyed (ifindex, gen): kept for the NIC's current gen.  The
  * others -- a crashed change's, or a concurrent writer's new generation
  * not yet flipped in -- are only noted: opening a handle writes nothing,
  * and a reader must not delete what a writer is about to point at. */
 struct stale {
-	const struct nicix *ix;
 	struct bpf_a6 *v;
 	unsigned int n;
 	bool v6;
@@ -263,7 +219,7 @@ static int addr_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 
 	memset(&key, 0, sizeof(key));
 	memcpy(&key, k, st->v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4));
-	n = ix_find(st->ix, key.ifindex);
+	n = bpf_nic_of(b, (int)key.ifindex);
 	if (!n || n->gen != key.gen) {
 		struct bpf_a6 *s = realloc(st->v, (st->n + 1) * sizeof(*s));
 
@@ -292,9 +248,9 @@ static int addr_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 	return 0;
 }
 
-static int read_addrs(struct vnic_bpf *b, const struct nicix *ix, int fd, bool v6)
+static int read_addrs(struct vnic_bpf *b, int fd, bool v6)
 {
-	struct stale st = { .ix = ix, .v6 = v6 };
+	struct stale st = { .v6 = v6 };
 	int err;
 
 	err = map_each(b, fd, v6 ? sizeof(struct bpf_a6) : sizeof(struct bpf_a4),
@@ -344,7 +300,7 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 	for (i = 0; i < b->norphans; i++) {
 		for (j = 0; j < nkeep && keep[j] != b->orphans[i]; j++)
 			;
-		if (j < nkeep || nic_find(b, (uint32_t)b->orphans[i]))
+		if (j < nkeep || bpf_nic_of(b, b->orphans[i]))
 			continue;	/* the new policy's: re-pointed */
 		ifi[n] = b->orphans[i];
 		want[n++] = HOOK_IN | HOOK_EG;
@@ -370,14 +326,9 @@ out:
 
 static bool gen_live(struct vnic_bpf *b, const struct bpf_a6 *k)
 {
-	unsigned int i, j;
+	const struct bnic *n = bpf_nic_of(b, (int)k->ifindex);
 
-	for (i = 0; i < b->ni; i++)
-		for (j = 0; j < b->inst[i].nn; j++)
-			if (b->inst[i].nics[j].ifindex == (int)k->ifindex &&
-			    b->inst[i].nics[j].gen == k->gen)
-				return true;
-	return false;
+	return n && n->gen == k->gen;
 }
 
 void bpf_drop_stale(struct vnic_bpf *b)
@@ -399,7 +350,6 @@ void bpf_drop_stale(struct vnic_bpf *b)
  * uncounted; an entry of no NIC is another process's or a crashed
  * change's: both are damage a sync repairs (bpf/diff.c). */
 struct counted {
-	const struct nicix *ix;
 	uint32_t *foreign;
 	unsigned int n;
 };
@@ -411,7 +361,7 @@ static int drop_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 	uint32_t key;
 
 	memcpy(&key, k, sizeof(key));
-	n = ix_find(c->ix, key);
+	n = bpf_nic_of(b, (int)key);
 	if (n) {
 		n->counted = true;
 		return 0;
@@ -427,9 +377,9 @@ static int drop_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 	return 0;
 }
 
-static int read_drops(struct vnic_bpf *b, const struct nicix *ix)
+static int read_drops(struct vnic_bpf *b)
 {
-	struct counted c = { .ix = ix };
+	struct counted c = { 0 };
 	int ncpu = libbpf_num_possible_cpus(), err;
 
 	if (ncpu <= 0)
@@ -456,30 +406,32 @@ int bpf_reread(struct vnic_bpf *b)
 		return vnic_set_err(b->ctx, -EAGAIN, VNIC_STEP_DUMP, -1, NULL,
 				    "bpf: another handle changed this namespace's maps "
 				    "meanwhile: open a new handle and sync again");
+	bpf_index_drop(b);
 	for (i = 0; i < b->ni; i++)
 		binst_free(&b->inst[i]);
 	b->ni = 0;
 	return bpf_read_installed(b);
 }
 
+/* The entries find their guest, and the address and counter keys their
+ * NIC, through model.c's indexes (bpf_inst_of(), bpf_nic_of()): a scan of
+ * every guest per entry made a restart quadratic. */
 int bpf_read_installed(struct vnic_bpf *b)
 {
-	struct nicix ix = { NULL, 0 };
-	int err = read_nics(b);
+	int err;
 
+	bpf_index_drop(b);
+	err = read_nics(b);
 	if (!err)
 		err = read_guests(b);
 	if (!err)
 		sort_nics(b);
 	if (!err)
-		err = ix_build(b, &ix);
+		err = read_addrs(b, b->map_ip4, false);
 	if (!err)
-		err = read_addrs(b, &ix, b->map_ip4, false);
+		err = read_addrs(b, b->map_ip6, true);
 	if (!err)
-		err = read_addrs(b, &ix, b->map_ip6, true);
-	if (!err)
-		err = read_drops(b, &ix);
-	free(ix.v);
+		err = read_drops(b);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "bpf: reading the installed guests");
