@@ -181,6 +181,10 @@ static int pick_name(struct op *op, unsigned int i)
 	err = vnic_fault(op->ctx, VNIC_STEP_NAME, i);
 	if (err)
 		return fail(op, err, VNIC_STEP_NAME, i, NULL, "injected");
+	/* Still picked: retried in the nested layout under the name it was
+	 * refused with (create_collect()). */
+	if (nic->picked)
+		return 0;
 	if (nic->naming == VNIC_NAMING_EXPLICIT) {
 		snprintf(nic->name, sizeof(nic->name), "%s", nic->tmpl);
 		return 0;
@@ -214,6 +218,36 @@ static void unpick(struct op *op, struct vnic_nic *nic)
 	linkcache_unpick(lc, prefix, nic->suffix);
 }
 
+/* Whether home has a link of that name (false if it cannot be asked). */
+static bool name_in(struct op *op, unsigned int home, const char *name)
+{
+	struct nlmsghdr *nlh;
+	struct nl_batch b;
+	bool taken = false;
+
+	nl_batch_init(&b);
+	nlh = msg_getlink(&b, name);
+	if (nlh && !nl_batch_end(&b, nlh, NULL, NULL) &&
+	    !nl_batch_run(op->hs.h[home].s, &b))
+		taken = !b.reqs[0].err;
+	nl_batch_free(&b);
+	return taken;
+}
+
+/*
+ * A veth's EEXIST may be about its peer's name, which no retry under another
+ * NIC name cures (the cache strategy would retry new names until its name
+ * timeout and blame someone else): ask the peer's namespace whether that
+ * name exists.
+ */
+static bool peer_taken(struct op *op, struct vnic_nic *nic)
+{
+	if (nic->peer_home == NO_HOME &&
+	    homes_get(&op->hs, nic->peer_netns_fd, &nic->peer_home))
+		return false;
+	return name_in(op, nic->peer_home, nic->peer_name);
+}
+
 /* One round: every pending NIC's RTM_NEWLINK in one batch. */
 static int create_round(struct op *op)
 {
@@ -228,6 +262,13 @@ static int create_round(struct op *op)
 		err = pick_name(op, i);
 		if (err)
 			break;
+		/* Test hook: the lookup of a kernel before 6.15 (below). */
+		if (op->ctx->old_peer_lookup && nic->peer_outer &&
+		    name_in(op, 0, nic->peer_name)) {
+			err = batch_add(op, msg_excl_lookup(&op->b, nic->peer_name),
+					i, NULL, NULL);
+			continue;
+		}
 		if (vnic_fault(op->ctx, VNIC_STEP_CREATE, i)) {
 			injected = i;	/* as if the kernel refused it */
 			continue;
@@ -250,30 +291,6 @@ static int create_round(struct op *op)
 	if (!err && injected != UINT32_MAX)
 		err = fail(op, -EIO, VNIC_STEP_CREATE, injected, NULL, "injected");
 	return err;
-}
-
-/*
- * A veth's EEXIST may be about its peer's name, which no retry under another
- * NIC name cures (the cache strategy would retry new names until its name
- * timeout and blame someone else): ask the peer's namespace whether that
- * name exists.
- */
-static bool peer_taken(struct op *op, struct vnic_nic *nic)
-{
-	struct nlmsghdr *nlh;
-	struct nl_batch b;
-	bool taken = false;
-
-	if (nic->peer_home == NO_HOME &&
-	    homes_get(&op->hs, nic->peer_netns_fd, &nic->peer_home))
-		return false;
-	nl_batch_init(&b);
-	nlh = msg_getlink(&b, nic->peer_name);
-	if (nlh && !nl_batch_end(&b, nlh, NULL, NULL) &&
-	    !nl_batch_run(op->hs.h[nic->peer_home].s, &b))
-		taken = !b.reqs[0].err;
-	nl_batch_free(&b);
-	return taken;
 }
 
 /* Some kernel refusals come as a bare errno: name the likely cause. */
@@ -331,7 +348,25 @@ static int create_collect(struct op *op)
 						   nic->peer_name);
 			continue;
 		}
-		if (r->err == -EEXIST && nic->naming == VNIC_NAMING_CACHE) {
+		/*
+		 * Kernels before 6.15 ("rtnetlink: Lookup device in target
+		 * netns when creating link") look the outer name up in the
+		 * socket's namespace: a peer-outside create meets EEXIST
+		 * when a device here has the peer's name, free where the
+		 * peer goes.  Renaming the NIC cannot cure that: retry it
+		 * once, same name, in the nested layout (the peer in the
+		 * nest, brought up in step 4 through its home, which
+		 * peer_taken() opened).  A second EEXIST is the NIC's.
+		 */
+		if (r->err == -EEXIST && nic->peer_outer &&
+		    nic->peer_home != NO_HOME) {
+			nic->peer_outer = false;	/* the name stays picked */
+			op->pend[n++] = i;
+			continue;
+		}
+		/* (Still peer-outside: no socket there; fails below.) */
+		if (r->err == -EEXIST && nic->naming == VNIC_NAMING_CACHE &&
+		    !nic->peer_outer) {
 			nic->picked = false;	/* the name stays marked taken */
 			op->ctx->stats.name_retries++;
 			op->pend[n++] = i;
@@ -579,7 +614,8 @@ static bool peer_beside(const struct vnic_nic *nic)
  * A peer beside its NIC shares its home.  One in another namespace needs
  * no socket there: it is named and placed by the create message, and
  * brought up by it as its outer device (msg.c); its home is opened only
- * to ask whether its name is taken (peer_taken()).
+ * to ask whether its name is taken (peer_taken()), or for the nested
+ * retry an older kernel needs (create_collect()).
  */
 static void place_peer(struct vnic_nic *nic)
 {

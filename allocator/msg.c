@@ -164,6 +164,20 @@ struct nlmsghdr *msg_peer_up(struct nl_batch *b, const struct vnic_nic *nic)
 	return nlh;
 }
 
+/* Test hook (create.c): no NLM_F_CREATE, so nothing is made; the kernel
+ * looks the name up in the socket's namespace, as one before 6.15 does for
+ * a peer-outside create, and answers EEXIST if it is there. */
+struct nlmsghdr *msg_excl_lookup(struct nl_batch *b, const char *name)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_NEWLINK, NLM_F_ACK | NLM_F_EXCL);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, 0, false);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return nlh;
+}
+
 struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name)
 {
 	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_GETLINK, NLM_F_ACK);

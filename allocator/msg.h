@@ -15,6 +15,7 @@ struct nlmsghdr *msg_configure(struct nl_batch *b, const struct vnic_nic *nic,
 /* RTM_NEWLINK bringing a veth's peer up, by name, in its namespace. */
 struct nlmsghdr *msg_peer_up(struct nl_batch *b, const struct vnic_nic *nic);
 /* RTM_GETLINK of one link by name. */
+struct nlmsghdr *msg_excl_lookup(struct nl_batch *b, const char *name);
 struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name);
 /* RTM_DELLINK by ifindex, or by name when the ifindex is unknown. */
 struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name);

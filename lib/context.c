@@ -123,6 +123,14 @@ VNIC_EXPORT int vnic_ctx_new(const struct vnic_ctx_opts *opts, struct vnic_ctx *
 	return ctx_new(opts, 0, 0, out);
 }
 
+VNIC_EXPORT int vnic_ctx_set_old_peer_lookup(struct vnic_ctx *ctx, bool on)
+{
+	if (!ctx)
+		return -EINVAL;
+	ctx->old_peer_lookup = on;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
 				    uint32_t fault_nth, struct vnic_ctx **out)
 {

@@ -68,6 +68,7 @@ struct vnic_ctx {
 	uint32_t rcvbuf, monitor_rcvbuf, window;
 	int fault_step;
 	uint32_t fault_nth;
+	bool old_peer_lookup;	/* vnic_ctx_set_old_peer_lookup() */
 	uint32_t name_timeout_ms;
 	uint64_t name_deadline;	/* of the create in progress, vnic_now_ms() */
 	uint64_t features;

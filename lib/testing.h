@@ -9,6 +9,7 @@
 #ifndef VNIC_LIB_TESTING_H
 #define VNIC_LIB_TESTING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vnic/context.h>
@@ -28,6 +29,14 @@
  */
 int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
 			uint32_t fault_nth, struct vnic_ctx **out);
+
+/*
+ * Answer a veth's peer-outside create (allocator/create.c) as kernels
+ * before 6.15 do: EEXIST when the caller's namespace has a device of the
+ * peer's name (the kernel's own answer to a lookup there), so the fallback
+ * to the nested layout runs on newer kernels too.  -EINVAL for NULL.
+ */
+int vnic_ctx_set_old_peer_lookup(struct vnic_ctx *ctx, bool on);
 
 /*
  * Call fn(arg) after each change has read the ruleset generation and built

@@ -356,6 +356,131 @@ TEST_F(netns, peer_named_like_local_device)
 	EXPECT_EQ(-ENOENT, find_in(self->h.fd, LOWER_PEER, &l));
 }
 
+/*
+ * The same peer-outside (.peer_up): the peer is the create message's outer
+ * device (allocator/msg.c), whose name this kernel looks up in the target.
+ * A cache-named NIC keeps its first name (no retry).
+ */
+TEST_F(netns, peer_named_like_local_device_peer_up)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vy%d",
+		  .up = 1, .peer_name = LOWER_PEER, .peer_up = 1);
+	struct vnic_ctx_stats st;
+	struct ip_link before, l;
+	struct vnic_nic_info info;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, find_in(-1, LOWER_PEER, &before));
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	g = create_one(_metadata, self->ctx, &nic, &info);
+	EXPECT_STREQ("vy0", info.name);
+	expect_pair_up(_metadata, self->h.fd, &info, LOWER_PEER, NULL);
+	ST_STATS(self->ctx, &st);
+	EXPECT_EQ(0ULL, st.name_retries);
+	ASSERT_EQ(0, find_in(-1, LOWER_PEER, &l));
+	EXPECT_EQ(before.ifindex, l.ifindex);
+	EXPECT_STREQ(before.alias, l.alias);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	ASSERT_EQ(0, find_in(-1, LOWER_PEER, &l));
+	EXPECT_EQ(before.ifindex, l.ifindex);
+	EXPECT_EQ(-ENOENT, find_in(self->h.fd, LOWER_PEER, &l));
+}
+
+/*
+ * Kernels before 6.15 look the outer name up in the caller's namespace and
+ * refuse the peer-outside create with EEXIST; vnic_ctx_set_old_peer_lookup()
+ * has this kernel give that answer.  The NIC is retried once, under the same
+ * name and not counted as a name retry, with its peer nested (brought up
+ * through a socket there); a failure after the fallback leaves nothing.
+ */
+TEST_F(netns, peer_named_like_local_device_old_lookup)
+{
+	static const int steps[] = { VNIC_STEP_CREATE, VNIC_STEP_RESOLVE,
+				     VNIC_STEP_CONFIGURE };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vo%d",
+		  .up = 1, .peer_name = LOWER_PEER, .peer_up = 1);
+	char *snap, *snap2;
+	struct vnic_ctx_stats st;
+	struct ip_link before, l;
+	struct vnic_nic_info info;
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	unsigned int s;
+
+	ASSERT_EQ(0, find_in(-1, LOWER_PEER, &before));
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	ASSERT_EQ(0, vnic_ctx_set_old_peer_lookup(self->ctx, true));
+	g = create_one(_metadata, self->ctx, &nic, &info);
+	EXPECT_STREQ("vo0", info.name);
+	expect_pair_up(_metadata, self->h.fd, &info, LOWER_PEER, NULL);
+	ST_STATS(self->ctx, &st);
+	EXPECT_EQ(0ULL, st.name_retries);
+	ASSERT_EQ(0, find_in(-1, LOWER_PEER, &l));
+	EXPECT_EQ(before.ifindex, l.ifindex);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(-ENOENT, find_in(self->h.fd, LOWER_PEER, &l));
+	EXPECT_EQ(-ENOENT, find_in(-1, "vo0", &l));
+
+	/* The fault fires in the nested retry (create) or after it. */
+	for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+		snap = st_ip_link_snapshot();
+		ASSERT_EQ(0, vnic_ctx_new_faulty(&o, steps[s], 1, &ctx));
+		ASSERT_EQ(0, vnic_ctx_set_old_peer_lookup(ctx, true));
+		ASSERT_EQ(0, vnic_guest_new(ctx, "gol", &g));
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+		EXPECT_EQ(-EIO, vnic_guest_create(g)) TH_LOG("step %d", steps[s]);
+		EXPECT_EQ(steps[s], (int)vnic_ctx_errstep(ctx))
+			TH_LOG("%s", vnic_ctx_errmsg(ctx));
+		snap2 = st_ip_link_snapshot();
+		EXPECT_STREQ(snap, snap2);
+		EXPECT_EQ(-ENOENT, find_in(self->h.fd, LOWER_PEER, &l));
+		ASSERT_EQ(0, find_in(-1, LOWER_PEER, &l));
+		EXPECT_EQ(before.ifindex, l.ifindex);
+		EXPECT_EQ(0, vnic_guest_destroy(g));
+		vnic_ctx_free(ctx);
+		free(snap);
+		free(snap2);
+	}
+}
+
+/*
+ * With the old lookup too, a peer name taken in the target is the peer's
+ * collision: reported at once, naming the peer (no fallback, no renaming of
+ * a cache-named NIC), and nothing is left on either side.
+ */
+TEST_F(netns, peer_name_taken_in_target_old_lookup)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "vq%d",
+		  .up = 1, .peer_name = LOWER_PEER, .peer_up = 1);
+	struct vnic_ctx_stats st;
+	struct ip_link was, l;
+	struct vnic_guest *g;
+	char *snap, *snap2;
+
+	ASSERT_EQ(0, st_run_cmd("nsenter --net=/proc/%d/ns/net ip link add %s "
+				"type veth peer name vqk0", (int)self->h.pid,
+				LOWER_PEER));
+	ASSERT_EQ(0, find_in(self->h.fd, LOWER_PEER, &was));
+	target(variant, &self->h, &nic.peer_netns_fd, &nic.peer_netns_pid);
+	ASSERT_EQ(0, vnic_ctx_set_old_peer_lookup(self->ctx, true));
+	snap = st_ip_link_snapshot();
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gqt", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	EXPECT_EQ(-EEXIST, vnic_guest_create(g));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "peer name '" LOWER_PEER
+			       "' is taken")) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	ST_STATS(self->ctx, &st);
+	EXPECT_EQ(0ULL, st.name_retries);
+	snap2 = st_ip_link_snapshot();
+	EXPECT_STREQ(snap, snap2);
+	ASSERT_EQ(0, find_in(self->h.fd, LOWER_PEER, &l));
+	EXPECT_EQ(was.ifindex, l.ifindex);
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+	free(snap);
+	free(snap2);
+}
+
 /* The same for the NIC itself: an explicit name taken here, free there. */
 TEST_F(netns, nic_named_like_local_device)
 {
