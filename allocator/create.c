@@ -603,13 +603,6 @@ static void rollback(struct op *op)
 	}
 }
 
-static bool peer_beside(const struct vnic_nic *nic)
-{
-	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
-		return nic->netns_fd == nic->peer_netns_fd;
-	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
-}
-
 /*
  * A peer beside its NIC shares its home.  One in another namespace needs
  * no socket there: it is named and placed by the create message, and
@@ -619,7 +612,7 @@ static bool peer_beside(const struct vnic_nic *nic)
  */
 static void place_peer(struct vnic_nic *nic)
 {
-	bool beside = peer_beside(nic);
+	bool beside = nic_peer_beside(nic);
 
 	nic->peer_home = beside ? nic->home : NO_HOME;
 	nic->peer_outer = !beside && nic->peer_up;

@@ -74,6 +74,9 @@ bool kind_is_tun(enum vnic_kind kind);
 const char *kind_link_name(enum vnic_kind kind);	/* IFLA_INFO_KIND */
 uint64_t kind_feature(enum vnic_kind kind);
 
+/* spec.c: whether a veth's peer lives in its NIC's namespace. */
+bool nic_peer_beside(const struct vnic_nic *nic);
+
 /* guest.c */
 void nic_release(struct vnic_nic *nic);
 struct vnic_guest *guest_alloc(struct vnic_ctx *ctx, const char *name);

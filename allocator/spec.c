@@ -197,14 +197,19 @@ static int check_unrelated(const struct check *c, const struct vnic_nic_opts *o)
 	return 0;
 }
 
+bool nic_peer_beside(const struct vnic_nic *nic)
+{
+	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
+		return nic->netns_fd == nic->peer_netns_fd;
+	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
+}
+
 /* A veth whose two ends would need the same name in one namespace. */
 static bool same_name_same_ns(const struct vnic_nic *nic)
 {
 	if (nic->naming != VNIC_NAMING_EXPLICIT || strcmp(nic->tmpl, nic->peer_name))
 		return false;
-	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
-		return nic->netns_fd == nic->peer_netns_fd;
-	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
+	return nic_peer_beside(nic);
 }
 
 static int check_nic(const struct check *c, const struct vnic_nic_opts *o,

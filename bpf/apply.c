@@ -25,7 +25,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -195,29 +197,6 @@ static int check_policy(struct vnic_bpf *b, const struct vnic_policy *p)
 					    "bpf backend (use the nft backend); nothing was changed",
 					    p->g[gi]->name);
 	return 0;
-}
-
-static int ifsock_fn(void *arg)
-{
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	*(int *)arg = fd;
-	return fd < 0 ? -errno : 0;
-}
-
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-int bpf_ifsock(struct vnic_bpf *b)
-{
-	int err = 0;
-
-	if (b->ifsock < 0)
-		err = vnic_in_netns(b->ctx->netns_fd, ifsock_fn, &b->ifsock);
-	if (err)
-		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
-				    "socket for interface lookups");
-	return b->ifsock;
 }
 
 /* Every NIC of p by name, in order (ifi[off[g] + k]). */

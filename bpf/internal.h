@@ -229,7 +229,7 @@ int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn f
  * itself, without a policy (vnicctl filter show): the maps read again. */
 int bpf_damage(struct vnic_bpf *b, vnic_filter_diff_fn fn, void *arg,
 	       struct vnic_filter_result *res);
-/* apply.c: the socket for interface lookups in the handle's namespace. */
+/* ifsock.c: the socket for interface lookups in the handle's namespace. */
 int bpf_ifsock(struct vnic_bpf *b);
 /* What is on a damaged hook (no filter of ours there): DMG_*. */
 enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
