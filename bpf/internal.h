@@ -229,8 +229,11 @@ int bpf_report(struct vnic_bpf *b, const struct change *c, vnic_filter_diff_fn f
  * itself, without a policy (vnicctl filter show): the maps read again. */
 int bpf_damage(struct vnic_bpf *b, vnic_filter_diff_fn fn, void *arg,
 	       struct vnic_filter_result *res);
-/* ifsock.c: the socket for interface lookups in the handle's namespace. */
-int bpf_ifsock(struct vnic_bpf *b);
+/* The socket for interface lookups in the handle's namespace (lib/). */
+static inline int bpf_ifsock(struct vnic_bpf *b)
+{
+	return vnic_ifsock(b->ctx, &b->ifsock);
+}
 /* What is on a damaged hook (no filter of ours there): DMG_*. */
 enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
 int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);

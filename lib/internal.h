@@ -101,6 +101,10 @@ int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg);
 /* The same, but always in a new thread (nsfd -1: stay in this namespace),
  * for work that changes per-thread state such as the mount namespace. */
 int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg);
+/* A socket for interface ioctls (SIOCGIFINDEX, SIOCGIFNAME) in the
+ * context's namespace, made into *fd on first use; returns it, or a
+ * negative errno with the context's message set. */
+int vnic_ifsock(struct vnic_ctx *ctx, int *fd);
 /* Open /proc/PID/ns/net, O_CLOEXEC. */
 int vnic_netns_open_pid(pid_t pid);
 /* 0 if fd is an open network namespace fd; else -EBADF or -EINVAL and

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/nsfs.h>
 #include <unistd.h>
@@ -53,6 +54,26 @@ int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg)
 		return -err;
 	pthread_join(t, NULL);
 	return c.ret;
+}
+
+static int ifsock_fn(void *arg)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	*(int *)arg = fd;
+	return fd < 0 ? -errno : 0;
+}
+
+int vnic_ifsock(struct vnic_ctx *ctx, int *fd)
+{
+	int err = 0;
+
+	if (*fd < 0)
+		err = vnic_in_netns(ctx->netns_fd, ifsock_fn, fd);
+	if (err)
+		return vnic_set_err(ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+				    "socket for interface lookups");
+	return *fd;
 }
 
 int vnic_netns_open_pid(pid_t pid)

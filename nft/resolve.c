@@ -22,25 +22,12 @@ void resolved_free(struct resolved *r)
 	free(r->off);
 }
 
-static int ifindex_sock_fn(void *arg)
-{
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	*(int *)arg = fd;
-	return fd < 0 ? -errno : 0;
-}
-
 /* The socket for SIOCGIFINDEX/SIOCGIFNAME, made in the context's netns. */
 int ifsock_get(struct vnic_nft *n)
 {
-	int err = 0;
+	int fd = vnic_ifsock(n->ctx, &n->ifsock);
 
-	if (n->ifsock < 0)
-		err = vnic_in_netns(n->ctx->netns_fd, ifindex_sock_fn, &n->ifsock);
-	if (err)
-		return vnic_set_err(n->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
-				    "socket for interface lookups");
-	return 0;
+	return fd < 0 ? fd : 0;
 }
 
 /*
