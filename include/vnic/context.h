@@ -137,8 +137,10 @@ struct vnic_ctx_stats {
 	uint64_t sendmsg_calls;	/* netlink sendmsg() calls */
 	uint64_t recvmsg_calls;
 	uint64_t requests;	/* netlink requests sent */
-	uint64_t ioctls;	/* ioctl() calls (only tap creation makes any) */
-	uint64_t dumps;		/* RTM_GETLINK dumps */
+	uint64_t ioctls;	/* ioctl() calls: tap creation, and a filter
+				 * handle's NIC name and ifindex lookups */
+	uint64_t dumps;		/* RTM_GETLINK dumps (a filter handle's
+				 * nf_tables reads count as sendmsg calls) */
 	uint64_t resyncs;	/* full name-cache rebuilds after the first */
 	uint64_t name_retries;	/* EEXIST retries of the cache strategy */
 	/* Dumps the kernel marked interrupted (the namespace changed while
