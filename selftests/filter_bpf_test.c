@@ -1680,36 +1680,52 @@ TEST_F(life, diff_names_changed_map_entry)
 	close(fd);
 }
 
-TEST_F(life, diff_names_added_map_entries)
-{
-	const char *const n[] = { "foreign map nics +0 -1", "foreign map guests +0 -1",
-				  NULL };
+/* Another process's entries: a nics entry for lo (no guest's NIC) and a
+ * guests entry of no guest, after the policy is installed. */
+struct intruders {
+	int nics, guests;
+	uint32_t key;		/* lo */
 	struct bpf_guest_key gk;
+};
+
+static void add_intruders(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(life) *self, struct intruders *in)
+{
 	struct bpf_guest gv = { .digest = 42, .nics = 0 };
 	struct bpf_nic v;
-	uint32_t key = 1;	/* lo: no guest's */
-	int nics, guests;
 
 	apply(_metadata, &self->t, self->b, self->p, NULL);
-	nics = our_map(self, "nics");
-	guests = our_map(self, "guests");
-	ASSERT_LE(0, nics);
-	ASSERT_LE(0, guests);
+	in->nics = our_map(self, "nics");
+	in->guests = our_map(self, "guests");
+	ASSERT_LE(0, in->nics);
+	ASSERT_LE(0, in->guests);
+	in->key = 1;
 	memset(&v, 0, sizeof(v));
 	strcpy(v.guest, "intruder");
 	strcpy(v.ifname, "lo");
 	v.flags = BF_MAC;
-	ASSERT_EQ(0, bpf_map_update_elem(nics, &key, &v, BPF_ANY));
-	memset(&gk, 0, sizeof(gk));
-	strcpy(gk.name, "stowaway");
-	ASSERT_EQ(0, bpf_map_update_elem(guests, &gk, &gv, BPF_ANY));
+	ASSERT_EQ(0, bpf_map_update_elem(in->nics, &in->key, &v, BPF_ANY));
+	memset(&in->gk, 0, sizeof(in->gk));
+	strcpy(in->gk.name, "stowaway");
+	ASSERT_EQ(0, bpf_map_update_elem(in->guests, &in->gk, &gv, BPF_ANY));
+}
+
+TEST_F(life, diff_names_added_map_entries)
+{
+	const char *const n[] = { "foreign map nics +0 -1", "foreign map guests +0 -1",
+				  NULL };
+	struct bpf_guest gv;
+	struct bpf_nic v;
+	struct intruders in;
+
+	add_intruders(_metadata, self, &in);
 	diff_says(_metadata, self, n);
 	sync_repairs(_metadata, self, "foreign map");
-	EXPECT_NE(0, bpf_map_lookup_elem(nics, &key, &v));
-	EXPECT_NE(0, bpf_map_lookup_elem(guests, &gk, &gv));
+	EXPECT_NE(0, bpf_map_lookup_elem(in.nics, &in.key, &v));
+	EXPECT_NE(0, bpf_map_lookup_elem(in.guests, &in.gk, &gv));
 	guests_are(_metadata, self->b, 2);
-	close(nics);
-	close(guests);
+	close(in.nics);
+	close(in.guests);
 }
 
 TEST_F(life, diff_names_nic_recreated_same_name)
@@ -1913,28 +1929,13 @@ TEST_F(life, show_names_added_map_entries)
 {
 	const char *const n[] = { "foreign map nics +0 -1", "foreign map guests +0 -1",
 				  NULL };
-	struct bpf_guest_key gk;
-	struct bpf_guest gv = { .digest = 42, .nics = 0 };
-	struct bpf_nic v;
-	uint32_t key = 1;	/* lo: no guest's */
-	int nics, guests;
+	struct intruders in;
 
-	apply(_metadata, &self->t, self->b, self->p, NULL);
-	nics = our_map(self, "nics");
-	guests = our_map(self, "guests");
-	ASSERT_LE(0, nics);
-	ASSERT_LE(0, guests);
-	memset(&v, 0, sizeof(v));
-	strcpy(v.guest, "intruder");
-	strcpy(v.ifname, "lo");
-	ASSERT_EQ(0, bpf_map_update_elem(nics, &key, &v, BPF_ANY));
-	memset(&gk, 0, sizeof(gk));
-	strcpy(gk.name, "stowaway");
-	ASSERT_EQ(0, bpf_map_update_elem(guests, &gk, &gv, BPF_ANY));
+	add_intruders(_metadata, self, &in);
 	show_says(_metadata, self, n);
 	show_clean(_metadata, self);
-	close(nics);
-	close(guests);
+	close(in.nics);
+	close(in.guests);
 }
 
 TEST_F(life, show_names_nic_recreated_same_name)
