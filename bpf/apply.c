@@ -640,21 +640,55 @@ static void drop_foreign_counters(struct vnic_bpf *b, const struct change *c,
 	b->nfdrops = 0;
 }
 
+/* A NIC leaving, with its generation: the order its clsact goes in. */
+struct leave {
+	int ifindex;
+	uint32_t gen;
+};
+
+static int newest_first(const void *x, const void *y)
+{
+	uint32_t a = ((const struct leave *)x)->gen, b = ((const struct leave *)y)->gen;
+
+	return (a < b) - (a > b);
+}
+
+/*
+ * The NICs leaving, newest generation first.  Deleting a clsact unbinds
+ * its two blocks, and the kernel finds each in a list of every bound block
+ * of the host (flow_indr_dev_setup_offload()), newest first: deleted in
+ * the order they were made, each search walks past every clsact made after
+ * it (quadratic in NICs removed); newest first, each is found at once.  A
+ * NIC's generation is a good proxy for its clsact's age: both are assigned
+ * when its guest is installed, in the same order.
+ */
+static void leave_order(struct leave *l, unsigned int n, int *ifindex)
+{
+	unsigned int i;
+
+	qsort(l, n, sizeof(*l), newest_first);
+	for (i = 0; i < n; i++)
+		ifindex[i] = l[i].ifindex;
+}
+
 /* The model after the change; the leftovers cleared. */
 static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
 {
 	unsigned int i, k, gi, nd = 0, n = 0;
 	struct binst *next;
+	struct leave *leave;
 	int *detach, err = 0;
 
 	for (i = 0; i < b->ni; i++)
 		nd += c->gone[i] ? b->inst[i].nn : 0;
 	next = calloc(b->ni + (c->p ? c->p->n : 0) + 1, sizeof(*next));
 	detach = calloc(nd + 1, sizeof(*detach));
+	leave = calloc(nd + 1, sizeof(*leave));
 	nd = 0;
-	if (!next || !detach) {
+	if (!next || !detach || !leave) {
 		free(next);
 		free(detach);
+		free(leave);
 		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
 				    "bpf: out of memory recording the change (the "
 				    "kernel holds it; open a new handle to read it back)");
@@ -673,7 +707,7 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 				continue;
 			bpf_map_delete_elem(b->map_drops, &key);
 			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
-			detach[nd++] = bn->ifindex;
+			leave[nd++] = (struct leave){ bn->ifindex, bn->gen };
 		}
 		binst_free(&b->inst[i]);
 	}
@@ -693,6 +727,8 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	b->ni = n;
 	b->capi = n;
 	bpf_index_drop(b);
+	leave_order(leave, nd, detach);
+	free(leave);
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);
