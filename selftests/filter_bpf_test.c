@@ -1953,6 +1953,45 @@ TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); 
 TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
 TEST_F(life, fault_filter_from_nothing) { faults(_metadata, self, 3, false); }
 TEST_F(life, fault_map_write_over_installed) { faults(_metadata, self, 1, true); }
+
+/* A remove that fails at its nth map write puts back every entry it had
+ * deleted, with its value (each taken by one lookup-and-delete, whose
+ * value is the undo's), and the guest removed keeps its filter. */
+TEST_F(life, fault_map_write_in_remove_restores_entries)
+{
+	static const char *const maps[] = { "nics", "ip4s", "ip6s", "guests", "state" };
+	const char *g[] = { PKT_GUEST2 };
+	uint64_t sums[5];
+	unsigned int nth, m;
+	int ret = -EIO, fds[5];
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (m = 0; m < 5; m++) {
+		fds[m] = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), maps[m]);
+		sums[m] = map_sum(fds[m]);
+	}
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 1, nth));
+		ret = vnic_bpf_remove(self->b, g, 1, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		guests_are(_metadata, self->b, 2);
+		for (m = 0; m < 5; m++)
+			EXPECT_EQ(sums[m], map_sum(fds[m]))
+				TH_LOG("fault at %u: map %u (nics ip4s ip6s guests state) changed", nth, m);
+		EXPECT_TRUE(has_our_filter(PKT_OTHER_NIC, "ingress"));
+	}
+	/* a fault after the nics and guests deletes was hit */
+	EXPECT_LT(3u, nth);
+	guests_are(_metadata, self->b, 1);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	for (m = 0; m < 5; m++)
+		if (fds[m] >= 0)
+			close(fds[m]);
+}
 TEST_F(life, fault_qdisc_over_installed) { faults(_metadata, self, 2, true); }
 TEST_F(life, fault_filter_over_installed) { faults(_metadata, self, 3, true); }
 
