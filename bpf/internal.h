@@ -83,6 +83,7 @@ struct vnic_bpf {
 	struct strmap names;		/* inst by name, when names_ok */
 	bool names_ok;
 	int ifsock;
+	struct nl_sock chk;		/* the clsact checks' (tc.c) */
 	uint32_t features;
 	uint32_t capacity;
 	uint32_t cap_asked;		/* vnic_bpf_opts.capacity, 0: default */

@@ -1043,6 +1043,42 @@ TEST_F(life, remove_keeps_clsacts_with_others_filters_on_both)
 	remove_with_others(_metadata, self, true, true);
 }
 
+static unsigned int count_others(const char *dev, const char *hook)
+{
+	char *s = tc_filters(dev, hook), *at = s;
+	unsigned int n = 0;
+
+	while (at && (at = strstr(at, "::800 ")))	/* one a u32 filter */
+		n++, at++;
+	free(s);
+	return n;
+}
+
+/*
+ * The check dumps a hook on a socket of its own read a page at a time:
+ * another tool's 64 filters take several datagrams, all of them read (they
+ * keep the clsact), and the socket answers the next remove's dump (a dump
+ * left half read would make it -EBUSY, and oth0 would keep its clsact).
+ */
+TEST_F(life, remove_reads_long_dump_of_others_filters)
+{
+	const char *g1[] = { PKT_GUEST }, *g2[] = { PKT_GUEST2 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("seq 100 163 | sed 's/.*/filter add dev %s ingress pref & "
+				"u32 match u32 0 0/' | tc -batch -", self->t.nic));
+	ASSERT_EQ(64u, count_others(self->t.nic, "ingress"));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g1, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_FALSE(has_our_filter(self->t.nic, from_hook(self->t.kind)));
+	EXPECT_TRUE(has_clsact(self->t.nic));
+	EXPECT_EQ(64u, count_others(self->t.nic, "ingress"));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g2, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+}
+
 /*
  * A fault at the nth unit of each step (map write, qdisc, filter) fails
  * the apply and leaves the previous state: first nothing, then an
