@@ -302,8 +302,8 @@ static int hooks(struct rep *r)
 
 /* What the sync sends for the installed guests that go or are replaced,
  * by the rules bpf/apply.c follows: their NICs no guest keeps lose their
- * nics entry and our hooks (cls_bpf: two filter deletes, then the clsact
- * when nothing else is left on it; tcx: one detach), a guest removed its
+ * nics entry and our hooks (cls_bpf: the clsact delete when nothing else
+ * is on it, else two filter deletes; tcx: one detach), a guest removed its
  * guests entry. */
 static void leaving(struct rep *r)
 {
@@ -325,7 +325,7 @@ static void leaving(struct rep *r)
 			if (r->b->tcx)
 				r->msgs++;
 			else
-				r->msgs += 2 + !tc_filters_left(r->b, ifi);
+				r->msgs += tc_filters_left(r->b, ifi) ? 2 : 1;
 		}
 	}
 }

@@ -245,8 +245,8 @@ static inline int bpf_ifsock(struct vnic_bpf *b)
 /* What is on a damaged hook (no filter of ours there): DMG_*. */
 enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
 int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);
-/* Filters on a NIC's clsact besides ours (0: detaching ours deletes the
- * qdisc too). */
+/* Filters on a NIC's clsact besides ours, which are not counted (0:
+ * detaching ours deletes the qdisc, and ours with it). */
 unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex);
 /* read.c: the maps read again (a sync's truth, not this handle's memory). */
 int bpf_reread(struct vnic_bpf *b);

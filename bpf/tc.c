@@ -689,9 +689,15 @@ unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 }
 
 /*
- * Our filters off each NIC, then the clsact qdisc of those where nothing
- * else is left (another tc user's filters keep it).  Best effort per NIC: a
- * NIC that went away meanwhile took both with it.
+ * Our filters off each NIC: the clsact qdisc, with them, where nothing else
+ * is on it (another tc user's filters keep it), else our slot on both
+ * hooks.  The check runs first, with ours still there (what sits at our
+ * priority is not counted): a clsact that goes takes our filters along, so
+ * a NIC needs one request instead of three (two filter deletes, then the
+ * qdisc).  Between the check and the delete another tool could add a
+ * filter that the delete takes along; deleting our filters before the
+ * check left the same window.  Best effort per NIC: a NIC that went away
+ * meanwhile took both with it.
  */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		  struct vnic_filter_result *res)
@@ -710,9 +716,14 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		return 0;
 	}
 	nl_batch_init(&nb);
-	for (i = 0; i < n && !err; i++)
+	for (i = 0; i < n && !err; i++) {
+		if (!tc_filters_left(b, ifindex[i])) {
+			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
+			continue;
+		}
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)
 			err = put_del_filter(&nb, ifindex[i], h);
+	}
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
 	if (!err)
@@ -720,17 +731,6 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 	res->messages += nb.n;
 	res->batches++;
 	res->writes = 1;
-	nl_batch_reset(&nb);
-	for (i = 0; i < n && !err; i++)
-		if (!tc_filters_left(b, ifindex[i]))
-			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
-	if (!err && nb.n) {
-		err = nl_batch_run(&b->ctx->nl, &nb);
-		if (!err)
-			bpf_tap_nl(b, nb.buf, nb.len);
-		res->messages += nb.n;
-		res->batches++;
-	}
 	nl_batch_free(&nb);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DELETE, -1, NULL,
