@@ -591,7 +591,6 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	return err;
 }
 
-
 /* Step 4 for the NICs and entries of installed guests going away. */
 static int write_removals(struct vnic_bpf *b, struct change *c)
 {

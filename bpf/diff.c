@@ -49,7 +49,6 @@ struct rep {
 	uint32_t fix_add[M__MAX], fix_del[M__MAX], foreign[M__MAX];
 };
 
-
 static int tell(struct rep *r, uint32_t kind, const char *guest, const char *object,
 		uint32_t added, uint32_t removed)
 {

@@ -225,7 +225,7 @@ struct change {
 	struct ulog *log;
 };
 
-/* Whether NIC ifindex is one of the change's policy. */
+/* Whether NIC ifindex is one of the change's policy's NICs. */
 bool change_keeps(const struct change *c, int ifindex);
 
 /* diff.c: tell fn each difference between the kernel and the change (guests
