@@ -349,44 +349,6 @@ static bool in_policy(const struct vnic_policy *p, const char *name)
 	return p && !policy_find(p, name, &idx);
 }
 
-static int int_cmp(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y;
-
-	return (a > b) - (a < b);
-}
-
-bool change_keeps(const struct change *c, int ifindex)
-{
-	unsigned int i, total = c->p ? c->off[c->p->n] : 0;
-
-	if (c->kept)
-		return bsearch(&ifindex, c->kept, total, sizeof(*c->kept), int_cmp);
-	for (i = 0; i < total; i++)
-		if (c->ifi[i] == ifindex)
-			return true;
-	return false;
-}
-
-/* The policy's NICs sorted, for change_keeps(): asked once per NIC that
- * leaves, per counter of no NIC and per NIC of an older set, a scan each
- * made a sync where many guests leave quadratic.  Without memory, the
- * scan. */
-static void index_kept(struct vnic_bpf *b, struct change *c)
-{
-	unsigned int i, total = c->p ? c->off[c->p->n] : 0, asks = b->nfdrops + b->norphans;
-
-	for (i = 0; i < b->ni; i++)
-		asks += c->gone[i] ? b->inst[i].nn : 0;
-	if (total < 16 || asks < 16)
-		return;
-	c->kept = malloc(total * sizeof(*c->kept));
-	if (!c->kept)
-		return;
-	memcpy(c->kept, c->ifi, total * sizeof(*c->kept));
-	qsort(c->kept, total, sizeof(*c->kept), int_cmp);
-}
-
 static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 		unsigned int nremove, bool sync)
 {
@@ -428,7 +390,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 		if (in && !c->same[gi])
 			c->gone[in - b->inst] = true;
 	}
-	index_kept(b, c);
+	change_index_kept(b, c);
 	return 0;
 }
 

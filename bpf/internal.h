@@ -227,6 +227,7 @@ struct change {
 
 /* Whether NIC ifindex is one of the change's policy's NICs. */
 bool change_keeps(const struct change *c, int ifindex);
+void change_index_kept(struct vnic_bpf *b, struct change *c);
 
 /* diff.c: tell fn each difference between the kernel and the change (guests
  * first, then objects); res gets repaired and, in a diff, an estimate of
