@@ -14,7 +14,14 @@
  * a copy of every nfnetlink socket and nothing else (no stdout, no stderr,
  * no lock), waits until this process is gone (the pipe's other end closes
  * with it), and exits: its exit is the socket's last close, and the wait is
- * there.  Its sockets must hold no claim: the kernel releases an owned
+ * there.  The flush runs under the namespace's nf_tables commit mutex,
+ * which every commit and (Linux 6.16 and later) every device registered in
+ * that namespace also takes: a close that flushes stalls the next vnic-cni
+ * call's veth, or another plugin's, for a grace period.  So the keeper
+ * waits one grace period first, holding nothing (membarrier's GLOBAL
+ * command is a synchronize_rcu()), and its close finds the work done;
+ * where membarrier is refused (nohz_full, a seccomp filter) it closes at
+ * once, as it did before.  Its sockets must hold no claim: the kernel releases an owned
  * table only after that wait, so the next process would find the table
  * taken.  vnic-cni and a lingering vnicctl open without the owner flag
  * (tools/cni/filter.c, tools/cli_filter.c).
@@ -33,6 +40,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/membarrier.h>
 #include <linux/netlink.h>
 
 #include "tools/linger.h"
@@ -105,6 +113,11 @@ static void keeper(int wait_fd)
 	}
 	while (read(wait_fd, &c, 1) < 0 && errno == EINTR)
 		;
+	/* A grace period first, holding nothing: then the close's flush
+	 * finds the destroy work done and holds the commit mutex only for
+	 * a moment (above: the next process's commit and every device
+	 * registered meanwhile in this namespace wait for that mutex). */
+	syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 	_exit(0);
 }
 
