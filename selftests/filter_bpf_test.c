@@ -1080,6 +1080,33 @@ TEST_F(life, remove_reads_long_dump_of_others_filters)
 }
 
 /*
+ * Another tool's filter whose dump message is larger than a page (a classic
+ * BPF filter of 600 instructions: 4.9 KiB) does not fit the skb the kernel
+ * sizes for a check socket read a page at a time: the dump ends with
+ * NLMSG_DONE carrying -EMSGSIZE and without the filter.  The check must
+ * take that for "unknown" and keep the clsact, and the filter on it.
+ */
+TEST_F(life, remove_keeps_clsact_with_others_filter_larger_than_a_page)
+{
+	const char *g[] = { PKT_GUEST };
+	const char *hook = from_hook(self->t.kind);
+	char *s;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("tc filter add dev %s %s pref 100 bpf bytecode "
+				"\"600$(for i in $(seq 600); do printf ',6 0 0 4294967295'; "
+				"done)\"", self->t.nic, hook));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_FALSE(has_our_filter(self->t.nic, hook));
+	EXPECT_TRUE(has_clsact(self->t.nic));
+	s = tc_filters(self->t.nic, hook);
+	EXPECT_TRUE(s && strstr(s, "pref 100 bpf") && strstr(s, "bytecode '600,"))
+		TH_LOG("another tool's filter gone with the clsact: %s", s ? s : "");
+	free(s);
+}
+
+/*
  * A fault at the nth unit of each step (map write, qdisc, filter) fails
  * the apply and leaves the previous state: first nothing, then an
  * installed policy that the failed change would have replaced.  n runs
