@@ -321,7 +321,10 @@ static void leaving(struct rep *r)
 			if (change_keeps(r->c, ifi))
 				continue;
 			r->map_writes++;
-			if (r->b->tcx)
+			/* only a diff reports the count: a sync's detach
+			 * checks the hooks itself, and twice is a dump a
+			 * hook more for every NIC leaving */
+			if (r->b->tcx || r->c->mode != CH_DIFF)
 				r->msgs++;
 			else
 				r->msgs += tc_filters_left(r->b, ifi) ? 2 : 1;

@@ -2369,3 +2369,43 @@ TEST_F(api, other_backends_options_refused)
 }
 
 TEST_HARNESS_MAIN
+
+static uint64_t dumps_of(struct vnic_ctx *ctx)
+{
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+
+	return vnic_ctx_stats(ctx, &st) ? 0 : st.dumps;
+}
+
+/*
+ * A sync whose policy drops guests checks each leaving NIC's hooks once, in
+ * its detach, as a remove of the same guests does: the estimate of the
+ * messages (only a diff reports it) once dumped them all a second time.
+ */
+TEST_F(life, sync_dropping_guests_checks_each_hook_once)
+{
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_policy *empty;
+	uint64_t d0, d1, d2, d3;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	d0 = dumps_of(self->t.ctx);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	d1 = dumps_of(self->t.ctx);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &empty));
+	d2 = dumps_of(self->t.ctx);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, empty, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	d3 = dumps_of(self->t.ctx);
+	vnic_policy_free(empty);
+	guests_are(_metadata, self->b, 0);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	/* two NICs leave, two hooks each */
+	EXPECT_EQ(4u, d1 - d0);
+	EXPECT_EQ(d1 - d0, d3 - d2)
+		TH_LOG("remove: %llu dumps; sync to no guest: %llu",
+		       (unsigned long long)(d1 - d0), (unsigned long long)(d3 - d2));
+}
