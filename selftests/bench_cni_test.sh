@@ -38,7 +38,19 @@ case_cni_rows() {
 	     length == 2 and .[0].meets_target == .[1].meets_target'
 }
 
-CASES=(cni_rows)
+# Without stock-ptp the floor's target (0.5 x ptp / host-local) is no
+# figure: that verdict is not measured, not missed.
+case_floor_verdict_without_ptp() {
+	local rc
+	"$BENCH" cni --runs 1 --existing 1 --count 1 \
+		--methods vnic-cni-veth,ipam-host-local >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -le 1 ] || { fail "vnic-bench cni exited $rc: $(cat "$TMP/err")"; return; }
+	grep -q '^verdict: vnic-cni-veth-add / ipam-host-local-add .*: target NOT MEASURED$' \
+		"$TMP/out" || fail "floor verdict: $(grep 'ipam-host-local-add at' "$TMP/out")"
+}
+
+CASES=(cni_rows floor_verdict_without_ptp)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
