@@ -4,7 +4,8 @@
 
     scripts/bench-compare.py BEFORE AFTER
 
-Same files; per JSON document the same key paths, rows (in order), keys of
+Same files; per JSON document the same key paths, rows (in order: rows
+reordered are a difference), keys of
 each row, skip/failure reasons, row notes, notes, title and parameters; per
 log, Markdown and SVG the same lines and labels.  Numbers are masked, and
 so is what moves with them: NOISY flags, the spread line, met/missed, a
@@ -48,17 +49,20 @@ def paths(v, p=''):
 bad = 0
 
 
-def diff(what, x, y):
+def diff(what, x, y, any_order=True):
     global bad
     if x == y:
         return
-    if isinstance(x, list) and isinstance(y, list) and \
+    if any_order and isinstance(x, list) and isinstance(y, list) and \
        sorted(map(str, x)) == sorted(map(str, y)):
         print('order only:', what)
         return
     bad += 1
     print('DIFF', what)
-    if isinstance(x, list) and isinstance(y, list):
+    if isinstance(x, list) and isinstance(y, list) and \
+       sorted(map(str, x)) == sorted(map(str, y)):
+        print('  the same, in another order')
+    elif isinstance(x, list) and isinstance(y, list):
         print('  only before:', [i for i in x if i not in y][:20])
         print('  only after :', [i for i in y if i not in x][:20])
     else:
@@ -79,7 +83,8 @@ def compare_json(rel, pa, pb):
                                     sorted(paths(r) - {'.meets_target'}))),
             ('reasons', lambda r: (r.get('method'), r.get('reason'))),
             ('row notes', lambda r: norm(r.get('note') or ''))):
-        diff(rel + ' ' + what, rows(da, key), rows(db, key))
+        # rows are compared in order: reordered rows are a difference
+        diff(rel + ' ' + what, rows(da, key), rows(db, key), any_order=False)
     diff(rel + ' notes', [norm(n) for n in da.get('notes', [])],
          [norm(n) for n in db.get('notes', [])])
     diff(rel + ' title', norm(da.get('title', '')), norm(db.get('title', '')))

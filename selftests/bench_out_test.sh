@@ -90,7 +90,21 @@ case_bad_out() {
 	grep -q -- '--out' "$TMP/err" || fail "no message naming --out" || return 1
 }
 
-CASES=(guest_out filters_out pkt_out json_lines bad_out)
+# scripts/bench-compare.py: one --out tree against itself passes; the same
+# rows in another order, or a row renamed, do not.
+case_compare_rows_in_order() {
+	local cmp=$here/../scripts/bench-compare.py
+	run 0 bench guest --nics 2 --runs 1 --settle 0 --methods floor,libvnic-explicit \
+		--out "$TMP/a" || return 1
+	cp -r "$TMP/a" "$TMP/b" && cp -r "$TMP/a" "$TMP/c" || return 1
+	jq '.rows |= reverse' "$TMP/a/guest.json" >"$TMP/b/guest.json" || return 1
+	jq '.rows[0].method += "x"' "$TMP/a/guest.json" >"$TMP/c/guest.json" || return 1
+	python3 "$cmp" "$TMP/a" "$TMP/a" >/dev/null || fail "a tree against itself" || return 1
+	! python3 "$cmp" "$TMP/a" "$TMP/b" >/dev/null || fail "rows reordered passed" || return 1
+	! python3 "$cmp" "$TMP/a" "$TMP/c" >/dev/null || fail "a row renamed passed" || return 1
+}
+
+CASES=(guest_out filters_out pkt_out json_lines bad_out compare_rows_in_order)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
