@@ -622,22 +622,6 @@ static size_t chk_read_len(void)
 	return page > 0 && page < 8192 ? (size_t)page : 8192;
 }
 
-/*
- * The error an NLMSG_DONE carries.  A filter whose message does not fit
- * the dump's skb (a page here: a classic BPF filter of 600 instructions,
- * 4.9 KiB) ends the dump early with -EMSGSIZE, the filter not sent:
- * counted as none, its clsact would be deleted with it.
- */
-static int done_error(const struct nlmsghdr *nlh)
-{
-	int e;
-
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(e))
-		return 0;
-	memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
-	return e < 0 ? e : 0;
-}
-
 /* One dump of req on the check socket, each filter told to count_cb(). */
 static int chk_dump(struct vnic_bpf *b, struct nl_sock *s, struct nlmsghdr *req,
 		    struct others *o)
@@ -664,8 +648,13 @@ static int chk_dump(struct vnic_bpf *b, struct nl_sock *s, struct nlmsghdr *req,
 		for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != req->nlmsg_seq)
 				continue;
+			/* A filter whose message does not fit the dump's
+			 * skb (a page here: a classic BPF filter of 600
+			 * instructions, 4.9 KiB) ends the dump early with
+			 * -EMSGSIZE, not sent: counted as none, its clsact
+			 * would be deleted with it. */
 			if (nlh->nlmsg_type == NLMSG_DONE)
-				return done_error(nlh);
+				return nl_done_error(nlh);
 			if (nlh->nlmsg_type == NLMSG_ERROR)
 				return nl_ack_error(nlh, &bad) ?: -EPROTO;
 			count_cb(nlh, o);

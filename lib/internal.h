@@ -131,6 +131,7 @@ void nl_fit_sndbuf(struct nl_sock *s, size_t len);
 /* An NLMSG_ERROR's code: 0 or -errno, -EBADMSG (and *bad says why) for a
  * short one or a code outside -4095..0. */
 int nl_ack_error(const struct nlmsghdr *nlh, const char **bad);
+int nl_done_error(const struct nlmsghdr *nlh);
 
 /* A batch of requests built back to back in one buffer, sent in windows. */
 typedef int (*nl_reply_cb)(const struct nlmsghdr *nlh, void *data);

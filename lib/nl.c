@@ -225,6 +225,22 @@ int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
 	return e->error;
 }
 
+/*
+ * The error an NLMSG_DONE carries (0 when it has none): a dump the kernel
+ * cut short ends with DONE and a negative errno, e.g. -EMSGSIZE when one
+ * entry does not fit an empty skb of the size the socket's reads set.  The
+ * entries before it were sent; the rest of the dump was not.
+ */
+int nl_done_error(const struct nlmsghdr *nlh)
+{
+	int e;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(e))
+		return 0;
+	memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
+	return e < 0 && e >= -4095 ? e : 0;
+}
+
 /* Handle one reply; returns 1 if it ended a pending request: its ack, or
  * the reply to a get sent without NLM_F_ACK (the kernel then sends the
  * reply alone, or an error ack instead of it: one skb and one recvmsg less
@@ -433,6 +449,8 @@ int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 					s->stats->dumps_interrupted++;
 			}
 			if (nlh->nlmsg_type == NLMSG_DONE) {
+				/* A dump cut short is not a whole one. */
+				err = err ? err : nl_done_error(nlh);
 				done = true;
 			} else if (nlh->nlmsg_type == NLMSG_ERROR) {
 				/* The ack does not undo what a callback
