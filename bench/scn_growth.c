@@ -440,7 +440,9 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 		return 0;
 	if (m != M_BPF) {
 		ret = filt_open(&g->e, gmdescs[m].prefix, &g->h, err, errlen);
-		if (ret != -EOPNOTSUPP)
+		/* vnic_filter_open() can fail -EOPNOTSUPP too: an error,
+		 * not this skip */
+		if (ret != -EOPNOTSUPP || strcmp(err, PFX_SKIP))
 			return ret;
 		err[0] = '\0';
 		g->rows[m].skip = PFX_SKIP;
