@@ -27,14 +27,34 @@ void strmap_free(struct strmap *m)
 	strmap_init(m);
 }
 
-static uint32_t slot_of(const struct strmap *m, const char *key)
+static uint32_t hash_of(const char *key)
 {
-	uint32_t i = (uint32_t)vnic_hash64(key, strlen(key), VNIC_HASH_INIT);
+	return (uint32_t)vnic_hash64(key, strlen(key), VNIC_HASH_INIT);
+}
 
-	for (i &= m->cap - 1; m->slots[i].key; i = (i + 1) & (m->cap - 1))
-		if (!strcmp(m->slots[i].key, key))
+/* A slot whose hash differs is passed without reading its key: a key is
+ * a pointer elsewhere, one cache miss per probe otherwise. */
+static uint32_t slot_of(const struct strmap *m, const char *key, uint32_t h)
+{
+	uint32_t i;
+
+	for (i = h & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
+		if (m->slots[i].hash == h && !strcmp(m->slots[i].key, key))
 			break;
 	return i;
+}
+
+/* Growing moves slots by their stored hash: keys are not compared (they
+ * are unique) nor hashed again. */
+static void move_in(struct strmap *m, const struct strmap_slot *s)
+{
+	uint32_t i;
+
+	for (i = s->hash & (m->cap - 1); m->slots[i].key;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	m->slots[i] = *s;
+	m->n++;
 }
 
 static int grow(struct strmap *m)
@@ -51,22 +71,23 @@ static int grow(struct strmap *m)
 	m->n = 0;
 	for (i = 0; i < old.cap; i++)
 		if (old.slots[i].key)
-			strmap_add(m, old.slots[i].key, old.slots[i].val);
+			move_in(m, &old.slots[i]);
 	free(old.slots);
 	return 0;
 }
 
 int strmap_add(struct strmap *m, const char *key, uint32_t val)
 {
-	uint32_t i;
+	uint32_t i, h = hash_of(key);
 
 	if ((m->n + 1) * 2 > m->cap && grow(m))
 		return -ENOMEM;
-	i = slot_of(m, key);
+	i = slot_of(m, key, h);
 	if (m->slots[i].key)
 		return -EEXIST;
 	m->slots[i].key = key;
 	m->slots[i].val = val;
+	m->slots[i].hash = h;
 	m->n++;
 	return 0;
 }
@@ -77,7 +98,7 @@ int strmap_set(struct strmap *m, const char *key, uint32_t val)
 
 	if (!m->cap)
 		return -ENOENT;
-	i = slot_of(m, key);
+	i = slot_of(m, key, hash_of(key));
 	if (!m->slots[i].key)
 		return -ENOENT;
 	m->slots[i].val = val;
@@ -90,7 +111,7 @@ int strmap_get(const struct strmap *m, const char *key, uint32_t *val)
 
 	if (!m->cap)
 		return -ENOENT;
-	i = slot_of(m, key);
+	i = slot_of(m, key, hash_of(key));
 	if (!m->slots[i].key)
 		return -ENOENT;
 	*val = m->slots[i].val;

@@ -9,6 +9,7 @@ struct strmap {
 	struct strmap_slot {
 		const char *key;	/* borrowed: must outlive the entry */
 		uint32_t val;
+		uint32_t hash;		/* of key: probes and growth read no key */
 	} *slots;
 	uint32_t n, cap;
 };

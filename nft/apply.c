@@ -149,6 +149,8 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 		n->change_nics = r->off[p->n];
 	if (!err)
 		err = pin_genid(n, genid);
+	if (!err)
+		err = inst_reserve(n, p->n);
 	return err;
 }
 

@@ -100,6 +100,7 @@ struct nbatch {
 	char *buf;
 	size_t len, cap;
 	size_t zeroed;			/* [len, zeroed) is all zero */
+	size_t head;			/* where the first message is */
 	uint32_t seq;
 	unsigned int msgs;
 	struct nlmsghdr *cur;
@@ -170,6 +171,8 @@ struct hook_prefix {
 	bool pending;			/* made by the next commit */
 };
 
+#define NIC_KEYS_BLOCK 256
+
 struct installed {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
@@ -200,8 +203,8 @@ struct vnic_nft {
 	 * entry is checked against that guest before it is believed); the
 	 * keys are the handle's own copies. */
 	struct strmap nic_owner;
-	char **nic_keys;
-	unsigned int nnic_keys, capnic_keys;
+	char **nic_keys;		/* blocks of NIC_KEYS_BLOCK names */
+	unsigned int nnic_keys;
 	uint64_t table_digest;
 	/* Sets: their kernel size (0: unsized), their elements as of the
 	 * last commit, and the change the batch being built makes. */
@@ -252,6 +255,11 @@ struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
 /* src's messages after dst's. */
 int nbatch_append(struct nbatch *dst, const struct nbatch *src);
+/* Before b's first message, keep room for room bytes of messages that
+ * nbatch_prepend() may put there later (b still empty). */
+void nbatch_head_room(struct nbatch *b, size_t room);
+/* head's messages before b's; head is emptied (freed) either way. */
+int nbatch_prepend(struct nbatch *b, struct nbatch *head);
 /* An nftnl object built into a message of b; obj freed either way. */
 int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
 	       void *obj, void (*build)(struct nlmsghdr *, const void *),
@@ -443,6 +451,8 @@ int ifsock_get(struct vnic_nft *n);
 void inst_clear(struct vnic_nft *n);
 struct installed *inst_find(struct vnic_nft *n, const char *name);
 struct installed *inst_new(struct vnic_nft *n, const char *name);
+/* Room for more guests without moving the array again. */
+int inst_reserve(struct vnic_nft *n, unsigned int more);
 void inst_forget(struct vnic_nft *n, struct installed *in);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);

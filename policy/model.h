@@ -43,6 +43,7 @@ struct pguest {
 	unsigned int nn, capn;
 	struct prule *rules;
 	unsigned int nr, capr;
+	bool packed;			/* pguest_dup(): one allocation */
 };
 
 struct vnic_policy {

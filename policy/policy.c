@@ -90,8 +90,10 @@ void pguest_free(struct pguest *g)
 {
 	unsigned int i;
 
-	if (!g)
+	if (!g || g->packed) {
+		free(g);
 		return;
+	}
 	for (i = 0; i < g->nn; i++) {
 		free(g->nics[i].v4);
 		free(g->nics[i].v6);
@@ -101,37 +103,59 @@ void pguest_free(struct pguest *g)
 	free(g);
 }
 
-/* A deep copy (the backends keep what they installed). */
+#define PACK_ALIGN(x)	(((x) + 15) & ~(size_t)15)
+
+/* Bytes of g's NICs, rules and addresses, each array aligned. */
+static size_t pack_size(const struct pguest *g)
+{
+	size_t sz = PACK_ALIGN(sizeof(*g)) +
+		    PACK_ALIGN((g->nn + 1) * sizeof(*g->nics)) +
+		    PACK_ALIGN((g->nr + 1) * sizeof(*g->rules));
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++)
+		sz += PACK_ALIGN((g->nics[i].n4 + 1) * sizeof(*g->nics[i].v4)) +
+		      PACK_ALIGN((g->nics[i].n6 + 1) * sizeof(*g->nics[i].v6));
+	return sz;
+}
+
+static void *pack_take(char **at, size_t len)
+{
+	void *p = *at;
+
+	*at += PACK_ALIGN(len);
+	return p;
+}
+
+/*
+ * A deep copy (the backends keep what they installed), in one allocation:
+ * a backend keeps one per guest it installs, so a large apply would
+ * otherwise make 3 + 2 per NIC allocations per guest.  It is never grown
+ * (guests grow in a policy only) and pguest_free() frees it whole.
+ */
 struct pguest *pguest_dup(const struct pguest *g)
 {
-	struct pguest *c = calloc(1, sizeof(*c));
+	char *at = calloc(1, pack_size(g));
+	struct pguest *c = (struct pguest *)at;
 	unsigned int i;
 
 	if (!c)
 		return NULL;
+	pack_take(&at, sizeof(*c));
 	*c = *g;
+	c->packed = true;
 	c->capn = c->nn;
 	c->capr = c->nr;
-	c->nics = calloc(g->nn + 1, sizeof(*c->nics));
-	c->rules = calloc(g->nr + 1, sizeof(*c->rules));
-	if (!c->nics || !c->rules) {
-		c->nn = 0;
-		pguest_free(c);
-		return NULL;
-	}
+	c->nics = pack_take(&at, (g->nn + 1) * sizeof(*c->nics));
+	c->rules = pack_take(&at, (g->nr + 1) * sizeof(*c->rules));
 	if (g->nr)	/* g->rules may be NULL then, which memcpy must not get */
 		memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
 	for (i = 0; i < g->nn; i++) {
 		struct pnic *d = &c->nics[i];
 
 		*d = g->nics[i];
-		d->v4 = malloc((d->n4 + 1) * sizeof(*d->v4));
-		d->v6 = malloc((d->n6 + 1) * sizeof(*d->v6));
-		if (!d->v4 || !d->v6) {
-			c->nn = i + 1;
-			pguest_free(c);
-			return NULL;
-		}
+		d->v4 = pack_take(&at, (d->n4 + 1) * sizeof(*d->v4));
+		d->v6 = pack_take(&at, (d->n6 + 1) * sizeof(*d->v6));
 		if (d->n4)
 			memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
 		if (d->n6)
