@@ -92,6 +92,30 @@ int strmap_add(struct strmap *m, const char *key, uint32_t val)
 	return 0;
 }
 
+int strmap_put(struct strmap *m, const char *key, uint32_t val)
+{
+	uint32_t i, h = hash_of(key);
+
+	if ((m->n + 1) * 2 > m->cap && grow(m))
+		return -ENOMEM;
+	i = slot_of(m, key, h);
+	m->slots[i].val = val;
+	if (m->slots[i].key)
+		return 0;
+	m->slots[i].key = key;
+	m->slots[i].hash = h;
+	m->n++;
+	return 1;
+}
+
+int strmap_reserve(struct strmap *m, uint32_t n)
+{
+	while ((m->n + n) * 2 > m->cap)
+		if (grow(m))
+			return -ENOMEM;
+	return 0;
+}
+
 int strmap_set(struct strmap *m, const char *key, uint32_t val)
 {
 	uint32_t i;

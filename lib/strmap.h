@@ -18,6 +18,11 @@ void strmap_init(struct strmap *m);
 void strmap_free(struct strmap *m);
 /* 0, or -EEXIST (the value stays), or -ENOMEM. */
 int strmap_add(struct strmap *m, const char *key, uint32_t val);
+/* Set key's value, adding key if absent (then borrowed): 0 (it was
+ * there), 1 (added), or -ENOMEM.  One lookup where set-else-add makes two. */
+int strmap_put(struct strmap *m, const char *key, uint32_t val);
+/* Room for n more keys without growing: 0 or -ENOMEM. */
+int strmap_reserve(struct strmap *m, uint32_t n);
 /* Replace the value of a key that is in the map: 0, or -ENOENT. */
 int strmap_set(struct strmap *m, const char *key, uint32_t val);
 /* 0 with *val, or -ENOENT. */

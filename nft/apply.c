@@ -150,7 +150,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err)
 		err = pin_genid(n, genid);
 	if (!err)
-		err = inst_reserve(n, p->n);
+		err = inst_reserve(n, p->n, r->off[p->n]);
 	return err;
 }
 

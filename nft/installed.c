@@ -26,11 +26,11 @@ void inst_clear(struct vnic_nft *n)
 	n->ninst = n->capinst = 0;
 	strmap_free(&n->inst_map);
 	strmap_free(&n->nic_owner);
-	for (i = 0; i * NIC_KEYS_BLOCK < n->nnic_keys; i++)
+	for (i = 0; i < n->nkey_blocks; i++)
 		free(n->nic_keys[i]);
 	free(n->nic_keys);
 	n->nic_keys = NULL;
-	n->nnic_keys = 0;
+	n->nnic_keys = n->nkey_blocks = 0;
 }
 
 /* A copy of ifname that nic_owner can borrow, in blocks that never move:
@@ -41,7 +41,7 @@ static const char *nic_key(struct vnic_nft *n, const char *ifname)
 	size_t len = strnlen(ifname, IFNAMSIZ - 1);
 	char *key;
 
-	if (n->nnic_keys % NIC_KEYS_BLOCK == 0) {
+	if (b == n->nkey_blocks) {
 		char **v = realloc(n->nic_keys, (b + 1) * sizeof(*v));
 
 		if (!v)
@@ -50,6 +50,7 @@ static const char *nic_key(struct vnic_nft *n, const char *ifname)
 		v[b] = malloc(NIC_KEYS_BLOCK * IFNAMSIZ);
 		if (!v[b])
 			return NULL;
+		n->nkey_blocks++;
 	}
 	key = n->nic_keys[b] + (n->nnic_keys++ % NIC_KEYS_BLOCK) * IFNAMSIZ;
 	memcpy(key, ifname, len);
@@ -57,19 +58,23 @@ static const char *nic_key(struct vnic_nft *n, const char *ifname)
 	return key;
 }
 
-/* The guest at index i claims its NICs (nic_owner). */
+/* The guest at index i claims its NICs (nic_owner).  Each name is copied
+ * first (into the blocks, cheap) and the copy given back when the NIC was
+ * in the map already: one lookup per NIC. */
 int inst_claim(struct vnic_nft *n, uint32_t i)
 {
 	const struct pguest *g = n->inst[i].g;
-	const char *key;
 	unsigned int k;
+	int r;
 
 	for (k = 0; k < g->nn; k++) {
-		if (!strmap_set(&n->nic_owner, g->nics[k].ifname, i))
-			continue;
-		key = nic_key(n, g->nics[k].ifname);
-		if (!key || strmap_add(&n->nic_owner, key, i))
-			return -ENOMEM;
+		const char *key = nic_key(n, g->nics[k].ifname);
+
+		r = key ? strmap_put(&n->nic_owner, key, i) : -ENOMEM;
+		if (r < 0)
+			return r;
+		if (!r)
+			n->nnic_keys--;
 	}
 	return 0;
 }
@@ -115,12 +120,14 @@ static int inst_rehash(struct vnic_nft *n)
 }
 
 /* Room for more guests: a change reserves its policy's at once, so that
- * the map is not rebuilt at each doubling. */
-int inst_reserve(struct vnic_nft *n, unsigned int more)
+ * the map is not rebuilt at each doubling; nics: their NICs. */
+int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics)
 {
 	unsigned int cap = n->capinst ? n->capinst : 64;
 	struct installed *in;
 
+	if (strmap_reserve(&n->nic_owner, nics))
+		return -ENOMEM;
 	while (cap - n->ninst < more)
 		cap *= 2;
 	if (cap == n->capinst)
@@ -138,7 +145,7 @@ struct installed *inst_new(struct vnic_nft *n, const char *name)
 	size_t len = strnlen(name, sizeof(n->inst->name) - 1);
 	struct installed *in;
 
-	if (n->ninst == n->capinst && inst_reserve(n, 1))
+	if (n->ninst == n->capinst && inst_reserve(n, 1, 0))
 		return NULL;
 	in = &n->inst[n->ninst];
 	memset(in, 0, sizeof(*in));

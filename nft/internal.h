@@ -204,7 +204,7 @@ struct vnic_nft {
 	 * keys are the handle's own copies. */
 	struct strmap nic_owner;
 	char **nic_keys;		/* blocks of NIC_KEYS_BLOCK names */
-	unsigned int nnic_keys;
+	unsigned int nnic_keys, nkey_blocks;
 	uint64_t table_digest;
 	/* Sets: their kernel size (0: unsized), their elements as of the
 	 * last commit, and the change the batch being built makes. */
@@ -451,8 +451,9 @@ int ifsock_get(struct vnic_nft *n);
 void inst_clear(struct vnic_nft *n);
 struct installed *inst_find(struct vnic_nft *n, const char *name);
 struct installed *inst_new(struct vnic_nft *n, const char *name);
-/* Room for more guests without moving the array again. */
-int inst_reserve(struct vnic_nft *n, unsigned int more);
+/* Room for more guests (and nics NICs) without moving the array or
+ * growing the maps again. */
+int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics);
 void inst_forget(struct vnic_nft *n, struct installed *in);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);
