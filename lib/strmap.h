@@ -28,6 +28,9 @@ int strmap_set(struct strmap *m, const char *key, uint32_t val);
 /* 0 with *val, or -ENOENT. */
 int strmap_get(const struct strmap *m, const char *key, uint32_t *val);
 uint64_t vnic_hash64(const void *p, size_t len, uint64_t h);
+#define VNIC_HASH_LANES 4
+void vnic_hash64_n(const uint8_t *const *p, const size_t *len, uint64_t *h,
+		   unsigned int n);
 #define VNIC_HASH_INIT 14695981039346656037ull
 
 #endif /* VNIC_STRMAP_H */

@@ -59,7 +59,7 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 		struct installed *in = inst_find(ch->n, g->name);
 		unsigned int keep = 0;
 
-		if (in && in->digest == guest_digest(g, ifi)) {
+		if (in && in->digest == r->digest[i]) {
 			if (res)
 				res->guests_unchanged++;
 			continue;
@@ -69,7 +69,7 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 			err = change_drop(ch, in, keep);
 		}
 		if (!err)
-			err = change_add(ch, g, ifi, keep);
+			err = change_add(ch, g, ifi, r->digest[i], keep);
 		if (!err && res) {
 			if (in)
 				res->guests_changed++;

@@ -35,9 +35,8 @@ int change_drop(struct change *ch, struct installed *in, unsigned int keep)
 }
 
 int change_add(struct change *ch, const struct pguest *g, const int *ifi,
-		     unsigned int keep)
+	       uint64_t d, unsigned int keep)
 {
-	uint64_t d = guest_digest(g, ifi);
 	struct installed *in;
 	int *copy = calloc(g->nn + 1, sizeof(*copy));
 	int err = copy ? 0 : -ENOMEM;

@@ -438,12 +438,15 @@ uint32_t layout_set_size(const struct vnic_nft *n, enum nset s);
 struct resolved {
 	int *ifi;
 	unsigned int *off;
+	/* Guest g's digest: vnic_hash64() of its policy's digest bytes
+	 * (pguest_digest_bytes()) and then its NICs' ifindexes, so a NIC made
+	 * again under its name is a change (its elements are keyed by
+	 * ifindex). */
+	uint64_t *digest;
 };
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r);
 void resolved_free(struct resolved *r);
-/* A guest's digest: its policy and its NICs' ifindexes. */
-uint64_t guest_digest(const struct pguest *g, const int *ifi);
 /* The handle's socket for SIOCGIFINDEX / SIOCGIFNAME, in ctx's netns. */
 int ifsock_get(struct vnic_nft *n);
 
@@ -492,7 +495,7 @@ int change_begin(struct vnic_nft *n, struct change *ch, struct vnic_nft_result *
 int change_end(struct change *ch, int err, uint64_t genid);
 int change_drop(struct change *ch, struct installed *in, unsigned int keep);
 int change_add(struct change *ch, const struct pguest *g, const int *ifi,
-	       unsigned int keep);
+	       uint64_t digest, unsigned int keep);
 /* What replacing in by g keeps (GP_KEEP_*). */
 unsigned int change_keep(struct vnic_nft *n, const struct installed *in,
 			 const struct pguest *g);

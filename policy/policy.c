@@ -554,29 +554,76 @@ VNIC_EXPORT const char *vnic_policy_guest_name(const struct vnic_policy *p,
 }
 
 /* Field by field, fixed widths: the same policy gives the same digest on
- * every build and process. */
-uint64_t pguest_digest(const struct pguest *g)
+ * every build and process.  What is digested, in order, each piece handed
+ * to put(): one walk for the digest and for its bytes (inlined into each,
+ * so that put() is too: copying the bytes costs little next to hashing). */
+static inline __attribute__((always_inline)) void
+digest_walk(const struct pguest *g,
+	    void (*put)(void *arg, const void *p, size_t len), void *arg)
 {
-	uint64_t h = vnic_hash64(g->name, strlen(g->name) + 1, VNIC_HASH_INIT);
 	unsigned int i;
 
+	put(arg, g->name, strlen(g->name) + 1);
 	for (i = 0; i < g->nn; i++) {
 		const struct pnic *n = &g->nics[i];
 		uint32_t hdr[4] = { (uint32_t)n->kind, n->sw, n->n4, n->n6 };
 
-		h = vnic_hash64(n->ifname, strlen(n->ifname) + 1, h);
-		h = vnic_hash64(hdr, sizeof(hdr), h);
-		h = vnic_hash64(n->mac, 6, h);
-		h = vnic_hash64(n->v4, n->n4 * sizeof(*n->v4), h);
-		h = vnic_hash64(n->v6, n->n6 * sizeof(*n->v6), h);
+		put(arg, n->ifname, strlen(n->ifname) + 1);
+		put(arg, hdr, sizeof(hdr));
+		put(arg, n->mac, 6);
+		put(arg, n->v4, n->n4 * sizeof(*n->v4));
+		put(arg, n->v6, n->n6 * sizeof(*n->v6));
 	}
 	for (i = 0; i < g->nr; i++) {
 		const struct prule *r = &g->rules[i];
 		uint32_t f[6] = { r->l4proto, r->pmin, r->pmax, (uint32_t)r->family,
 				  r->plen, r->accept };
 
-		h = vnic_hash64(f, sizeof(f), h);
-		h = vnic_hash64(r->addr, sizeof(r->addr), h);
+		put(arg, f, sizeof(f));
+		put(arg, r->addr, sizeof(r->addr));
 	}
+}
+
+static inline void put_hash(void *arg, const void *p, size_t len)
+{
+	uint64_t *h = arg;
+
+	*h = vnic_hash64(p, len, *h);
+}
+
+uint64_t pguest_digest(const struct pguest *g)
+{
+	uint64_t h = VNIC_HASH_INIT;
+
+	digest_walk(g, put_hash, &h);
 	return h;
+}
+
+size_t pguest_digest_len(const struct pguest *g)
+{
+	size_t len = strlen(g->name) + 1 + g->nr * (6 * sizeof(uint32_t) + 16);
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++)
+		len += strlen(g->nics[i].ifname) + 1 + 4 * sizeof(uint32_t) + 6 +
+		       g->nics[i].n4 * sizeof(struct in_addr) +
+		       g->nics[i].n6 * sizeof(struct in6_addr);
+	return len;
+}
+
+static inline void put_copy(void *arg, const void *p, size_t len)
+{
+	uint8_t **at = arg;
+
+	if (len)
+		memcpy(*at, p, len);
+	*at += len;
+}
+
+size_t pguest_digest_bytes(const struct pguest *g, uint8_t *out)
+{
+	uint8_t *at = out;
+
+	digest_walk(g, put_copy, &at);
+	return (size_t)(at - out);
 }
