@@ -64,10 +64,12 @@ static void elem(struct put *pt, enum nset s, const void *key, uint32_t len,
 		return;
 	if (!pt->add)
 		x = NULL;
-	if (elist_full(&pt->s[s], len, x))
+	pt->err = elist_add(&pt->s[s], key, len, x);
+	if (pt->err > 0) {
 		pt->err = flush_set(pt, s);
-	if (!pt->err)
-		pt->err = elist_add(&pt->s[s], key, len, x);
+		if (!pt->err)
+			pt->err = elist_add(&pt->s[s], key, len, x);
+	}
 	if (!pt->err && !pt->uncounted)
 		pt->n->pend[s] += pt->add ? 1 : -1;
 }

@@ -86,25 +86,40 @@ static size_t strz_len(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
-/* Its size on the wire, at most: the attributes' headers and padding. */
-static size_t elem_room(uint32_t klen, const struct elist_extra *x)
+/* Its size on the wire, at most: the attributes' headers and padding
+ * (chain, objref: strz_len() of x's). */
+static size_t room_of(uint32_t klen, const struct elist_extra *x, size_t chain,
+		      size_t objref)
 {
 	size_t room = 4 * MNL_ATTR_HDRLEN + MNL_ALIGN(klen);
 
 	if (x)
-		room += 6 * MNL_ATTR_HDRLEN + 4 + MNL_ALIGN(strz_len(x->chain)) +
-			MNL_ALIGN(x->udata_len) + MNL_ALIGN(strz_len(x->objref));
+		room += 6 * MNL_ATTR_HDRLEN + 4 + MNL_ALIGN(chain) +
+			MNL_ALIGN(x->udata_len) + MNL_ALIGN(objref);
 	return room;
 }
+
+static size_t elem_room(uint32_t klen, const struct elist_extra *x)
+{
+	return room_of(klen, x, x ? strz_len(x->chain) : 0,
+		       x ? strz_len(x->objref) : 0);
+}
+
+static bool full(const struct elist *l, size_t room);
 
 /* In the order libnftnl encodes them: key, data (a verdict), userdata,
  * object reference. */
 int elist_add(struct elist *l, const void *key, uint32_t klen,
 	      const struct elist_extra *x)
 {
-	size_t e, k, d, v, room = elem_room(klen, x);
-	int err = grow(l, room);
+	size_t chain = x ? strz_len(x->chain) : 0;
+	size_t objref = x ? strz_len(x->objref) : 0;
+	size_t e, k, d, v, room = room_of(klen, x, chain, objref);
+	int err;
 
+	if (full(l, room))
+		return 1;
+	err = grow(l, room);
 	if (err)
 		return err;
 	e = nest(l, NFTA_LIST_ELEM);
@@ -117,14 +132,14 @@ int elist_add(struct elist *l, const void *key, uint32_t klen,
 		d = nest(l, NFTA_SET_ELEM_DATA);
 		v = nest(l, NFTA_DATA_VERDICT);
 		put(l, NFTA_VERDICT_CODE, &code, sizeof(code));
-		put(l, NFTA_VERDICT_CHAIN, x->chain, strz_len(x->chain));
+		put(l, NFTA_VERDICT_CHAIN, x->chain, chain);
 		nest_end(l, v);
 		nest_end(l, d);
 	}
 	if (x && x->udata_len)
 		put(l, NFTA_SET_ELEM_USERDATA, x->udata, x->udata_len);
 	if (x && x->objref)
-		put(l, NFTA_SET_ELEM_OBJREF, x->objref, strz_len(x->objref));
+		put(l, NFTA_SET_ELEM_OBJREF, x->objref, objref);
 	nest_end(l, e);
 	l->count++;
 	return 0;

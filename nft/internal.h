@@ -121,6 +121,7 @@ struct elist_extra {
 	const void *udata;
 	uint32_t udata_len;
 };
+/* 0, -ENOMEM, or 1 when l is full (nothing added: flush l first). */
 int elist_add(struct elist *l, const void *key, uint32_t klen,
 	      const struct elist_extra *x);
 /* The element would not fit in l's message: flush l first. */
