@@ -5,6 +5,10 @@
  * guest's digest over its policy and those ifindexes.
  */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +19,10 @@
 
 #include "lib/link.h"
 #include "nft/internal.h"
+
+/* From this many NICs, their lookups are shared among helper threads. */
+#define LOOKUP_SPLIT	256
+#define LOOKUP_THREADS	4
 
 void resolved_free(struct resolved *r)
 {
@@ -83,6 +91,91 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 	return err;
 }
 
+/* One helper thread's share of the NICs: [from, to) of the flat list. */
+struct lookup {
+	int fd;
+	const char *const *names;
+	int *ifi;
+	unsigned int from, to;
+	unsigned int done;		/* ioctls made */
+	unsigned int failed;		/* the first NIC that failed, or UINT_MAX */
+	int err;
+};
+
+static void *lookup_run(void *arg)
+{
+	struct lookup *l = arg;
+	unsigned int i;
+
+	l->failed = UINT_MAX;
+	for (i = l->from; i < l->to; i++) {
+		struct ifreq ifr;
+
+		memset(&ifr, 0, sizeof(ifr));
+		memcpy(ifr.ifr_name, l->names[i], IFNAMSIZ);
+		l->done++;
+		if (ioctl(l->fd, SIOCGIFINDEX, &ifr) < 0) {
+			l->failed = i;
+			l->err = -errno;
+			break;
+		}
+		l->ifi[i] = ifr.ifr_ifindex;
+	}
+	return NULL;
+}
+
+/* CPUs the caller may run on, at most LOOKUP_THREADS. */
+static unsigned int lookup_threads(unsigned int total)
+{
+	cpu_set_t set;
+	int c;
+
+	if (total < LOOKUP_SPLIT || sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	c = CPU_COUNT(&set);
+	return c < 1 ? 1 : c > LOOKUP_THREADS ? LOOKUP_THREADS : (unsigned int)c;
+}
+
+/*
+ * names[i] to ifi[i] for every i < total; the index of the first NIC that
+ * failed (total: none) and its error.  The time is the syscalls' (each
+ * about a microsecond here, most of it entering and leaving the kernel:
+ * SIOCGIFNAME, one index lookup, costs the same), so a large policy's are
+ * shared out to helper threads, one per CPU, each on a contiguous share
+ * (the lookups are RCU readers in the kernel: they scale); a helper that
+ * cannot be started leaves its share to the caller's thread.
+ */
+static unsigned int lookup_all(struct vnic_nft *n, const char *const *names,
+			       int *ifi, unsigned int total, int *err)
+{
+	struct lookup l[LOOKUP_THREADS];
+	pthread_t t[LOOKUP_THREADS];
+	bool started[LOOKUP_THREADS] = { false };
+	unsigned int i, k = lookup_threads(total), failed = total;
+
+	for (i = 0; i < k; i++) {
+		l[i] = (struct lookup){ .fd = n->ifsock, .names = names,
+					.ifi = ifi, .from = total * i / k,
+					.to = total * (i + 1) / k };
+		if (i)
+			started[i] = !pthread_create(&t[i], NULL, lookup_run, &l[i]);
+	}
+	lookup_run(&l[0]);
+	for (i = 1; i < k; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+		else
+			lookup_run(&l[i]);
+	for (i = 0; i < k; i++) {
+		n->ctx->stats.ioctls += l[i].done;
+		if (l[i].failed < failed) {
+			failed = l[i].failed;
+			*err = l[i].err;
+		}
+	}
+	return failed;
+}
+
 /*
  * Every NIC of p by name, ifi[off[g] + k] being guest g's NIC k:
  * SIOCGIFINDEX on a socket of the context's namespace costs a name lookup,
@@ -93,7 +186,8 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {
-	unsigned int gi, k, total = 0;
+	unsigned int gi, k, total = 0, failed;
+	const char **names;
 	int err = 0;
 
 	r->off = calloc(p->n + 1, sizeof(*r->off));
@@ -102,25 +196,24 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		total += p->g[gi]->nn;
 	}
 	r->ifi = calloc(total + 1, sizeof(*r->ifi));
-	if (!r->off || !r->ifi)
+	names = calloc(total + 1, sizeof(*names));
+	if (!r->off || !r->ifi || !names) {
+		free(names);
 		return -ENOMEM;
+	}
 	r->off[p->n] = total;
-	err = ifsock_get(n);
-	if (err)
-		return err;
 	for (gi = 0; gi < p->n; gi++)
-		for (k = 0; k < p->g[gi]->nn; k++) {
-			struct ifreq ifr;
-
-			memset(&ifr, 0, sizeof(ifr));
-			memcpy(ifr.ifr_name, p->g[gi]->nics[k].ifname, IFNAMSIZ);
-			n->ctx->stats.ioctls++;
-			if (ioctl(n->ifsock, SIOCGIFINDEX, &ifr) < 0)
-				return vnic_set_err(n->ctx, -errno, VNIC_STEP_VALIDATE,
-						    -1, NULL, "guest %s: NIC %s",
-						    p->g[gi]->name,
-						    p->g[gi]->nics[k].ifname);
-			r->ifi[r->off[gi] + k] = ifr.ifr_ifindex;
-		}
-	return digests(p, r);
+		for (k = 0; k < p->g[gi]->nn; k++)
+			names[r->off[gi] + k] = p->g[gi]->nics[k].ifname;
+	err = ifsock_get(n);
+	failed = err ? total : lookup_all(n, names, r->ifi, total, &err);
+	free(names);
+	if (failed < total) {
+		for (gi = 0; r->off[gi + 1] <= failed; gi++)
+			;
+		return vnic_set_err(n->ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
+				    "guest %s: NIC %s", p->g[gi]->name,
+				    p->g[gi]->nics[failed - r->off[gi]].ifname);
+	}
+	return err ? err : digests(p, r);
 }
