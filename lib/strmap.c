@@ -141,6 +141,12 @@ int strmap_put(struct strmap *m, const char *key, uint32_t val)
 	return 1;
 }
 
+void strmap_prefetch(const struct strmap *m, const char *key)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[hash_of(key) & (m->cap - 1)], 1);
+}
+
 int strmap_reserve(struct strmap *m, uint32_t n)
 {
 	while ((m->n + n) * 2 > m->cap)

@@ -21,6 +21,9 @@ int strmap_add(struct strmap *m, const char *key, uint32_t val);
 /* Set key's value, adding key if absent (then borrowed): 0 (it was
  * there), 1 (added), or -ENOMEM.  One lookup where set-else-add makes two. */
 int strmap_put(struct strmap *m, const char *key, uint32_t val);
+/* Start loading key's slot: a put or get of several keys that first
+ * prefetches them all waits for one cache miss, not one each. */
+void strmap_prefetch(const struct strmap *m, const char *key);
 /* Room for n more keys without growing: 0 or -ENOMEM. */
 int strmap_reserve(struct strmap *m, uint32_t n);
 /* Replace the value of a key that is in the map: 0, or -ENOENT. */

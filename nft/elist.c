@@ -26,7 +26,9 @@ void elist_free(struct elist *l)
 
 static int grow_to(struct elist *l, size_t room)
 {
-	size_t cap = l->cap ? l->cap : 4096;
+	/* A list that fills is flushed at ELIST_MSG_BYTES: start with room
+	 * for that (one allocation, where doubling from 4 KiB copied 60). */
+	size_t cap = l->cap ? l->cap : 64 * 1024;
 	char *p;
 
 	while (l->len + room > cap)
@@ -49,6 +51,26 @@ static inline int grow(struct elist *l, size_t room)
 	return l->len + room > l->cap ? grow_to(l, room) : 0;
 }
 
+/* A few bytes (keys, names, comments) by fixed-size moves: memcpy() of a
+ * length known only at run time is a call, per attribute. */
+static inline void copy_small(char *p, const char *d, size_t len)
+{
+	for (; len >= 8; p += 8, d += 8, len -= 8)
+		memcpy(p, d, 8);
+	if (len & 4) {
+		memcpy(p, d, 4);
+		p += 4;
+		d += 4;
+	}
+	if (len & 2) {
+		memcpy(p, d, 2);
+		p += 2;
+		d += 2;
+	}
+	if (len & 1)
+		*p = *d;
+}
+
 /* An attribute at the end of l, its padding zeroed; where it starts.  The
  * padding's word is cleared before the data is copied over its start. */
 static inline size_t put(struct elist *l, uint16_t type, const void *data,
@@ -63,9 +85,9 @@ static inline size_t put(struct elist *l, uint16_t type, const void *data,
 	p += MNL_ATTR_HDRLEN;
 	if (alen != len)
 		memset(p + alen - 4, 0, 4);
-	if (len == 4)
-		memcpy(p, data, 4);
-	else if (len)
+	if (len <= 64)
+		copy_small(p, data, len);
+	else
 		memcpy(p, data, len);
 	l->len += MNL_ATTR_HDRLEN + alen;
 	return at;

@@ -67,6 +67,8 @@ int inst_claim(struct vnic_nft *n, uint32_t i)
 	unsigned int k;
 	int r;
 
+	for (k = 0; k < g->nn; k++)
+		strmap_prefetch(&n->nic_owner, g->nics[k].ifname);
 	for (k = 0; k < g->nn; k++) {
 		const char *key = nic_key(n, g->nics[k].ifname);
 

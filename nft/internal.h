@@ -256,6 +256,9 @@ struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
 /* src's messages after dst's. */
 int nbatch_append(struct nbatch *dst, const struct nbatch *src);
+/* Room for about bytes of messages in one allocation (a large change,
+ * whose buffer would otherwise be copied as it doubles). */
+int nbatch_expect(struct nbatch *b, size_t bytes);
 /* Before b's first message, keep room for room bytes of messages that
  * nbatch_prepend() may put there later (b still empty). */
 void nbatch_head_room(struct nbatch *b, size_t room);

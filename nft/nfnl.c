@@ -86,6 +86,13 @@ static int reserve(struct nbatch *b, size_t room)
 	return 0;
 }
 
+int nbatch_expect(struct nbatch *b, size_t bytes)
+{
+	if (!b->len)
+		b->len = b->head;
+	return reserve(b, bytes);
+}
+
 /*
  * A message's room is zeroed before libnftnl writes into it: libmnl leaves
  * attribute padding as it finds it, and the bytes sent must not depend on
