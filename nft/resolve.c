@@ -61,23 +61,21 @@ static int digest_input(const struct vnic_policy *p, const struct resolved *r,
 }
 
 /*
- * Every guest's digest, the same as guest_digest() gives, four guests at a
- * time: FNV-1a is a chain of multiplies, one byte after the other, which a
- * single guest leaves mostly waiting (at 1,000 guests it was a seventh of
- * the batch's building).
+ * The digests of guests [from, to) into r->digest, four guests at a time:
+ * FNV-1a is a chain of multiplies, one byte after the other, which a single
+ * guest leaves mostly waiting (at 1,000 guests it was a seventh of the
+ * batch's building).
  */
-static int digests(const struct vnic_policy *p, struct resolved *r)
+static int digests(const struct vnic_policy *p, struct resolved *r,
+		   unsigned int from, unsigned int to)
 {
 	uint8_t *bytes[VNIC_HASH_LANES] = { NULL };
 	size_t cap[VNIC_HASH_LANES] = { 0 }, len[VNIC_HASH_LANES];
 	unsigned int i, j, k;
 	int err = 0;
 
-	r->digest = calloc(p->n + 1, sizeof(*r->digest));
-	if (!r->digest)
-		return -ENOMEM;
-	for (i = 0; i < p->n && !err; i += k) {
-		k = p->n - i < VNIC_HASH_LANES ? p->n - i : VNIC_HASH_LANES;
+	for (i = from; i < to && !err; i += k) {
+		k = to - i < VNIC_HASH_LANES ? to - i : VNIC_HASH_LANES;
 		for (j = 0; j < k && !err; j++) {
 			err = digest_input(p, r, i + j, &bytes[j], &cap[j], &len[j]);
 			r->digest[i + j] = VNIC_HASH_INIT;
@@ -91,15 +89,17 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 	return err;
 }
 
-/* One helper thread's share of the NICs: [from, to) of the flat list. */
+/* One thread's share: guests [gfrom, gto), their NICs' lookups then their
+ * digests. */
 struct lookup {
 	int fd;
-	const char *const *names;
-	int *ifi;
-	unsigned int from, to;
+	const struct vnic_policy *p;
+	const char *const *names;	/* every NIC of p, flat */
+	struct resolved *r;
+	unsigned int gfrom, gto;
 	unsigned int done;		/* ioctls made */
 	unsigned int failed;		/* the first NIC that failed, or UINT_MAX */
-	int err;
+	int err;			/* its errno, or the digests' error */
 };
 
 static void *lookup_run(void *arg)
@@ -108,7 +108,7 @@ static void *lookup_run(void *arg)
 	unsigned int i;
 
 	l->failed = UINT_MAX;
-	for (i = l->from; i < l->to; i++) {
+	for (i = l->r->off[l->gfrom]; i < l->r->off[l->gto]; i++) {
 		struct ifreq ifr;
 
 		memset(&ifr, 0, sizeof(ifr));
@@ -117,10 +117,11 @@ static void *lookup_run(void *arg)
 		if (ioctl(l->fd, SIOCGIFINDEX, &ifr) < 0) {
 			l->failed = i;
 			l->err = -errno;
-			break;
+			return NULL;
 		}
-		l->ifi[i] = ifr.ifr_ifindex;
+		l->r->ifi[i] = ifr.ifr_ifindex;
 	}
+	l->err = digests(l->p, l->r, l->gfrom, l->gto);
 	return NULL;
 }
 
@@ -137,26 +138,31 @@ static unsigned int lookup_threads(unsigned int total)
 }
 
 /*
- * names[i] to ifi[i] for every i < total; the index of the first NIC that
- * failed (total: none) and its error.  The time is the syscalls' (each
- * about a microsecond here, most of it entering and leaving the kernel:
- * SIOCGIFNAME, one index lookup, costs the same), so a large policy's are
- * shared out to helper threads, one per CPU, each on a contiguous share
- * (the lookups are RCU readers in the kernel: they scale); a helper that
- * cannot be started leaves its share to the caller's thread.
+ * Every NIC looked up and every guest digested; the index of the first NIC
+ * that failed (total: none) and its error, or another error.  The lookups'
+ * time is the syscalls' (each about a microsecond here, most of it
+ * entering and leaving the kernel: SIOCGIFNAME, one index lookup, costs
+ * the same), so a large policy's are shared out to helper threads, one per
+ * CPU, each on whole guests, about as many NICs each (the lookups are RCU
+ * readers in the kernel: they scale), which digest their guests as well.
+ * A helper that cannot be started leaves its share to the caller's thread.
  */
-static unsigned int lookup_all(struct vnic_nft *n, const char *const *names,
-			       int *ifi, unsigned int total, int *err)
+static unsigned int lookup_all(struct vnic_nft *n, const struct vnic_policy *p,
+			       const char *const *names, struct resolved *r,
+			       int *err)
 {
+	unsigned int total = r->off[p->n], k = lookup_threads(total);
+	unsigned int i, g = 0, failed = total;
 	struct lookup l[LOOKUP_THREADS];
-	pthread_t t[LOOKUP_THREADS];
 	bool started[LOOKUP_THREADS] = { false };
-	unsigned int i, k = lookup_threads(total), failed = total;
+	pthread_t t[LOOKUP_THREADS];
 
 	for (i = 0; i < k; i++) {
-		l[i] = (struct lookup){ .fd = n->ifsock, .names = names,
-					.ifi = ifi, .from = total * i / k,
-					.to = total * (i + 1) / k };
+		l[i] = (struct lookup){ .fd = n->ifsock, .p = p, .names = names,
+					.r = r, .gfrom = g };
+		while (g < p->n && r->off[g] < (uint64_t)total * (i + 1) / k)
+			g++;
+		l[i].gto = i == k - 1 ? p->n : g;
 		if (i)
 			started[i] = !pthread_create(&t[i], NULL, lookup_run, &l[i]);
 	}
@@ -170,6 +176,8 @@ static unsigned int lookup_all(struct vnic_nft *n, const char *const *names,
 		n->ctx->stats.ioctls += l[i].done;
 		if (l[i].failed < failed) {
 			failed = l[i].failed;
+			*err = l[i].err;
+		} else if (failed == total && l[i].err && !*err) {
 			*err = l[i].err;
 		}
 	}
@@ -196,8 +204,9 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		total += p->g[gi]->nn;
 	}
 	r->ifi = calloc(total + 1, sizeof(*r->ifi));
+	r->digest = calloc(p->n + 1, sizeof(*r->digest));
 	names = calloc(total + 1, sizeof(*names));
-	if (!r->off || !r->ifi || !names) {
+	if (!r->off || !r->ifi || !r->digest || !names) {
 		free(names);
 		return -ENOMEM;
 	}
@@ -206,7 +215,7 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		for (k = 0; k < p->g[gi]->nn; k++)
 			names[r->off[gi] + k] = p->g[gi]->nics[k].ifname;
 	err = ifsock_get(n);
-	failed = err ? total : lookup_all(n, names, r->ifi, total, &err);
+	failed = err ? total : lookup_all(n, p, names, r, &err);
 	free(names);
 	if (failed < total) {
 		for (gi = 0; r->off[gi + 1] <= failed; gi++)
@@ -215,5 +224,5 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 				    "guest %s: NIC %s", p->g[gi]->name,
 				    p->g[gi]->nics[failed - r->off[gi]].ifname);
 	}
-	return err ? err : digests(p, r);
+	return err;
 }
