@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
-#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 
