@@ -599,15 +599,17 @@ uint64_t pguest_digest(const struct pguest *g)
 	return h;
 }
 
+static inline void put_len(void *arg, const void *p, size_t len)
+{
+	(void)p;
+	*(size_t *)arg += len;
+}
+
 size_t pguest_digest_len(const struct pguest *g)
 {
-	size_t len = strlen(g->name) + 1 + g->nr * (6 * sizeof(uint32_t) + 16);
-	unsigned int i;
+	size_t len = 0;
 
-	for (i = 0; i < g->nn; i++)
-		len += strlen(g->nics[i].ifname) + 1 + 4 * sizeof(uint32_t) + 6 +
-		       g->nics[i].n4 * sizeof(struct in_addr) +
-		       g->nics[i].n6 * sizeof(struct in6_addr);
+	digest_walk(g, put_len, &len);
 	return len;
 }
 
