@@ -400,6 +400,11 @@ struct out_doc {
 	const void *ctx;
 };
 
+/* DIR/NAME.EXT open for writing (its name in path), or NULL (said on
+ * stderr); out_close(): 0, or -EIO for a write that failed (said). */
+FILE *out_open(const char *dir, const char *name, const char *ext,
+	       char *path, size_t len);
+int out_close(FILE *f, const char *path);
 /* Make DIR if needed, early: a bad path must fail before the runs. */
 int out_prepare(const char *dir);
 /* What every scenario ends with: the progress line cleared, the table,

@@ -163,6 +163,29 @@ static int make_nics(struct filt_env *e, unsigned int first,
 	return err;
 }
 
+/* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
+static const char *const nic_prefixes[] = { "nv", NULL };
+
+int filt_open(struct filt_env *e, bool prefix, struct vnic_filter **h,
+	      char *err, size_t errlen)
+{
+	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE,
+		  .hook_prefixes = prefix ? nic_prefixes : NULL);
+	int ret = vnic_filter_open(e->ctx, &opts, h);
+
+	if (ret) {
+		*h = NULL;
+		return bench_lib_fail(e->ctx, "vnic_filter_open", ret, err, errlen);
+	}
+	if (prefix && !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
+		vnic_filter_close(*h);
+		*h = NULL;
+		snprintf(err, errlen, "%s", PFX_SKIP);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int filt_nfnl_open(struct filt_env *e)
 {
 	e->nfnl = mnl_socket_open(NETLINK_NETFILTER);

@@ -48,6 +48,7 @@
 #define TARGET_RESTART_MS	5.0	/* 100 unchanged guests, zero writes */
 
 #define PFX_SKIP "the kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)"
+#define FILT_NFT_MISSING "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)"
 
 
 
@@ -103,6 +104,11 @@ int filt_policy(struct filt_env *e, unsigned int first, unsigned int count,
 		int changed, struct vnic_policy **out, char *err,
 		size_t errlen);
 
+/* Open FILT_TABLE on e's context, hooking the NICs by name or by their
+ * prefix "nv": 0, or -EOPNOTSUPP with PFX_SKIP in err when the kernel
+ * cannot hook by prefix, or the library's error. */
+int filt_open(struct filt_env *e, bool prefix, struct vnic_filter **h,
+	      char *err, size_t errlen);
 /* A change's counts into s. */
 void filt_take(struct sample *s, const struct vnic_filter_result *res);
 /* Guests [0, count) on h, FILT_SETUP_CHUNK at a time, untimed; their

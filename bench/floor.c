@@ -83,49 +83,37 @@ static void set_genid(struct floor_batch *b, uint32_t genid)
 			*(uint32_t *)mnl_attr_get_payload(a) = htonl(genid);
 }
 
-/* The acks and errors of a batch are queued when sendmsg() returns. */
-static int drain(struct mnl_socket *nl, char *buf, size_t len)
+/*
+ * A batch's acks and errors are queued when sendmsg() returns: wait false
+ * takes what is there and the first error in it.  A read's replies come
+ * later: wait true reads to the DONE of a dump or the ack of a get.
+ */
+static int replies(struct mnl_socket *nl, char *buf, size_t len, bool wait)
 {
 	int first = 0;
 	ssize_t r;
 
-	while ((r = recv(mnl_socket_get_fd(nl), buf, len, MSG_DONTWAIT)) > 0) {
+	while ((r = recv(mnl_socket_get_fd(nl), buf, len,
+			 wait ? 0 : MSG_DONTWAIT)) > 0 || (r < 0 && errno == EINTR)) {
 		const struct nlmsghdr *nlh = (const void *)buf;
 		int left = (int)r;
 
-		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		for (; r > 0 && mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 
+			if (wait && nlh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (wait && nlh->nlmsg_type == NLMSG_ERROR)
+				return e->error;
 			if (nlh->nlmsg_type == NLMSG_ERROR && e->error && !first)
 				first = e->error;
 		}
 	}
+	if (wait)
+		return r < 0 ? -errno : -EPROTO;
 	if (r < 0 && errno != EAGAIN && !first)
 		first = -errno;
 	return first;
-}
-
-/* A read's replies, to the DONE of a dump or the ack of a get. */
-static int read_replies(struct mnl_socket *nl, char *buf, size_t len)
-{
-	for (;;) {
-		ssize_t r = recv(mnl_socket_get_fd(nl), buf, len, 0);
-		const struct nlmsghdr *nlh = (const void *)buf;
-		int left = (int)r;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EPROTO;
-		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return e->error;
-		}
-	}
 }
 
 int floor_replay(struct filt_env *e, struct floor_batches *fb,
@@ -152,15 +140,13 @@ int floor_replay(struct filt_env *e, struct floor_batches *fb,
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ FLOOR_RCVBUF },
 		   sizeof(int));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v));
-	drain(e->nfnl, buf, len);
+	replies(e->nfnl, buf, len, false);
 	t0 = now_ns();
 	for (i = from; !ret && i < to; i++) {
 		if (mnl_socket_sendto(e->nfnl, fb->v[i].buf, fb->v[i].len) < 0)
 			ret = -errno;
-		else if (fb->v[i].request)
-			ret = read_replies(e->nfnl, buf, len);
 		else
-			ret = drain(e->nfnl, buf, len);
+			ret = replies(e->nfnl, buf, len, fb->v[i].request);
 	}
 	*ms = ms_since(t0);
 	free(buf);

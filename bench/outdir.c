@@ -31,12 +31,12 @@ int out_prepare(const char *dir)
 	return 0;
 }
 
-static FILE *open_out(const struct out_doc *d, const char *ext, char *path,
-		      size_t len)
+FILE *out_open(const char *dir, const char *name, const char *ext,
+	       char *path, size_t len)
 {
 	FILE *f;
 
-	snprintf(path, len, "%s/%s.%s", d->dir, d->t->scenario, ext);
+	snprintf(path, len, "%s/%s.%s", dir, name, ext);
 	f = fopen(path, "w");
 	if (!f)
 		fprintf(stderr, "vnic-bench: %s: %s\n", path, strerror(errno));
@@ -44,7 +44,7 @@ static FILE *open_out(const struct out_doc *d, const char *ext, char *path,
 }
 
 /* Flush and close; a full disk shows here, not in fopen. */
-static int close_out(FILE *f, const char *path)
+int out_close(FILE *f, const char *path)
 {
 	int bad = ferror(f);
 
@@ -218,7 +218,8 @@ static int out_write(const struct out_doc *d)
 	FILE *f;
 
 	for (k = 0; k < 3; k++) {
-		f = open_out(d, ext[k], path[k], sizeof(path[k]));
+		f = out_open(d->dir, d->t->scenario, ext[k], path[k],
+			     sizeof(path[k]));
 		if (!f) {
 			ret = -EIO;
 			continue;
@@ -231,7 +232,7 @@ static int out_write(const struct out_doc *d)
 			d->svg(f, d->ctx);
 		else
 			write_svg(f, d);
-		ret = close_out(f, path[k]) ?: ret;
+		ret = out_close(f, path[k]) ?: ret;
 	}
 	free(notes);
 	if (!ret)

@@ -29,29 +29,6 @@
 
 /* ---- shared steps ---- */
 
-/* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
-static const char *const nic_prefixes[] = { "nv", NULL };
-
-/* Open the table; pfx: hook the NICs by prefix (vnic_filter_opts). */
-static int nft_open(struct filt_env *e, const char *const *pfx,
-		    struct vnic_filter **h, char *err, size_t errlen)
-{
-	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE, .hook_prefixes = pfx);
-	int ret = vnic_filter_open(e->ctx, &opts, h);
-
-	if (ret) {
-		*h = NULL;
-		return bench_lib_fail(e->ctx, "vnic_filter_open", ret, err, errlen);
-	}
-	if (pfx && !(vnic_filter_features(*h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
-		vnic_filter_close(*h);
-		*h = NULL;
-		snprintf(err, errlen, "%s", PFX_SKIP);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 /* Back to an empty ruleset, untimed, and make sure of it. */
 static int reset_ruleset(struct filt_env *e, char *err, size_t errlen)
 {
@@ -69,12 +46,6 @@ static int reset_ruleset(struct filt_env *e, char *err, size_t errlen)
 	/* Unregistering thousands of hooks leaves RCU work behind. */
 	usleep(e->o->settle_ms * 1000);
 	return ret;
-}
-
-static const char *nft_skip(const struct filt_env *e)
-{
-	return e->nft_path[0] ? NULL :
-	       "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
 }
 
 static int nft_fail(const char *what, int ret, char *err, size_t errlen)
@@ -256,15 +227,15 @@ enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
 
 static const struct fmethod fmethods[F__MAX];
 
-static int run_libvnic(struct filters *f, const char *const *pfx,
-		       struct sample *s, char *err, size_t errlen)
+static int run_libvnic(struct filters *f, bool pfx, struct sample *s,
+		       char *err, size_t errlen)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	struct vnic_filter *h;
 	uint64_t t0 = now_ns();
 	int ret;
 
-	ret = nft_open(&f->e, pfx, &h, err, errlen);
+	ret = filt_open(&f->e, pfx, &h, err, errlen);
 	if (ret)
 		return ret;
 	if (pfx)
@@ -348,7 +319,7 @@ static int prep_bfloor(struct filters *f, unsigned int m, char *err,
 	int ret;
 
 	f->capture = fb;
-	ret = run_libvnic(f, pfx ? nic_prefixes : NULL, &s, err, errlen);
+	ret = run_libvnic(f, pfx, &s, err, errlen);
 	f->capture = NULL;
 	reset_ruleset(&f->e, rerr, sizeof(rerr));
 	if (ret)
@@ -374,8 +345,7 @@ static int run_xt(struct filters *f, unsigned int m, struct sample *s,
 static int run_lib(struct filters *f, unsigned int m, struct sample *s,
 		   char *err, size_t errlen)
 {
-	return run_libvnic(f, m == F_LIBVNIC_PFX ? nic_prefixes : NULL, s,
-			   err, errlen);
+	return run_libvnic(f, m == F_LIBVNIC_PFX, s, err, errlen);
 }
 
 /*
@@ -391,7 +361,7 @@ static int run_bfloor(struct filters *f, unsigned int m, struct sample *s,
 	struct vnic_filter *h;
 	int ret;
 
-	ret = nft_open(&f->e, pfx ? nic_prefixes : NULL, &h, err, errlen);
+	ret = filt_open(&f->e, pfx, &h, err, errlen);
 	if (ret)
 		return ret;
 	vnic_filter_close(h);
@@ -482,7 +452,7 @@ static int render(struct filters *f, double *ms, char *err, size_t errlen)
 	uint64_t t0;
 	int ret;
 
-	ret = nft_open(&f->e, NULL, &h, err, errlen);
+	ret = filt_open(&f->e, false, &h, err, errlen);
 	if (ret)
 		return ret;
 	t0 = now_ns();
@@ -577,7 +547,7 @@ static void check_same(struct filters *f)
 
 	if (f->rows[F_NFT_F].skip)
 		return;
-	if (run_libvnic(f, NULL, &s, err, sizeof(err)) ||
+	if (run_libvnic(f, false, &s, err, sizeof(err)) ||
 	    nft_list_ruleset(&f->e, &a) || reset_ruleset(&f->e, err, sizeof(err)) ||
 	    nft_file(&f->e, f->path[0]) || nft_list_ruleset(&f->e, &b)) {
 		snprintf(r->note, sizeof(r->note),
@@ -778,7 +748,7 @@ static int filters_setup(struct filters *f, char *err, size_t errlen)
 		return ret;
 	/* Warm-up, untimed: slab caches, the first table's work. */
 	if (!f->rows[F_LIBVNIC].skip &&
-	    run_libvnic(f, NULL, &s, err, errlen))
+	    run_libvnic(f, false, &s, err, errlen))
 		fprintf(stderr, "vnic-bench: warm-up: %s\n", err);
 	err[0] = '\0';
 	return reset_ruleset(&f->e, err, errlen);
@@ -875,8 +845,7 @@ static int add_prepare(struct filters *f, unsigned int m, char *err,
 	ret = reset_ruleset(&f->e, err, errlen);
 	if (!ret)
 		ret = p >= 4 ? bpf_open(&f->e, &f->h, err, errlen) :
-		      nft_open(&f->e, p >= 2 ? nic_prefixes : NULL, &f->h, err,
-			       errlen);
+		      filt_open(&f->e, p >= 2, &f->h, err, errlen);
 	if (ret == -EOPNOTSUPP && p < 4)
 		r[2].skip = f->rows[A_BF + 5 - p].skip = PFX_SKIP;
 	else if (ret)
@@ -1080,7 +1049,7 @@ static void restarted(struct filters *f, enum child_job job,
 		       filt_nfnl_open(e) == 0 && nfnl_genid(e, &out.gen_open) == 0;
 	t0 = now_ns();
 	out.ret = job == JOB_BPF ? bpf_open(e, &h, out.err, sizeof(out.err)) :
-		  nft_open(e, NULL, &h, out.err, sizeof(out.err));
+		  filt_open(e, false, &h, out.err, sizeof(out.err));
 	out.open_ms = ms_since(t0);
 	if (out.ret)
 		goto done;
@@ -1359,7 +1328,7 @@ static int restart_setup(struct filters *f, char *err, size_t errlen)
 	int ret;
 
 	restart_rows(f);
-	ret = nft_open(&f->e, NULL, &h, err, errlen);
+	ret = filt_open(&f->e, false, &h, err, errlen);
 	if (ret)
 		return ret;
 	t0 = now_ns();
@@ -1510,7 +1479,7 @@ static int run_scn(const struct fscn *sc, const struct bench_opts *o,
 			f.rows[m].skip = "not selected (--methods)";
 		else if (f.m[m].needs)
 			f.rows[m].skip = f.m[m].needs == 'x' ?
-					 xt_skip(f.m[m].arg) : nft_skip(&f.e);
+					 xt_skip(f.m[m].arg) : (f.e.nft_path[0] ? NULL : FILT_NFT_MISSING);
 	}
 	if (!ret)
 		ret = sc->setup(&f, err, sizeof(err));

@@ -75,9 +75,6 @@ struct growth {
 	struct floor_batches fb;	/* floor: libvnic's, at this point */
 };
 
-/* The bench's NICs are "nv0", "nv1", ...: one prefix hooks them all. */
-static const char *const nic_prefixes[] = { "nv", NULL };
-
 static enum xt_variant xt_of(unsigned int m)
 {
 	return m == M_XT_LEGACY ? XT_LEGACY : XT_NFT;
@@ -426,8 +423,7 @@ static const char *skip_reason(struct growth *g, unsigned int m)
 		return "ip(8) not found (install iproute2)";
 	if (m != M_NFT)
 		return xt_skip(xt_of(m));
-	return g->e.nft_path[0] ? NULL :
-	       "nft(8) not found in /usr/sbin, /sbin, /usr/bin, /bin, /usr/local/sbin (install nftables)";
+	return g->e.nft_path[0] ? NULL : FILT_NFT_MISSING;
 }
 
 /* libvnic's handle for the method (none for the anchors); 1 when the
@@ -435,8 +431,6 @@ static const char *skip_reason(struct growth *g, unsigned int m)
 static int open_handle(struct growth *g, unsigned int m, char *err,
 		       size_t errlen)
 {
-	VNIC_OPTS(vnic_filter_opts, opts, .table = FILT_TABLE,
-		  .hook_prefixes = gmdescs[m].prefix ? nic_prefixes : NULL);
 	VNIC_OPTS(vnic_filter_opts, bpf, .backend = VNIC_BACKEND_BPF,
 		  .capacity = g->o->max_nics + g->o->nics_per_guest);
 	int ret;
@@ -444,18 +438,19 @@ static int open_handle(struct growth *g, unsigned int m, char *err,
 	g->h = NULL;
 	if (!gmdescs[m].lib)
 		return 0;
-	ret = vnic_filter_open(g->e.ctx, m == M_BPF ? &bpf : &opts, &g->h);
+	if (m != M_BPF) {
+		ret = filt_open(&g->e, gmdescs[m].prefix, &g->h, err, errlen);
+		if (ret != -EOPNOTSUPP)
+			return ret;
+		err[0] = '\0';
+		g->rows[m].skip = PFX_SKIP;
+		return 1;
+	}
+	ret = vnic_filter_open(g->e.ctx, &bpf, &g->h);
 	if (ret) {
 		g->h = NULL;
 		return bench_lib_fail(g->e.ctx, "vnic_filter_open", ret, err,
 				      errlen);
-	}
-	if (gmdescs[m].prefix &&
-	    !(vnic_filter_features(g->h) & VNIC_FILTER_FEAT_PREFIX_HOOK)) {
-		vnic_filter_close(g->h);
-		g->h = NULL;
-		g->rows[m].skip = PFX_SKIP;
-		return 1;
 	}
 	return 0;
 }

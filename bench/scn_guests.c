@@ -307,12 +307,10 @@ static int out_curve(const struct bench_row *res, unsigned int nres,
 	double *x = calloc(count, sizeof(*x)), lo = NAN, hi = NAN;
 	unsigned int i, k, ns = 0;
 	char path[512];
-	FILE *f;
-	int ret;
+	FILE *f = s && x ? out_open(dir, "guests-curve", "svg", path,
+				    sizeof(path)) : NULL;
+	int ret = f ? 0 : -EIO;
 
-	snprintf(path, sizeof(path), "%s/guests-curve.svg", dir);
-	f = s && x ? fopen(path, "w") : NULL;
-	ret = !s || !x ? -ENOMEM : f ? 0 : -errno;
 	for (k = 0; f && k < count; k++)
 		x[k] = k + 1;
 	for (i = 0; f && i < nres; i++) {
@@ -332,12 +330,9 @@ static int out_curve(const struct bench_row *res, unsigned int nres,
 			 "guest", svg_wants_log(lo, hi) ?
 			 "ms per guest (log scale)" : "ms per guest", s, ns,
 			 svg_wants_log(lo, hi) ? SVG_LOG_Y : 0);
-		ret = ferror(f) | fclose(f) ? -EIO : 0;
+		ret = out_close(f, path);
 	}
-	if (ret)
-		fprintf(stderr, "vnic-bench: writing %s failed: %s\n", path,
-			strerror(-ret));
-	else
+	if (!ret)
 		fprintf(stderr, "wrote %s\n", path);
 	free(x);
 	free(s);

@@ -103,6 +103,30 @@ static int map_err(struct vnic_bpf *b, int err, const char *map)
 			    "bpf: writing map %s%s", map, err == -EIO ? " (injected)" : "");
 }
 
+/*
+ * Delete key from fd, its old value into u (u->had): one syscall where the
+ * map type has BPF_MAP_LOOKUP_AND_DELETE_ELEM (hash maps: Linux 5.14), a
+ * lookup and a delete before.  A remove of 1,000 guests deletes 5,000
+ * entries this way, each logged for the undo.
+ */
+static int take(struct vnic_bpf *b, struct uop *u, int fd, const void *key)
+{
+	if (!b->no_take) {
+		if (!bpf_map_lookup_and_delete_elem(fd, key, u->old)) {
+			u->had = true;
+			return 0;
+		}
+		if (errno == ENOENT)
+			return 0;
+		/* 524: the kernel's ENOTSUPP, before 5.14 */
+		if (errno != EINVAL && errno != EOPNOTSUPP && errno != 524)
+			return -errno;
+		b->no_take = true;
+	}
+	u->had = !bpf_map_lookup_elem(fd, key, u->old);
+	return bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
+}
+
 /* Write (val) or delete (NULL) key in fd, logging what it replaces;
  * vlen 0: the old value is not read (a key new to the map). */
 static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
@@ -116,15 +140,19 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 	u->fd = fd;
 	u->klen = klen;
 	u->vlen = vlen;
+	u->had = false;
 	memcpy(u->key, key, klen);
-	u->had = vlen && !bpf_map_lookup_elem(fd, key, u->old);
 	err = bpf_fault(b, BPF_FAULT_MAP);
 	if (!err) {
 		l->writes++;
-		if (val)
+		if (!val && vlen) {
+			err = take(b, u, fd, key);
+		} else if (val) {
+			u->had = vlen && !bpf_map_lookup_elem(fd, key, u->old);
 			err = bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
-		else
+		} else {
 			err = bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
+		}
 	}
 	if (err) {
 		l->n--;
@@ -362,6 +390,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 		if (in && !c->same[gi])
 			c->gone[in - b->inst] = true;
 	}
+	change_index_kept(b, c);
 	return 0;
 }
 
@@ -524,16 +553,6 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	return err;
 }
 
-static bool nic_kept(const struct change *c, int ifindex)
-{
-	unsigned int i, total = c->p ? c->off[c->p->n] : 0;
-
-	for (i = 0; i < total; i++)
-		if (c->ifi[i] == ifindex)
-			return true;
-	return false;
-}
-
 /* Step 4 for the NICs and entries of installed guests going away. */
 static int write_removals(struct vnic_bpf *b, struct change *c)
 {
@@ -548,7 +567,7 @@ static int write_removals(struct vnic_bpf *b, struct change *c)
 		for (k = 0; !err && k < b->inst[i].nn; k++) {
 			uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
 
-			if (!nic_kept(c, (int)key))
+			if (!change_keeps(c, (int)key))
 				err = mwrite(b, c->log, b->map_nics, "nics", &key,
 					     sizeof(key), NULL, sizeof(struct bpf_nic));
 		}
@@ -627,7 +646,7 @@ static void drop_foreign_counters(struct vnic_bpf *b, const struct change *c,
 	for (i = 0; i < b->nfdrops; i++) {
 		uint32_t key = b->fdrops[i];
 
-		if (nic_kept(c, (int)key) || !bpf_map_lookup_elem(b->map_nics, &key, &v))
+		if (change_keeps(c, (int)key) || !bpf_map_lookup_elem(b->map_nics, &key, &v))
 			continue;
 		if (!bpf_map_delete_elem(b->map_drops, &key)) {
 			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
@@ -640,21 +659,55 @@ static void drop_foreign_counters(struct vnic_bpf *b, const struct change *c,
 	b->nfdrops = 0;
 }
 
+/* A NIC leaving, with its generation: the order its clsact goes in. */
+struct leave {
+	int ifindex;
+	uint32_t gen;
+};
+
+static int newest_first(const void *x, const void *y)
+{
+	uint32_t a = ((const struct leave *)x)->gen, b = ((const struct leave *)y)->gen;
+
+	return (a < b) - (a > b);
+}
+
+/*
+ * The NICs leaving, newest generation first.  Deleting a clsact unbinds
+ * its two blocks, and the kernel finds each in a list of every bound block
+ * of the host (flow_indr_dev_setup_offload()), newest first: deleted in
+ * the order they were made, each search walks past every clsact made after
+ * it (quadratic in NICs removed); newest first, each is found at once.  A
+ * NIC's generation is a good proxy for its clsact's age: both are assigned
+ * when its guest is installed, in the same order.
+ */
+static void leave_order(struct leave *l, unsigned int n, int *ifindex)
+{
+	unsigned int i;
+
+	qsort(l, n, sizeof(*l), newest_first);
+	for (i = 0; i < n; i++)
+		ifindex[i] = l[i].ifindex;
+}
+
 /* The model after the change; the leftovers cleared. */
 static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
 {
 	unsigned int i, k, gi, nd = 0, n = 0;
 	struct binst *next;
+	struct leave *leave;
 	int *detach, err = 0;
 
 	for (i = 0; i < b->ni; i++)
 		nd += c->gone[i] ? b->inst[i].nn : 0;
 	next = calloc(b->ni + (c->p ? c->p->n : 0) + 1, sizeof(*next));
 	detach = calloc(nd + 1, sizeof(*detach));
+	leave = calloc(nd + 1, sizeof(*leave));
 	nd = 0;
-	if (!next || !detach) {
+	if (!next || !detach || !leave) {
 		free(next);
 		free(detach);
+		free(leave);
 		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
 				    "bpf: out of memory recording the change (the "
 				    "kernel holds it; open a new handle to read it back)");
@@ -669,11 +722,11 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 			uint32_t key = (uint32_t)bn->ifindex;
 
 			old_addrs(b, bn);
-			if (nic_kept(c, bn->ifindex))
+			if (change_keeps(c, bn->ifindex))
 				continue;
 			bpf_map_delete_elem(b->map_drops, &key);
 			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
-			detach[nd++] = bn->ifindex;
+			leave[nd++] = (struct leave){ bn->ifindex, bn->gen };
 		}
 		binst_free(&b->inst[i]);
 	}
@@ -693,12 +746,14 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	b->ni = n;
 	b->capi = n;
 	bpf_index_drop(b);
+	leave_order(leave, nd, detach);
+	free(leave);
 	if (nd)
 		tc_detach(b, detach, nd, res);
 	free(detach);
 	bpf_drop_stale(b);
 	drop_foreign_counters(b, c, res);
-	bpf_drop_orphans(b, c->ifi, c->p ? c->off[c->p->n] : 0, res);
+	bpf_drop_orphans(b, c, res);
 	if (err)
 		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			     "bpf: out of memory recording the change (the kernel "
@@ -718,6 +773,7 @@ static void change_free(struct change *c)
 	free(c->want);
 	free(c->have);
 	free(c->old);
+	free(c->kept);
 	free(c->log->op);
 	c->log->op = NULL;
 }

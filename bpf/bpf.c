@@ -40,6 +40,7 @@ VNIC_EXPORT void vnic_bpf_close(struct vnic_bpf *b)
 	free(b->orphans);
 	if (b->ifsock >= 0)
 		close(b->ifsock);
+	nl_close(&b->chk);
 	free(b);
 }
 

@@ -49,8 +49,6 @@ struct rep {
 	uint32_t fix_add[M__MAX], fix_del[M__MAX], foreign[M__MAX];
 };
 
-static bool kept(const struct change *c, int ifindex);
-
 static int tell(struct rep *r, uint32_t kind, const char *guest, const char *object,
 		uint32_t added, uint32_t removed)
 {
@@ -188,7 +186,7 @@ static int guests(struct rep *r)
 			return r->err;
 	}
 	for (i = 0; i < b->nfdrops; i++)	/* step 5 deletes them */
-		if (!kept(c, (int)b->fdrops[i])) {
+		if (!change_keeps(c, (int)b->fdrops[i])) {
 			r->foreign[M_DROPS]++;
 			r->msgs++;
 		}
@@ -301,20 +299,10 @@ static int hooks(struct rep *r)
 	return 0;
 }
 
-static bool kept(const struct change *c, int ifindex)
-{
-	unsigned int i, total = c->p ? c->off[c->p->n] : 0;
-
-	for (i = 0; i < total; i++)
-		if (c->ifi[i] == ifindex)
-			return true;
-	return false;
-}
-
 /* What the sync sends for the installed guests that go or are replaced,
  * by the rules bpf/apply.c follows: their NICs no guest keeps lose their
- * nics entry and our hooks (cls_bpf: two filter deletes, then the clsact
- * when nothing else is left on it; tcx: one detach), a guest removed its
+ * nics entry and our hooks (cls_bpf: the clsact delete when nothing else
+ * is on it, else two filter deletes; tcx: one detach), a guest removed its
  * guests entry. */
 static void leaving(struct rep *r)
 {
@@ -330,13 +318,13 @@ static void leaving(struct rep *r)
 		for (k = 0; k < in->nn; k++) {
 			int ifi = in->nics[k].ifindex;
 
-			if (kept(r->c, ifi))
+			if (change_keeps(r->c, ifi))
 				continue;
 			r->map_writes++;
 			if (r->b->tcx)
 				r->msgs++;
 			else
-				r->msgs += 2 + !tc_filters_left(r->b, ifi);
+				r->msgs += tc_filters_left(r->b, ifi) ? 2 : 1;
 		}
 	}
 }

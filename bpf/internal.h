@@ -83,6 +83,7 @@ struct vnic_bpf {
 	struct strmap names;		/* inst by name, when names_ok */
 	bool names_ok;
 	int ifsock;
+	struct nl_sock chk;		/* the clsact checks' (tc.c) */
 	uint32_t features;
 	uint32_t capacity;
 	uint32_t cap_asked;		/* vnic_bpf_opts.capacity, 0: default */
@@ -102,6 +103,8 @@ struct vnic_bpf {
 					 * change ran since: a sync need not
 					 * read the maps again */
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
+	bool no_take;			/* no BPF_MAP_LOOKUP_AND_DELETE_ELEM on
+					 * hash maps (before 5.14) */
 	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
 	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
@@ -123,10 +126,11 @@ void binst_free(struct binst *g);
 
 /* The NICs (ifindex) an older set of ours lists, for bpf_drop_orphans(). */
 void bpf_note_orphans(struct vnic_bpf *b, int nics_fd);
+struct change;
 /* Step 5 of the first change after a reload: the NICs an older set listed
- * that the new policy does not hold lose the filter of ours that still
+ * that the new policy (c) does not hold lose the filter of ours that still
  * runs an older program (else it would enforce the old policy for good). */
-void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
+void bpf_drop_orphans(struct vnic_bpf *b, const struct change *c,
 		      struct vnic_filter_result *res);
 
 /* tc.c: attach, verify, detach through the context's rtnetlink socket. */
@@ -217,8 +221,13 @@ struct change {
 	uint32_t *gen;		/* per NIC of p: its generation after */
 	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
 	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
+	int *kept;		/* the NICs of p sorted (NULL: ifi scanned) */
 	struct ulog *log;
 };
+
+/* Whether NIC ifindex is one of the change's policy's NICs. */
+bool change_keeps(const struct change *c, int ifindex);
+void change_index_kept(struct vnic_bpf *b, struct change *c);
 
 /* diff.c: tell fn each difference between the kernel and the change (guests
  * first, then objects); res gets repaired and, in a diff, an estimate of
@@ -237,8 +246,8 @@ static inline int bpf_ifsock(struct vnic_bpf *b)
 /* What is on a damaged hook (no filter of ours there): DMG_*. */
 enum { DMG_NOQDISC = 1, DMG_NOFILTER, DMG_FOREIGN };
 int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);
-/* Filters on a NIC's clsact besides ours (0: detaching ours deletes the
- * qdisc too). */
+/* Filters on a NIC's clsact besides ours, which are not counted (0:
+ * detaching ours deletes the qdisc, and ours with it). */
 unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex);
 /* read.c: the maps read again (a sync's truth, not this handle's memory). */
 int bpf_reread(struct vnic_bpf *b);

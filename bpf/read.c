@@ -281,12 +281,12 @@ void bpf_note_orphans(struct vnic_bpf *b, int nics_fd)
 	}
 }
 
-void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
+void bpf_drop_orphans(struct vnic_bpf *b, const struct change *c,
 		      struct vnic_filter_result *res)
 {
 	uint32_t *want = NULL, *have = NULL, *old = NULL;
 	int *ifi = NULL, *drop = NULL;
-	unsigned int i, j, n = 0, nd = 0;
+	unsigned int i, n = 0, nd = 0;
 
 	if (!b->norphans || b->tcx)
 		goto out;
@@ -298,9 +298,7 @@ void bpf_drop_orphans(struct vnic_bpf *b, const int *keep, unsigned int nkeep,
 	if (!ifi || !want || !have || !old || !drop)
 		goto out;
 	for (i = 0; i < b->norphans; i++) {
-		for (j = 0; j < nkeep && keep[j] != b->orphans[i]; j++)
-			;
-		if (j < nkeep || bpf_nic_of(b, b->orphans[i]))
+		if (change_keeps(c, b->orphans[i]) || bpf_nic_of(b, b->orphans[i]))
 			continue;	/* the new policy's: re-pointed */
 		ifi[n] = b->orphans[i];
 		want[n++] = HOOK_IN | HOOK_EG;

@@ -595,30 +595,109 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/*
+ * The socket the clsact checks dump on, opened on first use in the
+ * context's namespace and only ever read a page (at most 8 KiB) at a time.
+ * The kernel allocates each dump's skb by the largest buffer its socket was
+ * read with, at least a page: on the context's socket, read 64 KiB at a
+ * time, every dump of an empty hook costs a 32 KiB (order-3) allocation;
+ * here one page, which fits the read.  Measured: 8,000 empty hooks dumped
+ * one at a time, 34 ms against 43 ms (medians of 5, Documentation/bpf.rst).
+ * NULL (no socket, or a stand-in answers the context's): the context's.
+ */
+static struct nl_sock *chk_sock(struct vnic_bpf *b)
+{
+	if (!b->ctx->nl.mnl)
+		return NULL;
+	if (!b->chk.mnl && nl_open(&b->chk, NETLINK_ROUTE, b->ctx->netns_fd, 1u << 20, 0,
+				   &b->ctx->stats, NULL))
+		return NULL;
+	return &b->chk;
+}
+
+static size_t chk_read_len(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 && page < 8192 ? (size_t)page : 8192;
+}
+
+/* One dump of req on the check socket, each filter told to count_cb(). */
+static int chk_dump(struct vnic_bpf *b, struct nl_sock *s, struct nlmsghdr *req,
+		    struct others *o)
+{
+	char buf[8192];
+	size_t len = chk_read_len();
+	const char *bad;
+	int err;
+
+	req->nlmsg_seq = ++s->seq;
+	s->stats->dumps++;
+	s->stats->sendmsg_calls++;
+	s->stats->requests++;
+	err = nl_send(s, req, req->nlmsg_len);
+	while (!err) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+		ssize_t n = nl_recv_sock(s, buf, len, 0);
+		int left = (int)n;
+
+		if (n < 0) {
+			err = (int)n;	/* -ENOSPC: cut short */
+			break;
+		}
+		for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (nlh->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return nl_ack_error(nlh, &bad) ?: -EPROTO;
+			count_cb(nlh, o);
+		}
+		if (left > 0)
+			err = -EBADMSG;
+	}
+	/* a dump left half read would answer the next one -EBUSY */
+	nl_close(s);
+	return err;
+}
+
 /* Filters left on a NIC's clsact once ours go. */
 unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 {
+	struct nl_sock *s = chk_sock(b);
 	struct others o = { 0 };
 	uint32_t h;
 	char buf[256];
 
 	for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
-		char req[MNL_SOCKET_BUFFER_SIZE > 512 ? 512 : MNL_SOCKET_BUFFER_SIZE];
+		char req[512];
 		struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+		int err;
 
 		nlh->nlmsg_type = RTM_GETTFILTER;
 		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 		tc_msg(nlh, ifindex, parent_of(h), 0, 0);
-		if (nl_dump(&b->ctx->nl, nlh, count_cb, &o, buf, sizeof(buf)) < 0)
+		if (s)
+			err = chk_dump(b, s, nlh, &o);
+		else
+			err = nl_dump(&b->ctx->nl, nlh, count_cb, &o, buf, sizeof(buf));
+		if (err < 0)
 			return 1;	/* unknown: keep the qdisc */
 	}
 	return o.count;
 }
 
 /*
- * Our filters off each NIC, then the clsact qdisc of those where nothing
- * else is left (another tc user's filters keep it).  Best effort per NIC: a
- * NIC that went away meanwhile took both with it.
+ * Our filters off each NIC: the clsact qdisc, with them, where nothing else
+ * is on it (another tc user's filters keep it), else our slot on both
+ * hooks.  The check runs first, with ours still there (what sits at our
+ * priority is not counted): a clsact that goes takes our filters along, so
+ * a NIC needs one request instead of three (two filter deletes, then the
+ * qdisc).  Between the check and the delete another tool could add a
+ * filter that the delete takes along; deleting our filters before the
+ * check left the same window.  Best effort per NIC: a NIC that went away
+ * meanwhile took both with it.
  */
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		  struct vnic_filter_result *res)
@@ -637,9 +716,14 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		return 0;
 	}
 	nl_batch_init(&nb);
-	for (i = 0; i < n && !err; i++)
+	for (i = 0; i < n && !err; i++) {
+		if (!tc_filters_left(b, ifindex[i])) {
+			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
+			continue;
+		}
 		for (h = HOOK_IN; h <= HOOK_EG && !err; h <<= 1)
 			err = put_del_filter(&nb, ifindex[i], h);
+	}
 	if (!err)
 		err = nl_batch_run(&b->ctx->nl, &nb);
 	if (!err)
@@ -647,17 +731,6 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 	res->messages += nb.n;
 	res->batches++;
 	res->writes = 1;
-	nl_batch_reset(&nb);
-	for (i = 0; i < n && !err; i++)
-		if (!tc_filters_left(b, ifindex[i]))
-			err = put_qdisc(&nb, RTM_DELQDISC, 0, ifindex[i]);
-	if (!err && nb.n) {
-		err = nl_batch_run(&b->ctx->nl, &nb);
-		if (!err)
-			bpf_tap_nl(b, nb.buf, nb.len);
-		res->messages += nb.n;
-		res->batches++;
-	}
 	nl_batch_free(&nb);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_DELETE, -1, NULL,

@@ -1043,6 +1043,42 @@ TEST_F(life, remove_keeps_clsacts_with_others_filters_on_both)
 	remove_with_others(_metadata, self, true, true);
 }
 
+static unsigned int count_others(const char *dev, const char *hook)
+{
+	char *s = tc_filters(dev, hook), *at = s;
+	unsigned int n = 0;
+
+	while (at && (at = strstr(at, "::800 ")))	/* one a u32 filter */
+		n++, at++;
+	free(s);
+	return n;
+}
+
+/*
+ * The check dumps a hook on a socket of its own read a page at a time:
+ * another tool's 64 filters take several datagrams, all of them read (they
+ * keep the clsact), and the socket answers the next remove's dump (a dump
+ * left half read would make it -EBUSY, and oth0 would keep its clsact).
+ */
+TEST_F(life, remove_reads_long_dump_of_others_filters)
+{
+	const char *g1[] = { PKT_GUEST }, *g2[] = { PKT_GUEST2 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, st_run_cmd("seq 100 163 | sed 's/.*/filter add dev %s ingress pref & "
+				"u32 match u32 0 0/' | tc -batch -", self->t.nic));
+	ASSERT_EQ(64u, count_others(self->t.nic, "ingress"));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g1, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_FALSE(has_our_filter(self->t.nic, from_hook(self->t.kind)));
+	EXPECT_TRUE(has_clsact(self->t.nic));
+	EXPECT_EQ(64u, count_others(self->t.nic, "ingress"));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g2, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+}
+
 /*
  * A fault at the nth unit of each step (map write, qdisc, filter) fails
  * the apply and leaves the previous state: first nothing, then an
@@ -1953,6 +1989,45 @@ TEST_F(life, fault_map_write_from_nothing) { faults(_metadata, self, 1, false); 
 TEST_F(life, fault_qdisc_from_nothing) { faults(_metadata, self, 2, false); }
 TEST_F(life, fault_filter_from_nothing) { faults(_metadata, self, 3, false); }
 TEST_F(life, fault_map_write_over_installed) { faults(_metadata, self, 1, true); }
+
+/* A remove that fails at its nth map write puts back every entry it had
+ * deleted, with its value (each taken by one lookup-and-delete, whose
+ * value is the undo's), and the guest removed keeps its filter. */
+TEST_F(life, fault_map_write_in_remove_restores_entries)
+{
+	static const char *const maps[] = { "nics", "ip4s", "ip6s", "guests", "state" };
+	const char *g[] = { PKT_GUEST2 };
+	uint64_t sums[5];
+	unsigned int nth, m;
+	int ret = -EIO, fds[5];
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (m = 0; m < 5; m++) {
+		fds[m] = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), maps[m]);
+		sums[m] = map_sum(fds[m]);
+	}
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 1, nth));
+		ret = vnic_bpf_remove(self->b, g, 1, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		guests_are(_metadata, self->b, 2);
+		for (m = 0; m < 5; m++)
+			EXPECT_EQ(sums[m], map_sum(fds[m]))
+				TH_LOG("fault at %u: map %u (nics ip4s ip6s guests state) changed", nth, m);
+		EXPECT_TRUE(has_our_filter(PKT_OTHER_NIC, "ingress"));
+	}
+	/* a fault after the nics and guests deletes was hit */
+	EXPECT_LT(3u, nth);
+	guests_are(_metadata, self->b, 1);
+	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	for (m = 0; m < 5; m++)
+		if (fds[m] >= 0)
+			close(fds[m]);
+}
 TEST_F(life, fault_qdisc_over_installed) { faults(_metadata, self, 2, true); }
 TEST_F(life, fault_filter_over_installed) { faults(_metadata, self, 3, true); }
 

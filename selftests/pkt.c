@@ -24,7 +24,7 @@
 #define PKT_TIMEOUT_MS	5000	/* for the control frame */
 #define PKT_GRACE_MS	60	/* after it, for a late case frame */
 #define PKT_PROBE_MS	20	/* a path probe's wait before the next one */
-#define PKT_PATH_MS	5000	/* for a new topology to carry frames */
+#define PKT_PATH_MS	15000	/* for a new topology to carry frames (path_wait()) */
 
 #define SW(x)		VNIC_SW_##x
 #define BIT(kind)	(1u << (kind))
@@ -1049,7 +1049,8 @@ static bool rx_marker(int fd, size_t skip, bool is_sock, const char *m,
  * up, the qdisc swapped from noop, the bridge port moved to forwarding),
  * and until then frames are dropped without a trace.  That work queues for
  * the RTNL and a CPU, so under load it can still be pending when a case
- * sends its frame, and case and control are both lost.  The probe is sent
+ * sends its frame, and case and control are both lost (at load 5-8 on two
+ * cores, more than 5 s once in a suite run).  The probe is sent
  * again every PKT_PROBE_MS (a lost one never arrives); no filter is
  * installed yet, so nothing is counted.
  */

@@ -14,10 +14,20 @@
  * a copy of every nfnetlink socket and nothing else (no stdout, no stderr,
  * no lock), waits until this process is gone (the pipe's other end closes
  * with it), and exits: its exit is the socket's last close, and the wait is
- * there.  Its sockets must hold no claim: the kernel releases an owned
- * table only after that wait, so the next process would find the table
- * taken.  vnic-cni and a lingering vnicctl open without the owner flag
- * (tools/cni/filter.c, tools/cli_filter.c).
+ * there.  The flush runs under the namespace's nf_tables commit mutex,
+ * which every commit and (Linux 6.16 and later) every device registered in
+ * that namespace also takes: a close that flushes stalls the next vnic-cni
+ * call's veth, or another plugin's, for a grace period.  So the keeper
+ * waits one grace period holding nothing (membarrier's GLOBAL command is a
+ * synchronize_rcu()), started when the handle is closed right after its
+ * commit and run while this process finishes, and its close then finds
+ * the work done.  Not after this process's exit: by then the next call may
+ * have committed, and the close would flush that call's work instead.
+ * Where membarrier is refused (nohz_full, a seccomp filter) the keeper
+ * closes at once, as it did before.  Its sockets must hold no claim: the
+ * kernel releases an owned table only after that wait, so the next process
+ * would find the table taken.  vnic-cni and a lingering vnicctl open
+ * without the owner flag (tools/cni/filter.c, tools/cli_filter.c).
  *
  * The keeper is a grandchild: the child between them exits at once and is
  * reaped here, so the caller never has a child of its own left (no zombie
@@ -33,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/membarrier.h>
 #include <linux/netlink.h>
 
 #include "tools/linger.h"
@@ -93,6 +104,7 @@ static bool drop_listed(int wait_fd)
 static void keeper(int wait_fd)
 {
 	int fd, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ssize_t n;
 	char c;
 
 	for (fd = 0; fd < 3; fd++)
@@ -103,8 +115,16 @@ static void keeper(int wait_fd)
 			drop(fd, wait_fd, -1);
 		close_range(LINGER_FDS, ~0u, 0);
 	}
-	while (read(wait_fd, &c, 1) < 0 && errno == EINTR)
-		;
+	/* A byte: a handle was closed, its commit done; then the grace
+	 * period the destroy work waits for runs here, holding nothing,
+	 * while this process finishes.  End of file: it is gone. */
+	do
+		n = read(wait_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+	while (n != 0 && (n > 0 || errno == EINTR))
+		n = read(wait_fd, &c, 1);
 	_exit(0);
 }
 
@@ -121,16 +141,19 @@ static void reap_between(void)
 	between = -1;
 }
 
+/* Its write end closes with this process; every keeper reads it. */
+static int wait_pipe[2] = { -1, -1 };
+
 void filter_linger(struct vnic_filter *f)
 {
-	/* Its write end closes with this process; every keeper reads it. */
-	static int wait_pipe[2] = { -1, -1 };
 	pid_t pid = -1;
 
 	if (!f || f == kept || vnic_filter_backend(f) != VNIC_BACKEND_NFT)
 		return;
 	reap_between();
-	if (wait_pipe[0] >= 0 || !pipe2(wait_pipe, O_CLOEXEC))
+	/* The write end never blocks (filter_close()); the keepers' reads do. */
+	if (wait_pipe[0] >= 0 || (!pipe2(wait_pipe, O_CLOEXEC) &&
+				  !fcntl(wait_pipe[1], F_SETFL, O_NONBLOCK)))
 		pid = fork();
 	if (pid == 0) {
 		if (fork() == 0)
@@ -154,6 +177,13 @@ void filter_close(struct vnic_filter *f)
 	reap_between();
 	if (kept == f)
 		kept = NULL;
+	/* The keeper's grace period starts now, not at this process's
+	 * exit: it ends about when the destroy work's does. */
+	if (wait_pipe[1] >= 0) {
+		ssize_t w = write(wait_pipe[1], "", 1);
+
+		(void)w;	/* full: a keeper has a byte to read already */
+	}
 	/* No keeper (bpf, or a fork failed): the close waits here. */
 	vnic_filter_close(f);
 }
