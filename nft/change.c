@@ -14,6 +14,10 @@
 
 #include "nft/internal.h"
 
+/* A new table's own messages (the table, its sets: about 1.2 KB): the room
+ * a change keeps for them before its first message. */
+#define CHANGE_HEAD_ROOM	(16 * 1024)
+
 int change_drop(struct change *ch, struct installed *in, unsigned int keep)
 {
 	int err;
@@ -31,9 +35,8 @@ int change_drop(struct change *ch, struct installed *in, unsigned int keep)
 }
 
 int change_add(struct change *ch, const struct pguest *g, const int *ifi,
-		     unsigned int keep)
+	       uint64_t d, unsigned int keep)
 {
-	uint64_t d = guest_digest(g, ifi);
 	struct installed *in;
 	int *copy = calloc(g->nn + 1, sizeof(*copy));
 	int err = copy ? 0 : -ENOMEM;
@@ -108,6 +111,9 @@ int change_begin(struct vnic_nft *n, struct change *ch,
 	ch->digest = n->table_digest;
 	ch->res = res;
 	nbatch_init(&ch->b);
+	/* A new table's head goes before the change, built last. */
+	if (n->pending)
+		nbatch_head_room(&ch->b, CHANGE_HEAD_ROOM);
 	result_reset(res);
 	return 0;
 }
@@ -194,13 +200,8 @@ static int prepend_table(struct change *ch)
 	if (!err)
 		err = layout_skeleton(n, &head);
 	if (!err)
-		err = nbatch_append(&head, &ch->b);
-	if (!err) {
-		nbatch_free(&ch->b);
-		ch->b = head;
-	} else {
-		nbatch_free(&head);
-	}
+		err = nbatch_prepend(&ch->b, &head);
+	nbatch_free(&head);
 	return err;
 }
 

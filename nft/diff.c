@@ -136,7 +136,7 @@ static int guests_status(struct dctx *dc)
 
 	for (i = 0; i < p->n && !err; i++) {
 		const char *name = p->g[i]->name;
-		uint64_t d = guest_digest(p->g[i], &dc->r->ifi[dc->r->off[i]]);
+		uint64_t d = dc->r->digest[i];
 		enum gstat st = G_ADDED;
 
 		char ctr[80], chain[80];
@@ -1046,7 +1046,7 @@ static uint64_t policy_digest(const struct dctx *dc)
 
 	for (i = 0; i < dc->p->n; i++)
 		d ^= state_mix(dc->p->g[i]->name,
-			       guest_digest(dc->p->g[i], &dc->r->ifi[dc->r->off[i]]));
+			       dc->r->digest[i]);
 	return d;
 }
 

@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
-#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 
@@ -50,6 +49,8 @@ static int flush_set(struct put *pt, enum nset s)
 {
 	char name[16];
 
+	if (!pt->s[s].count)	/* most of the NSETS mask sets, always */
+		return 0;
 	return elist_flush(&pt->s[s], pt->b, pt->n->table,
 			   set_name(s, name, sizeof(name)), pt->add);
 }
@@ -62,10 +63,12 @@ static void elem(struct put *pt, enum nset s, const void *key, uint32_t len,
 		return;
 	if (!pt->add)
 		x = NULL;
-	if (elist_full(&pt->s[s], len, x))
+	pt->err = elist_add(&pt->s[s], key, len, x);
+	if (pt->err > 0) {
 		pt->err = flush_set(pt, s);
-	if (!pt->err)
-		pt->err = elist_add(&pt->s[s], key, len, x);
+		if (!pt->err)
+			pt->err = elist_add(&pt->s[s], key, len, x);
+	}
 	if (!pt->err && !pt->uncounted)
 		pt->n->pend[s] += pt->add ? 1 : -1;
 }
@@ -176,39 +179,57 @@ int state_elem(struct vnic_nft *n, struct nbatch *b, uint64_t digest, bool add)
 	return pt.err ? pt.err : flush_set(&pt, S_GUESTS);
 }
 
+/* "NAME DIGEST" (digest in 16 lowercase hex digits), as "%s %016llx"
+ * writes it: one per guest, where printf's machinery was a tenth of the
+ * build. */
+static void guest_comment(const char *name, uint64_t digest, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = strnlen(name, POLICY_GUEST_MAX);
+	unsigned int i;
+
+	memcpy(out, name, len);
+	out[len++] = ' ';
+	for (i = 0; i < 16; i++)
+		out[len + i] = hex[(digest >> (60 - 4 * i)) & 0xf];
+	out[len + 16] = '\0';
+}
+
 static void guest_elem(struct put *pt, const struct pguest *g, uint64_t digest)
 {
 	uint32_t key = guest_key(g->name);
-	char comment[128];
+	char comment[POLICY_GUEST_MAX + 18];
 
 	if (!pt->add) {
 		elem(pt, S_GUESTS, &key, 4, NULL);
 		return;
 	}
-	snprintf(comment, sizeof(comment), "%s %016llx", g->name,
-		 (unsigned long long)digest);
+	guest_comment(g->name, digest, comment);
 	comment_elem(pt, key, comment);
 }
 
+/*
+ * The guest's drop counter, encoded here as libnftnl 1.2.4 encodes an
+ * nftnl_obj with table, name and type set (then an empty NFTA_OBJ_DATA:
+ * a counter object with nothing to say), without making one: one per
+ * guest, each an allocation and two string copies.
+ */
 static int put_counter(struct put *pt, const char *name)
 {
-	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *nlh;
+	struct nlattr *data;
 
-	if (!o)
-		return -ENOMEM;
-	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, pt->n->table);
-	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_NETDEV);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
 	nlh = nbatch_msg(pt->b, pt->add ? NFT_MSG_NEWOBJ : NFT_MSG_DELOBJ,
 			 pt->add ? NLM_F_CREATE | NLM_F_EXCL : 0);
-	if (nlh) {
-		nftnl_obj_nlmsg_build_payload(nlh, o);
-		nbatch_end(pt->b, nlh);
-	}
-	nftnl_obj_free(o);
-	return nlh ? 0 : -ENOMEM;
+	if (!nlh)
+		return -ENOMEM;
+	mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, pt->n->table);
+	mnl_attr_put_strz(nlh, NFTA_OBJ_NAME, name);
+	mnl_attr_put_u32(nlh, NFTA_OBJ_TYPE, htonl(NFT_OBJECT_COUNTER));
+	data = mnl_attr_nest_start(nlh, NFTA_OBJ_DATA);
+	mnl_attr_nest_end(nlh, data);
+	nbatch_end(pt->b, nlh);
+	return 0;
 }
 
 static int flush_rules(struct put *pt, const char *chain);
@@ -399,24 +420,30 @@ static int custom_chain(struct put *pt, const struct pguest *g, const char *chai
 
 /* --- base-chain devices ------------------------------------------------- */
 
+/* A NIC a prefix chain covers needs no hook of its own; one hooked before
+ * that prefix existed is unhooked on delete.  Each base chain keeps its
+ * NICs in the guest's order. */
 static int chain_devs(struct put *pt, const struct pguest *g)
 {
-	const char **devs = calloc(g->nn + 1, sizeof(*devs));
-	unsigned int c, i, n;
-	int err = devs ? 0 : -ENOMEM;
+	unsigned int i;
+	int err = 0;
 
-	for (c = 0; !err && c < C__MAX; c++) {
-		/* A NIC a prefix chain covers needs no hook of its own; one
-		 * hooked before that prefix existed is unhooked on delete. */
-		for (i = 0, n = 0; i < g->nn; i++)
-			if (layout_from_chain(g->nics[i].kind) == c &&
-			    (!pt->add || !prefix_covers(pt->n, g->nics[i].ifname)))
-				devs[n++] = g->nics[i].ifname;
-		devs[n] = NULL;
-		err = shard_note_devs(pt->n, c, devs, n, !pt->add);
+	for (i = 0; !err && i < g->nn; i++) {
+		const char *dev = g->nics[i].ifname;
+
+		if (!pt->add || !prefix_covers(pt->n, dev))
+			err = shard_note_devs(pt->n,
+					      layout_from_chain(g->nics[i].kind),
+					      &dev, 1, !pt->add);
 	}
-	free(devs);
 	return err;
+}
+
+/* A device of the guest's to-guest chain (n NULL: no prefix is known). */
+static bool to_dev(const struct vnic_nft *n, const struct pnic *nic)
+{
+	return layout_from_chain(nic->kind) == C_IN &&
+	       !(n && prefix_covers(n, nic->ifname));
 }
 
 const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
@@ -427,21 +454,41 @@ const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
 
 	*count = 0;
 	for (i = 0; devs && i < g->nn; i++)
-		if (layout_from_chain(g->nics[i].kind) == C_IN &&
-		    !(n && prefix_covers(n, g->nics[i].ifname)))
+		if (to_dev(n, &g->nics[i]))
 			devs[(*count)++] = g->nics[i].ifname;
 	return devs;
 }
 
+/* pfx then name into buf, cut to len as snprintf() would cut it. */
+static void name_cat(char *buf, size_t len, const char *pfx, const char *name)
+{
+	size_t p = strnlen(pfx, len - 1), k = strnlen(name, len - 1 - p);
+
+	memcpy(buf, pfx, p);
+	memcpy(buf + p, name, k);
+	buf[p + k] = '\0';
+}
+
+/* Whether g has a NIC for a to-guest chain (none: no chain to make). */
+static bool to_devs_any(const struct vnic_nft *n, const struct pguest *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++)
+		if (to_dev(n, &g->nics[i]))
+			return true;
+	return false;
+}
+
 void guest_names(const char *guest, char *ctr, char *chain, size_t len)
 {
-	snprintf(ctr, len, "c_%s", guest);
-	snprintf(chain, len, "g_%s", guest);
+	name_cat(ctr, len, "c_", guest);
+	name_cat(chain, len, "g_", guest);
 }
 
 static void to_name(const char *guest, char *buf, size_t len)
 {
-	snprintf(buf, len, "to_%s", guest);
+	name_cat(buf, len, "to_", guest);
 }
 
 static int flush_rules(struct put *pt, const char *chain)
@@ -477,6 +524,8 @@ static int to_chain(struct put *pt, const struct pguest *g)
 	/* It may predate a prefix that now covers its devices: by name. */
 	if (!pt->add)
 		return guest_del_to_chain(pt->n, pt->b, g->name);
+	if (!to_devs_any(pt->n, g))
+		return 0;
 	devs = guest_to_devs(pt->n, g, &k);
 	if (!devs)
 		return -ENOMEM;

@@ -26,38 +26,57 @@ void inst_clear(struct vnic_nft *n)
 	n->ninst = n->capinst = 0;
 	strmap_free(&n->inst_map);
 	strmap_free(&n->nic_owner);
-	for (i = 0; i < n->nnic_keys; i++)
+	for (i = 0; i < n->nkey_blocks; i++)
 		free(n->nic_keys[i]);
 	free(n->nic_keys);
 	n->nic_keys = NULL;
-	n->nnic_keys = n->capnic_keys = 0;
+	n->nnic_keys = n->nkey_blocks = 0;
 }
 
-/* The guest at index i claims its NICs (nic_owner). */
+/* A copy of ifname that nic_owner can borrow, in blocks that never move:
+ * one allocation per NIC_KEYS_BLOCK NICs, not one per NIC. */
+static const char *nic_key(struct vnic_nft *n, const char *ifname)
+{
+	unsigned int b = n->nnic_keys / NIC_KEYS_BLOCK;
+	size_t len = strnlen(ifname, IFNAMSIZ - 1);
+	char *key;
+
+	if (b == n->nkey_blocks) {
+		char **v = realloc(n->nic_keys, (b + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		n->nic_keys = v;
+		v[b] = malloc(NIC_KEYS_BLOCK * IFNAMSIZ);
+		if (!v[b])
+			return NULL;
+		n->nkey_blocks++;
+	}
+	key = n->nic_keys[b] + (n->nnic_keys++ % NIC_KEYS_BLOCK) * IFNAMSIZ;
+	memcpy(key, ifname, len);
+	key[len] = '\0';
+	return key;
+}
+
+/* The guest at index i claims its NICs (nic_owner).  Each name is copied
+ * first (into the blocks, cheap) and the copy given back when the NIC was
+ * in the map already: one lookup per NIC. */
 int inst_claim(struct vnic_nft *n, uint32_t i)
 {
 	const struct pguest *g = n->inst[i].g;
 	unsigned int k;
-	char *key;
+	int r;
 
+	for (k = 0; k < g->nn; k++)
+		strmap_prefetch(&n->nic_owner, g->nics[k].ifname);
 	for (k = 0; k < g->nn; k++) {
-		if (!strmap_set(&n->nic_owner, g->nics[k].ifname, i))
-			continue;
-		if (n->nnic_keys == n->capnic_keys) {
-			unsigned int cap = n->capnic_keys ? n->capnic_keys * 2 : 64;
-			char **v = realloc(n->nic_keys, cap * sizeof(*v));
+		const char *key = nic_key(n, g->nics[k].ifname);
 
-			if (!v)
-				return -ENOMEM;
-			n->nic_keys = v;
-			n->capnic_keys = cap;
-		}
-		key = strdup(g->nics[k].ifname);
-		if (!key)
-			return -ENOMEM;
-		n->nic_keys[n->nnic_keys++] = key;
-		if (strmap_add(&n->nic_owner, key, i))
-			return -ENOMEM;
+		r = key ? strmap_put(&n->nic_owner, key, i) : -ENOMEM;
+		if (r < 0)
+			return r;
+		if (!r)
+			n->nnic_keys--;
 	}
 	return 0;
 }
@@ -102,24 +121,37 @@ static int inst_rehash(struct vnic_nft *n)
 	return err;
 }
 
-struct installed *inst_new(struct vnic_nft *n, const char *name)
+/* Room for more guests: a change reserves its policy's at once, so that
+ * the map is not rebuilt at each doubling; nics: their NICs. */
+int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics)
 {
+	unsigned int cap = n->capinst ? n->capinst : 64;
 	struct installed *in;
 
-	if (n->ninst == n->capinst) {
-		unsigned int cap = n->capinst ? n->capinst * 2 : 64;
+	if (strmap_reserve(&n->nic_owner, nics))
+		return -ENOMEM;
+	while (cap - n->ninst < more)
+		cap *= 2;
+	if (cap == n->capinst)
+		return 0;
+	in = realloc(n->inst, cap * sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	n->inst = in;
+	n->capinst = cap;
+	return inst_rehash(n);
+}
 
-		in = realloc(n->inst, cap * sizeof(*in));
-		if (!in)
-			return NULL;
-		n->inst = in;
-		n->capinst = cap;
-		if (inst_rehash(n))
-			return NULL;
-	}
+struct installed *inst_new(struct vnic_nft *n, const char *name)
+{
+	size_t len = strnlen(name, sizeof(n->inst->name) - 1);
+	struct installed *in;
+
+	if (n->ninst == n->capinst && inst_reserve(n, 1, 0))
+		return NULL;
 	in = &n->inst[n->ninst];
 	memset(in, 0, sizeof(*in));
-	snprintf(in->name, sizeof(in->name), "%s", name);
+	memcpy(in->name, name, len);
 	if (strmap_add(&n->inst_map, in->name, n->ninst))
 		return NULL;
 	n->ninst++;

@@ -100,6 +100,7 @@ struct nbatch {
 	char *buf;
 	size_t len, cap;
 	size_t zeroed;			/* [len, zeroed) is all zero */
+	size_t head;			/* where the first message is */
 	uint32_t seq;
 	unsigned int msgs;
 	struct nlmsghdr *cur;
@@ -120,6 +121,7 @@ struct elist_extra {
 	const void *udata;
 	uint32_t udata_len;
 };
+/* 0, -ENOMEM, or 1 when l is full (nothing added: flush l first). */
 int elist_add(struct elist *l, const void *key, uint32_t klen,
 	      const struct elist_extra *x);
 /* The element would not fit in l's message: flush l first. */
@@ -170,6 +172,8 @@ struct hook_prefix {
 	bool pending;			/* made by the next commit */
 };
 
+#define NIC_KEYS_BLOCK 256
+
 struct installed {
 	char name[POLICY_GUEST_MAX + 1];
 	uint64_t digest;
@@ -200,8 +204,8 @@ struct vnic_nft {
 	 * entry is checked against that guest before it is believed); the
 	 * keys are the handle's own copies. */
 	struct strmap nic_owner;
-	char **nic_keys;
-	unsigned int nnic_keys, capnic_keys;
+	char **nic_keys;		/* blocks of NIC_KEYS_BLOCK names */
+	unsigned int nnic_keys, nkey_blocks;
 	uint64_t table_digest;
 	/* Sets: their kernel size (0: unsized), their elements as of the
 	 * last commit, and the change the batch being built makes. */
@@ -252,6 +256,14 @@ struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags);
 void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh);
 /* src's messages after dst's. */
 int nbatch_append(struct nbatch *dst, const struct nbatch *src);
+/* Room for about bytes of messages in one allocation (a large change,
+ * whose buffer would otherwise be copied as it doubles). */
+int nbatch_expect(struct nbatch *b, size_t bytes);
+/* Before b's first message, keep room for room bytes of messages that
+ * nbatch_prepend() may put there later (b still empty). */
+void nbatch_head_room(struct nbatch *b, size_t room);
+/* head's messages before b's; head is emptied (freed) either way. */
+int nbatch_prepend(struct nbatch *b, struct nbatch *head);
 /* An nftnl object built into a message of b; obj freed either way. */
 int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
 	       void *obj, void (*build)(struct nlmsghdr *, const void *),
@@ -430,12 +442,15 @@ uint32_t layout_set_size(const struct vnic_nft *n, enum nset s);
 struct resolved {
 	int *ifi;
 	unsigned int *off;
+	/* Guest g's digest: vnic_hash64() of its policy's digest bytes
+	 * (pguest_digest_bytes()) and then its NICs' ifindexes, so a NIC made
+	 * again under its name is a change (its elements are keyed by
+	 * ifindex). */
+	uint64_t *digest;
 };
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r);
 void resolved_free(struct resolved *r);
-/* A guest's digest: its policy and its NICs' ifindexes. */
-uint64_t guest_digest(const struct pguest *g, const int *ifi);
 /* The handle's socket for SIOCGIFINDEX / SIOCGIFNAME, in ctx's netns. */
 int ifsock_get(struct vnic_nft *n);
 
@@ -443,6 +458,9 @@ int ifsock_get(struct vnic_nft *n);
 void inst_clear(struct vnic_nft *n);
 struct installed *inst_find(struct vnic_nft *n, const char *name);
 struct installed *inst_new(struct vnic_nft *n, const char *name);
+/* Room for more guests (and nics NICs) without moving the array or
+ * growing the maps again. */
+int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics);
 void inst_forget(struct vnic_nft *n, struct installed *in);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);
@@ -481,7 +499,7 @@ int change_begin(struct vnic_nft *n, struct change *ch, struct vnic_nft_result *
 int change_end(struct change *ch, int err, uint64_t genid);
 int change_drop(struct change *ch, struct installed *in, unsigned int keep);
 int change_add(struct change *ch, const struct pguest *g, const int *ifi,
-	       unsigned int keep);
+	       uint64_t digest, unsigned int keep);
 /* What replacing in by g keeps (GP_KEEP_*). */
 unsigned int change_keep(struct vnic_nft *n, const struct installed *in,
 			 const struct pguest *g);

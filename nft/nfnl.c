@@ -24,6 +24,8 @@
 #include "nft/internal.h"
 
 #define NB_ROOM		(64 * 1024)
+/* Before a batch's first message: room for its BATCH_BEGIN. */
+#define NB_BEGIN_ROOM	(NB_ROOM / 64)
 #define NFNL_RCVBUF	(4u << 20)
 #define RECV_SIZE	(64 * 1024)
 
@@ -52,6 +54,13 @@ int nfnl_open(struct vnic_nft *n)
 void nbatch_init(struct nbatch *b)
 {
 	memset(b, 0, sizeof(*b));
+	b->head = NB_BEGIN_ROOM;
+}
+
+void nbatch_head_room(struct nbatch *b, size_t room)
+{
+	if (!b->len)
+		b->head = NB_BEGIN_ROOM + MNL_ALIGN(room);
 }
 
 void nbatch_free(struct nbatch *b)
@@ -75,6 +84,13 @@ static int reserve(struct nbatch *b, size_t room)
 	b->buf = p;
 	b->cap = cap;
 	return 0;
+}
+
+int nbatch_expect(struct nbatch *b, size_t bytes)
+{
+	if (!b->len)
+		b->len = b->head;
+	return reserve(b, bytes);
 }
 
 /*
@@ -102,9 +118,10 @@ struct nlmsghdr *nbatch_msg(struct nbatch *b, uint16_t type, uint16_t flags)
 {
 	struct nlmsghdr *nlh;
 
-	/* Offset 0 is kept for BATCH_BEGIN, written at commit. */
+	/* What is before head is kept for BATCH_BEGIN, written at commit
+	 * (and for messages nbatch_prepend() puts first). */
 	if (!b->len)
-		b->len = NB_ROOM / 64;
+		b->len = b->head;
 	if (reserve(b, NB_ROOM))
 		return NULL;
 	room_zero(b);
@@ -123,17 +140,48 @@ void nbatch_end(struct nbatch *b, struct nlmsghdr *nlh)
 
 int nbatch_append(struct nbatch *dst, const struct nbatch *src)
 {
-	size_t len = src->msgs ? src->len - NB_ROOM / 64 : 0;
+	size_t len = src->msgs ? src->len - src->head : 0;
 
 	if (!len)
 		return 0;
 	if (!dst->len)
-		dst->len = NB_ROOM / 64;
+		dst->len = dst->head;
 	if (reserve(dst, len))
 		return -ENOMEM;
-	memcpy(dst->buf + dst->len, src->buf + NB_ROOM / 64, len);
+	memcpy(dst->buf + dst->len, src->buf + src->head, len);
 	dst->len += len;
 	dst->msgs += src->msgs;
+	return 0;
+}
+
+/*
+ * head's messages before b's: into the room b keeps before its first
+ * message (nbatch_head_room()) when they fit, else b's messages are copied
+ * after head's (a whole batch, 700 KB for 1,000 guests, and a second
+ * buffer's pages).  head is empty after.
+ */
+int nbatch_prepend(struct nbatch *b, struct nbatch *head)
+{
+	size_t len = head->msgs ? head->len - head->head : 0;
+	int err;
+
+	if (!len)
+		return 0;
+	if (b->len && len + NB_BEGIN_ROOM <= b->head) {
+		b->head -= len;
+		memcpy(b->buf + b->head, head->buf + head->head, len);
+		b->msgs += head->msgs;
+		nbatch_free(head);
+		return 0;
+	}
+	err = nbatch_append(head, b);
+	if (err) {
+		nbatch_free(head);
+		return err;
+	}
+	nbatch_free(b);
+	*b = *head;
+	nbatch_init(head);
 	return 0;
 }
 
@@ -200,21 +248,21 @@ static char *frame(struct vnic_nft *n, struct nbatch *b, uint64_t genid,
 	size_t hdr;
 
 	if (!b->len)
-		b->len = NB_ROOM / 64;
+		b->len = b->head;
 	if (reserve(b, NB_ROOM))
 		return NULL;
 	begin = nftnl_batch_begin(b->buf, n->nl.seq++);
 	if (genid != NO_GENID)
 		mnl_attr_put_u32(begin, NFNL_BATCH_GENID, htonl((uint32_t)genid));
 	hdr = MNL_ALIGN(begin->nlmsg_len);
-	memmove(b->buf + NB_ROOM / 64 - hdr, begin, begin->nlmsg_len);
+	memmove(b->buf + b->head - hdr, begin, begin->nlmsg_len);
 	if (end) {
 		struct nlmsghdr *e = nftnl_batch_end(b->buf + b->len, n->nl.seq++);
 
 		b->len += MNL_ALIGN(e->nlmsg_len);
 	}
-	*len = b->len - (NB_ROOM / 64 - hdr);
-	return b->buf + NB_ROOM / 64 - hdr;
+	*len = b->len - (b->head - hdr);
+	return b->buf + b->head - hdr;
 }
 
 int nbatch_commit(struct vnic_nft *n, struct nbatch *b, uint64_t genid,

@@ -258,7 +258,7 @@ static void guests_block(struct out *o, const struct vnic_policy *p,
 		put(o, "\t\tsize %u\n", fit(o->n->size[S_GUESTS], o->nelem[S_GUESTS] + 1));
 	put(o, "\t\telements = {");
 	for (i = 0; i < p->n; i++) {
-		uint64_t d = guest_digest(p->g[i], &r->ifi[r->off[i]]);
+		uint64_t d = r->digest[i];
 
 		put(o, " 0x%08x comment \"%s %016llx\",", guest_key(p->g[i]->name),
 		    p->g[i]->name, (unsigned long long)d);

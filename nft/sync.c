@@ -18,7 +18,7 @@ static uint64_t policy_digest(const struct vnic_policy *p, const struct resolved
 
 	for (i = 0; i < p->n; i++)
 		d ^= state_mix(p->g[i]->name,
-			       guest_digest(p->g[i], &r->ifi[r->off[i]]));
+			       r->digest[i]);
 	return d;
 }
 
@@ -36,7 +36,7 @@ static int adopt(struct vnic_nft *n, const struct vnic_policy *p,
 
 		if (!in)
 			return -ENOMEM;
-		in->digest = guest_digest(p->g[i], ifi);
+		in->digest = r->digest[i];
 		in->g = pguest_dup(p->g[i]);
 		in->ifindex = calloc(p->g[i]->nn + 1, sizeof(*in->ifindex));
 		if (!in->g || !in->ifindex)

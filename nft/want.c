@@ -78,8 +78,7 @@ static int build(struct vnic_nft *s, const struct vnic_policy *p,
 	for (i = 0; i < p->n && !err; i++) {
 		const int *ifi = &r->ifi[r->off[i]];
 
-		err = guest_put(s, b, p->g[i], ifi, guest_digest(p->g[i], ifi),
-				true, 0);
+		err = guest_put(s, b, p->g[i], ifi, r->digest[i], true, 0);
 	}
 	if (!err)
 		err = guest_adds_flush(s, b);

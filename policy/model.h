@@ -43,6 +43,7 @@ struct pguest {
 	unsigned int nn, capn;
 	struct prule *rules;
 	unsigned int nr, capr;
+	bool packed;			/* pguest_dup(): one allocation */
 };
 
 struct vnic_policy {
@@ -61,6 +62,11 @@ struct vnic_policy {
 
 /* Digest of one guest's policy, stable across processes and builds. */
 uint64_t pguest_digest(const struct pguest *g);
+/* The bytes pguest_digest() hashes (vnic_hash64() from VNIC_HASH_INIT of
+ * them is the digest), into out of pguest_digest_len(g) bytes; their
+ * length.  For hashing many guests at once (vnic_hash64_n()). */
+size_t pguest_digest_len(const struct pguest *g);
+size_t pguest_digest_bytes(const struct pguest *g, uint8_t *out);
 void pguest_free(struct pguest *g);
 struct pguest *pguest_dup(const struct pguest *g);
 /* -ENOENT if absent. */

@@ -90,8 +90,10 @@ void pguest_free(struct pguest *g)
 {
 	unsigned int i;
 
-	if (!g)
+	if (!g || g->packed) {
+		free(g);
 		return;
+	}
 	for (i = 0; i < g->nn; i++) {
 		free(g->nics[i].v4);
 		free(g->nics[i].v6);
@@ -101,37 +103,59 @@ void pguest_free(struct pguest *g)
 	free(g);
 }
 
-/* A deep copy (the backends keep what they installed). */
+#define PACK_ALIGN(x)	(((x) + 15) & ~(size_t)15)
+
+/* Bytes of g's NICs, rules and addresses, each array aligned. */
+static size_t pack_size(const struct pguest *g)
+{
+	size_t sz = PACK_ALIGN(sizeof(*g)) +
+		    PACK_ALIGN((g->nn + 1) * sizeof(*g->nics)) +
+		    PACK_ALIGN((g->nr + 1) * sizeof(*g->rules));
+	unsigned int i;
+
+	for (i = 0; i < g->nn; i++)
+		sz += PACK_ALIGN((g->nics[i].n4 + 1) * sizeof(*g->nics[i].v4)) +
+		      PACK_ALIGN((g->nics[i].n6 + 1) * sizeof(*g->nics[i].v6));
+	return sz;
+}
+
+static void *pack_take(char **at, size_t len)
+{
+	void *p = *at;
+
+	*at += PACK_ALIGN(len);
+	return p;
+}
+
+/*
+ * A deep copy (the backends keep what they installed), in one allocation:
+ * a backend keeps one per guest it installs, so a large apply would
+ * otherwise make 3 + 2 per NIC allocations per guest.  It is never grown
+ * (guests grow in a policy only) and pguest_free() frees it whole.
+ */
 struct pguest *pguest_dup(const struct pguest *g)
 {
-	struct pguest *c = calloc(1, sizeof(*c));
+	char *at = calloc(1, pack_size(g));
+	struct pguest *c = (struct pguest *)at;
 	unsigned int i;
 
 	if (!c)
 		return NULL;
+	pack_take(&at, sizeof(*c));
 	*c = *g;
+	c->packed = true;
 	c->capn = c->nn;
 	c->capr = c->nr;
-	c->nics = calloc(g->nn + 1, sizeof(*c->nics));
-	c->rules = calloc(g->nr + 1, sizeof(*c->rules));
-	if (!c->nics || !c->rules) {
-		c->nn = 0;
-		pguest_free(c);
-		return NULL;
-	}
+	c->nics = pack_take(&at, (g->nn + 1) * sizeof(*c->nics));
+	c->rules = pack_take(&at, (g->nr + 1) * sizeof(*c->rules));
 	if (g->nr)	/* g->rules may be NULL then, which memcpy must not get */
 		memcpy(c->rules, g->rules, g->nr * sizeof(*g->rules));
 	for (i = 0; i < g->nn; i++) {
 		struct pnic *d = &c->nics[i];
 
 		*d = g->nics[i];
-		d->v4 = malloc((d->n4 + 1) * sizeof(*d->v4));
-		d->v6 = malloc((d->n6 + 1) * sizeof(*d->v6));
-		if (!d->v4 || !d->v6) {
-			c->nn = i + 1;
-			pguest_free(c);
-			return NULL;
-		}
+		d->v4 = pack_take(&at, (d->n4 + 1) * sizeof(*d->v4));
+		d->v6 = pack_take(&at, (d->n6 + 1) * sizeof(*d->v6));
 		if (d->n4)
 			memcpy(d->v4, g->nics[i].v4, d->n4 * sizeof(*d->v4));
 		if (d->n6)
@@ -530,29 +554,78 @@ VNIC_EXPORT const char *vnic_policy_guest_name(const struct vnic_policy *p,
 }
 
 /* Field by field, fixed widths: the same policy gives the same digest on
- * every build and process. */
-uint64_t pguest_digest(const struct pguest *g)
+ * every build and process.  What is digested, in order, each piece handed
+ * to put(): one walk for the digest and for its bytes (inlined into each,
+ * so that put() is too: copying the bytes costs little next to hashing). */
+static inline __attribute__((always_inline)) void
+digest_walk(const struct pguest *g,
+	    void (*put)(void *arg, const void *p, size_t len), void *arg)
 {
-	uint64_t h = vnic_hash64(g->name, strlen(g->name) + 1, VNIC_HASH_INIT);
 	unsigned int i;
 
+	put(arg, g->name, strlen(g->name) + 1);
 	for (i = 0; i < g->nn; i++) {
 		const struct pnic *n = &g->nics[i];
 		uint32_t hdr[4] = { (uint32_t)n->kind, n->sw, n->n4, n->n6 };
 
-		h = vnic_hash64(n->ifname, strlen(n->ifname) + 1, h);
-		h = vnic_hash64(hdr, sizeof(hdr), h);
-		h = vnic_hash64(n->mac, 6, h);
-		h = vnic_hash64(n->v4, n->n4 * sizeof(*n->v4), h);
-		h = vnic_hash64(n->v6, n->n6 * sizeof(*n->v6), h);
+		put(arg, n->ifname, strlen(n->ifname) + 1);
+		put(arg, hdr, sizeof(hdr));
+		put(arg, n->mac, 6);
+		put(arg, n->v4, n->n4 * sizeof(*n->v4));
+		put(arg, n->v6, n->n6 * sizeof(*n->v6));
 	}
 	for (i = 0; i < g->nr; i++) {
 		const struct prule *r = &g->rules[i];
 		uint32_t f[6] = { r->l4proto, r->pmin, r->pmax, (uint32_t)r->family,
 				  r->plen, r->accept };
 
-		h = vnic_hash64(f, sizeof(f), h);
-		h = vnic_hash64(r->addr, sizeof(r->addr), h);
+		put(arg, f, sizeof(f));
+		put(arg, r->addr, sizeof(r->addr));
 	}
+}
+
+static inline void put_hash(void *arg, const void *p, size_t len)
+{
+	uint64_t *h = arg;
+
+	*h = vnic_hash64(p, len, *h);
+}
+
+uint64_t pguest_digest(const struct pguest *g)
+{
+	uint64_t h = VNIC_HASH_INIT;
+
+	digest_walk(g, put_hash, &h);
 	return h;
+}
+
+static inline void put_len(void *arg, const void *p, size_t len)
+{
+	(void)p;
+	*(size_t *)arg += len;
+}
+
+size_t pguest_digest_len(const struct pguest *g)
+{
+	size_t len = 0;
+
+	digest_walk(g, put_len, &len);
+	return len;
+}
+
+static inline void put_copy(void *arg, const void *p, size_t len)
+{
+	uint8_t **at = arg;
+
+	if (len)
+		memcpy(*at, p, len);
+	*at += len;
+}
+
+size_t pguest_digest_bytes(const struct pguest *g, uint8_t *out)
+{
+	uint8_t *at = out;
+
+	digest_walk(g, put_copy, &at);
+	return (size_t)(at - out);
 }

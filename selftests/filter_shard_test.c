@@ -144,6 +144,49 @@ TEST_F(shard, three_hundred_nics_in_two_shards)
 	EXPECT_EQ(45, shard_devs_text("eg1"));
 }
 
+/*
+ * Two NICs of a large policy do not exist, the first at the end of g0 and
+ * the other at the very end: the error names the first, no NIC after it
+ * is looked up, and nothing is made (no table).
+ */
+TEST_F(shard, missing_nics_named_in_order_nothing_made)
+{
+	VNIC_OPTS(vnic_nic_policy, g0, .ifname = "nosuch0",
+		  .kind = VNIC_KIND_MACVLAN, .mac = "02:00:00:00:0a:01");
+	VNIC_OPTS(vnic_nic_policy, g2, .ifname = "nosuch2",
+		  .kind = VNIC_KIND_MACVLAN, .mac = "02:00:00:00:0a:02");
+	VNIC_OPTS(vnic_ctx_stats, st0);
+	VNIC_OPTS(vnic_ctx_stats, st1);
+	struct vnic_policy *q;
+	char gname[8];
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, vnic_policy_new(self->ctx, &q));
+	for (i = 0; i < GUESTS; i++) {
+		snprintf(gname, sizeof(gname), "g%u", i);
+		ASSERT_EQ(0, vnic_policy_add_guest(q, gname, NULL));
+		ASSERT_EQ(0, vnic_policy_add_nics_of(q, gname, self->g[i]));
+	}
+	ASSERT_EQ(0, vnic_policy_add_nic(q, "g0", &g0));
+	ASSERT_EQ(0, vnic_policy_add_nic(q, "g2", &g2));
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &st0));
+	ret = vnic_filter_apply(self->n, q, NULL);
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &st1));
+	EXPECT_EQ(-ENODEV, ret);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "guest g0: NIC nosuch0"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	/* g0's NICs and the missing one; none after it. */
+	EXPECT_EQ((uint64_t)PER_GUEST + 1, st1.ioctls - st0.ioctls);
+	EXPECT_NE(0, st_run_cmd("nft list tables | grep -q ."));
+	vnic_policy_free(q);
+
+	/* The same handle then applies the policy whole. */
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(255, shard_devs_text("eg0"));
+}
+
 TEST_F(shard, emptied_shard_goes_and_comes_back)
 {
 	const char *last[] = { "g2" };
