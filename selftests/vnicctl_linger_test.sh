@@ -57,13 +57,15 @@ no_keeper_left() {
 	fail "vnicctl processes left: $(keepers)"
 }
 
-# traced LOG CMD...: CMD under strace -ff (process creation, dup2, close),
-# one file LOG.PID per process; CMD's stdout in $TMP/out.
+# traced LOG CMD...: CMD under strace -ff (process creation, dup2, close,
+# and the calls in $TRACE_MORE), one file LOG.PID per process; CMD's
+# stdout in $TMP/out.
 traced() {
 	local log=$1
 	shift
 	rm -f "$log".*
-	strace -ff -qq -o "$log" -e trace=clone,clone3,fork,vfork,dup2,dup3,close \
+	strace -ff -qq -o "$log" \
+		-e trace=clone,clone3,fork,vfork,dup2,dup3,close${TRACE_MORE:+,$TRACE_MORE} \
 		"$@" >"$TMP/out" 2>"$TMP/err"
 }
 
@@ -173,6 +175,29 @@ case_linger_off() {
 	no_keeper_left
 }
 
-CASES=(changed_sync_keeper back_to_back exit_status linger_off)
+# The keeper's grace period starts at the handle's close, not at vnicctl's
+# exit: it reads the byte the close writes on its own pipe, waits a grace
+# period (membarrier GLOBAL), and only then reads its end of file.  (Where
+# membarrier is refused, e.g. nohz_full, the call fails and the order is
+# the same.)
+case_keeper_grace_at_close() {
+	local keeper
+	write_policy "$TMP/a.json" 192.0.2.20 &&
+	write_policy "$TMP/b.json" 192.0.2.21 || return
+	run 0 vc filter sync "$TMP/a.json" || return
+	TRACE_MORE=read,membarrier traced "$TMP/st" "$VNICCTL" filter sync "$TMP/b.json" ||
+		fail "sync B: $(cat "$TMP/err")" || return
+	keeper=$(keeper_of "$TMP/st")
+	[ -n "$keeper" ] || fail "no keeper" || return
+	grep -E '^(read\([0-9]+, "\\0", 1\) += 1|membarrier\(|read\([0-9]+, "", 1\) += 0)' \
+		"$TMP/st.$keeper" | sed -E 's/^(read|membarrier).* = ([0-9-]+).*$/\1 \2/' \
+		>"$TMP/order"
+	[ "$(tr '\n' ' ' <"$TMP/order")" = "read 1 membarrier 0 read 0 " ] ||
+	[ "$(tr '\n' ' ' <"$TMP/order")" = "read 1 membarrier -1 read 0 " ] ||
+		fail "keeper: byte, grace period, end of file expected: $(cat "$TMP/order")" || return
+	no_keeper_left
+}
+
+CASES=(changed_sync_keeper back_to_back exit_status linger_off keeper_grace_at_close)
 
 tap_main ip jq nft unshare strace timeout -- "$@"

@@ -128,10 +128,25 @@ static void keeper(int wait_fd)
 	_exit(0);
 }
 
-/* The handle whose keeper runs already (ADD's, filter_prepare()), and the
- * child between, reaped at the close: waiting for it at once would put
- * its exit (1.7 ms on a busy host) on ADD's path. */
-static const struct vnic_filter *kept;
+/*
+ * Each keeper has a pipe of its own: its write end stays here until this
+ * process exits (the keeper's end of file), and the byte the handle's
+ * close writes starts that keeper's grace period.  One pipe for all would
+ * let a keeper take the byte meant for another, which would then close
+ * at this process's exit without its grace period.  A slot whose handle
+ * is closed keeps its write end (f NULL).  More handles than slots get
+ * no keeper: their close waits, as without one.
+ */
+#define LINGER_KEEPERS	8
+
+static struct lingering {
+	const struct vnic_filter *f;
+	int wfd;
+} keepers[LINGER_KEEPERS] = { [0 ... LINGER_KEEPERS - 1] = { NULL, -1 } };
+
+/* The child between this process and a keeper, reaped at the close:
+ * waiting for it at once would put its exit (1.7 ms on a busy host) on
+ * ADD's path. */
 static pid_t between = -1;
 
 static void reap_between(void)
@@ -141,49 +156,68 @@ static void reap_between(void)
 	between = -1;
 }
 
-/* Its write end closes with this process; every keeper reads it. */
-static int wait_pipe[2] = { -1, -1 };
+static struct lingering *keeper_of(const struct vnic_filter *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < LINGER_KEEPERS; i++)
+		if (keepers[i].wfd >= 0 && keepers[i].f == f)
+			return &keepers[i];
+	return NULL;
+}
 
 void filter_linger(struct vnic_filter *f)
 {
-	pid_t pid = -1;
+	struct lingering *slot;
+	int p[2];
+	pid_t pid;
 
-	if (!f || f == kept || vnic_filter_backend(f) != VNIC_BACKEND_NFT)
+	if (!f || keeper_of(f) || vnic_filter_backend(f) != VNIC_BACKEND_NFT)
+		return;
+	for (slot = keepers; slot < keepers + LINGER_KEEPERS && slot->wfd >= 0; slot++)
+		;
+	if (slot == keepers + LINGER_KEEPERS)
 		return;
 	reap_between();
-	/* The write end never blocks (filter_close()); the keepers' reads do. */
-	if (wait_pipe[0] >= 0 || (!pipe2(wait_pipe, O_CLOEXEC) &&
-				  !fcntl(wait_pipe[1], F_SETFL, O_NONBLOCK)))
-		pid = fork();
+	/* The write end never blocks (filter_close()); the keeper's reads do. */
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	if (fcntl(p[1], F_SETFL, O_NONBLOCK) || (pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
 	if (pid == 0) {
 		if (fork() == 0)
-			keeper(wait_pipe[0]);
+			keeper(p[0]);
 		_exit(0);
 	}
 	/* The child between exits at once (its fork failing only means no
 	 * keeper: the close then waits).  Reaped by pid, so an IPAM
 	 * plugin's exit is left to ipam.c. */
-	if (pid > 0) {
-		kept = f;
-		between = pid;
-	}
+	close(p[0]);
+	slot->f = f;
+	slot->wfd = p[1];
+	between = pid;
 }
 
 void filter_close(struct vnic_filter *f)
 {
+	struct lingering *k;
+
 	if (!f)
 		return;
 	filter_linger(f);
 	reap_between();
-	if (kept == f)
-		kept = NULL;
 	/* The keeper's grace period starts now, not at this process's
 	 * exit: it ends about when the destroy work's does. */
-	if (wait_pipe[1] >= 0) {
-		ssize_t w = write(wait_pipe[1], "", 1);
+	k = keeper_of(f);
+	if (k) {
+		ssize_t w = write(k->wfd, "", 1);
 
-		(void)w;	/* full: a keeper has a byte to read already */
+		(void)w;	/* cannot be full: one byte a pipe */
+		k->f = NULL;
 	}
-	/* No keeper (bpf, or a fork failed): the close waits here. */
+	/* No keeper (bpf, no slot, or a fork failed): the close waits here. */
 	vnic_filter_close(f);
 }
