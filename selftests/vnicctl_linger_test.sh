@@ -198,6 +198,48 @@ case_keeper_grace_at_close() {
 	no_keeper_left
 }
 
-CASES=(changed_sync_keeper back_to_back exit_status linger_off keeper_grace_at_close)
+# A keeper that is not there (its fork failed: a pids limit; or it was
+# killed) costs only its grace period: the close still succeeds.  The
+# handle's close writes its keeper a byte; with no reader left, that write
+# must not raise SIGPIPE (vnicctl would die with status 141 after its
+# output).  The shim fails fork() in a child of a fork only: the child
+# between is made, the keeper is not.
+case_keeper_fork_fails() {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || { echo "no C compiler for the fork shim"; exit 77; }
+	cat >"$TMP/failfork.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+static int in_child;
+pid_t fork(void)
+{
+	pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	pid_t p;
+
+	if (in_child) {
+		errno = EAGAIN;
+		return -1;
+	}
+	p = real();
+	if (p == 0)
+		in_child = 1;
+	return p;
+}
+SHIM
+	"$cc" -shared -fPIC -o "$TMP/failfork.so" "$TMP/failfork.c" -ldl ||
+		fail "cannot build the fork shim" || return
+	write_policy "$TMP/a.json" 192.0.2.20 || return
+	LD_PRELOAD=$TMP/failfork.so "$VNICCTL" filter sync "$TMP/a.json" \
+		>"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	[ "$rc" = 0 ] || fail "sync with no keeper: exit $rc: $(cat "$TMP/err")" || return
+	nft list table netdev vnic >/dev/null || fail "no table" || return
+	no_keeper_left
+}
+
+CASES=(changed_sync_keeper back_to_back exit_status linger_off keeper_grace_at_close
+       keeper_fork_fails)
 
 tap_main ip jq nft unshare strace timeout -- "$@"

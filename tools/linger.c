@@ -12,9 +12,9 @@
  * is closed (vnic-cni's ADD: as soon as it is open, while the IPAM plugin
  * runs; vnicctl: after the command's output), a child is forked that keeps
  * a copy of every nfnetlink socket and nothing else (no stdout, no stderr,
- * no lock), waits until this process is gone (the pipe's other end closes
- * with it), and exits: its exit is the socket's last close, and the wait is
- * there.  The flush runs under the namespace's nf_tables commit mutex,
+ * no lock), waits until this process is gone (the socket pair's other
+ * end closes with it), and exits: its exit is the socket's last close, and
+ * the wait is there.  The flush runs under the namespace's nf_tables commit mutex,
  * which every commit and (Linux 6.16 and later) every device registered in
  * that namespace also takes: a close that flushes stalls the next vnic-cni
  * call's veth, or another plugin's, for a grace period.  So the keeper
@@ -129,9 +129,9 @@ static void keeper(int wait_fd)
 }
 
 /*
- * Each keeper has a pipe of its own: its write end stays here until this
- * process exits (the keeper's end of file), and the byte the handle's
- * close writes starts that keeper's grace period.  One pipe for all would
+ * Each keeper has a socket pair of its own: this end stays here until
+ * this process exits (the keeper's end of file), and the byte the handle's
+ * close writes starts that keeper's grace period.  One pair for all would
  * let a keeper take the byte meant for another, which would then close
  * at this process's exit without its grace period.  A slot whose handle
  * is closed keeps its write end (f NULL).  More handles than slots get
@@ -179,10 +179,12 @@ void filter_linger(struct vnic_filter *f)
 	if (slot == keepers + LINGER_KEEPERS)
 		return;
 	reap_between();
-	/* The write end never blocks (filter_close()); the keeper's reads do. */
-	if (pipe2(p, O_CLOEXEC))
+	/* A socket pair, not a pipe: the byte filter_close() sends must not
+	 * raise SIGPIPE when the keeper is not there (its fork failed, or it
+	 * was killed), and this end is closed here, not kept for it. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
 		return;
-	if (fcntl(p[1], F_SETFL, O_NONBLOCK) || (pid = fork()) < 0) {
+	if ((pid = fork()) < 0) {
 		close(p[0]);
 		close(p[1]);
 		return;
@@ -213,9 +215,11 @@ void filter_close(struct vnic_filter *f)
 	 * exit: it ends about when the destroy work's does. */
 	k = keeper_of(f);
 	if (k) {
-		ssize_t w = write(k->wfd, "", 1);
+		/* Never full (one byte a pair), never blocks; no keeper
+		 * left to read it is EPIPE, not a signal. */
+		ssize_t w = send(k->wfd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		(void)w;	/* cannot be full: one byte a pipe */
+		(void)w;
 		k->f = NULL;
 	}
 	/* No keeper (bpf, no slot, or a fork failed): the close waits here. */
