@@ -571,8 +571,10 @@ int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook)
 	nlh->nlmsg_type = RTM_GETTFILTER;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	tc_msg(nlh, ifindex, parent_of(hook), 0, 0);
+	/* The qdisc is there (asked above): a dump that failed or was cut
+	 * short (a filter larger than its skb) leaves only "ours missing". */
 	if (nl_dump(&b->ctx->nl, nlh, slot_cb, &s, buf, sizeof(buf)) < 0)
-		return DMG_NOQDISC;
+		return DMG_NOFILTER;
 	return s.at_prio ? DMG_FOREIGN : DMG_NOFILTER;
 }
 
