@@ -34,11 +34,11 @@
 #define CNI_TGT_FULL_X	1.2	/* ... at --existing / at 0 */
 #define CNI_TGT_GC_MS	1000.0
 
-enum { P_VETH, P_VMAC, P_PTP, P_MACV, P_IPAM, P__N };
+enum { P_VETH, P_VMAC, P_PTP, P_MACV, P_IPAM, P_VPFX, P__N };
 
 static const char *const p_names[P__N] = {
 	"vnic-cni-veth", "vnic-cni-macvlan", "stock-ptp", "stock-macvlan",
-	"ipam-host-local",
+	"ipam-host-local", "vnic-cni-veth-prefix",
 };
 
 /* The stock plugin each row executes; NULL: vnic-cni. */
@@ -86,6 +86,9 @@ static void make_conf(struct cni_bench *b, unsigned int p, bool l2,
 		"\"type\":\"ptp\"",
 		"\"type\":\"macvlan\",\"master\":\"" ENV_LOWER "\"",
 		"\"type\":\"vnic-cni\"",
+		/* the host ends hooked by one prefix chain, in a table of
+		 * its own: no hook per ADD (cni.rst, "hookPrefix") */
+		"\"type\":\"vnic-cni\",\"hookPrefix\":true,\"table\":\"vnic_cni_pfx\"",
 	};
 	unsigned int n = b->net++;
 	char ipam[256];
@@ -466,6 +469,12 @@ static int run(const struct bench_opts *o)
 		"for host-local can meet it");
 	verdict(&b, "vnic-cni-veth-add at --existing / at 0",
 		median(&rows[1][P_VETH * 3]) / veth, CNI_TGT_FULL_X, "x", NULL);
+	verdict(&b, "vnic-cni-veth-prefix-add at --existing / at 0",
+		median(&rows[1][P_VPFX * 3]) / median(&rows[0][P_VPFX * 3]),
+		CNI_TGT_FULL_X, "x",
+		"hookPrefix: since Linux 6.16 a hook by name compares its name "
+		"with every device of the namespace; a prefix chain hooks "
+		"every host end once");
 	verdict(&b, "vnic-cni GC of the stale attachments", median(&gc),
 		CNI_TGT_GC_MS, " ms", NULL);
 	for (l = 0; l < 2; l++)
@@ -491,12 +500,13 @@ const struct scenario scn_cni = {
 	.usage =
 		"cni [--runs R] [--existing E] [--count G] [--json]\n"
 		"    [--methods vnic-cni-veth,vnic-cni-macvlan,stock-ptp,stock-macvlan,\n"
-		"               ipam-host-local,vnic-cni-gc]\n"
+		"               ipam-host-local,vnic-cni-veth-prefix,vnic-cni-gc]\n"
 		"  Each CNI plugin executed as a runtime does (host-local IPAM): ADD\n"
 		"  and DEL of one attachment, R containers (default 11), the rows'\n"
 		"  runs alternated, and 82 attachments into one container, at 0 and\n"
 		"  at E existing NICs (default 4000); host-local alone as vnic-cni\n"
-		"  executes it; then vnic-cni GC of G stale attachments (1000)\n",
+		"  executes it; vnic-cni veth with hookPrefix (a prefix chain, no\n"
+		"  hook per ADD); then vnic-cni GC of G stale attachments (1000)\n",
 	.opts = O_RUNS | O_EXISTING | O_COUNT | O_JSON | O_METHODS | O_SETTLE,
 	.defaults = defaults,
 	.run = run,

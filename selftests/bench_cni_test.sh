@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # vnic-bench cni (issue 12 part 3), as TAP: at tiny sizes, the rows of
-# vnic-cni (veth with its filter), of the stock ptp plugin and of host-local
-# alone ran at 0 and at --existing NICs, the GC row ran and removed what it
-# should have, the four verdicts are there.  The figures are not what is
+# vnic-cni (veth with its filter, by name and with hookPrefix), of the stock
+# ptp plugin and of host-local alone ran at 0 and at --existing NICs, the GC
+# row ran and removed what it should have, the five verdicts are there.  The figures are not what is
 # tested.
 #
 #   selftests/bench_cni_test.sh [CASE...]     (root; BENCH= overrides the binary)
@@ -18,20 +18,20 @@ set -u -o pipefail
 case_cni_rows() {
 	local rc
 	"$BENCH" cni --runs 2 --existing 4 --count 3 --json \
-		--methods vnic-cni-veth,stock-ptp,ipam-host-local,vnic-cni-gc \
+		--methods vnic-cni-veth,vnic-cni-veth-prefix,stock-ptp,ipam-host-local,vnic-cni-gc \
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	# 1: a missed target, reported (tiny sizes judge nothing).
 	[ $rc -le 1 ] || { fail "vnic-bench cni exited $rc: $(cat "$TMP/err")"; return; }
-	jqo '[.[] | select((.method // "") | test("^(vnic-cni-veth|stock-ptp|ipam-host-local)-(add|del)$"))] |
-	     length == 12 and all(.runs == 2 and .median_ms > 0) and
-	     (map(.existing) | sort == [0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4])' || return
+	jqo '[.[] | select((.method // "") | test("^(vnic-cni-veth|vnic-cni-veth-prefix|stock-ptp|ipam-host-local)-(add|del)$"))] |
+	     length == 16 and all(.runs == 2 and .median_ms > 0) and
+	     (map(.existing) | sort == [0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4])' || return
 	# host-local alone makes no interface: no row of 82.
 	jqo 'all(.method? != "ipam-host-local-82-add")' || return
 	jqo 'any(.method? == "vnic-cni-veth-82-add" and .runs == 1 and .existing == 0)' || return
 	jqo 'any(.method? == "vnic-cni-gc-3-stale" and .runs == 1 and .median_ms > 0)' || return
 	jqo 'any(.method? == "vnic-cni-macvlan-add" and .runs == 0)' || return
-	jqo '[.[] | select(.verdict?)] | length == 4 and
+	jqo '[.[] | select(.verdict?)] | length == 5 and
 	     all((.value | type) == "number" and (.meets_target | type) == "boolean")' || return
 	# The floor's verdict restates the ptp target: both met or both not.
 	jqo '[.[] | select((.verdict // "") | test("^vnic-cni-veth-add / "))] |
