@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libnftnl/chain.h>
 
 #include "nft/internal.h"
 
@@ -67,4 +68,25 @@ int devlist_add(struct devlist *d, const char *name)
 	d->live[d->n] = true;
 	d->names[d->n++] = copy;
 	return 0;
+}
+
+/*
+ * devs (NULL-terminated) as a base chain's hook devices.  libnftnl 1.2.4
+ * copies each name with strdup() and keeps a NULL where that failed; the
+ * message it builds then dereferences it.  So the copy is read back: a
+ * name missing from it is -ENOMEM, as the failed copy was.
+ */
+int chain_set_devices(struct nftnl_chain *c, const char **devs)
+{
+	const char *const *got;
+	unsigned int n = 0, i;
+
+	while (devs[n])
+		n++;
+	if (nftnl_chain_set_array(c, NFTNL_CHAIN_DEVICES, devs) < 0)
+		return -ENOMEM;
+	got = nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES);
+	for (i = 0; got && i < n && got[i]; i++)
+		;
+	return got && i == n ? 0 : -ENOMEM;
 }

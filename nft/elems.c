@@ -544,8 +544,8 @@ static int to_chain(struct put *pt, const struct pguest *g)
 	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-	nftnl_chain_set_array(c, NFTNL_CHAIN_DEVICES, devs);
-	nlh = nbatch_msg(pt->b, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
+	nlh = chain_set_devices(c, devs) ? NULL :
+	      nbatch_msg(pt->b, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
 	if (nlh) {
 		nftnl_chain_nlmsg_build_payload(nlh, c);
 		nbatch_end(pt->b, nlh);

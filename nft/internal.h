@@ -148,6 +148,8 @@ void devlist_clear(struct devlist *d);
 bool devlist_has(const struct devlist *d, const char *name);
 int devlist_add(struct devlist *d, const char *name);
 void devlist_del(struct devlist *d, const char *name);
+struct nftnl_chain;
+int chain_set_devices(struct nftnl_chain *c, const char **devs);
 
 /* A netdev base chain hooks at most NFT_NETDEVICE_MAX (256) devices. */
 #define SHARD_DEVS 255

@@ -160,13 +160,16 @@ static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, nchain_hook((enum nchain)c));
 	nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, 0);
-	nftnl_chain_set_array(ch, NFTNL_CHAIN_DEVICES, devs);
 	if (create) {
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, "filter");
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
 	}
-	err = PUT(b, del ? NFT_MSG_DELCHAIN : NFT_MSG_NEWCHAIN,
-		  del ? 0 : NLM_F_CREATE, ch, chain);
+	err = chain_set_devices(ch, devs);
+	if (err)
+		nftnl_chain_free(ch);
+	else
+		err = PUT(b, del ? NFT_MSG_DELCHAIN : NFT_MSG_NEWCHAIN,
+			  del ? 0 : NLM_F_CREATE, ch, chain);
 	for (i = 0; !err && i < k; i++) {
 		if (del)
 			devlist_del(&sh->devs, devs[i]);

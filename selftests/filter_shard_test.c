@@ -6,6 +6,7 @@
  * its places, a shard that loses its last device goes, and what nft -f
  * loads from the rendering is the same ruleset.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,47 @@ TEST_F(shard, missing_nics_named_in_order_nothing_made)
 	vnic_policy_free(q);
 
 	/* The same handle then applies the policy whole. */
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(255, shard_devs_text("eg0"));
+}
+
+/*
+ * libnftnl 1.2.4 copies a base chain's device names with strdup() and
+ * keeps a NULL where that fails; the message it then builds dereferences
+ * it.  This strdup() (it interposes libnftnl's) fails once for
+ * strdup_fail when libnftnl asks, as it would out of memory.
+ */
+static const char *strdup_fail;
+
+char *strdup(const char *s)
+{
+	Dl_info info;
+	size_t len = strlen(s) + 1;
+	char *d;
+
+	if (strdup_fail && !strcmp(s, strdup_fail) &&
+	    dladdr(__builtin_return_address(0), &info) && info.dli_fname &&
+	    strstr(info.dli_fname, "libnftnl")) {
+		strdup_fail = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	d = malloc(len);
+	return d ? memcpy(d, s, len) : NULL;
+}
+
+/* A device name libnftnl could not copy fails the apply with -ENOMEM,
+ * before anything is sent (no table), instead of a crash; the same handle
+ * then applies the policy whole. */
+TEST_F(shard, device_name_not_copied_is_enomem)
+{
+	strdup_fail = "s1_7";
+	EXPECT_EQ(-ENOMEM, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(NULL, strdup_fail) TH_LOG("libnftnl never copied s1_7");
+	strdup_fail = NULL;
+	EXPECT_NE(0, st_run_cmd("nft list tables | grep -q ."));
 	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	EXPECT_EQ(255, shard_devs_text("eg0"));
