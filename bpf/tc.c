@@ -609,67 +609,23 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
  */
 static struct nl_sock *chk_sock(struct vnic_bpf *b)
 {
+	long page = sysconf(_SC_PAGESIZE);
+
 	if (!b->ctx->nl.mnl)
 		return NULL;
 	if (!b->chk.mnl && nl_open(&b->chk, NETLINK_ROUTE, b->ctx->netns_fd, 1u << 20, 0,
 				   &b->ctx->stats, NULL))
 		return NULL;
+	b->chk.recv_len = page > 0 && page < 8192 ? (size_t)page : 8192;
 	return &b->chk;
 }
 
-static size_t chk_read_len(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-
-	return page > 0 && page < 8192 ? (size_t)page : 8192;
-}
-
-/* One dump of req on the check socket, each filter told to count_cb(). */
-static int chk_dump(struct vnic_bpf *b, struct nl_sock *s, struct nlmsghdr *req,
-		    struct others *o)
-{
-	char buf[8192];
-	size_t len = chk_read_len();
-	const char *bad;
-	int err;
-
-	req->nlmsg_seq = ++s->seq;
-	s->stats->dumps++;
-	s->stats->sendmsg_calls++;
-	s->stats->requests++;
-	err = nl_send(s, req, req->nlmsg_len);
-	while (!err) {
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-		ssize_t n = nl_recv_sock(s, buf, len, 0);
-		int left = (int)n;
-
-		if (n < 0) {
-			err = (int)n;	/* -ENOSPC: cut short */
-			break;
-		}
-		for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-			if (nlh->nlmsg_seq != req->nlmsg_seq)
-				continue;
-			/* A filter whose message does not fit the dump's
-			 * skb (a page here: a classic BPF filter of 600
-			 * instructions, 4.9 KiB) ends the dump early with
-			 * -EMSGSIZE, not sent: counted as none, its clsact
-			 * would be deleted with it. */
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return nl_done_error(nlh);
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return nl_ack_error(nlh, &bad) ?: -EPROTO;
-			count_cb(nlh, o);
-		}
-		if (left > 0)
-			err = -EBADMSG;
-	}
-	/* a dump left half read would answer the next one -EBUSY */
-	nl_close(s);
-	return err;
-}
-
-/* Filters left on a NIC's clsact once ours go. */
+/*
+ * Filters left on a NIC's clsact once ours go.  A filter whose message
+ * does not fit the dump's skb (a page on the check socket: a classic BPF
+ * filter of 600 instructions, 4.9 KiB) ends the dump early with -EMSGSIZE
+ * in its DONE, that filter not sent: an error, so the clsact stays.
+ */
 unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 {
 	struct nl_sock *s = chk_sock(b);
@@ -680,17 +636,18 @@ unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex)
 	for (h = HOOK_IN; h <= HOOK_EG; h <<= 1) {
 		char req[512];
 		struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-		int err;
 
 		nlh->nlmsg_type = RTM_GETTFILTER;
 		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 		tc_msg(nlh, ifindex, parent_of(h), 0, 0);
-		if (s)
-			err = chk_dump(b, s, nlh, &o);
-		else
-			err = nl_dump(&b->ctx->nl, nlh, count_cb, &o, buf, sizeof(buf));
-		if (err < 0)
+		if (nl_dump(s ? s : &b->ctx->nl, nlh, count_cb, &o, buf,
+			    sizeof(buf)) < 0) {
+			/* a dump left half read would answer the next one
+			 * -EBUSY: the check socket is made again */
+			if (s)
+				nl_close(s);
 			return 1;	/* unknown: keep the qdisc */
+		}
 	}
 	return o.count;
 }

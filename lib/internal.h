@@ -58,6 +58,9 @@ struct nl_sock {
 	 * set (nft/'s replay of recorded replies, and its recording). */
 	ssize_t (*recv_fn)(void *arg, char *buf, size_t len, uint32_t seq);
 	void *recv_arg;
+	/* Bytes nl_request() reads at a time (0: 64 KiB).  The kernel sizes
+	 * a dump's skbs by the largest read the socket ever made. */
+	size_t recv_len;
 };
 
 struct vnic_ctx {
@@ -131,7 +134,6 @@ void nl_fit_sndbuf(struct nl_sock *s, size_t len);
 /* An NLMSG_ERROR's code: 0 or -errno, -EBADMSG (and *bad says why) for a
  * short one or a code outside -4095..0. */
 int nl_ack_error(const struct nlmsghdr *nlh, const char **bad);
-int nl_done_error(const struct nlmsghdr *nlh);
 
 /* A batch of requests built back to back in one buffer, sent in windows. */
 typedef int (*nl_reply_cb)(const struct nlmsghdr *nlh, void *data);

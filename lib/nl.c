@@ -231,7 +231,7 @@ int nl_ack_error(const struct nlmsghdr *nlh, const char **bad)
  * entry does not fit an empty skb of the size the socket's reads set.  The
  * entries before it were sent; the rest of the dump was not.
  */
-int nl_done_error(const struct nlmsghdr *nlh)
+static int nl_done_error(const struct nlmsghdr *nlh)
 {
 	int e;
 
@@ -415,7 +415,8 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 	       void *data, char *extack, size_t extack_len, const char **bad)
 {
-	char *rbuf = malloc(NL_RECV_SIZE);
+	size_t rlen = s->recv_len ? s->recv_len : NL_RECV_SIZE;
+	char *rbuf = malloc(rlen);
 	bool intr = false, done = false;
 	int err = 0;
 
@@ -431,7 +432,7 @@ int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		err = nl_send(s, req, req->nlmsg_len);
 	while (!err && !done) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv(s, rbuf, NL_RECV_SIZE, req->nlmsg_seq);
+		ssize_t n = nl_recv(s, rbuf, rlen, req->nlmsg_seq);
 		int left;
 
 		if (n < 0) {
