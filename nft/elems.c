@@ -439,10 +439,16 @@ static int chain_devs(struct put *pt, const struct pguest *g)
 	return err;
 }
 
-/* A device of the guest's to-guest chain (n NULL: no prefix is known). */
+/*
+ * A device of the guest's to-guest chain (n NULL: no prefix is known).
+ * That chain's one rule is no-promisc's: a NIC without the switch would
+ * get an egress hook that every frame to the guest walks and that can
+ * never drop one.
+ */
 static bool to_dev(const struct vnic_nft *n, const struct pnic *nic)
 {
 	return layout_from_chain(nic->kind) == C_IN &&
+	       (nic->sw & VNIC_SW_NO_PROMISC) &&
 	       !(n && prefix_covers(n, nic->ifname));
 }
 

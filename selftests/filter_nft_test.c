@@ -1226,6 +1226,41 @@ TEST_F(nft, json_switch_off_then_remove)
 	json_decref(root);
 }
 
+/*
+ * The to-guest chain holds no-promisc's rule only: a veth without the
+ * switch gets no egress hook, one that gets the switch back gets its
+ * chain again, and a sync of either writes nothing more.
+ */
+TEST_F(nft, to_guest_hook_only_with_no_promisc)
+{
+	struct vnic_filter_result res;
+	int ret;
+
+	ret = policy_two(&self->t, VNIC_SW_NO_PROMISC, PKT_OTHER_IP4, &self->p);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ret = policy_two(&self->t, 0, PKT_OTHER_IP4, &self->q);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	EXPECT_TRUE(chain_hooks_dev("in0", self->t.nic));
+	EXPECT_FALSE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST2, PKT_OTHER_NIC));
+
+	apply_policy(_metadata, &self->t, &self->n, self->q, &res);
+	EXPECT_EQ(1u, res.guests_changed);
+	EXPECT_TRUE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
+	ret = vnic_filter_sync(self->n, self->q, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, res.writes);
+
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	EXPECT_EQ(1u, res.guests_changed);
+	EXPECT_FALSE(chain_hooks_dev("to_" PKT_GUEST, self->t.nic));
+	EXPECT_TRUE(chain_hooks_dev("in0", self->t.nic));
+	ret = vnic_filter_sync(self->n, self->p, &res);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, res.writes);
+}
+
 /* One guest of a batch names a NIC that does not exist: the batch fails
  * as a whole, the ruleset is byte-identical, the old policy still drops. */
 static void invalid_batch(struct __test_metadata *_metadata,

@@ -116,8 +116,21 @@ static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
 		else
 			v4[n4] = a4[n4], n4++;
 	}
+	/*
+	 * Every switch but no-promisc: that one guards a segment shared with
+	 * others' traffic (a bridge), and the host end is a routed point to
+	 * point link.  The host sends on it only what it routes to the
+	 * container's addresses, to the MAC its neighbour entry holds, which
+	 * only the container's own ARP and ND (filtered here) can set.  It
+	 * would cost an egress hook per attachment: a base chain made at each
+	 * ADD (next to thousands of devices, a hook by name is compared with
+	 * every one of them) and a chain walked by every frame to the
+	 * container, for nothing it could drop.
+	 */
 	VNIC_OPTS(vnic_nic_policy, nic, .ifname = host, .kind = VNIC_KIND_VETH,
-		  .mac = mac, .ipv4 = v4, .n_ipv4 = n4, .ipv6 = v6, .n_ipv6 = n6);
+		  .mac = mac, .ipv4 = v4, .n_ipv4 = n4, .ipv6 = v6, .n_ipv6 = n6,
+		  .switches = VNIC_SW_CLEAN & ~VNIC_SW_NO_PROMISC,
+		  .switches_set = 1);
 	err = vnic_policy_new(ctx, &p);
 	if (!err)
 		err = vnic_policy_add_guest(p, r->guest, NULL);
