@@ -100,9 +100,15 @@ int nl_open(struct nl_sock *s, int proto, int nsfd, uint32_t rcvbuf,
 	s->portid = mnl_socket_get_portid(s->mnl);
 	s->stats = stats;
 	rcv = get_buf(fd, SO_RCVBUF);
-	s->window = window ? window : (uint32_t)(rcv / NL_REPLY_COST);
-	if (s->window < 4)
-		s->window = 4;
+	/* Every reply of a window must fit the receive buffer: the kernel
+	 * drops one that does not (ENOBUFS) after it has done the request,
+	 * and a request whose ack is lost is one whose fate we do not know.
+	 * A wider window asked for is cut to what fits. */
+	s->window = (uint32_t)(rcv / NL_REPLY_COST);
+	if (s->window < 1)
+		s->window = 1;
+	if (window && window < s->window)
+		s->window = window;
 	/* netlink_sendmsg() refuses a message longer than sndbuf - 32. */
 	s->sndbuf = (size_t)get_buf(fd, SO_SNDBUF) - 64;
 	return 0;
@@ -330,17 +336,28 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	struct mmsghdr mm[NL_RECV_SLOTS];
 	struct iovec iov[NL_RECV_SLOTS];
 	unsigned int pending = hi - lo;
-	int cb_err = 0, trunc = 0;
+	int cb_err = 0, trunc = 0, lost = 0;
 
-	while (pending) {
+	while (pending || lost) {
 		/* After a cut reply, only what is queued: the kernel answers a
 		 * sendmsg() before it returns, and the cut reply's request
 		 * will never see its ack. */
-		int got = recv_many(s, rbuf, nslot, mm, iov, trunc ?
+		int got = recv_many(s, rbuf, nslot, mm, iov, trunc || lost ?
 				    MSG_DONTWAIT : MSG_WAITFORONE);
 
-		if (got == -EAGAIN && trunc)
+		if (got == -EAGAIN && (trunc || lost))
 			break;
+		/*
+		 * Replies were dropped: the receive buffer was full.  The
+		 * error comes before what is still queued, which tells which
+		 * requests took effect; and the socket stays congested, its
+		 * later replies dropped without a word (netlink_overrun()),
+		 * until its queue has been read empty.  So read it all.
+		 */
+		if (got == -ENOBUFS && !lost) {
+			lost = got;
+			continue;
+		}
 		if (got < 0)
 			return got;
 		for (int k = 0; k < got; k++) {
@@ -359,7 +376,7 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 				pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
 		}
 	}
-	return trunc ? trunc : cb_err;
+	return trunc ? trunc : lost ? lost : cb_err;
 }
 
 /* How many requests from i fit one sendmsg. */
@@ -382,7 +399,7 @@ static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 {
 	uint32_t base = s->seq + 1;
-	unsigned int i, j, nslot;
+	unsigned int i, j, k, nslot;
 	char *rbuf;
 	int err = 0;
 
@@ -405,6 +422,8 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 			s->stats->requests += j - i;
 		}
 		err = nl_send(s, b->buf + b->reqs[i].off, len);
+		for (k = i; !err && k < j; k++)
+			b->reqs[k].sent = true;
 		if (!err)
 			err = collect_acks(s, b, base, i, j, rbuf, nslot);
 	}

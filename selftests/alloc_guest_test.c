@@ -764,6 +764,79 @@ TEST_F(faults, fault_dump)
 	vnic_ctx_free(ctx);
 }
 
+/*
+ * A receive buffer too small for a window's replies: the kernel does every
+ * request of a window but drops the acks (and echoes) that do not fit, and
+ * the read fails with ENOBUFS.  The window is cut to what the buffer holds
+ * (6000: the extra macvlans and the wide window asked for would overflow
+ * it with acks alone).  Where one reply alone overflows it (1000: an echo;
+ * veths, since a lower device's lookup would fail first), a NIC whose ack
+ * was lost may exist: the failed create finds it by the MAC and group it was
+ * born with (never by a name someone else may hold) and deletes it.  Either
+ * way: created, or nothing left.
+ */
+#define NLOST	16
+
+static void acks_lost(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(faults) *self,
+		      const FIXTURE_VARIANT(faults) *variant, uint32_t rcvbuf,
+		      bool lowers)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
+		  .rcvbuf = rcvbuf, .window = 64);
+	struct vnic_nic_opts nics[NFAULT];
+	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .naming = variant->naming);
+	VNIC_OPTS(vnic_nic_opts, vth, .kind = VNIC_KIND_VETH, .up = 1,
+		  .naming = variant->naming);
+	char names[NLOST][IFNAMSIZ], peers[NLOST][IFNAMSIZ], *before, *after;
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	unsigned int i;
+	int fds, ret;
+
+	fds = st_count_fds();
+	before = st_ip_link_snapshot();
+	ASSERT_NE(NULL, before);
+	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	fault_nics(self, variant, nics);
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gl", &g));
+	for (i = 0; lowers && i < NFAULT; i++) {
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nics[i], NULL));
+	}
+	for (i = 0; i < NLOST; i++) {
+		if (variant->naming == VNIC_NAMING_EXPLICIT)
+			snprintf(names[i], IFNAMSIZ, "lost%u", i);
+		else
+			snprintf(names[i], IFNAMSIZ, "lost%%d");
+		snprintf(peers[i], IFNAMSIZ, "lostp%u", i);
+		mvl.name = vth.name = names[i];
+		vth.peer_name = peers[i];
+		ASSERT_EQ(0, vnic_guest_add_nic(g, lowers ? &mvl : &vth, NULL));
+	}
+	ret = vnic_guest_create(g);
+	TH_LOG("rcvbuf %u: create %d %s", rcvbuf, ret, vnic_ctx_errmsg(ctx));
+	if (ret) {
+		EXPECT_NE(0, vnic_ctx_errmsg(ctx)[0]);
+		after = st_ip_link_snapshot();
+		EXPECT_STREQ(before, after);
+		free(after);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	vnic_ctx_free(ctx);
+	after = st_ip_link_snapshot();
+	EXPECT_STREQ(before, after);
+	EXPECT_EQ(fds, st_count_fds());
+	free(before);
+	free(after);
+}
+
+TEST_F(faults, acks_lost_to_small_rcvbuf)
+{
+	acks_lost(_metadata, self, variant, 6000, true);
+	acks_lost(_metadata, self, variant, 1000, false);
+}
+
 /* Deleting NIC 2 of 3 fails: destroy says so, and what it could not
  * delete is still tagged, so a later collect finds it. */
 TEST_F(faults, fault_delete)
