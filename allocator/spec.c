@@ -280,6 +280,9 @@ VNIC_EXPORT int vnic_guest_add_nic(struct vnic_guest *g,
 	err = check_nic(&c, &o, nic);
 	if (err) {
 		nic_release(nic);
+		/* Nothing added: its slot and its tag index are the next
+		 * NIC's (tag_index equals the position, guest.h). */
+		g->next_tag = nic->tag;
 		g->n--;
 		return vnic_err_fallback(g->ctx, err, VNIC_STEP_VALIDATE, "NIC options");
 	}

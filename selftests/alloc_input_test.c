@@ -240,6 +240,36 @@ TEST_F(input, duplicate_explicit_names)
 	free(after);
 }
 
+/*
+ * A refused add takes no tag index: guest.h says a guest built here has
+ * tag_index equal to each NIC's position, and the alias carries it.
+ */
+TEST_F(input, refused_add_takes_no_tag_index)
+{
+	VNIC_OPTS(vnic_nic_opts, bad, MVT, .mtu = 1);
+	VNIC_OPTS(vnic_nic_opts, nic, MVT, .name = "tgi%d");
+	struct vnic_nic_info info = { .sz = sizeof(info) };
+	struct vnic_guest *g;
+	struct ip_link l;
+	char alias[128];
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gtag", &g));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(-EINVAL, vnic_guest_add_nic(g, &bad, NULL));
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	}
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		EXPECT_EQ(i, info.tag_index);
+		ASSERT_EQ(0, st_ip_link_get(info.name, &l));
+		st_vnic_alias(alias, sizeof(alias), "it", "gtag", i);
+		EXPECT_STREQ(alias, l.alias);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+}
+
 /* --- suffix space exhausted --- */
 
 /*
