@@ -298,12 +298,45 @@ ssize_t nl_recv_sock(struct nl_sock *s, char *buf, size_t len, int flags)
 	return n < 0 ? -errno : n;
 }
 
-/* The replies to request seq: from the stand-in if there is one. */
-static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
+/* The length of the next datagram, without taking it (waiting for one). */
+static ssize_t nl_peek_len(struct nl_sock *s)
 {
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	do {
+		n = recvmsg(mnl_socket_get_fd(s->mnl), &msg, MSG_PEEK | MSG_TRUNC);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * The replies to request seq: from the stand-in if there is one.  A link
+ * with hundreds of alternative names (anyone with CAP_NET_ADMIN in the
+ * namespace can add them) makes one RTM_NEWLINK of more than 64 KiB: the
+ * buffer grows to the datagram rather than cut it, which would lose a
+ * dump's entry (and leave the dump running: the next one is EBUSY).
+ */
+static ssize_t nl_recv(struct nl_sock *s, char **buf, size_t *len, uint32_t seq)
+{
+	ssize_t want;
+	char *p;
+
 	if (s->recv_fn)
-		return s->recv_fn(s->recv_arg, buf, len, seq);
-	return nl_recv_sock(s, buf, len, 0);
+		return s->recv_fn(s->recv_arg, *buf, *len, seq);
+	want = nl_peek_len(s);
+	if (want < 0)
+		return want;
+	if ((size_t)want > *len) {
+		p = realloc(*buf, (size_t)want);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*len = (size_t)want;
+	}
+	return nl_recv_sock(s, *buf, *len, 0);
 }
 
 /* Up to nslot datagrams in one recvmmsg() (at least one, waiting for it):
@@ -451,7 +484,7 @@ int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		err = nl_send(s, req, req->nlmsg_len);
 	while (!err && !done) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv(s, rbuf, rlen, req->nlmsg_seq);
+		ssize_t n = nl_recv(s, &rbuf, &rlen, req->nlmsg_seq);
 		int left;
 
 		if (n < 0) {
