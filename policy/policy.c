@@ -236,7 +236,7 @@ VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 	g = calloc(1, sizeof(*g));
 	if (!g || grow((void **)&p->g, &p->cap, p->n, sizeof(*p->g))) {
 		free(g);
-		return -ENOMEM;
+		return bad(p, -ENOMEM, guest, "adding the guest");
 	}
 	snprintf(g->name, sizeof(g->name), "%s", guest);
 	err = switches_of(p, guest, o.switches, o.switches_set, VNIC_SW_CLEAN, &g->sw);
@@ -244,7 +244,7 @@ VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 		err = strmap_add(&p->guests, g->name, p->n);
 	if (err) {
 		free(g);
-		return err;
+		return bad(p, err, guest, "adding the guest");
 	}
 	p->g[p->n++] = g;
 	return 0;
@@ -398,7 +398,7 @@ VNIC_EXPORT int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 	if (err) {
 		free(nic.v4);
 		free(nic.v6);
-		return err;
+		return bad(p, err, guest, "adding NIC %s", nic.ifname);
 	}
 	g->nics[g->nn++] = nic;
 	return 0;
@@ -589,9 +589,10 @@ VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 	err = check_rule(p, g, &o, &r);
 	if (!err)
 		err = grow((void **)&g->rules, &g->capr, g->nr, sizeof(*g->rules));
-	if (!err)
-		g->rules[g->nr++] = r;
-	return err;
+	if (err)
+		return bad(p, err, guest, "adding rules[%u]", g->nr);
+	g->rules[g->nr++] = r;
+	return 0;
 }
 
 VNIC_EXPORT int vnic_policy_check(const struct vnic_policy *p)
