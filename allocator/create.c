@@ -288,6 +288,20 @@ static int create_round(struct op *op)
 	for (k = 0; k < op->b.n; k++)
 		if (op->b.reqs[k].acked && !op->b.reqs[k].err)
 			NIC(op, op->reqnic[k])->created = true;
+	/* A create the kernel processed but whose ack was lost (ENOBUFS: a
+	 * receive buffer too small for the window's replies) may have made
+	 * its NIC: the rollback looks for it (resolve_home()).  An echo
+	 * that came through is proof of it. */
+	for (k = 0; err && k < op->b.n; k++) {
+		struct nlmsghdr *nlh = (void *)(op->b.buf + op->b.reqs[k].off);
+		struct vnic_nic *nic = NIC(op, op->reqnic[k]);
+
+		if (op->b.reqs[k].sent && !op->b.reqs[k].acked &&
+		    (nlh->nlmsg_flags & NLM_F_CREATE)) {
+			nic->created = true;
+			nic->unsure = !nic->ifindex;
+		}
+	}
 	if (!err && injected != UINT32_MAX)
 		err = fail(op, -EIO, VNIC_STEP_CREATE, injected, NULL, "injected");
 	return err;
@@ -458,6 +472,7 @@ static int mac_cb(const struct nlmsghdr *nlh, void *data)
 		struct vnic_nic *nic = NIC(m->op, m->op->todo[k]);
 
 		if (nic->created && !nic->ifindex && nic->home == m->home &&
+		    (!nic->unsure || la.group == nic->group) &&
 		    (!memcmp(nic->birth_mac, la.mac, 6) || passthru_of(nic, &la)))
 			nic_learn(nic, &la);
 	}
@@ -478,7 +493,8 @@ static int resolve_home(struct op *op, unsigned int home)
 
 		if (!nic->created || nic->ifindex || nic->home != home)
 			continue;
-		if (nic->naming == VNIC_NAMING_KERNEL && !kind_is_tun(nic->kind))
+		if ((nic->naming == VNIC_NAMING_KERNEL || nic->unsure) &&
+		    !kind_is_tun(nic->kind))
 			need_dump = true;
 		else
 			err = batch_add(op, msg_getlink(&op->b, nic->name),
@@ -588,6 +604,11 @@ static void rollback(struct op *op)
 		struct vnic_nic *nic = NIC(op, op->todo[k]);
 
 		unpick(op, nic);
+		/* Not found by its birth marks: never made.  (Its name may be
+		 * someone else's: it is not deleted by name.) */
+		if (nic->unsure && !nic->ifindex)
+			nic->created = false;
+		nic->unsure = false;
 		if (nic->created)
 			op->pend[n++] = op->todo[k];
 	}

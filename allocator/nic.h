@@ -57,6 +57,9 @@ struct vnic_nic {
 					 * NO_HOME: not opened (yet) */
 	bool peer_outer;		/* veth: the peer is RTM_NEWLINK's
 					 * outer device (msg.c) */
+	bool unsure;			/* created, or not: its create's ack
+					 * was lost (found by its birth MAC
+					 * and group, never by name) */
 };
 
 struct vnic_guest {

@@ -197,11 +197,38 @@ static int check_unrelated(const struct check *c, const struct vnic_nic_opts *o)
 	return 0;
 }
 
+/* Two owned namespace fds (-1: the context's) name one namespace. */
+static bool same_ns(int a, int b)
+{
+	if (a < 0 || b < 0)
+		return a == b;
+	return vnic_netns_same(a, b);
+}
+
 bool nic_peer_beside(const struct vnic_nic *nic)
 {
-	if (nic->netns_fd < 0 || nic->peer_netns_fd < 0)
-		return nic->netns_fd == nic->peer_netns_fd;
-	return vnic_netns_same(nic->netns_fd, nic->peer_netns_fd);
+	return same_ns(nic->netns_fd, nic->peer_netns_fd);
+}
+
+/* An explicit name another NIC of the guest has (or will have) in the same
+ * namespace: refused here, as guest.h says, not by the kernel at create. */
+static int check_dup(const struct check *c, const struct vnic_guest *g,
+		     const struct vnic_nic *nic)
+{
+	unsigned int i;
+
+	if (nic->naming != VNIC_NAMING_EXPLICIT)
+		return 0;
+	for (i = 0; i + 1 < g->n; i++) {
+		const struct vnic_nic *o = &g->nics[i];
+		const char *name = o->created ? o->name :
+				   o->naming == VNIC_NAMING_EXPLICIT ? o->tmpl : "";
+
+		if (!strcmp(name, nic->tmpl) && same_ns(o->netns_fd, nic->netns_fd))
+			return bad(c, -EEXIST, "name '%s': NIC %u of the guest has it",
+				   nic->tmpl, i);
+	}
+	return 0;
 }
 
 /* A veth whose two ends would need the same name in one namespace. */
@@ -278,8 +305,13 @@ VNIC_EXPORT int vnic_guest_add_nic(struct vnic_guest *g,
 	if (err)
 		return vnic_err_fallback(g->ctx, err, VNIC_STEP_VALIDATE, "NIC slot");
 	err = check_nic(&c, &o, nic);
+	if (!err)
+		err = check_dup(&c, g, nic);
 	if (err) {
 		nic_release(nic);
+		/* Nothing added: its slot and its tag index are the next
+		 * NIC's (tag_index equals the position, guest.h). */
+		g->next_tag = nic->tag;
 		g->n--;
 		return vnic_err_fallback(g->ctx, err, VNIC_STEP_VALIDATE, "NIC options");
 	}

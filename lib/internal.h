@@ -142,6 +142,9 @@ struct nl_req {
 	size_t off;		/* of the message in the batch buffer */
 	int err;		/* 0 or -errno, from the ack */
 	bool acked;
+	/* In a sendmsg() that succeeded: the kernel processed it, whether
+	 * or not its ack came back (a full receive buffer drops acks). */
+	bool sent;
 	char *extack;		/* malloc'd kernel message on error, or NULL */
 	nl_reply_cb cb;		/* non-ack replies with this seq (echo, get) */
 	void *data;

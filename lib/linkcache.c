@@ -469,15 +469,19 @@ static void clear_all_used(struct linkcache *lc)
 	forget_all_links(lc);
 }
 
-/* Throw away queued events: the dump that follows supersedes them. */
+/* Throw away queued events: the dump that follows supersedes them.  (An
+ * event cut to the buffer, ENOSPC, is taken from the queue too.) */
 static void drain_monitor(struct linkcache *lc, char *buf, size_t len)
 {
-	while (lc->mon && (mnl_socket_recvfrom(lc->mon, buf, len) > 0 || errno == ENOBUFS))
+	while (lc->mon && (mnl_socket_recvfrom(lc->mon, buf, len) > 0 ||
+			   errno == ENOBUFS || errno == ENOSPC))
 		;
 }
 
 /* Apply every queued event.  0 once the queue is empty, -ENOBUFS if the
- * socket overflowed (events were lost), or another -errno. */
+ * socket overflowed or an event was larger than buf (events were lost:
+ * a link with hundreds of alternative names makes one of 64 KiB), or
+ * another -errno. */
 static int apply_events(struct linkcache *lc, char *buf, size_t len)
 {
 	for (;;) {
@@ -485,6 +489,8 @@ static int apply_events(struct linkcache *lc, char *buf, size_t len)
 		ssize_t n = mnl_socket_recvfrom(lc->mon, buf, len);
 		int left;
 
+		if (n < 0 && errno == ENOSPC)
+			return -ENOBUFS;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		left = (int)n;

@@ -100,9 +100,15 @@ int nl_open(struct nl_sock *s, int proto, int nsfd, uint32_t rcvbuf,
 	s->portid = mnl_socket_get_portid(s->mnl);
 	s->stats = stats;
 	rcv = get_buf(fd, SO_RCVBUF);
-	s->window = window ? window : (uint32_t)(rcv / NL_REPLY_COST);
-	if (s->window < 4)
-		s->window = 4;
+	/* Every reply of a window must fit the receive buffer: the kernel
+	 * drops one that does not (ENOBUFS) after it has done the request,
+	 * and a request whose ack is lost is one whose fate we do not know.
+	 * A wider window asked for is cut to what fits. */
+	s->window = (uint32_t)(rcv / NL_REPLY_COST);
+	if (s->window < 1)
+		s->window = 1;
+	if (window && window < s->window)
+		s->window = window;
 	/* netlink_sendmsg() refuses a message longer than sndbuf - 32. */
 	s->sndbuf = (size_t)get_buf(fd, SO_SNDBUF) - 64;
 	return 0;
@@ -292,12 +298,45 @@ ssize_t nl_recv_sock(struct nl_sock *s, char *buf, size_t len, int flags)
 	return n < 0 ? -errno : n;
 }
 
-/* The replies to request seq: from the stand-in if there is one. */
-static ssize_t nl_recv(struct nl_sock *s, char *buf, size_t len, uint32_t seq)
+/* The length of the next datagram, without taking it (waiting for one). */
+static ssize_t nl_peek_len(struct nl_sock *s)
 {
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	do {
+		n = recvmsg(mnl_socket_get_fd(s->mnl), &msg, MSG_PEEK | MSG_TRUNC);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * The replies to request seq: from the stand-in if there is one.  A link
+ * with hundreds of alternative names (anyone with CAP_NET_ADMIN in the
+ * namespace can add them) makes one RTM_NEWLINK of more than 64 KiB: the
+ * buffer grows to the datagram rather than cut it, which would lose a
+ * dump's entry (and leave the dump running: the next one is EBUSY).
+ */
+static ssize_t nl_recv(struct nl_sock *s, char **buf, size_t *len, uint32_t seq)
+{
+	ssize_t want;
+	char *p;
+
 	if (s->recv_fn)
-		return s->recv_fn(s->recv_arg, buf, len, seq);
-	return nl_recv_sock(s, buf, len, 0);
+		return s->recv_fn(s->recv_arg, *buf, *len, seq);
+	want = nl_peek_len(s);
+	if (want < 0)
+		return want;
+	if ((size_t)want > *len) {
+		p = realloc(*buf, (size_t)want);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*len = (size_t)want;
+	}
+	return nl_recv_sock(s, *buf, *len, 0);
 }
 
 /* Up to nslot datagrams in one recvmmsg() (at least one, waiting for it):
@@ -330,17 +369,28 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 	struct mmsghdr mm[NL_RECV_SLOTS];
 	struct iovec iov[NL_RECV_SLOTS];
 	unsigned int pending = hi - lo;
-	int cb_err = 0, trunc = 0;
+	int cb_err = 0, trunc = 0, lost = 0;
 
-	while (pending) {
+	while (pending || lost) {
 		/* After a cut reply, only what is queued: the kernel answers a
 		 * sendmsg() before it returns, and the cut reply's request
 		 * will never see its ack. */
-		int got = recv_many(s, rbuf, nslot, mm, iov, trunc ?
+		int got = recv_many(s, rbuf, nslot, mm, iov, trunc || lost ?
 				    MSG_DONTWAIT : MSG_WAITFORONE);
 
-		if (got == -EAGAIN && trunc)
+		if (got == -EAGAIN && (trunc || lost))
 			break;
+		/*
+		 * Replies were dropped: the receive buffer was full.  The
+		 * error comes before what is still queued, which tells which
+		 * requests took effect; and the socket stays congested, its
+		 * later replies dropped without a word (netlink_overrun()),
+		 * until its queue has been read empty.  So read it all.
+		 */
+		if (got == -ENOBUFS && !lost) {
+			lost = got;
+			continue;
+		}
 		if (got < 0)
 			return got;
 		for (int k = 0; k < got; k++) {
@@ -359,7 +409,7 @@ static int collect_acks(struct nl_sock *s, struct nl_batch *b, uint32_t base,
 				pending -= handle_reply(b, base, lo, hi, nlh, &cb_err);
 		}
 	}
-	return trunc ? trunc : cb_err;
+	return trunc ? trunc : lost ? lost : cb_err;
 }
 
 /* How many requests from i fit one sendmsg. */
@@ -382,7 +432,7 @@ static unsigned int window_end(const struct nl_sock *s, const struct nl_batch *b
 int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 {
 	uint32_t base = s->seq + 1;
-	unsigned int i, j, nslot;
+	unsigned int i, j, k, nslot;
 	char *rbuf;
 	int err = 0;
 
@@ -405,6 +455,8 @@ int nl_batch_run(struct nl_sock *s, struct nl_batch *b)
 			s->stats->requests += j - i;
 		}
 		err = nl_send(s, b->buf + b->reqs[i].off, len);
+		for (k = i; !err && k < j; k++)
+			b->reqs[k].sent = true;
 		if (!err)
 			err = collect_acks(s, b, base, i, j, rbuf, nslot);
 	}
@@ -432,7 +484,7 @@ int nl_request(struct nl_sock *s, struct nlmsghdr *req, nl_reply_cb cb,
 		err = nl_send(s, req, req->nlmsg_len);
 	while (!err && !done) {
 		const struct nlmsghdr *nlh;
-		ssize_t n = nl_recv(s, rbuf, rlen, req->nlmsg_seq);
+		ssize_t n = nl_recv(s, &rbuf, &rlen, req->nlmsg_seq);
 		int left;
 
 		if (n < 0) {

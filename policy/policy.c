@@ -236,7 +236,7 @@ VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 	g = calloc(1, sizeof(*g));
 	if (!g || grow((void **)&p->g, &p->cap, p->n, sizeof(*p->g))) {
 		free(g);
-		return -ENOMEM;
+		return bad(p, -ENOMEM, guest, "adding the guest");
 	}
 	snprintf(g->name, sizeof(g->name), "%s", guest);
 	err = switches_of(p, guest, o.switches, o.switches_set, VNIC_SW_CLEAN, &g->sw);
@@ -244,7 +244,7 @@ VNIC_EXPORT int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 		err = strmap_add(&p->guests, g->name, p->n);
 	if (err) {
 		free(g);
-		return err;
+		return bad(p, err, guest, "adding the guest");
 	}
 	p->g[p->n++] = g;
 	return 0;
@@ -398,37 +398,108 @@ VNIC_EXPORT int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 	if (err) {
 		free(nic.v4);
 		free(nic.v6);
-		return err;
+		return bad(p, err, guest, "adding NIC %s", nic.ifname);
 	}
 	g->nics[g->nn++] = nic;
 	return 0;
 }
 
-VNIC_EXPORT int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
-					const struct vnic_guest *ag)
+/* NIC i of an allocator guest, checked as vnic_policy_add_nic() checks
+ * one, and not claimed by any guest nor by an earlier one of nics[]. */
+static int check_nic_of(struct vnic_policy *p, const struct pguest *g,
+			const struct vnic_guest *ag, unsigned int i,
+			struct pnic *nics)
+{
+	VNIC_OPTS(vnic_nic_info, info);
+	VNIC_OPTS(vnic_nic_policy, o);
+	char mac[18];
+	uint32_t other;
+	unsigned int k;
+	int err;
+
+	err = vnic_guest_nic_info(ag, i, &info);
+	if (err)
+		return bad(p, err, g->name, "NIC %u of guest %s", i, vnic_guest_name(ag));
+	if (!info.created)
+		return bad(p, -EINVAL, g->name, "NIC %u of guest %s is not created",
+			   i, vnic_guest_name(ag));
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", info.mac[0],
+		 info.mac[1], info.mac[2], info.mac[3], info.mac[4], info.mac[5]);
+	o.ifname = info.name;
+	o.kind = info.kind;
+	o.mac = mac;
+	err = check_nic(p, g, &o, &nics[i]);
+	if (!err && !strmap_get(&p->ifnames, nics[i].ifname, &other))
+		return bad(p, -EEXIST, g->name, "NIC %s is claimed by guest %s already",
+			   nics[i].ifname, p->g[other]->name);
+	for (k = 0; !err && k < i; k++)
+		if (!strcmp(nics[k].ifname, nics[i].ifname))
+			return bad(p, -EEXIST, g->name, "NIC %s is NIC %u and %u of "
+				   "guest %s", nics[i].ifname, k, i, vnic_guest_name(ag));
+	return err;
+}
+
+/* Room for n more NICs of g and n more ifnames, with their keys copied
+ * into keys[]: after this, adding them cannot fail. */
+static int reserve_nics(struct vnic_policy *p, struct pguest *g,
+			const struct pnic *nics, unsigned int n, char **keys)
 {
 	unsigned int i;
 	int err = 0;
 
-	if (!p || !ag)
-		return -EINVAL;
-	for (i = 0; i < vnic_guest_nic_count(ag) && !err; i++) {
-		VNIC_OPTS(vnic_nic_info, info);
-		VNIC_OPTS(vnic_nic_policy, nic);
-		char mac[18];
-
-		err = vnic_guest_nic_info(ag, i, &info);
-		if (err || !info.created)
-			continue;
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
-			 info.mac[0], info.mac[1], info.mac[2], info.mac[3],
-			 info.mac[4], info.mac[5]);
-		nic.ifname = info.name;
-		nic.kind = info.kind;
-		nic.mac = mac;
-		err = vnic_policy_add_nic(p, guest, &nic);
+	while (!err && g->capn < g->nn + n)
+		err = grow((void **)&g->nics, &g->capn, g->capn, sizeof(*g->nics));
+	while (!err && p->capkeys < p->nkeys + n)
+		err = grow((void **)&p->keys, &p->capkeys, p->capkeys, sizeof(*p->keys));
+	if (!err)
+		err = strmap_reserve(&p->ifnames, n);
+	for (i = 0; !err && i < n; i++) {
+		keys[i] = strdup(nics[i].ifname);
+		if (!keys[i])
+			err = -ENOMEM;
 	}
 	return err;
+}
+
+/* All of the guest's NICs or none: each is checked before any is added. */
+VNIC_EXPORT int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
+					const struct vnic_guest *ag)
+{
+	unsigned int i, n;
+	struct pnic *nics;
+	struct pguest *g;
+	char **keys;
+	uint32_t gi;
+	int err;
+
+	if (!p || !ag)
+		return -EINVAL;
+	vnic_clear_err(p->ctx);
+	if (!guest || policy_find(p, guest, &gi))
+		return bad(p, -ENOENT, guest, "no such guest in the policy");
+	g = p->g[gi];
+	n = vnic_guest_nic_count(ag);
+	nics = calloc(n + 1, sizeof(*nics));
+	keys = calloc(n + 1, sizeof(*keys));
+	err = nics && keys ? 0 : -ENOMEM;
+	for (i = 0; !err && i < n; i++)
+		err = check_nic_of(p, g, ag, i, nics);
+	if (!err)
+		err = reserve_nics(p, g, nics, n, keys);
+	for (i = 0; !err && i < n; i++) {
+		p->keys[p->nkeys++] = keys[i];
+		strmap_add(&p->ifnames, keys[i], gi);
+		g->nics[g->nn++] = nics[i];
+	}
+	for (i = 0; err && nics && keys && i < n; i++) {
+		free(nics[i].v4);
+		free(nics[i].v6);
+		free(keys[i]);
+	}
+	free(nics);
+	free(keys);
+	return err ? bad(p, err, guest, "adding the NICs of guest %s",
+			 vnic_guest_name(ag)) : 0;
 }
 
 static int parse_cidr(const char *s, struct prule *r)
@@ -518,9 +589,10 @@ VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 	err = check_rule(p, g, &o, &r);
 	if (!err)
 		err = grow((void **)&g->rules, &g->capr, g->nr, sizeof(*g->rules));
-	if (!err)
-		g->rules[g->nr++] = r;
-	return err;
+	if (err)
+		return bad(p, err, guest, "adding rules[%u]", g->nr);
+	g->rules[g->nr++] = r;
+	return 0;
 }
 
 VNIC_EXPORT int vnic_policy_check(const struct vnic_policy *p)

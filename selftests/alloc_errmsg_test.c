@@ -449,4 +449,82 @@ TEST_F_TIMEOUT(nomem, every_allocation_of_every_call, 120)
 	EXPECT_LT(0, fails);
 }
 
+/*
+ * The policy calls and the allocator's add, each with its n-th allocation
+ * failing: a failure has a message (policy.h: "the error is in the
+ * context"), and the policy is as before the call (check() still fails
+ * for guest g2 only when the failed call was about g2).
+ */
+static int policy_call(struct vnic_ctx *ctx, struct vnic_policy *p,
+		       struct vnic_guest *g, int call)
+{
+	static const char *const v4[] = { "192.0.2.1", "192.0.2.2" };
+	static const char *const v6[] = { "2001:db8::1", "2001:db8::2" };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "pnic0", .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:01", .ipv4 = v4, .n_ipv4 = 2, .ipv6 = v6,
+		  .n_ipv6 = 2);
+	VNIC_OPTS(vnic_rule, rule, .l4proto = 6, .dport_min = 22,
+		  .daddr = "198.51.100.0/24");
+	VNIC_OPTS(vnic_nic_opts, veth, .kind = VNIC_KIND_VETH, .name = "pv0",
+		  .peer_name = "pv0p");
+	struct vnic_guest *ng;
+	int ret;
+
+	switch (call) {
+	case 0:
+		return vnic_policy_add_guest(p, "g2", NULL);
+	case 1:
+		return vnic_policy_add_nic(p, "g0", &nic);
+	case 2:
+		return vnic_policy_add_rule(p, "g0", &rule);
+	case 3:
+		return vnic_policy_add_nics_of(p, "g0", g);
+	case 4:
+		return vnic_guest_add_nic(g, &veth, NULL);
+	default:
+		ret = vnic_guest_new(ctx, "g3", &ng);
+		if (!ret)
+			vnic_guest_free(ng);
+		return ret;
+	}
+}
+
+TEST_F_TIMEOUT(nomem, every_allocation_of_policy_calls, 60)
+{
+	struct vnic_policy *p;
+	struct vnic_guest *g;
+	int ret, call;
+	long nth;
+
+	if (!NOMEM_HOOK)
+		SKIP(return, "allocation hooks conflict with the address sanitizer");
+	ASSERT_EQ(0, guest_build(self->ctx, &g));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	for (call = 0; call < 6; call++) {
+		for (nth = 1;; nth++) {
+			ASSERT_EQ(0, vnic_policy_new(self->ctx, &p));
+			ASSERT_EQ(0, vnic_policy_add_guest(p, "g0", NULL));
+			nomem_arm(nth);
+			ret = policy_call(self->ctx, p, g, call);
+			if (!nomem_disarm()) {
+				EXPECT_EQ(0, ret) TH_LOG("call %d: %s", call,
+							 vnic_policy_errmsg(p));
+				vnic_policy_free(p);
+				break;
+			}
+			EXPECT_TRUE(ret >= 0 || vnic_policy_errmsg(p)[0])
+				TH_LOG("call %d, allocation %ld: %d without a message",
+				       call, nth, ret);
+			/* Nothing added: g0 still has no NIC, g2 is not there. */
+			if (ret < 0 && call != 2 && call < 4)
+				EXPECT_EQ(-EINVAL, vnic_policy_check(p));
+			if (ret < 0 && call == 0)
+				EXPECT_EQ(1u, vnic_policy_guest_count(p));
+			vnic_policy_free(p);
+		}
+		TH_LOG("call %d: %ld allocations", call, nth - 1);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+}
+
 TEST_HARNESS_MAIN

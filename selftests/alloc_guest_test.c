@@ -395,6 +395,78 @@ TEST_F(guest, collect_ignores_foreign_aliases)
 	vnic_ctx_free(ctx);
 }
 
+/* --- a filter policy from an allocator guest --- */
+
+static void policy_nic_of(struct vnic_guest *g, unsigned int i, char *mac,
+			  struct vnic_nic_policy *np, struct vnic_nic_info *info)
+{
+	vnic_guest_nic_info(g, i, info);
+	snprintf(mac, 18, "%02x:%02x:%02x:%02x:%02x:%02x", info->mac[0],
+		 info->mac[1], info->mac[2], info->mac[3], info->mac[4],
+		 info->mac[5]);
+	memset(np, 0, sizeof(*np));
+	np->sz = sizeof(*np);
+	np->ifname = info->name;
+	np->kind = info->kind;
+	np->mac = mac;
+}
+
+/*
+ * vnic_policy_add_nics_of() adds all of the guest's NICs or none
+ * (policy.h): NIC 1 claimed by another guest leaves NIC 0 unclaimed, and
+ * a NIC of g not created is -EINVAL, not skipped.
+ */
+TEST_F(guest, policy_add_nics_of_all_or_nothing)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "pn%d");
+	struct vnic_nic_info info0 = { .sz = sizeof(info0) }, info1 = info0;
+	struct vnic_ctx *ctx = ctx_owner(_metadata, "po");
+	struct vnic_nic_policy n0, n1;
+	char mac0[18], mac1[18];
+	struct vnic_policy *p;
+	struct vnic_guest *g;
+
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gpol", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	policy_nic_of(g, 0, mac0, &n0, &info0);
+	policy_nic_of(g, 1, mac1, &n1, &info1);
+
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "a", NULL));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "b", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "b", &n1));
+	EXPECT_EQ(-EEXIST, vnic_policy_add_nics_of(p, "a", g));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), info1.name))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	/* NIC 0 went nowhere: b may have it, and a has none. */
+	EXPECT_EQ(0, vnic_policy_add_nic(p, "b", &n0)) TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_EQ(-EINVAL, vnic_policy_check(p));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "guest a"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	vnic_policy_free(p);
+
+	/* A third NIC, not created. */
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "c", NULL));
+	EXPECT_EQ(-EINVAL, vnic_policy_add_nics_of(p, "c", g));
+	EXPECT_NE(0, vnic_policy_errmsg(p)[0]);
+	EXPECT_EQ(-EINVAL, vnic_policy_check(p)) TH_LOG("NICs were added");
+	/* The control: the created ones alone go in whole. */
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gpol", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	EXPECT_EQ(0, vnic_policy_add_nics_of(p, "c", g)) TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_EQ(0, vnic_policy_check(p));
+	vnic_policy_free(p);
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+	vnic_ctx_free(ctx);
+}
+
 /* --- all or nothing: the kernel rejects NIC k --- */
 
 FIXTURE(faults) {
@@ -762,6 +834,79 @@ TEST_F(faults, fault_dump)
 			     NULL);
 	EXPECT_EQ(0, vnic_guest_destroy(g));
 	vnic_ctx_free(ctx);
+}
+
+/*
+ * A receive buffer too small for a window's replies: the kernel does every
+ * request of a window but drops the acks (and echoes) that do not fit, and
+ * the read fails with ENOBUFS.  The window is cut to what the buffer holds
+ * (6000: the extra macvlans and the wide window asked for would overflow
+ * it with acks alone).  Where one reply alone overflows it (1000: an echo;
+ * veths, since a lower device's lookup would fail first), a NIC whose ack
+ * was lost may exist: the failed create finds it by the MAC and group it was
+ * born with (never by a name someone else may hold) and deletes it.  Either
+ * way: created, or nothing left.
+ */
+#define NLOST	16
+
+static void acks_lost(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(faults) *self,
+		      const FIXTURE_VARIANT(faults) *variant, uint32_t rcvbuf,
+		      bool lowers)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "ft", .flags = variant->flags,
+		  .rcvbuf = rcvbuf, .window = 64);
+	struct vnic_nic_opts nics[NFAULT];
+	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .naming = variant->naming);
+	VNIC_OPTS(vnic_nic_opts, vth, .kind = VNIC_KIND_VETH, .up = 1,
+		  .naming = variant->naming);
+	char names[NLOST][IFNAMSIZ], peers[NLOST][IFNAMSIZ], *before, *after;
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	unsigned int i;
+	int fds, ret;
+
+	fds = st_count_fds();
+	before = st_ip_link_snapshot();
+	ASSERT_NE(NULL, before);
+	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	fault_nics(self, variant, nics);
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gl", &g));
+	for (i = 0; lowers && i < NFAULT; i++) {
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nics[i], NULL));
+	}
+	for (i = 0; i < NLOST; i++) {
+		if (variant->naming == VNIC_NAMING_EXPLICIT)
+			snprintf(names[i], IFNAMSIZ, "lost%u", i);
+		else
+			snprintf(names[i], IFNAMSIZ, "lost%%d");
+		snprintf(peers[i], IFNAMSIZ, "lostp%u", i);
+		mvl.name = vth.name = names[i];
+		vth.peer_name = peers[i];
+		ASSERT_EQ(0, vnic_guest_add_nic(g, lowers ? &mvl : &vth, NULL));
+	}
+	ret = vnic_guest_create(g);
+	TH_LOG("rcvbuf %u: create %d %s", rcvbuf, ret, vnic_ctx_errmsg(ctx));
+	if (ret) {
+		EXPECT_NE(0, vnic_ctx_errmsg(ctx)[0]);
+		after = st_ip_link_snapshot();
+		EXPECT_STREQ(before, after);
+		free(after);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	vnic_ctx_free(ctx);
+	after = st_ip_link_snapshot();
+	EXPECT_STREQ(before, after);
+	EXPECT_EQ(fds, st_count_fds());
+	free(before);
+	free(after);
+}
+
+TEST_F(faults, acks_lost_to_small_rcvbuf)
+{
+	acks_lost(_metadata, self, variant, 6000, true);
+	acks_lost(_metadata, self, variant, 1000, false);
 }
 
 /* Deleting NIC 2 of 3 fails: destroy says so, and what it could not

@@ -1292,4 +1292,75 @@ TEST_F_TIMEOUT(hostile, namespace_with_60000_devices, 3600)
 	many_devices(_metadata, self->ctx, 60000);
 }
 
+/* --- a link whose message is larger than 64 KiB --------------------- */
+
+/*
+ * Anyone with CAP_NET_ADMIN in the namespace can give a link hundreds of
+ * alternative names (128 bytes each): every RTM_NEWLINK about it, in a
+ * dump or an event, then runs past 64 KiB.  The dumps must read it whole
+ * (iproute2 does), not fail every cache-named create, list and gc with
+ * ENOSPC; and a kernel-named NIC found by its MAC (no echo) must not be
+ * left behind because that dump failed.  The link changes once the table
+ * is built, so that the monitor reads its events too.
+ */
+#define BIG_ALTNAMES 496
+
+static void big_link(struct __test_metadata *_metadata)
+{
+	char path[] = "/tmp/vnic-altnames-XXXXXX";
+	int fd = mkstemp(path), i;
+	FILE *f;
+
+	ASSERT_LE(0, fd);
+	f = fdopen(fd, "w");
+	ASSERT_NE(NULL, f);
+	for (i = 0; i < BIG_ALTNAMES; i++)
+		fprintf(f, "link property add dev big0 altname a%0126d\n", i);
+	fclose(f);
+	ASSERT_EQ(0, st_run_cmd("ip link add big0 type veth peer name big0p"));
+	EXPECT_EQ(0, st_run_cmd("ip -batch %s", path));
+	unlink(path);
+}
+
+static void big_create(struct __test_metadata *_metadata, uint32_t flags,
+		       enum vnic_naming naming)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = flags);
+	VNIC_OPTS(vnic_nic_opts, nic, VETH, .name = "hb%d", .naming = naming,
+		  .peer_name = "hbp", .up = 1);
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;
+	char **names = NULL;
+	unsigned int n = 0;
+	struct state s;
+
+	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	/* The link table and its monitor socket now, before the fd count. */
+	EXPECT_EQ(0, vnic_ctx_refresh(ctx)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	state_take(_metadata, &s, -1);
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gbig", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	EXPECT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	/* The monitor (if any) now gets events of more than 32 KiB. */
+	EXPECT_EQ(0, st_run_cmd("ip link set big0 up && ip link set big0 down"));
+	EXPECT_EQ(0, vnic_guest_list(ctx, &names, &n)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	EXPECT_EQ(1u, n);
+	free(names);
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_guest_new(ctx, "gbig", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	EXPECT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	state_same(_metadata, &s);
+	vnic_ctx_free(ctx);
+}
+
+TEST_F(hostile, link_message_over_64k)
+{
+	big_link(_metadata);
+	big_create(_metadata, 0, VNIC_NAMING_CACHE);
+	big_create(_metadata, VNIC_CTX_NO_ECHO, VNIC_NAMING_KERNEL);
+	big_create(_metadata, VNIC_CTX_NO_MONITOR, VNIC_NAMING_CACHE);
+}
+
 TEST_HARNESS_MAIN

@@ -215,29 +215,70 @@ TEST_F(input, netns_pid_unknown)
 	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
-/* Two NICs asking for one explicit name: one guest, nothing left. */
+/* Two NICs asking for one explicit name: the second is refused when added
+ * (guest.h: -EEXIST, nothing added), the first is created. */
 TEST_F(input, duplicate_explicit_names)
 {
 	VNIC_OPTS(vnic_nic_opts, nic, MVT, .name = "dup0");
+	VNIC_OPTS(vnic_nic_opts, veth, VETH, .name = "dup0", .peer_name = "dupp");
+	struct vnic_nic_info info = { .sz = sizeof(info) };
 	char *before = st_ip_link_snapshot(), *after;
 	struct vnic_guest *g;
+	unsigned int idx = 7;
 	int ret;
 
 	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gdup", &g));
 	ret = vnic_guest_add_nic(g, &nic, NULL);
 	ASSERT_EQ(0, ret);
-	ret = vnic_guest_add_nic(g, &nic, NULL);
-	if (!ret)
-		ret = vnic_guest_create(g);
-	/* Refused up front (-EINVAL) or by the kernel (-EEXIST). */
-	EXPECT_TRUE(ret == -EINVAL || ret == -EEXIST)
-		TH_LOG("got %d: %s", ret, vnic_ctx_errmsg(self->ctx));
-	EXPECT_NE(0, vnic_ctx_errmsg(self->ctx)[0]);
+	ret = vnic_guest_add_nic(g, &nic, &idx);
+	EXPECT_EQ(-EEXIST, ret) TH_LOG("got %d: %s", ret, vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ((int)VNIC_STEP_VALIDATE, (int)vnic_ctx_errstep(self->ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "dup0"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(-EEXIST, vnic_guest_add_nic(g, &veth, &idx));
+	EXPECT_EQ(7u, idx);
+	EXPECT_EQ(1u, vnic_guest_nic_count(g));
 	after = st_ip_link_snapshot();
 	EXPECT_STREQ(before, after);
+	free(after);
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 0, &info));
+	EXPECT_STREQ("dup0", info.name);
 	EXPECT_EQ(0, vnic_guest_destroy(g));
+	after = st_ip_link_snapshot();
+	EXPECT_STREQ(before, after);
 	free(before);
 	free(after);
+}
+
+/*
+ * A refused add takes no tag index: guest.h says a guest built here has
+ * tag_index equal to each NIC's position, and the alias carries it.
+ */
+TEST_F(input, refused_add_takes_no_tag_index)
+{
+	VNIC_OPTS(vnic_nic_opts, bad, MVT, .mtu = 1);
+	VNIC_OPTS(vnic_nic_opts, nic, MVT, .name = "tgi%d");
+	struct vnic_nic_info info = { .sz = sizeof(info) };
+	struct vnic_guest *g;
+	struct ip_link l;
+	char alias[128];
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gtag", &g));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(-EINVAL, vnic_guest_add_nic(g, &bad, NULL));
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	}
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		EXPECT_EQ(i, info.tag_index);
+		ASSERT_EQ(0, st_ip_link_get(info.name, &l));
+		st_vnic_alias(alias, sizeof(alias), "it", "gtag", i);
+		EXPECT_STREQ(alias, l.alias);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
 /* --- suffix space exhausted --- */

@@ -65,7 +65,11 @@ struct vnic_ctx_opts {
 	 * taken only by events waiting to be read).  Small values make the
 	 * monitor overflow, which forces a full resync: tests use it. */
 	uint32_t monitor_rcvbuf;
-	/* Most requests in flight on one socket; 0: derived from rcvbuf. */
+	/* Most requests in flight on one socket; 0: derived from rcvbuf.
+	 * Never more than the receive buffer holds replies for (8 KiB of
+	 * it a request, at least one request): a reply that does not fit
+	 * is dropped, and a create whose ack is lost is one whose fate is
+	 * unknown. */
 	uint32_t window;
 	/* How long one vnic_guest_create() keeps choosing new names while
 	 * other processes take the ones it chose (EEXIST), counted from the
