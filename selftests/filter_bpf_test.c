@@ -2100,6 +2100,28 @@ TEST_F(life, bad_input_nic_of_installed_guest)
 	vnic_policy_free(q);
 }
 
+/* An "ingress" qdisc has clsact's handle (ffff:), so creating our clsact
+ * says EEXIST; a filter for clsact's egress parent (ffff:fff3) then lands
+ * in the ingress qdisc's one block, and the egress hook stays unfiltered.
+ * Refused, naming the qdisc; nothing of ours is left, the qdisc stays. */
+TEST_F(life, bad_input_ingress_qdisc_refused)
+{
+	ASSERT_EQ(0, st_run_cmd("tc qdisc add dev %s ingress", self->t.nic));
+	EXPECT_EQ(-EBUSY, vnic_bpf_sync(self->b, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "not clsact"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	EXPECT_EQ(0, st_run_cmd("tc qdisc show dev %s | grep -q 'qdisc ingress ffff:'",
+				self->t.nic));
+	EXPECT_NE(0, st_run_cmd("tc filter show dev %s parent ffff: | grep -q 'pref 30318'",
+				self->t.nic));
+	nothing_attached(_metadata, &self->t);
+	/* once the qdisc goes, the same sync installs */
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s ingress", self->t.nic));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	filtering(_metadata, &self->t);
+}
+
 /* --- tcx mode (opt-in) ------------------------------------------------------ */
 
 FIXTURE(tcx) {
