@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -2098,6 +2099,28 @@ TEST_F(life, bad_input_nic_of_installed_guest)
 		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
 	guests_are(_metadata, self->b, 2);
 	vnic_policy_free(q);
+}
+
+/* A drop counter is a per-CPU value, one copy per possible CPU, a number
+ * libbpf reads from sysfs.  Where it cannot (no sysfs in the mount
+ * namespace, here a tmpfs over it before anything asked), a change must
+ * fail cleanly, not write a counter from a one-CPU buffer (the kernel reads
+ * a copy per possible CPU: past the buffer). */
+TEST_F(life, bad_input_possible_cpus_unknown_leaves_nothing)
+{
+	int ret;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_EQ(0, mount("none", "/sys/devices/system/cpu", "tmpfs", 0, NULL));
+	ASSERT_GT(0, libbpf_num_possible_cpus());	/* nothing read it before */
+	ret = vnic_bpf_sync(self->b, self->p, NULL);
+	EXPECT_GT(0, ret);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "possible CPUs"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+	EXPECT_EQ(0, umount("/sys/devices/system/cpu"));
 }
 
 /* An "ingress" qdisc has clsact's handle (ffff:), so creating our clsact
