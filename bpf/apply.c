@@ -532,11 +532,14 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 		if (!err && !counted) {
 			/* new, or its counter deleted by another process; a
 			 * per-CPU value: one copy per possible CPU */
-			int ncpu = libbpf_num_possible_cpus();
-			struct bpf_drop *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
+			int ncpu = bpf_ncpu(b);
+			struct bpf_drop *z = ncpu > 0 ? calloc(ncpu, sizeof(*z)) : NULL;
 
-			err = z ? mwrite(b, c->log, b->map_drops, "drops", &key,
-					 sizeof(key), z, 0) : oom(b, "a drop counter");
+			if (ncpu < 0)
+				err = ncpu;
+			else
+				err = z ? mwrite(b, c->log, b->map_drops, "drops", &key,
+						 sizeof(key), z, 0) : oom(b, "a drop counter");
 			free(z);
 		}
 		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);

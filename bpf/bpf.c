@@ -219,11 +219,10 @@ VNIC_EXPORT int vnic_bpf_guests(struct vnic_bpf *b, char ***names, unsigned int 
 VNIC_EXPORT int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t *packets,
 		     uint64_t *bytes)
 {
-	int ncpu = libbpf_num_possible_cpus();
 	uint64_t pk = 0, by = 0;
 	struct bpf_drop *v;
 	unsigned int i, k;
-	int c;
+	int c, ncpu;
 
 	if (!b || !guest || !packets || !bytes)
 		return b ? vnic_set_err(b->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
@@ -234,7 +233,10 @@ VNIC_EXPORT int vnic_bpf_counter(struct vnic_bpf *b, const char *guest, uint64_t
 	if (i == b->ni)
 		return vnic_set_err(b->ctx, -ENOENT, VNIC_STEP_VALIDATE, -1, NULL,
 				    "guest %s is not installed", guest);
-	v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
+	ncpu = bpf_ncpu(b);
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_DUMP, -1, NULL,
 				    "bpf: out of memory (the per-CPU counters)");

@@ -251,6 +251,10 @@ int tc_damage(struct vnic_bpf *b, int ifindex, uint32_t hook);
 unsigned int tc_filters_left(struct vnic_bpf *b, int ifindex);
 /* read.c: the maps read again (a sync's truth, not this handle's memory). */
 int bpf_reread(struct vnic_bpf *b);
+/* The possible CPUs, each a copy of a drop counter's per-CPU value (what
+ * the kernel reads or writes for one), or a negative errno with a message
+ * (libbpf reads sysfs: a buffer sized without it would be overrun). */
+int bpf_ncpu(struct vnic_bpf *b);
 /* An installed "guest" that only another process's map entries make: a
  * guests entry without NICs, or NICs naming a guest with no entry. */
 bool bpf_inst_foreign(const struct binst *g);

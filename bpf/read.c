@@ -375,13 +375,24 @@ static int drop_entry(struct vnic_bpf *b, const void *k, const void *val, void *
 	return 0;
 }
 
+int bpf_ncpu(struct vnic_bpf *b)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	if (ncpu > 0)
+		return ncpu;
+	return vnic_set_err(b->ctx, ncpu ? ncpu : -EINVAL, VNIC_STEP_DUMP, -1, NULL,
+			    "bpf: the number of possible CPUs, the copies of a drop "
+			    "counter (/sys/devices/system/cpu/possible)");
+}
+
 static int read_drops(struct vnic_bpf *b)
 {
 	struct counted c = { 0 };
-	int ncpu = libbpf_num_possible_cpus(), err;
+	int ncpu = bpf_ncpu(b), err;
 
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
+	if (ncpu < 0)
+		return ncpu;
 	err = map_each(b, b->map_drops, sizeof(uint32_t),
 		       (uint32_t)ncpu * sizeof(struct bpf_drop), drop_entry, &c);
 	free(b->fdrops);

@@ -335,6 +335,91 @@ static void undo(struct vnic_bpf *b, const struct tc_made *a)
 }
 
 
+/* The kind of the qdisc at clsact's handle, from a get's reply. */
+struct qkind {
+	char kind[IFNAMSIZ];
+};
+
+static int qkind_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct qkind *q = data;
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_type != RTM_NEWQDISC ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct tcmsg))
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg))
+		if (mnl_attr_get_type(a) == TCA_KIND &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+			snprintf(q->kind, sizeof(q->kind), "%s", mnl_attr_get_str(a));
+	return MNL_CB_OK;
+}
+
+/*
+ * The qdiscs that were there (EEXIST) are clsacts.  An "ingress" qdisc has
+ * clsact's handle (ffff:) too, and takes a filter for either of clsact's
+ * parents into its one block: our egress program would run at ingress and
+ * the egress hook stay unfiltered.  Another tool's qdisc: refused, -EBUSY.
+ * One pipelined batch of gets, only when a qdisc was there before.
+ */
+static int existing_are_clsact(struct vnic_bpf *b, const struct tc_made *a,
+			       const struct nl_batch *made)
+{
+	struct qkind *q;
+	struct nl_batch nb;
+	unsigned int i, n = 0, *at;
+	int err = 0;
+
+	for (i = 0; i < a->n; i++)
+		n += made->reqs[i].err == -EEXIST;
+	if (!n)
+		return 0;
+	q = calloc(n, sizeof(*q));
+	at = calloc(n, sizeof(*at));
+	if (!q || !at) {
+		free(q);
+		free(at);
+		return vnic_set_err(b->ctx, -ENOMEM, VNIC_STEP_CONFIGURE, -1, NULL,
+				    "bpf: out of memory checking %u qdiscs", n);
+	}
+	nl_batch_init(&nb);
+	for (i = 0, n = 0; i < a->n && !err; i++) {
+		struct nlmsghdr *nlh;
+
+		if (made->reqs[i].err != -EEXIST)
+			continue;
+		/* a get of a qdisc is answered as a notification, to its
+		 * sender only with NLM_F_ECHO; the ack ends it */
+		nlh = nl_batch_msg(&nb, RTM_GETQDISC, NLM_F_ACK | NLM_F_ECHO);
+		if (!nlh) {
+			err = -ENOMEM;
+			break;
+		}
+		tc_msg(nlh, a->ifi[i], TC_H_CLSACT, TC_H_MAKE(TC_H_CLSACT, 0), 0);
+		at[n] = i;
+		err = nl_batch_end(&nb, nlh, qkind_cb, &q[n++]);
+	}
+	if (!err)
+		err = nl_batch_run(&b->ctx->nl, &nb);
+	if (err)
+		err = vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+				   "bpf: reading back the qdiscs that were there");
+	for (i = 0; !err && i < n; i++) {
+		if (nb.reqs[i].err)
+			err = batch_fail(b, &nb, i, &a->ifi[at[i]], "reading back its qdisc");
+		else if (strcmp(q[i].kind, "clsact"))
+			err = vnic_set_err(b->ctx, -EBUSY, VNIC_STEP_CONFIGURE, -1, NULL,
+					   "bpf: ifindex %d has a qdisc \"%s\" at ffff:, not "
+					   "clsact (another tool's: a filter there would not "
+					   "run on egress); remove it first", a->ifi[at[i]],
+					   q[i].kind);
+	}
+	nl_batch_free(&nb);
+	free(q);
+	free(at);
+	return err;
+}
+
 static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
 {
 	struct nl_batch nb;
@@ -372,6 +457,8 @@ static int qdiscs(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_resu
 					     a->ifi[i]);
 		}
 	}
+	if (!err)
+		err = existing_are_clsact(b, a, &nb);
 	nl_batch_free(&nb);
 	return err;
 }

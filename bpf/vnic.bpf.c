@@ -167,6 +167,28 @@ static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff
 	return -2;
 }
 
+/*
+ * Whether nf_tables takes an IPv4 or IPv6 header as valid and so has a
+ * transport protocol for the frame (__nft_set_pktinfo_ipv4_validate(),
+ * _ipv6_validate()): the right version, and a length that neither
+ * overclaims the frame nor (IPv4) stops inside the header.  The exceptions
+ * that need the transport header (DHCP discover, DAD) apply only then, as
+ * nft's accept rules match only then; a drop check is not relaxed for an
+ * invalid header (the safe direction: no stack takes such a packet).
+ */
+static __always_inline int ip4_valid(const struct __sk_buff *skb, const struct iphdr *ip)
+{
+	__u32 tot = bpf_ntohs(ip->tot_len);
+
+	return ip->version == 4 && tot >= (__u32)ip->ihl * 4 && tot + ETH_HLEN <= skb->len;
+}
+
+static __always_inline int ip6_valid(const struct __sk_buff *skb, const struct ipv6hdr *ip6)
+{
+	return ip6->version == 6 &&
+	       bpf_ntohs(ip6->payload_len) + sizeof(*ip6) + ETH_HLEN <= skb->len;
+}
+
 static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic *nic,
 				    __u32 ifindex)
 {
@@ -189,8 +211,8 @@ static __always_inline int from_ip4(struct __sk_buff *skb, const struct bpf_nic 
 	    !bpf_skb_load_bytes(skb, ETH_HLEN + ip.ihl * 4, ports, 4))
 		l4 = 1;
 	if (nic->flags & BF_IP4) {
-		if (ip.saddr == 0 && l4 && ports[0] == bpf_htons(68) &&
-		    ports[1] == bpf_htons(67))
+		if (ip.saddr == 0 && l4 && ip4_valid(skb, &ip) &&
+		    ports[0] == bpf_htons(68) && ports[1] == bpf_htons(67))
 			return PASS;		/* DHCP discover/request */
 		if (!own4(nic, ifindex, ip.saddr))
 			return drop(skb, ifindex);
@@ -262,7 +284,7 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 		l4 = 0;
 	if (nic->flags & BF_IP6) {
 		if (l4 == 1 && proto == IPPROTO_ICMPV6 && (type == 135 || type == 143) &&
-		    is_zero16((const __u8 *)&ip6.saddr))
+		    is_zero16((const __u8 *)&ip6.saddr) && ip6_valid(skb, &ip6))
 			return PASS;		/* DAD and its MLD report */
 		if (!own6(nic, ifindex, (const __u8 *)&ip6.saddr))
 			return drop(skb, ifindex);
@@ -311,8 +333,8 @@ static __always_inline int from_ip4_fast(struct __sk_buff *skb, const struct bpf
 	int l4 = !(ip->frag_off & bpf_htons(0x1fff)) && ip->protocol == IPPROTO_UDP;
 
 	if (nic->flags & BF_IP4) {
-		if (ip->saddr == 0 && l4 && ports[0] == bpf_htons(68) &&
-		    ports[1] == bpf_htons(67))
+		if (ip->saddr == 0 && l4 && ip4_valid(skb, ip) &&
+		    ports[0] == bpf_htons(68) && ports[1] == bpf_htons(67))
 			return PASS;		/* DHCP discover/request */
 		if (!own4(nic, ifindex, ip->saddr))
 			return drop(skb, ifindex);

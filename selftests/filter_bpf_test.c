@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -2098,6 +2099,50 @@ TEST_F(life, bad_input_nic_of_installed_guest)
 		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
 	guests_are(_metadata, self->b, 2);
 	vnic_policy_free(q);
+}
+
+/* A drop counter is a per-CPU value, one copy per possible CPU, a number
+ * libbpf reads from sysfs.  Where it cannot (no sysfs in the mount
+ * namespace, here a tmpfs over it before anything asked), a change must
+ * fail cleanly, not write a counter from a one-CPU buffer (the kernel reads
+ * a copy per possible CPU: past the buffer). */
+TEST_F(life, bad_input_possible_cpus_unknown_leaves_nothing)
+{
+	int ret;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_EQ(0, mount("none", "/sys/devices/system/cpu", "tmpfs", 0, NULL));
+	ASSERT_GT(0, libbpf_num_possible_cpus());	/* nothing read it before */
+	ret = vnic_bpf_sync(self->b, self->p, NULL);
+	EXPECT_GT(0, ret);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "possible CPUs"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+	EXPECT_EQ(0, umount("/sys/devices/system/cpu"));
+}
+
+/* An "ingress" qdisc has clsact's handle (ffff:), so creating our clsact
+ * says EEXIST; a filter for clsact's egress parent (ffff:fff3) then lands
+ * in the ingress qdisc's one block, and the egress hook stays unfiltered.
+ * Refused, naming the qdisc; nothing of ours is left, the qdisc stays. */
+TEST_F(life, bad_input_ingress_qdisc_refused)
+{
+	ASSERT_EQ(0, st_run_cmd("tc qdisc add dev %s ingress", self->t.nic));
+	EXPECT_EQ(-EBUSY, vnic_bpf_sync(self->b, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "not clsact"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	EXPECT_EQ(0, st_run_cmd("tc qdisc show dev %s | grep -q 'qdisc ingress ffff:'",
+				self->t.nic));
+	EXPECT_NE(0, st_run_cmd("tc filter show dev %s parent ffff: | grep -q 'pref 30318'",
+				self->t.nic));
+	nothing_attached(_metadata, &self->t);
+	/* once the qdisc goes, the same sync installs */
+	ASSERT_EQ(0, st_run_cmd("tc qdisc del dev %s ingress", self->t.nic));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	filtering(_metadata, &self->t);
 }
 
 /* --- tcx mode (opt-in) ------------------------------------------------------ */

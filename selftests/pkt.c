@@ -280,6 +280,18 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 			.icmp_type = 136, .saddr = PKT_NIC_LL6, .daddr = "ff02::1",
 			.dst_mac = "33:33:00:00:00:01", .nd_target = "2001:db8::99",
 			.nd_opt = 2, .dstopts = 2 }),
+
+	/* A header claiming more bytes than the frame has is not valid to
+	 * nf_tables (no transport protocol, __nft_set_pktinfo_ipv4_validate()
+	 * and _ipv6_): the exceptions that need the transport header do not
+	 * apply, and the unspecified source is judged as any other. */
+	OUT_DROP(dhcp_discover_len_over, "DHCP discover from 0.0.0.0 whose total length overclaims",
+		 .f = UDP4(.saddr = "0.0.0.0", .daddr = "255.255.255.255",
+			   .sport = 68, .dport = 67, .dst_mac = PKT_BCAST_MAC,
+			   .len_over = 64)),
+	OUT_DROP(ipv6_dad_len_over, "DAD from :: whose payload length overclaims",
+		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
+			    .dst_mac = "33:33:ff:00:00:10", .len_over = 64)),
 };
 
 enum pkt_verdict pkt_expect(const struct pkt_case *c, enum vnic_kind kind,
@@ -422,7 +434,7 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		memcpy(l4 + hlen, marker, PKT_MARKER_LEN);
 		l4len = hlen + PKT_MARKER_LEN;
 		l3[0] = 0x45;
-		put16(l3 + 2, 20 + l4len);
+		put16(l3 + 2, 20 + l4len + f->len_over);
 		l3[8] = 64;
 		l3[9] = f->proto;
 		memcpy(l3 + 12, &s, 4);
@@ -466,7 +478,7 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		memcpy(l4 + hlen, marker, PKT_MARKER_LEN);
 		l4len = hlen + PKT_MARKER_LEN;
 		l3[0] = 0x60;
-		put16(l3 + 4, ext + l4len);
+		put16(l3 + 4, ext + l4len + f->len_over);
 		l3[6] = f->hbh ? 0 : f->dstopts ? 60 : f->ah ? 51 : f->proto;
 		l3[7] = f->proto == IPPROTO_ICMPV6 ? 255 : 64;
 		if (f->hbh)

@@ -115,6 +115,9 @@ struct pkt_frame {
 					 * 1, 2 (link-layer address) carry
 					 * nd_opt_mac, others 6 zero bytes */
 	const char *nd_opt_mac;		/* NULL: the NIC's MAC */
+	uint16_t len_over;		/* the IPv4 total length or IPv6
+					 * payload length claims this many
+					 * bytes more than the frame has */
 };
 
 struct pkt_case {
@@ -166,7 +169,8 @@ struct pkt_case {
 	X(in_unicast_nic) X(in_broadcast) X(in_multicast)		\
 	X(in_other_unicast) X(in_other_guest_unicast) X(no_promisc_off)	\
 	X(ext_legit_udp6) X(ext_ip6_spoof) X(ext_ra) X(ext_ra_six_headers) \
-	X(ext_dhcp6_server) X(ext_nd_spoof_target)
+	X(ext_dhcp6_server) X(ext_nd_spoof_target)			\
+	X(dhcp_discover_len_over) X(ipv6_dad_len_over)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,
