@@ -285,14 +285,15 @@ case_gc_removes_only_the_stale() {
 	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
 }
 
-# An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0): ADD hands out
-# 10.7.0.N, DEL and GC write down what they got.
+# An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0; FAKE_IPAM_VERSIONS,
+# a JSON list, makes it list others): ADD hands out 10.7.0.N, DEL and GC
+# write down what they got.
 fake_ipam() {
 	mkdir -p "$TMP/bin" "$TMP/fake" && cat >"$TMP/bin/fake-ipam" <<'EOF'
 #!/bin/bash
 in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
 case $CNI_COMMAND in
-VERSION) echo '{"cniVersion": "1.1.0", "supportedVersions": ["1.0.0", "1.1.0"]}' ;;
+VERSION) echo "{\"cniVersion\": \"1.1.0\", \"supportedVersions\": ${FAKE_IPAM_VERSIONS:-[\"1.0.0\", \"1.1.0\"]}}" ;;
 ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
      echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
      # A whole result, then a failed exit: the exit is what counts.
@@ -351,6 +352,24 @@ case_gc_releases_leases_in_bulk() {
 	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC" || return
 	expect_eq "$(states)" 1 "state files after the delegated GC" || return
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
+}
+
+# GC releases a stale lease under the attachment's full container id, the
+# key host-local stores it by: ids may be longer than the 64 characters
+# runtimes make (the spec sets no limit; vnic-cni takes 1,024).  The IPAM
+# plugin speaks 1.0.0, so GC sends it one DEL per stale attachment.
+case_gc_releases_lease_of_a_long_id() {
+	local ns cid
+	cid=$(printf 'c%.0s' $(seq 300))
+	container ns && fake_ipam || return
+	export FAKE_IPAM_VERSIONS='["0.4.0", "1.0.0"]'
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD "$cid" eth0 "$ns" "$(fake_conf)" ||
+		fail "ADD: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" \
+		"$(fake_conf | jq -c '. + {"cni.dev/valid-attachments": []}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/dels" 2>/dev/null)" "$cid eth0" "IPAM DEL of GC" || return
+	expect_eq "$(states)" 0 "state files after GC"
 }
 
 # ADD reads the IPAM result as soon as it is a whole object and goes on
@@ -573,6 +592,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
+       gc_releases_lease_of_a_long_id
        ipam_result_then_failure_undone ipam_output_after_result
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan

@@ -52,6 +52,7 @@ enum cni_code {
 enum cni_mode { CNI_MODE_VETH = 1, CNI_MODE_MACVLAN };
 
 #define CNI_GUEST_MAX	64	/* libvnic's guest names */
+#define CNI_ID_MAX	1024	/* CNI_CONTAINERID (cni_valid_id()) */
 #define CNI_MAX_IPS	16
 
 struct cni_err {

@@ -84,7 +84,9 @@ static char **child_env(char *cmd, char *cid, char *ifname)
 static int run(const char *path, int in, int out, const char *command,
 	       const char *cid, const char *ifname, pid_t *pid)
 {
-	char e_cmd[64], e_cid[160], e_if[64];
+	/* GC's DELs name the lease by the whole container id: a cut one
+	 * would release nothing. */
+	char e_cmd[64], e_cid[sizeof("CNI_CONTAINERID=") + CNI_ID_MAX], e_if[64];
 	char *argv[] = { (char *)path, NULL };
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	char **envp;

@@ -29,7 +29,7 @@ bool cni_valid_id(const char *s)
 	for (i = 1; s[i]; i++)
 		if (!alnum(s[i]) && !strchr("_.-", s[i]))
 			return false;
-	return i <= 1024;
+	return i <= CNI_ID_MAX;
 }
 
 /* The kernel's dev_valid_name(). */
