@@ -372,6 +372,29 @@ case_gc_releases_lease_of_a_long_id() {
 	expect_eq "$(states)" 0 "state files after GC"
 }
 
+# A state file's temporary copy, left by an ADD killed between writing it
+# and renaming it into place, is no attachment: GC must not take it for a
+# stale one and release the lease of the valid attachment it names; nor
+# must a file of another name.  GC removes the leftover (it holds the
+# dataDir lock, so no write is under way) and leaves the stranger alone.
+case_gc_ignores_a_leftover_state_copy() {
+	local ns
+	container ns && fake_ipam || return
+	export FAKE_IPAM_VERSIONS='["1.0.0"]'
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD c1 eth0 "$ns" "$(fake_conf)" ||
+		fail "ADD: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.c1" &&
+	cp "$TMP/state/net1/c1.eth0" "$TMP/state/net1/c1.eth0.tmp" &&
+	cp "$TMP/state/net1/c1.eth0" "$TMP/state/net1/stray" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" "$(fake_conf | jq -c '. +
+		{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	[ ! -e "$TMP/fake/dels" ] || fail "GC released a valid lease: $(cat "$TMP/fake/dels")" || return
+	expect_eq "$(ls -A "$TMP/state/net1" | tr '\n' ' ')" "c1.eth0 stray " "state files after GC" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni CHECK c1 eth0 "$ns" \
+		"$(with_prev c1 "$(fake_conf)")" || fail "CHECK after GC: $(cat "$TMP/out")"
+}
+
 # ADD reads the IPAM result as soon as it is a whole object and goes on
 # while the plugin exits; the plugin's exit status still decides.  One
 # that prints a result and then fails makes ADD fail with 105, its lease
@@ -592,7 +615,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
-       gc_releases_lease_of_a_long_id
+       gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        ipam_result_then_failure_undone ipam_output_after_result
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
