@@ -294,7 +294,13 @@ fake_ipam() {
 in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
 case $CNI_COMMAND in
 VERSION) echo "{\"cniVersion\": \"1.1.0\", \"supportedVersions\": ${FAKE_IPAM_VERSIONS:-[\"1.0.0\", \"1.1.0\"]}}" ;;
-ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
+ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
+     # Killed half-way through its result; an error object without a
+     # valid code.
+     signal) printf '{"cniVersion": "1.1.0", "ips": [{"addr'; kill -9 $$ ;;
+     code0) echo '{"cniVersion": "1.1.0", "code": 0, "msg": "no code"}'; exit 1 ;;
+     esac
+     n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
      echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
      # A whole result, then a failed exit: the exit is what counts.
      if [ "$(jq -r '.ipam.failAfterResult // false' <<<"$in")" = true ]; then
@@ -410,6 +416,19 @@ case_ipam_result_then_failure_undone() {
 	nothing_left "$base" || return
 	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in the container"; return 1; }
 	return 0
+}
+
+# An IPAM plugin killed by a signal half-way through its result: ADD
+# fails with 105 and says so (not "exited with status -1"), and leaves
+# nothing behind.
+case_ipam_killed_by_signal() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ck eth0 "$ns" "$(fake_conf ', "misbehave": "signal"')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("killed by signal 9"))' || return
+	nothing_left "$base"
 }
 
 # The plugin's output after its result is read to its end: a newline
@@ -617,6 +636,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        ipam_result_then_failure_undone ipam_output_after_result
+       ipam_killed_by_signal
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)

@@ -327,6 +327,10 @@ static int ipam_error(struct cni_run *r, const char *path, json_t *res,
 	if (json_is_integer(code) && msg)
 		return cni_fail(r, (int)json_integer_value(code), msg,
 				"IPAM plugin %s: %s", path, det ? det : msg);
+	if (WIFSIGNALED(status))
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s was killed by signal %d (%s)", path,
+				WTERMSIG(status), strsignal(WTERMSIG(status)));
 	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
 			"%s exited with status %d and no error object", path,
 			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
