@@ -431,6 +431,19 @@ case_ipam_killed_by_signal() {
 	nothing_left "$base"
 }
 
+# An IPAM error object whose code is no error code (0): vnic-cni's own
+# error (105, the plugin's message kept in details), never an error object
+# with code 0, which a runtime cannot tell from success.
+case_ipam_error_without_valid_code() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cz eth0 "$ns" "$(fake_conf ', "misbehave": "code0"')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("no code"))' || return
+	nothing_left "$base"
+}
+
 # The plugin's output after its result is read to its end: a newline
 # written late is fine (the plugin exits 0, not of SIGPIPE); anything else
 # is a decode error, undone like any failed ADD.
@@ -636,7 +649,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        ipam_result_then_failure_undone ipam_output_after_result
-       ipam_killed_by_signal
+       ipam_killed_by_signal ipam_error_without_valid_code
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing macvlan
        chained_prev_result_and_version cnitool)

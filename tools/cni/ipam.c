@@ -324,9 +324,16 @@ static int ipam_error(struct cni_run *r, const char *path, json_t *res,
 	const char *msg = json_string_value(json_object_get(res, "msg"));
 	const char *det = json_string_value(json_object_get(res, "details"));
 
-	if (json_is_integer(code) && msg)
+	/* A code that is no error code (0, negative, past an int) would
+	 * print an error object a runtime reads as something else: ours,
+	 * its message kept. */
+	if (json_is_integer(code) && msg && json_integer_value(code) > 0 &&
+	    json_integer_value(code) <= INT_MAX)
 		return cni_fail(r, (int)json_integer_value(code), msg,
 				"IPAM plugin %s: %s", path, det ? det : msg);
+	if (msg)
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s: %s (its error code is not valid)", path, msg);
 	if (WIFSIGNALED(status))
 		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
 				"%s was killed by signal %d (%s)", path,
