@@ -574,6 +574,30 @@ case_bad_input_leaves_nothing() {
 	expect_eq "$(vc -j filter show)" "[]" "filter guests"
 }
 
+# A verb newer than the configuration's version is refused with code 1,
+# as the spec and libcni's skel do, and changes nothing: a GC sent with a
+# 1.0.0 configuration (which has no valid list) must not remove the
+# network's attachments; CHECK came with 0.4.0, GC and STATUS with 1.1.0.
+case_verbs_need_their_spec_version() {
+	local ns h
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	cni GC "" "" "" "$(conf '{"cniVersion": "1.0.0"}')" &&
+		{ fail "GC at 1.0.0 passed"; return 1; }
+	jqo '.code == 1 and .cniVersion == "1.0.0" and (.details | test("GC"))' || return
+	cni STATUS "" "" "" "$(conf '{"cniVersion": "1.0.0"}')" &&
+		{ fail "STATUS at 1.0.0 passed"; return 1; }
+	jqo '.code == 1' || return
+	cni CHECK c1 eth0 "$ns" "$(with_prev c1 "$(conf '{"cniVersion": "0.3.1"}')")" &&
+		{ fail "CHECK at 0.3.1 passed"; return 1; }
+	jqo '.code == 1' || return
+	ip link show "$h" >/dev/null || fail "GC at 1.0.0 removed $h" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests" || return
+	expect_eq "$(leases)" 1 "leases" || return
+	cni CHECK c1 eth0 "$ns" "$(with_prev c1 "$(conf '{"cniVersion": "0.4.0"}')")" ||
+		fail "CHECK at 0.4.0: $(cat "$TMP/out")"
+}
+
 # macvlan: made in the container's namespace on the lower device, the
 # address configured there, tagged; DEL removes it and the lease; GC finds
 # a stale one through its state file while its namespace lives.
@@ -651,7 +675,8 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
        second_add_keeps_first_state
-       held_table_refused_cleanly status bad_input_leaves_nothing macvlan
+       held_table_refused_cleanly status bad_input_leaves_nothing
+       verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

@@ -117,6 +117,7 @@ void cni_lap(const char *step);
 /* conf.c */
 int conf_parse(struct cni_run *r, const char *text);
 int conf_version_ok(const char *v);
+int conf_version_cmp(const char *a, const char *b);
 extern const char *const cni_versions[];
 extern const unsigned int cni_nversions;
 

@@ -215,18 +215,6 @@ static int collect(struct cni_run *r, struct ipam_call *c, char **out,
 	return 0;
 }
 
-static int ver_cmp(const char *a, const char *b)
-{
-	unsigned int x[3] = { 0 }, y[3] = { 0 }, i;
-
-	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
-	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
-	for (i = 0; i < 3; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return 0;
-}
-
 /* The highest version the plugin and we know, at most the config's. */
 static int negotiate(struct cni_run *r, const char *path, const char **ver)
 {
@@ -246,8 +234,8 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	json_array_foreach(list, i, v) {
 		const char *s = json_string_value(v);
 
-		if (s && conf_version_ok(s) && ver_cmp(s, r->conf.version) <= 0 &&
-		    (!best || ver_cmp(s, best) > 0))
+		if (s && conf_version_ok(s) && conf_version_cmp(s, r->conf.version) <= 0 &&
+		    (!best || conf_version_cmp(s, best) > 0))
 			best = s;
 	}
 	/* best points into root: keep the static copy instead. */
@@ -300,7 +288,7 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 		sp[strcspn(sp, "\n")] = 0;
 		for (i = 0; i < cni_nversions; i++)
 			if (!strcmp(sp + 1, cni_versions[i]) &&
-			    ver_cmp(cni_versions[i], r->conf.version) <= 0) {
+			    conf_version_cmp(cni_versions[i], r->conf.version) <= 0) {
 				*ver = cni_versions[i];
 				ret = 0;
 			}
@@ -496,5 +484,5 @@ int ipam_knows_gc(struct cni_run *r)
 	    (!r->ipam_ver && cached_version(r, path, &r->ipam_ver)))
 		return -1;
 	/* GC came with 1.1.0 and stays in every later version. */
-	return ver_cmp(r->ipam_ver, "1.1.0") >= 0;
+	return conf_version_cmp(r->ipam_ver, "1.1.0") >= 0;
 }
