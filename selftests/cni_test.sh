@@ -401,6 +401,30 @@ case_gc_ignores_a_leftover_state_copy() {
 		"$(with_prev c1 "$(fake_conf)")" || fail "CHECK after GC: $(cat "$TMP/out")"
 }
 
+# Two attachments whose "CID.IFNAME" would read the same (container a.b
+# interface c, container a interface b.c; both names are valid) are two
+# guests: each its own tag, state file and filter, and the DEL of one
+# leaves the other whole.  One name for both let the second ADD take over
+# the first's filter guest (its host end left unfiltered) and state file,
+# and a DEL delete the other container's NIC.
+case_dotted_names_stay_apart() {
+	local ns1 ns2
+	container ns1 && container ns2 || return
+	cni ADD a.b c "$ns1" "$(conf)" || fail "ADD a.b c: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.ab" &&
+	cni ADD a b.c "$ns2" "$(conf)" || fail "ADD a b.c: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.a" &&
+	expect_eq "$(ip -d -j link | jq -r '[.[].ifalias // empty] | unique | length')" 2 \
+		"distinct tags: $(ip -d -j link | jq -c '[.[].ifalias // empty]')" || return
+	expect_eq "$(states)" 2 "state files" || return
+	expect_eq "$(guests | wc -w)" 2 "filter guests ($(guests))" || return
+	cni DEL a.b c "" "$(conf)" || fail "DEL a.b c: $(cat "$TMP/out")" || return
+	in_ns "$ns2" ip link show b.c >/dev/null || fail "DEL of a.b c took a's b.c" || return
+	ip link show "$(host_end a)" >/dev/null || fail "DEL of a.b c took a's host end" || return
+	cni CHECK a b.c "$ns2" "$(with_prev a "$(conf)")" ||
+		fail "CHECK a b.c after the DEL of a.b c: $(cat "$TMP/out")"
+}
+
 # ADD reads the IPAM result as soon as it is a whole object and goes on
 # while the plugin exits; the plugin's exit status still decides.  One
 # that prints a result and then fails makes ADD fail with 105, its lease
@@ -672,6 +696,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
+       dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
        second_add_keeps_first_state
