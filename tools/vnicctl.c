@@ -173,7 +173,7 @@ static void std_fds(void)
  * cut for the whole answer.  A change the command made stays (the
  * message says so: vnicctl(8), EXIT STATUS).
  */
-static int out_done(int ret)
+static int out_done(const struct cli *cli, int ret)
 {
 	int err = fflush(stdout) ? errno : 0;
 
@@ -181,6 +181,8 @@ static int out_done(int ret)
 		return ret;
 	fprintf(stderr, "vnicctl: writing standard output: %s\n",
 		err ? strerror(err) : "write error");
+	if (cli->fail_status)
+		return cli->fail_status;
 	return ret == CLI_OK ? CLI_FAIL : ret;
 }
 
@@ -195,7 +197,7 @@ int main(int argc, char **argv)
 		     strcmp(getenv("VNICCTL_LINGER"), "0");
 	ret = parse_global(&cli, argc, argv);
 	if (ret >= 0)
-		return out_done(ret);
+		return out_done(&cli, ret);
 	argc -= optind;
 	argv += optind;
 	cmd = find_command(argv[0]);
@@ -203,5 +205,5 @@ int main(int argc, char **argv)
 		return cli_usage_err(NULL, "unknown command '%s'", argv[0]);
 	ret = cmd->run(&cli, argc, argv);
 	cli_close(&cli);
-	return out_done(ret);
+	return out_done(&cli, ret);
 }
