@@ -286,14 +286,17 @@ case_gc_removes_only_the_stale() {
 }
 
 # An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0; FAKE_IPAM_VERSIONS,
-# a JSON list, makes it list others): ADD hands out 10.7.0.N, DEL and GC
-# write down what they got.
+# a JSON list, makes it list others; FAKE_IPAM_VERSION_ERROR fails it):
+# ADD hands out 10.7.0.N, DEL and GC write down what they got.
 fake_ipam() {
 	mkdir -p "$TMP/bin" "$TMP/fake" && cat >"$TMP/bin/fake-ipam" <<'EOF'
 #!/bin/bash
 in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
 case $CNI_COMMAND in
-VERSION) echo "{\"cniVersion\": \"1.1.0\", \"supportedVersions\": ${FAKE_IPAM_VERSIONS:-[\"1.0.0\", \"1.1.0\"]}}" ;;
+VERSION) if [ -n "${FAKE_IPAM_VERSION_ERROR:-}" ]; then
+		echo '{"cniVersion": "1.1.0", "code": 7, "msg": "broken install"}'; exit 1
+	 fi
+	 echo "{\"cniVersion\": \"1.1.0\", \"supportedVersions\": ${FAKE_IPAM_VERSIONS:-[\"1.0.0\", \"1.1.0\"]}}" ;;
 ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
      # Killed half-way through its result; an error object without a
      # valid code.
@@ -465,6 +468,24 @@ case_ipam_error_without_valid_code() {
 	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cz eth0 "$ns" "$(fake_conf ', "misbehave": "code0"')" &&
 		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
 	jqo '.code == 105 and (.details | test("no code"))' || return
+	nothing_left "$base"
+}
+
+# An IPAM plugin whose VERSION fails is not "incompatible CNI versions"
+# (code 1): its own error is passed on, and one that cannot be executed at
+# all (not a binary of this machine) is 105 with its exit status.  Nothing
+# is left either way.
+case_ipam_version_failure() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	FAKE_IPAM_VERSION_ERROR=1 CNI_PATH_T=$TMP/bin:$STOCK cni ADD cv eth0 "$ns" "$(fake_conf)" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 7 and .msg == "broken install"' || return
+	printf '\177ELF, but not really' >"$TMP/bin/junk-ipam" && chmod +x "$TMP/bin/junk-ipam" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cv eth0 "$ns" "$(conf '{"ipam": {"type": "junk-ipam"}}')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("status 127"))' || return
 	nothing_left "$base"
 }
 
@@ -699,6 +720,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
+       ipam_version_failure
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan

@@ -215,6 +215,35 @@ static int collect(struct cni_run *r, struct ipam_call *c, char **out,
 	return 0;
 }
 
+/* Its error object, passed on with its code, or ours when it sent none. */
+static int ipam_error(struct cni_run *r, const char *path, json_t *res,
+		      int status)
+{
+	json_t *code = json_object_get(res, "code");
+	const char *msg = json_string_value(json_object_get(res, "msg"));
+	const char *det = json_string_value(json_object_get(res, "details"));
+
+	/* A code that is no error code (0, negative, past an int) would
+	 * print an error object a runtime reads as something else: ours,
+	 * its message kept. */
+	if (json_is_integer(code) && msg && json_integer_value(code) > 0 &&
+	    json_integer_value(code) <= INT_MAX)
+		return cni_fail(r, (int)json_integer_value(code), msg,
+				"IPAM plugin %s: %s", path, det ? det : msg);
+	if (msg)
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s: %s (its error code is not valid)", path, msg);
+	if (WIFSIGNALED(status))
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s was killed by signal %d (%s)", path,
+				WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+			"%s exited with status %d%s and no error object", path,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
+			" (as an exec that failed does)" : "");
+}
+
 /* The highest version the plugin and we know, at most the config's. */
 static int negotiate(struct cni_run *r, const char *path, const char **ver)
 {
@@ -230,6 +259,14 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	if (spawn(r, "VERSION", NULL, NULL, in, &c) || collect(r, &c, &out, &status))
 		return -1;
 	root = json_loads(out, 0, NULL);
+	free(out);
+	/* A plugin that failed (its error, or one that could not be
+	 * executed) is no version mismatch. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		ipam_error(r, path, root, status);
+		json_decref(root);
+		return -1;
+	}
 	list = json_object_get(root, "supportedVersions");
 	json_array_foreach(list, i, v) {
 		const char *s = json_string_value(v);
@@ -243,7 +280,6 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 		if (!strcmp(best, cni_versions[i]))
 			*ver = cni_versions[i];
 	json_decref(root);
-	free(out);
 	if (!best)
 		return cni_fail(r, CNI_ERR_VERSION, "incompatible CNI versions",
 				"IPAM plugin %s supports no version in 0.3.0..%s",
@@ -302,33 +338,6 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 		fclose(f);
 	}
 	return 0;
-}
-
-/* Its error object, passed on with its code, or ours when it sent none. */
-static int ipam_error(struct cni_run *r, const char *path, json_t *res,
-		      int status)
-{
-	json_t *code = json_object_get(res, "code");
-	const char *msg = json_string_value(json_object_get(res, "msg"));
-	const char *det = json_string_value(json_object_get(res, "details"));
-
-	/* A code that is no error code (0, negative, past an int) would
-	 * print an error object a runtime reads as something else: ours,
-	 * its message kept. */
-	if (json_is_integer(code) && msg && json_integer_value(code) > 0 &&
-	    json_integer_value(code) <= INT_MAX)
-		return cni_fail(r, (int)json_integer_value(code), msg,
-				"IPAM plugin %s: %s", path, det ? det : msg);
-	if (msg)
-		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
-				"%s: %s (its error code is not valid)", path, msg);
-	if (WIFSIGNALED(status))
-		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
-				"%s was killed by signal %d (%s)", path,
-				WTERMSIG(status), strsignal(WTERMSIG(status)));
-	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
-			"%s exited with status %d and no error object", path,
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 int ipam_start(struct cni_run *r, const char *command, const char *cid,
