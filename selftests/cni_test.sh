@@ -307,15 +307,25 @@ case_gc_removes_only_the_stale() {
 	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
 }
 
-# An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0): ADD hands out
-# 10.7.0.N, DEL and GC write down what they got.
+# An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0; FAKE_IPAM_VERSIONS,
+# a JSON list, makes it list others; FAKE_IPAM_VERSION_ERROR fails it):
+# ADD hands out 10.7.0.N, DEL and GC write down what they got.
 fake_ipam() {
 	mkdir -p "$TMP/bin" "$TMP/fake" && cat >"$TMP/bin/fake-ipam" <<'EOF'
 #!/bin/bash
 in=$(cat); d=$(jq -r .ipam.dataDir <<<"$in")
 case $CNI_COMMAND in
-VERSION) echo '{"cniVersion": "1.1.0", "supportedVersions": ["1.0.0", "1.1.0"]}' ;;
-ADD) n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
+VERSION) if [ -n "${FAKE_IPAM_VERSION_ERROR:-}" ]; then
+		echo '{"cniVersion": "1.1.0", "code": 7, "msg": "broken install"}'; exit 1
+	 fi
+	 echo "{\"cniVersion\": \"1.1.0\", \"supportedVersions\": ${FAKE_IPAM_VERSIONS:-[\"1.0.0\", \"1.1.0\"]}}" ;;
+ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
+     # Killed half-way through its result; an error object without a
+     # valid code.
+     signal) printf '{"cniVersion": "1.1.0", "ips": [{"addr'; kill -9 $$ ;;
+     code0) echo '{"cniVersion": "1.1.0", "code": 0, "msg": "no code"}'; exit 1 ;;
+     esac
+     n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
      echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
      # A whole result, then a failed exit: the exit is what counts.
      if [ "$(jq -r '.ipam.failAfterResult // false' <<<"$in")" = true ]; then
@@ -375,6 +385,71 @@ case_gc_releases_leases_in_bulk() {
 	in_ns "$ns" ip link show eth0 >/dev/null || fail "GC took the valid cq eth0"
 }
 
+# GC releases a stale lease under the attachment's full container id, the
+# key host-local stores it by: ids may be longer than the 64 characters
+# runtimes make (the spec sets no limit; vnic-cni takes 1,024).  The IPAM
+# plugin speaks 1.0.0, so GC sends it one DEL per stale attachment.
+case_gc_releases_lease_of_a_long_id() {
+	local ns cid
+	cid=$(printf 'c%.0s' $(seq 300))
+	container ns && fake_ipam || return
+	export FAKE_IPAM_VERSIONS='["0.4.0", "1.0.0"]'
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD "$cid" eth0 "$ns" "$(fake_conf)" ||
+		fail "ADD: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" \
+		"$(fake_conf | jq -c '. + {"cni.dev/valid-attachments": []}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/dels" 2>/dev/null)" "$cid eth0" "IPAM DEL of GC" || return
+	expect_eq "$(states)" 0 "state files after GC"
+}
+
+# A state file's temporary copy, left by an ADD killed between writing it
+# and renaming it into place, is no attachment: GC must not take it for a
+# stale one and release the lease of the valid attachment it names; nor
+# must a file of another name.  GC removes the leftover (it holds the
+# dataDir lock, so no write is under way) and leaves the stranger alone.
+case_gc_ignores_a_leftover_state_copy() {
+	local ns
+	container ns && fake_ipam || return
+	export FAKE_IPAM_VERSIONS='["1.0.0"]'
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD c1 eth0 "$ns" "$(fake_conf)" ||
+		fail "ADD: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.c1" &&
+	cp "$TMP/state/net1/c1.eth0" "$TMP/state/net1/c1.eth0.tmp" &&
+	cp "$TMP/state/net1/c1.eth0" "$TMP/state/net1/stray" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" "$(fake_conf | jq -c '. +
+		{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	[ ! -e "$TMP/fake/dels" ] || fail "GC released a valid lease: $(cat "$TMP/fake/dels")" || return
+	expect_eq "$(ls -A "$TMP/state/net1" | tr '\n' ' ')" "c1.eth0 stray " "state files after GC" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni CHECK c1 eth0 "$ns" \
+		"$(with_prev c1 "$(fake_conf)")" || fail "CHECK after GC: $(cat "$TMP/out")"
+}
+
+# Two attachments whose "CID.IFNAME" would read the same (container a.b
+# interface c, container a interface b.c; both names are valid) are two
+# guests: each its own tag, state file and filter, and the DEL of one
+# leaves the other whole.  One name for both let the second ADD take over
+# the first's filter guest (its host end left unfiltered) and state file,
+# and a DEL delete the other container's NIC.
+case_dotted_names_stay_apart() {
+	local ns1 ns2
+	container ns1 && container ns2 || return
+	cni ADD a.b c "$ns1" "$(conf)" || fail "ADD a.b c: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.ab" &&
+	cni ADD a b.c "$ns2" "$(conf)" || fail "ADD a b.c: $(cat "$TMP/out")" || return
+	cp "$TMP/out" "$TMP/res.a" &&
+	expect_eq "$(ip -d -j link | jq -r '[.[].ifalias // empty] | unique | length')" 2 \
+		"distinct tags: $(ip -d -j link | jq -c '[.[].ifalias // empty]')" || return
+	expect_eq "$(states)" 2 "state files" || return
+	expect_eq "$(guests | wc -w)" 2 "filter guests ($(guests))" || return
+	cni DEL a.b c "" "$(conf)" || fail "DEL a.b c: $(cat "$TMP/out")" || return
+	in_ns "$ns2" ip link show b.c >/dev/null || fail "DEL of a.b c took a's b.c" || return
+	ip link show "$(host_end a)" >/dev/null || fail "DEL of a.b c took a's host end" || return
+	cni CHECK a b.c "$ns2" "$(with_prev a "$(conf)")" ||
+		fail "CHECK a b.c after the DEL of a.b c: $(cat "$TMP/out")"
+}
+
 # ADD reads the IPAM result as soon as it is a whole object and goes on
 # while the plugin exits; the plugin's exit status still decides.  One
 # that prints a result and then fails makes ADD fail with 105, its lease
@@ -390,6 +465,50 @@ case_ipam_result_then_failure_undone() {
 	nothing_left "$base" || return
 	in_ns "$ns" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in the container"; return 1; }
 	return 0
+}
+
+# An IPAM plugin killed by a signal half-way through its result: ADD
+# fails with 105 and says so (not "exited with status -1"), and leaves
+# nothing behind.
+case_ipam_killed_by_signal() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ck eth0 "$ns" "$(fake_conf ', "misbehave": "signal"')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("killed by signal 9"))' || return
+	nothing_left "$base"
+}
+
+# An IPAM error object whose code is no error code (0): vnic-cni's own
+# error (105, the plugin's message kept in details), never an error object
+# with code 0, which a runtime cannot tell from success.
+case_ipam_error_without_valid_code() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cz eth0 "$ns" "$(fake_conf ', "misbehave": "code0"')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("no code"))' || return
+	nothing_left "$base"
+}
+
+# An IPAM plugin whose VERSION fails is not "incompatible CNI versions"
+# (code 1): its own error is passed on, and one that cannot be executed at
+# all (not a binary of this machine) is 105 with its exit status.  Nothing
+# is left either way.
+case_ipam_version_failure() {
+	local ns base
+	base=$(links)
+	container ns && fake_ipam || return
+	FAKE_IPAM_VERSION_ERROR=1 CNI_PATH_T=$TMP/bin:$STOCK cni ADD cv eth0 "$ns" "$(fake_conf)" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 7 and .msg == "broken install"' || return
+	printf '\177ELF, but not really' >"$TMP/bin/junk-ipam" && chmod +x "$TMP/bin/junk-ipam" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cv eth0 "$ns" "$(conf '{"ipam": {"type": "junk-ipam"}}')" &&
+		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo '.code == 105 and (.details | test("status 127"))' || return
+	nothing_left "$base"
 }
 
 # The plugin's output after its result is read to its end: a newline
@@ -522,6 +641,30 @@ case_bad_input_leaves_nothing() {
 	expect_eq "$(vc -j filter show)" "[]" "filter guests"
 }
 
+# A verb newer than the configuration's version is refused with code 1,
+# as the spec and libcni's skel do, and changes nothing: a GC sent with a
+# 1.0.0 configuration (which has no valid list) must not remove the
+# network's attachments; CHECK came with 0.4.0, GC and STATUS with 1.1.0.
+case_verbs_need_their_spec_version() {
+	local ns h
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	cni GC "" "" "" "$(conf '{"cniVersion": "1.0.0"}')" &&
+		{ fail "GC at 1.0.0 passed"; return 1; }
+	jqo '.code == 1 and .cniVersion == "1.0.0" and (.details | test("GC"))' || return
+	cni STATUS "" "" "" "$(conf '{"cniVersion": "1.0.0"}')" &&
+		{ fail "STATUS at 1.0.0 passed"; return 1; }
+	jqo '.code == 1' || return
+	cni CHECK c1 eth0 "$ns" "$(with_prev c1 "$(conf '{"cniVersion": "0.3.1"}')")" &&
+		{ fail "CHECK at 0.3.1 passed"; return 1; }
+	jqo '.code == 1' || return
+	ip link show "$h" >/dev/null || fail "GC at 1.0.0 removed $h" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests" || return
+	expect_eq "$(leases)" 1 "leases" || return
+	cni CHECK c1 eth0 "$ns" "$(with_prev c1 "$(conf '{"cniVersion": "0.4.0"}')")" ||
+		fail "CHECK at 0.4.0: $(cat "$TMP/out")"
+}
+
 # macvlan: made in the container's namespace on the lower device, the
 # address configured there, tagged; DEL removes it and the lease; GC finds
 # a stale one through its state file while its namespace lives.
@@ -595,9 +738,14 @@ CASES=(add_filters_real_frames bpf_backend_real_frames del_twice del_finds_host_
        host_end_name_hashed_or_kernel_picked
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
+       gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
+       dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
+       ipam_killed_by_signal ipam_error_without_valid_code
+       ipam_version_failure
        second_add_keeps_first_state
-       held_table_refused_cleanly status bad_input_leaves_nothing macvlan
+       held_table_refused_cleanly status bad_input_leaves_nothing
+       verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

@@ -221,6 +221,31 @@ case_file_change() {
 	stop_hold INT
 }
 
+# FILE a symbolic link, laid out as a Kubernetes ConfigMap mount: FILE ->
+# ..data/FILE, ..data -> ..v1.  An edit of the target where it lives (an
+# editor's rename there) is applied, and so is an update that swaps
+# ..data by rename (FILE's own entry never changes); after the swap the
+# new target is watched.  Without the target's watch neither was seen.
+case_symlink_file() {
+	local cm=$TMP/cm
+	mkdir -p "$cm/..v1" "$cm/..v2" && write_policy "$cm/..v1/p.json" &&
+	ln -s ..v1 "$cm/..data" && ln -s ..data/p.json "$cm/p.json" || return
+	"$VNICCTL" filter hold "$cm/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	wait_for "first sync" lines "$TMP/hold.out" 1 || return
+	replace_policy "$cm/..v1/p.json" "${SPOOF[2]}" || return
+	wait_for "target replaced, applied" ruleset_has "${SPOOF[2]}" || return
+	write_policy "$cm/..v2/p.json" && ln -s ..v2 "$cm/..data_tmp" &&
+	mv -T "$cm/..data_tmp" "$cm/..data" && rm -r "$cm/..v1" || return
+	wait_for "..data swap applied" ruleset_has "${LEGIT[2]}" || return
+	! ruleset_has "${SPOOF[2]}" || fail "old address still installed" || return
+	replace_policy "$cm/..v2/p.json" "${SPOOF[2]}" || return
+	wait_for "new target replaced, applied" ruleset_has "${SPOOF[2]}" || return
+	legit_ok 2 "${SPOOF[2]}" && spoof_dropped 2 "${LEGIT[2]}" || return
+	kill -0 "$HOLD" || fail "hold exited: $(cat "$TMP/hold.err")" || return
+	stop_hold TERM
+}
+
 # SIGHUP re-syncs: a file naming a NIC that does not exist yet is refused
 # (the rules stay); once the NIC exists, SIGHUP applies it.
 case_sighup() {
@@ -316,6 +341,6 @@ case_bad_start() {
 	EOF
 }
 
-CASES=(tamper file_change sighup sigterm invalid_file bad_start)
+CASES=(tamper file_change symlink_file sighup sigterm invalid_file bad_start)
 
 tap_main ip jq nft unshare nsenter python3 timeout -- "$@"

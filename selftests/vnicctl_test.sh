@@ -360,7 +360,27 @@ case_help() {
 		fail "--version: $(cat "$TMP/out")"
 }
 
-CASES=(add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage
+# Output that cannot be written (a full disk) is exit status 1 with a
+# message, never 0 with the answer cut: for a reading command and for one
+# that made a change (which stays, the man page says); 2 for filter diff.
+case_stdout_full() {
+	local c
+	for c in "guest add vm1 --kind tap" "-j features" "features" "--version" \
+		 "help" "guest list" "-j guest list"; do
+		# shellcheck disable=SC2086
+		vc $c >/dev/full 2>"$TMP/err"
+		expect_eq "$?" 1 "exit status of '$c' >/dev/full" || return
+		grep -q '^vnicctl: writing standard output: No space left on device' "$TMP/err" ||
+			fail "'$c': $(cat "$TMP/err")" || return
+	done
+	expect_eq "$(tagged vnic:vnic:vm1:)" 1 "vm1's NIC (the change stays)" || return
+	# filter diff: 1 means "differs", so its error status, 2.
+	echo '{"guests": []}' >"$TMP/empty.json"
+	vc filter diff "$TMP/empty.json" >/dev/full 2>"$TMP/err"
+	expect_eq "$?" 2 "exit status of 'filter diff' >/dev/full ($(cat "$TMP/err"))"
+}
+
+CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage
        append gap veth veth_peer_up tap netns features help)
 
 # ------------------------------------------------------------------- main

@@ -44,6 +44,8 @@ struct cli {
 	const char *hook_prefixes[VNIC_FILTER_PREFIXES + 2];
 	unsigned int nhook_prefixes;
 	enum vnic_backend backend;	/* --backend nft|bpf (filter commands) */
+	int fail_status;	/* a failure's exit status if not CLI_FAIL
+				 * (filter diff: 1 means "differs") */
 	struct vnic_ctx *ctx;
 };
 

@@ -402,6 +402,7 @@ static int filter_diff(struct cli *cli, int argc, char **argv)
 	struct file_job job;
 	int ret;
 
+	cli->fail_status = CLI_USAGE;
 	ret = file_job_open(cli, "filter diff", argc, argv, false, &job);
 	if (ret < 0)
 		ret = cli_filter_diff(cli, job.n, job.p);

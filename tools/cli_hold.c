@@ -10,10 +10,16 @@
  *   2. Wait in poll() on a signalfd (SIGHUP, SIGTERM, SIGINT: blocked, so
  *      nothing runs in a handler) and an inotify watch of FILE's directory:
  *      an editor that writes a new file and renames it over FILE replaces
- *      the directory entry, which a watch on FILE's inode would miss.
- *   3. FILE closed after writing, or renamed into place: re-sync once no
- *      such event came for HOLD_QUIET_MS (one save is often several
- *      events).  SIGHUP: re-sync now (e.g. a NIC the file names now exists).
+ *      the directory entry, which a watch on FILE's inode would miss.  A
+ *      FILE that is a symbolic link also gets a watch of its target's
+ *      directory, moved when the link changes (a Kubernetes ConfigMap
+ *      swaps a "..data" link beside FILE).
+ *   3. FILE closed after writing, or renamed into place (in either
+ *      directory, under its name there), or any other entry of those
+ *      directories changed while FILE's identity (stat()) differs from
+ *      the one its last load saw: re-sync once no such event came for
+ *      HOLD_QUIET_MS (one save is often several events).  SIGHUP: re-sync
+ *      now (e.g. a NIC the file names now exists).
  *   4. A file that does not load, or a sync the kernel refuses: the message
  *      on stderr; the rules synced last stay, and hold goes on.
  *   5. SIGTERM, SIGINT: close the handle, exit 0.  The table persists
@@ -30,6 +36,7 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -42,7 +49,53 @@ struct hold {
 	const char *base;	/* FILE's name in its directory */
 	struct vnic_filter *n;
 	int sfd, ifd;		/* signalfd, inotify (-1: none) */
+	int wd;			/* FILE's directory */
+	int twd;		/* its link target's directory (-1: none) */
+	char tbase[NAME_MAX + 1];	/* the target's name there */
+	struct stat seen;	/* FILE's identity at its last load */
 };
+
+#define HOLD_EVENTS	(IN_CLOSE_WRITE | IN_MOVED_TO)
+
+/* FILE as stat() sees it (through links); zeroes if it is not there. */
+static void identity(const char *file, struct stat *st)
+{
+	if (stat(file, st))
+		memset(st, 0, sizeof(*st));
+}
+
+static bool same_identity(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/*
+ * The watch of FILE's link target's directory, where the link now points
+ * (none when FILE is no link, or its target is in FILE's directory: that
+ * watch sees it).  An edit of the target would otherwise go unseen.
+ */
+static void watch_target(struct hold *h)
+{
+	char *real = realpath(h->file, NULL), *slash;
+	int wd = -1;
+
+	if (real && (slash = strrchr(real, '/')) && strlen(slash + 1) <= NAME_MAX) {
+		snprintf(h->tbase, sizeof(h->tbase), "%s", slash + 1);
+		*slash = 0;
+		wd = inotify_add_watch(h->ifd, real[0] ? real : "/", HOLD_EVENTS);
+		if (wd == h->wd)
+			wd = -1;	/* the same directory: watched already */
+	}
+	free(real);
+	if (h->twd >= 0 && h->twd != wd)
+		inotify_rm_watch(h->ifd, h->twd);
+	h->twd = wd < 0 ? -1 : wd;
+}
 
 static long long now_ms(void)
 {
@@ -59,8 +112,10 @@ static int resync(struct hold *h, struct vnic_policy *p, bool first)
 	VNIC_OPTS(vnic_filter_result, res);
 	int ret = 0, err, i;
 
-	if (!p)
+	if (!p) {
+		identity(h->file, &h->seen);
 		ret = cli_policy_load(h->file, &p);
+	}
 	if (!ret) {
 		for (i = 0, err = -EAGAIN; i < HOLD_TRIES && err == -EAGAIN; i++)
 			err = vnic_filter_sync(h->n, p, &res);
@@ -96,12 +151,30 @@ static int watch_dir(struct hold *h)
 	h->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (h->ifd < 0)
 		return cli_syserr("filter hold: inotify", -errno);
-	if (inotify_add_watch(h->ifd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+	h->wd = inotify_add_watch(h->ifd, dir, HOLD_EVENTS);
+	if (h->wd < 0) {
 		fprintf(stderr, "vnicctl: filter hold: watch %s: %s\n", dir,
 			strerror(errno));
 		return CLI_FAIL;
 	}
+	watch_target(h);
 	return CLI_OK;
+}
+
+/* Whether one event is FILE's: its name in its directory or its target's
+ * in the target's; *other: another entry of those changed. */
+static bool is_ours(const struct hold *h, const struct inotify_event *ev,
+		    bool *other)
+{
+	if (ev->mask & IN_Q_OVERFLOW)
+		return true;	/* events lost: maybe ours */
+	if (!ev->len)
+		return false;
+	if ((ev->wd == h->wd && !strcmp(ev->name, h->base)) ||
+	    (ev->wd == h->twd && !strcmp(ev->name, h->tbase)))
+		return true;
+	*other = true;
+	return false;
 }
 
 /* Read what inotify has; true if FILE was written or replaced. */
@@ -109,27 +182,41 @@ static bool file_changed(struct hold *h)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event *ev;
-	bool hit = false;
+	bool hit = false, other = false;
+	struct stat now;
 	ssize_t len;
 	char *p;
 
 	while ((len = read(h->ifd, buf, sizeof(buf))) > 0) {
 		for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
 			ev = (const struct inotify_event *)p;
-			if (ev->mask & IN_Q_OVERFLOW)
-				hit = true;	/* events lost: maybe ours */
-			else if (ev->len && !strcmp(ev->name, h->base))
+			if (is_ours(h, ev, &other))
 				hit = true;
-			if (ev->mask & IN_IGNORED) {
-				fprintf(stderr, "vnicctl: filter hold: the directory "
-					"of %s is gone; only SIGHUP re-syncs now\n",
-					h->file);
-				close(h->ifd);
-				h->ifd = -1;
-				return hit;
+			if (!(ev->mask & IN_IGNORED))
+				continue;
+			/* The target directory's watch went (or
+			 * watch_target() moved it): FILE's stays. */
+			if (ev->wd != h->wd) {
+				if (ev->wd == h->twd)
+					h->twd = -1;
+				continue;
 			}
+			fprintf(stderr, "vnicctl: filter hold: the directory "
+				"of %s is gone; only SIGHUP re-syncs now\n",
+				h->file);
+			close(h->ifd);
+			h->ifd = -1;
+			return hit;
 		}
 	}
+	/* A link on FILE's path swapped (another name in the directory): the
+	 * file FILE now reads is another one. */
+	if (!hit && other) {
+		identity(h->file, &now);
+		hit = !same_identity(&now, &h->seen);
+	}
+	if (hit)
+		watch_target(h);
 	return hit;
 }
 
@@ -165,8 +252,14 @@ static int read_signals(struct hold *h, bool *hup)
 static int loop(struct hold *h)
 {
 	long long due = -1;
+	struct stat now;
 	bool hup;
 	int timeout, n;
+
+	/* FILE changed between its first load and the watch: sync again. */
+	identity(h->file, &now);
+	if (h->ifd >= 0 && !same_identity(&now, &h->seen))
+		due = now_ms() + HOLD_QUIET_MS;
 
 	for (;;) {
 		struct pollfd pfd[2] = {
@@ -192,7 +285,7 @@ static int loop(struct hold *h)
 
 int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 {
-	struct hold h = { .cli = cli, .sfd = -1, .ifd = -1 };
+	struct hold h = { .cli = cli, .sfd = -1, .ifd = -1, .wd = -1, .twd = -1 };
 	struct vnic_policy *p = NULL;
 	sigset_t set;
 	int ret;
@@ -206,6 +299,7 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 	if (cli->no_owner)
 		return cli_usage_err("filter hold", "--no-owner: hold exists to own the table");
 	/* A bad file is refused before any netlink traffic (exit 2). */
+	identity(h.file, &h.seen);
 	ret = cli_policy_load(h.file, &p);
 	/* Signals and the watch before the first sync: a change or a SIGTERM
 	 * that comes while it runs is handled right after it. */

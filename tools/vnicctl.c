@@ -3,6 +3,7 @@
  * vnicctl: command-line front end of libvnic.  This file holds main(): the
  * global options and the dispatch to one command.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -166,6 +167,25 @@ static void std_fds(void)
 		close(fd);
 }
 
+/*
+ * Standard output written out, else exit status 1: a caller that reads
+ * the output (JSON into a file on a full disk) must not take what got
+ * cut for the whole answer.  A change the command made stays (the
+ * message says so: vnicctl(8), EXIT STATUS).
+ */
+static int out_done(const struct cli *cli, int ret)
+{
+	int err = fflush(stdout) ? errno : 0;
+
+	if (!err && !ferror(stdout))
+		return ret;
+	fprintf(stderr, "vnicctl: writing standard output: %s\n",
+		err ? strerror(err) : "write error");
+	if (cli->fail_status)
+		return cli->fail_status;
+	return ret == CLI_OK ? CLI_FAIL : ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
@@ -177,7 +197,7 @@ int main(int argc, char **argv)
 		     strcmp(getenv("VNICCTL_LINGER"), "0");
 	ret = parse_global(&cli, argc, argv);
 	if (ret >= 0)
-		return ret;
+		return out_done(&cli, ret);
 	argc -= optind;
 	argv += optind;
 	cmd = find_command(argv[0]);
@@ -185,5 +205,5 @@ int main(int argc, char **argv)
 		return cli_usage_err(NULL, "unknown command '%s'", argv[0]);
 	ret = cmd->run(&cli, argc, argv);
 	cli_close(&cli);
-	return ret;
+	return out_done(&cli, ret);
 }

@@ -52,6 +52,7 @@ enum cni_code {
 enum cni_mode { CNI_MODE_VETH = 1, CNI_MODE_MACVLAN };
 
 #define CNI_GUEST_MAX	64	/* libvnic's guest names */
+#define CNI_ID_MAX	1024	/* CNI_CONTAINERID (cni_valid_id()) */
 #define CNI_MAX_IPS	16
 
 struct cni_err {
@@ -116,6 +117,7 @@ void cni_lap(const char *step);
 /* conf.c */
 int conf_parse(struct cni_run *r, const char *text);
 int conf_version_ok(const char *v);
+int conf_version_cmp(const char *a, const char *b);
 extern const char *const cni_versions[];
 extern const unsigned int cni_nversions;
 

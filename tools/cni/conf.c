@@ -6,6 +6,7 @@
  * runtimeConfig, capabilities, args); known keys of the wrong type are
  * refused.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "tools/cni/cni.h"
@@ -25,6 +26,19 @@ int conf_version_ok(const char *v)
 	for (i = 0; i < cni_nversions; i++)
 		if (!strcmp(v, cni_versions[i]))
 			return 1;
+	return 0;
+}
+
+/* <0, 0, >0 as version a is below, at, above b ("1.0.0"). */
+int conf_version_cmp(const char *a, const char *b)
+{
+	unsigned int x[3] = { 0 }, y[3] = { 0 }, i;
+
+	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
+	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
+	for (i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
 	return 0;
 }
 

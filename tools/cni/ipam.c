@@ -84,7 +84,9 @@ static char **child_env(char *cmd, char *cid, char *ifname)
 static int run(const char *path, int in, int out, const char *command,
 	       const char *cid, const char *ifname, pid_t *pid)
 {
-	char e_cmd[64], e_cid[160], e_if[64];
+	/* GC's DELs name the lease by the whole container id: a cut one
+	 * would release nothing. */
+	char e_cmd[64], e_cid[sizeof("CNI_CONTAINERID=") + CNI_ID_MAX], e_if[64];
 	char *argv[] = { (char *)path, NULL };
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	char **envp;
@@ -213,16 +215,33 @@ static int collect(struct cni_run *r, struct ipam_call *c, char **out,
 	return 0;
 }
 
-static int ver_cmp(const char *a, const char *b)
+/* Its error object, passed on with its code, or ours when it sent none. */
+static int ipam_error(struct cni_run *r, const char *path, json_t *res,
+		      int status)
 {
-	unsigned int x[3] = { 0 }, y[3] = { 0 }, i;
+	json_t *code = json_object_get(res, "code");
+	const char *msg = json_string_value(json_object_get(res, "msg"));
+	const char *det = json_string_value(json_object_get(res, "details"));
 
-	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
-	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
-	for (i = 0; i < 3; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return 0;
+	/* A code that is no error code (0, negative, past an int) would
+	 * print an error object a runtime reads as something else: ours,
+	 * its message kept. */
+	if (json_is_integer(code) && msg && json_integer_value(code) > 0 &&
+	    json_integer_value(code) <= INT_MAX)
+		return cni_fail(r, (int)json_integer_value(code), msg,
+				"IPAM plugin %s: %s", path, det ? det : msg);
+	if (msg)
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s: %s (its error code is not valid)", path, msg);
+	if (WIFSIGNALED(status))
+		return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+				"%s was killed by signal %d (%s)", path,
+				WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
+			"%s exited with status %d%s and no error object", path,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
+			" (as an exec that failed does)" : "");
 }
 
 /* The highest version the plugin and we know, at most the config's. */
@@ -240,12 +259,20 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 	if (spawn(r, "VERSION", NULL, NULL, in, &c) || collect(r, &c, &out, &status))
 		return -1;
 	root = json_loads(out, 0, NULL);
+	free(out);
+	/* A plugin that failed (its error, or one that could not be
+	 * executed) is no version mismatch. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		ipam_error(r, path, root, status);
+		json_decref(root);
+		return -1;
+	}
 	list = json_object_get(root, "supportedVersions");
 	json_array_foreach(list, i, v) {
 		const char *s = json_string_value(v);
 
-		if (s && conf_version_ok(s) && ver_cmp(s, r->conf.version) <= 0 &&
-		    (!best || ver_cmp(s, best) > 0))
+		if (s && conf_version_ok(s) && conf_version_cmp(s, r->conf.version) <= 0 &&
+		    (!best || conf_version_cmp(s, best) > 0))
 			best = s;
 	}
 	/* best points into root: keep the static copy instead. */
@@ -253,7 +280,6 @@ static int negotiate(struct cni_run *r, const char *path, const char **ver)
 		if (!strcmp(best, cni_versions[i]))
 			*ver = cni_versions[i];
 	json_decref(root);
-	free(out);
 	if (!best)
 		return cni_fail(r, CNI_ERR_VERSION, "incompatible CNI versions",
 				"IPAM plugin %s supports no version in 0.3.0..%s",
@@ -298,7 +324,7 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 		sp[strcspn(sp, "\n")] = 0;
 		for (i = 0; i < cni_nversions; i++)
 			if (!strcmp(sp + 1, cni_versions[i]) &&
-			    ver_cmp(cni_versions[i], r->conf.version) <= 0) {
+			    conf_version_cmp(cni_versions[i], r->conf.version) <= 0) {
 				*ver = cni_versions[i];
 				ret = 0;
 			}
@@ -312,22 +338,6 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 		fclose(f);
 	}
 	return 0;
-}
-
-/* Its error object, passed on with its code, or ours when it sent none. */
-static int ipam_error(struct cni_run *r, const char *path, json_t *res,
-		      int status)
-{
-	json_t *code = json_object_get(res, "code");
-	const char *msg = json_string_value(json_object_get(res, "msg"));
-	const char *det = json_string_value(json_object_get(res, "details"));
-
-	if (json_is_integer(code) && msg)
-		return cni_fail(r, (int)json_integer_value(code), msg,
-				"IPAM plugin %s: %s", path, det ? det : msg);
-	return cni_fail(r, CNI_ERR_IPAM, "IPAM plugin failed",
-			"%s exited with status %d and no error object", path,
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 int ipam_start(struct cni_run *r, const char *command, const char *cid,
@@ -483,5 +493,5 @@ int ipam_knows_gc(struct cni_run *r)
 	    (!r->ipam_ver && cached_version(r, path, &r->ipam_ver)))
 		return -1;
 	/* GC came with 1.1.0 and stays in every later version. */
-	return ver_cmp(r->ipam_ver, "1.1.0") >= 0;
+	return conf_version_cmp(r->ipam_ver, "1.1.0") >= 0;
 }

@@ -145,15 +145,19 @@ static int version(struct cni_run *r, const char *in)
 	return 0;
 }
 
+/* since: the first spec version with the verb; a configuration of an older
+ * version cannot ask for it (the spec, and libcni's skel, refuse it with
+ * code 1): a GC sent with a 1.0.0 list carries no valid list to keep. */
 static const struct {
 	const char *name;
 	int (*fn)(struct cni_run *r);
+	const char *since;
 } verbs[] = {
-	{ "ADD", cni_add },
-	{ "DEL", cni_del },
-	{ "CHECK", cni_check },
-	{ "GC", cni_gc },
-	{ "STATUS", cni_status },
+	{ "ADD", cni_add, "0.3.0" },
+	{ "DEL", cni_del, "0.3.0" },
+	{ "CHECK", cni_check, "0.4.0" },
+	{ "GC", cni_gc, "1.1.0" },
+	{ "STATUS", cni_status, "1.1.0" },
 };
 
 static int dispatch(struct cni_run *r, const char *in)
@@ -172,7 +176,13 @@ static int dispatch(struct cni_run *r, const char *in)
 		return cni_fail(r, CNI_ERR_ENV, "unknown CNI_COMMAND",
 				"\"%s\": one of ADD, DEL, CHECK, GC, STATUS, "
 				"VERSION", r->env.command);
-	if (conf_parse(r, in) || check_env(r))
+	if (conf_parse(r, in))
+		return -1;
+	if (conf_version_cmp(r->conf.version, verbs[i].since) < 0)
+		return cni_fail(r, CNI_ERR_VERSION, "incompatible CNI versions",
+				"config version %s does not allow %s (since %s)",
+				r->conf.version, verbs[i].name, verbs[i].since);
+	if (check_env(r))
 		return -1;
 	return verbs[i].fn(r);
 }

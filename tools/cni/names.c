@@ -2,10 +2,15 @@
 /*
  * An attachment's name: the libvnic guest (and filter guest, and state
  * file) of one (container id, interface name).  "CID.IFNAME" when it fits
- * libvnic's 64 characters; runtimes use 64-character ids, which do not, so
- * those get the id's first 47 characters, '-' and 16 hex digits of
- * a 64-bit FNV-1a over id and name.  Deterministic, so DEL and CHECK need
- * only the environment; GC learns the full pair from the state file.
+ * libvnic's 64 characters and CID has no '.': the first '.' then tells the
+ * two apart, where "a.b" + "c" and "a" + "b.c" would share one name (and
+ * one filter, one state file, one tag).  Runtimes use 64-character ids,
+ * which do not fit, so those (and ids with a '.') get the id's first 47
+ * characters, '-' and 16 hex digits of a 64-bit FNV-1a over id and name;
+ * after its first '.' such a name has more than an interface name's 15
+ * characters, so it is never a "CID.IFNAME".  Deterministic, so DEL and
+ * CHECK need only the environment; GC learns the full pair from the state
+ * file.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +34,7 @@ bool cni_valid_id(const char *s)
 	for (i = 1; s[i]; i++)
 		if (!alnum(s[i]) && !strchr("_.-", s[i]))
 			return false;
-	return i <= 1024;
+	return i <= CNI_ID_MAX;
 }
 
 /* The kernel's dev_valid_name(). */
@@ -59,6 +64,8 @@ int cni_guest_name(const char *cid, const char *ifname, char *out)
 	bool plain = lc + 1 + li <= CNI_GUEST_MAX;
 	uint64_t h;
 
+	if (strchr(cid, '.'))
+		plain = false;
 	for (i = 0; plain && i < li; i++)
 		plain = alnum(ifname[i]) || strchr("_.-", ifname[i]);
 	if (plain) {

@@ -129,6 +129,28 @@ void state_remove(struct cni_run *r, const char *guest)
 	unlink(path);
 }
 
+/*
+ * Whether the file name is the one state_write() gives the attachment it
+ * holds.  Anything else is not an attachment's state: GC would release the
+ * lease it names, which may be a valid attachment's.  A write's temporary
+ * copy that an ADD killed before its rename left behind is removed: every
+ * write happens under the dataDir lock, which the caller holds.
+ */
+static bool own_file(const char *name, const char *cid, const char *ifname,
+		     const char *path)
+{
+	char guest[CNI_GUEST_MAX + 1];
+	size_t n;
+
+	if (!cni_valid_id(cid) || !cni_valid_ifname(ifname))
+		return false;
+	cni_guest_name(cid, ifname, guest);
+	n = strlen(guest);
+	if (!strncmp(name, guest, n) && !strcmp(name + n, ".tmp"))
+		unlink(path);
+	return !strcmp(name, guest);
+}
+
 int state_each(struct cni_run *r, state_fn fn, void *arg)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 300];
@@ -147,14 +169,14 @@ int state_each(struct cni_run *r, state_fn fn, void *arg)
 		const char *cid, *ifn, *ns;
 		json_t *o;
 
-		if (de->d_name[0] == '.' || strlen(de->d_name) > CNI_GUEST_MAX)
+		if (de->d_name[0] == '.' || strlen(de->d_name) > CNI_GUEST_MAX + 4)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		o = json_load_file(path, 0, NULL);
 		cid = json_string_value(json_object_get(o, "containerID"));
 		ifn = json_string_value(json_object_get(o, "ifname"));
 		ns = json_string_value(json_object_get(o, "netns"));
-		if (cid && ifn)
+		if (cid && ifn && own_file(de->d_name, cid, ifn, path))
 			ret = fn(r, de->d_name, cid, ifn, ns, arg);
 		json_decref(o);
 	}
