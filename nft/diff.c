@@ -395,10 +395,9 @@ static struct nftnl_set *elem_set(struct vnic_nft *n, const char *name)
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 
-	if (s) {
-		nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-		nftnl_set_set_str(s, NFTNL_SET_NAME, name);
-		nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_NETDEV);
+	if (s && set_id(s, n->table, name)) {
+		nftnl_set_free(s);
+		s = NULL;
 	}
 	return s;
 }

@@ -16,6 +16,7 @@
  * Independent oracles: nft(8) (text, JSON, monitor), our own
  * NFT_MSG_GETGEN/GETTABLE requests, and frames.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -48,6 +49,76 @@
 #include "util.h"
 #include "lib/testing.h"
 #include "pkt.h"
+
+/*
+ * libnftnl's allocations failing, one at a time: while nftnl_fail.nth is
+ * set, the nth allocation (malloc, calloc, realloc, strdup) whose caller
+ * is libnftnl fails as it would out of memory.  Not under the address
+ * sanitizer, whose allocator must see every block that free() is given.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NFTNL_FAIL_HOOK 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NFTNL_FAIL_HOOK 0
+#endif
+#endif
+#ifndef NFTNL_FAIL_HOOK
+#define NFTNL_FAIL_HOOK 1
+#endif
+
+static struct {
+	unsigned int nth, seen;
+	bool hit;
+} nftnl_fail;
+
+#if NFTNL_FAIL_HOOK
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t sz);
+extern void *__libc_realloc(void *p, size_t n);
+
+static bool nftnl_fails(const void *caller)
+{
+	Dl_info info;
+
+	if (!nftnl_fail.nth || !dladdr(caller, &info) || !info.dli_fname ||
+	    !strstr(info.dli_fname, "libnftnl") ||
+	    ++nftnl_fail.seen != nftnl_fail.nth)
+		return false;
+	nftnl_fail.hit = true;
+	errno = ENOMEM;
+	return true;
+}
+
+void *malloc(size_t n)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t sz)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL :
+	       __libc_calloc(n, sz);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL :
+	       __libc_realloc(p, n);
+}
+
+/* libnftnl copies names with strdup(), whose malloc() is libc's. */
+char *strdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *d;
+
+	if (nftnl_fails(__builtin_return_address(0)))
+		return NULL;
+	d = __libc_malloc(len);
+	return d ? memcpy(d, s, len) : NULL;
+}
+#endif
 
 static const char *kind_str(enum vnic_kind k)
 {
@@ -1950,6 +2021,145 @@ TEST_F(nft, remove_and_sync_remove)
 	expect_guests(_metadata, self->n, one, 1);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+}
+
+/*
+ * Every allocation of libnftnl's during an apply failing in turn (the
+ * table's, its sets', chains', rules', expressions', the names and
+ * userdata they copy): the apply is -ENOMEM and writes nothing, never a
+ * message missing what failed (the kernel's -EINVAL) nor a rule missing an
+ * expression; the same handle then applies it, and the ruleset is the one
+ * an apply without failures makes.
+ */
+/* The ruleset without the state element's generation (g=): it moves
+ * with every commit. */
+static char *ruleset_text_nogen(void)
+{
+	char *t;
+
+	if (cmd_out(&t, "nft list ruleset | sed 's/ g=[0-9]*//'")) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+TEST_F(nft, libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	char *want, *got;
+	unsigned int k;
+	int ret;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	want = ruleset_text_nogen();
+	ASSERT_NE(NULL, want);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, st_run_cmd("nft delete table netdev vnic 2>/dev/null; "
+				"! nft list tables | grep -q ."));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n));
+	for (k = 1; k < 5000; k++) {
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_apply(self->n, self->p, &res);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		ASSERT_EQ(-ENOMEM, ret)
+			TH_LOG("libnftnl's allocation %u failed: %s", k,
+			       vnic_ctx_errmsg(self->t.ctx));
+		ASSERT_NE(0, st_run_cmd("nft list tables | grep -q ."))
+			TH_LOG("allocation %u failed, yet a table is left", k);
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(10u, k);
+	got = ruleset_text_nogen();
+	ASSERT_NE(NULL, got);
+	EXPECT_STREQ(want, got);
+	free(want);
+	free(got);
+}
+
+/*
+ * Calls call(self) with libnftnl's 1st, 2nd, ... allocation failing until
+ * it allocates no more: each is -ENOMEM and leaves the ruleset as it was
+ * (generation included).  Returns what the call without a failure does.
+ */
+static int fail_each(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
+		     int (*call)(FIXTURE_DATA(nft) *self), const char *what)
+{
+	char *before, *after;
+	unsigned int k;
+	int ret = -1;
+
+	before = ruleset_text_nogen();
+	if (!before)
+		return -1;
+	for (k = 1; k < 5000; k++) {
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = call(self);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret)
+			TH_LOG("%s, libnftnl's allocation %u failed: %s", what, k,
+			       vnic_ctx_errmsg(self->t.ctx));
+		after = ruleset_text_nogen();
+		EXPECT_STREQ(before, after ? after : "")
+			TH_LOG("%s, allocation %u failed", what, k);
+		free(after);
+		if (ret != -ENOMEM)
+			break;
+	}
+	free(before);
+	TH_LOG("%s: %u allocations of libnftnl's failed in turn", what, k - 1);
+	EXPECT_LT(1u, k);
+	return ret;
+}
+
+static int sync_q(FIXTURE_DATA(nft) *self)
+{
+	return vnic_filter_sync(self->n, self->q, NULL);
+}
+
+static int remove_both(FIXTURE_DATA(nft) *self)
+{
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+
+	return vnic_filter_remove(self->n, both, 2, NULL);
+}
+
+/* The same for a sync that changes a guest (its rules go) and a remove:
+ * the messages the read-back and the diff build. */
+TEST_F(nft, libnftnl_allocation_failures_in_sync_and_remove)
+{
+	struct vnic_filter_result res;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, fail_each(_metadata, self, sync_q, "sync"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list chain netdev vnic g_" PKT_GUEST
+				" 2>/dev/null"));
+	ASSERT_EQ(0, fail_each(_metadata, self, remove_both, "remove"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 }
 
 /*
