@@ -32,6 +32,8 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 
 		ti->exists = true;
 		ti->flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		if (nftnl_table_is_set(t, NFTNL_TABLE_OWNER))
+			ti->owner = nftnl_table_get_u32(t, NFTNL_TABLE_OWNER);
 		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
 		ti->comment_ours = check_table_comment(ud, len);
 	}
