@@ -1475,12 +1475,13 @@ out:
 		res->genid = commit && sent ? genid + 1 : genid;
 	}
 	if (!err && commit) {
-		err = adopt_chains(n, &want);
+		/* Committed: a failure now is the handle's memory of it only,
+		 * which is read again before it is used (not the sync's). */
+		n->stale = adopt_chains(n, &want) != 0;
 		n->table_digest = digest;
 		n->has_state = true;
 		n->pending = n->damaged = false;
-		n->stale = err != 0;
-		n->clean = !err;
+		n->clean = !n->stale;
 		n->clean_gen = sent ? genid + 1 : genid;
 	}
 	nbatch_free(&b);

@@ -226,9 +226,14 @@ int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
 	unsigned int i, k = 0;
 	size_t bytes = 0;
 	char **out, *s;
+	int err;
 
 	if (!n || !names || !count)
 		return -EINVAL;
+	/* What the handle knows went stale (a sync that committed but could
+	 * not record it, a failed change): the kernel's, read again. */
+	if (n->stale && (err = open_state(n)))
+		return err;
 	/* A damaged table's guests are not known: say what is wrong. */
 	if (refuse_damaged(n))
 		return -EUCLEAN;

@@ -53,7 +53,8 @@
 /*
  * libnftnl's allocations failing, one at a time: while nftnl_fail.nth is
  * set, the nth allocation (malloc, calloc, realloc, strdup) whose caller
- * is libnftnl fails as it would out of memory.  Not under the address
+ * is libnftnl (with nftnl_fail.any, anyone) fails as it would out of
+ * memory.  Not under the address
  * sanitizer, whose allocator must see every block that free() is given.
  */
 #if defined(__SANITIZE_ADDRESS__)
@@ -70,6 +71,7 @@
 static struct {
 	unsigned int nth, seen;
 	bool hit;
+	bool any;			/* count every caller's, not libnftnl's */
 } nftnl_fail;
 
 #if NFTNL_FAIL_HOOK
@@ -81,9 +83,12 @@ static bool nftnl_fails(const void *caller)
 {
 	Dl_info info;
 
-	if (!nftnl_fail.nth || !dladdr(caller, &info) || !info.dli_fname ||
-	    !strstr(info.dli_fname, "libnftnl") ||
-	    ++nftnl_fail.seen != nftnl_fail.nth)
+	if (!nftnl_fail.nth)
+		return false;
+	if (!nftnl_fail.any && (!dladdr(caller, &info) || !info.dli_fname ||
+				!strstr(info.dli_fname, "libnftnl")))
+		return false;
+	if (++nftnl_fail.seen != nftnl_fail.nth)
 		return false;
 	nftnl_fail.hit = true;
 	errno = ENOMEM;
@@ -2159,6 +2164,68 @@ TEST_F(nft, libnftnl_allocation_failures_in_sync_and_remove)
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* Armed right before a sync's batch is sent: the nth allocation after. */
+static void fail_after_commit(void *arg)
+{
+	nftnl_fail.seen = 0;
+	nftnl_fail.hit = false;
+	nftnl_fail.any = true;
+	nftnl_fail.nth = *(unsigned int *)arg;
+}
+
+/*
+ * A sync that committed (vm2 removed) while an allocation after its commit
+ * fails, each in turn: the commit stands, so the sync says 0 and the
+ * handle knows what the kernel has (its guests, a remove of vm1); a sync
+ * that says an error committed nothing.
+ */
+TEST_F(nft, allocation_failure_after_sync_commit)
+{
+	const char *const one[] = { PKT_GUEST };
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_filter_result res;
+	unsigned int k;
+	bool gone;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	for (k = 1; k < 1000; k++) {
+		ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, fail_after_commit, &k));
+		ret = vnic_filter_sync(self->n, self->q, NULL);
+		nftnl_fail.nth = 0;
+		nftnl_fail.any = false;
+		ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, NULL, NULL));
+		if (!nftnl_fail.hit)
+			break;
+		gone = !st_run_cmd("! nft list set netdev vnic guests | grep -q "
+				   PKT_GUEST2);
+		if (ret) {
+			EXPECT_FALSE(gone) TH_LOG("allocation %u after the commit "
+						  "failed: %d (%s), yet vm2 is gone",
+						  k, ret, vnic_ctx_errmsg(self->t.ctx));
+			expect_guests(_metadata, self->n, both, 2);
+		} else {
+			EXPECT_TRUE(gone);
+			expect_guests(_metadata, self->n, one, 1);
+		}
+		if (_metadata->exit_code)
+			break;
+		ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, NULL))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		expect_guests(_metadata, self->n, both, 2);
+	}
+	TH_LOG("%u allocations after the commit failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(1u, k);
+	ASSERT_EQ(0, vnic_filter_remove(self->n, one, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
 }
 
 /*
