@@ -1397,7 +1397,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	uint64_t digest = 0;
 	unsigned int sent = 0;
 	uint32_t genid;
-	bool claim;
+	bool claim, stopped = false;
 	struct nbatch b;
 	int err;
 
@@ -1450,7 +1450,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 		n->before_commit(n->before_commit_arg);
 out:
 	if (!err)
-		err = report(&dc, fn, arg);
+		stopped = (err = report(&dc, fn, arg)) != 0;
 	if (!err && commit && b.msgs) {
 		uint64_t g = genid;
 
@@ -1488,26 +1488,24 @@ out:
 	dctx_free(&dc);
 	tstate_free(&have);
 	tstate_free(&want);
+	/* A commit of anyone's between the read and ours fails ours (the
+	 * batch carries the generation read): -EAGAIN, as apply and remove.
+	 * What the caller's fn returned is returned as it is, whatever. */
+	if (!stopped && (err == -ERESTART || err == -EINTR))
+		err = vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_CREATE, -1, NULL,
+				   "the ruleset of table %s changed while this "
+				   "commit was built", n->table);
 	return err;
 }
 
-/* A commit of anyone's between the read and ours fails ours (the batch
- * carries the generation read): -EAGAIN, as apply and remove. */
 int diff_sync(struct vnic_nft *n, const struct vnic_policy *p,
 	      const struct resolved *r, bool commit,
 	      int (*fn)(const struct vnic_nft_diff *d, void *arg), void *arg,
 	      struct vnic_nft_result *res)
 {
-	int err;
-
 	if (res) {
 		memset(res, 0, sizeof(*res));
 		res->sz = sizeof(*res);
 	}
-	err = once(n, p, r, commit, fn, arg, res);
-	if (err == -ERESTART || err == -EINTR)
-		err = vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_CREATE, -1, NULL,
-				   "the ruleset of table %s changed while this "
-				   "commit was built", n->table);
-	return err;
+	return once(n, p, r, commit, fn, arg, res);
 }

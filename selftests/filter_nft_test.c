@@ -2228,6 +2228,45 @@ TEST_F(nft, allocation_failure_after_sync_commit)
 	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
 }
 
+static int stop_cb(const struct vnic_filter_diff *d, void *arg)
+{
+	(void)d;
+	return *(int *)arg;
+}
+
+/*
+ * The diff callback's non-zero return stops a sync, which returns it and
+ * writes nothing: any value, -EINTR and -ERESTART too (not taken for a
+ * ruleset that changed meanwhile, -EAGAIN).
+ */
+TEST_F(nft, diff_callback_return_is_returned)
+{
+	static const int stops[] = { -EINTR, -ERESTART, 7, -ECANCELED };
+	struct vnic_filter_result res;
+	uint32_t g0, g1;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, nft_genid(&g0));
+	for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		int stop = stops[i];
+
+		ret = vnic_filter_sync_diff(self->n, self->q, stop_cb, &stop, NULL);
+		EXPECT_EQ(stop, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		ret = vnic_filter_diff(self->n, self->q, stop_cb, &stop, NULL);
+		EXPECT_EQ(stop, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	}
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q "
+				PKT_GUEST2));
+}
+
 /*
  * A guest added next to one already installed (a later transaction), and
  * then one NIC moved from a guest to another: the base chains gain and
