@@ -2268,6 +2268,52 @@ TEST_F(nft, diff_callback_return_is_returned)
 }
 
 /*
+ * vnic_filter_render() out of memory, each allocation in turn: -ENOMEM
+ * with a message of its own (not the one an earlier call left), *text
+ * untouched.
+ */
+TEST_F(nft, render_failures_have_their_own_message)
+{
+	const char *const ghost[] = { "nosuchvm" };
+	struct vnic_filter_result res;
+	char *text;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	for (k = 1; k < 5000; k++) {
+		ASSERT_EQ(-ENOENT, vnic_filter_remove(self->n, ghost, 1, NULL));
+		ASSERT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "nosuchvm"));
+		text = NULL;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.any = true;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_render(self->n, self->p, &text);
+		nftnl_fail.nth = 0;
+		nftnl_fail.any = false;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", k);
+		EXPECT_EQ(NULL, text);
+		EXPECT_EQ(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "nosuchvm"))
+			TH_LOG("allocation %u failed: the message is the last call's: %s",
+			       k, vnic_ctx_errmsg(self->t.ctx));
+		if (_metadata->exit_code)
+			break;
+	}
+	TH_LOG("%u allocations failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, "table netdev vnic"));
+	free(text);
+}
+
+/*
  * A guest added next to one already installed (a later transaction), and
  * then one NIC moved from a guest to another: the base chains gain and
  * lose devices on both their hooks.
