@@ -485,6 +485,8 @@ int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics);
 void inst_forget(struct vnic_nft *n, struct installed *in);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);
+/* The names of the guests the handle knows (vnic_nft_guests()'s list). */
+int inst_names(const struct vnic_nft *n, char ***names, unsigned int *count);
 /* The installed guest that claims NIC ifname, or NULL. */
 const struct installed *nic_owner(const struct vnic_nft *n, const char *ifname);
 /* The guests set read back: each guest known by name and digest; the XOR
