@@ -3,7 +3,8 @@
  * The public changes: apply (add or replace guests), remove (sync, which
  * makes the table hold exactly a policy, is sync.c).  Each checks its input, then builds
  * one change (change.c); a change whose prefix chains the kernel refused
- * is built once more without them.
+ * is built once more without them.  And the guests installed, read again
+ * first when the handle's view went stale, as a change does.
  */
 #include <errno.h>
 #include <string.h>
@@ -259,4 +260,20 @@ int vnic_nft_remove(struct vnic_nft *n, const char *const *guests,
 		err = vnic_err_fallback(n->ctx, err, VNIC_STEP_DUMP,
 					"removing guests");
 	return result_out(res, rp, err);
+}
+
+int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
+{
+	int err;
+
+	if (!n || !names || !count)
+		return -EINVAL;
+	/* What the handle knows went stale (a sync that committed but could
+	 * not record it, a failed change): the kernel's, read again. */
+	if (n->stale && (err = open_state(n)))
+		return err;
+	/* A damaged table's guests are not known: say what is wrong. */
+	if (refuse_damaged(n))
+		return -EUCLEAN;
+	return inst_names(n, names, count);
 }

@@ -151,6 +151,7 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 	const char *name;
 	unsigned int i;
 	char why[160];
+	int err = 0;
 
 	if (!s)
 		return -ENOMEM;
@@ -163,7 +164,8 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 				    "table netdev %s: refused a malformed reply "
 				    "from the kernel: %s", sr->n->table, why);
 	}
-	if (!set_named_ours(nlh) || nftnl_set_nlmsg_parse(nlh, s) < 0 ||
+	if (!set_named_ours(nlh) ||
+	    (err = NPARSE(nftnl_set_nlmsg_parse(nlh, s))) ||
 	    !(name = nftnl_set_get_str(s, NFTNL_SET_NAME))) {
 		sr->count++;
 		goto out;
@@ -183,7 +185,7 @@ static int set_check_cb(const struct nlmsghdr *nlh, void *data)
 	/* Other sets are someone's additions: harmless to libvnic. */
 out:
 	nftnl_set_free(s);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 int check_sets(struct vnic_nft *n, struct table_info *ti)
@@ -200,9 +202,11 @@ int check_sets(struct vnic_nft *n, struct table_info *ti)
 	n->tflags = ti->flags;
 	sizes_reset(n);
 	req = nfnl_req(buf, NFT_MSG_GETSET, NLM_F_DUMP, n);
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
+	err = set_id(s, n->table, NULL);
 	nftnl_set_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
+	if (err)
+		return err;
 	err = nfnl_get(n, req, &nr_set_any, set_check_cb, &sr);
 	if (err)
 		return err;

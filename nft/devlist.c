@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
 
 #include "nft/internal.h"
@@ -89,4 +90,41 @@ int chain_set_devices(struct nftnl_chain *c, const char **devs)
 	for (i = 0; got && i < n && got[i]; i++)
 		;
 	return got && i == n ? 0 : -ENOMEM;
+}
+
+/* The device names of a chain message's NFTA_HOOK_DEVS. */
+static unsigned int msg_devs(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a, *h, *d;
+	unsigned int k = 0;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_CHAIN_HOOK)
+			continue;
+		mnl_attr_for_each_nested(h, a) {
+			if (mnl_attr_get_type(h) != NFTA_HOOK_DEVS)
+				continue;
+			mnl_attr_for_each_nested(d, h)
+				k += mnl_attr_get_type(d) == NFTA_DEVICE_NAME;
+		}
+	}
+	return k;
+}
+
+/*
+ * A chain libnftnl parsed from nlh: libnftnl 1.2.4 copies the names of
+ * NFTA_HOOK_DEVS with strdup() and ends the array at the first copy that
+ * failed, parsing "successfully" (NFTA_HOOK_DEV's failure it reports).  So
+ * the names kept are counted against the message's: fewer is -ENOMEM, not
+ * a chain that lost devices.
+ */
+int chain_parsed_devs(const struct nlmsghdr *nlh, const struct nftnl_chain *c)
+{
+	const char *const *devs = nftnl_chain_is_set(c, NFTNL_CHAIN_DEVICES) ?
+				  nftnl_chain_get_array(c, NFTNL_CHAIN_DEVICES) : NULL;
+	unsigned int k = 0;
+
+	while (devs && devs[k])
+		k++;
+	return k < msg_devs(nlh) ? -ENOMEM : 0;
 }

@@ -395,10 +395,9 @@ static struct nftnl_set *elem_set(struct vnic_nft *n, const char *name)
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 
-	if (s) {
-		nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-		nftnl_set_set_str(s, NFTNL_SET_NAME, name);
-		nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_NETDEV);
+	if (s && set_id(s, n->table, name)) {
+		nftnl_set_free(s);
+		s = NULL;
 	}
 	return s;
 }
@@ -1398,7 +1397,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	uint64_t digest = 0;
 	unsigned int sent = 0;
 	uint32_t genid;
-	bool claim;
+	bool claim, stopped = false;
 	struct nbatch b;
 	int err;
 
@@ -1451,7 +1450,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 		n->before_commit(n->before_commit_arg);
 out:
 	if (!err)
-		err = report(&dc, fn, arg);
+		stopped = (err = report(&dc, fn, arg)) != 0;
 	if (!err && commit && b.msgs) {
 		uint64_t g = genid;
 
@@ -1476,38 +1475,37 @@ out:
 		res->genid = commit && sent ? genid + 1 : genid;
 	}
 	if (!err && commit) {
-		err = adopt_chains(n, &want);
+		/* Committed: a failure now is the handle's memory of it only,
+		 * which is read again before it is used (not the sync's). */
+		n->stale = adopt_chains(n, &want) != 0;
 		n->table_digest = digest;
 		n->has_state = true;
 		n->pending = n->damaged = false;
-		n->stale = err != 0;
-		n->clean = !err;
+		n->clean = !n->stale;
 		n->clean_gen = sent ? genid + 1 : genid;
 	}
 	nbatch_free(&b);
 	dctx_free(&dc);
 	tstate_free(&have);
 	tstate_free(&want);
+	/* A commit of anyone's between the read and ours fails ours (the
+	 * batch carries the generation read): -EAGAIN, as apply and remove.
+	 * What the caller's fn returned is returned as it is, whatever. */
+	if (!stopped && (err == -ERESTART || err == -EINTR))
+		err = vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_CREATE, -1, NULL,
+				   "the ruleset of table %s changed while this "
+				   "commit was built", n->table);
 	return err;
 }
 
-/* A commit of anyone's between the read and ours fails ours (the batch
- * carries the generation read): -EAGAIN, as apply and remove. */
 int diff_sync(struct vnic_nft *n, const struct vnic_policy *p,
 	      const struct resolved *r, bool commit,
 	      int (*fn)(const struct vnic_nft_diff *d, void *arg), void *arg,
 	      struct vnic_nft_result *res)
 {
-	int err;
-
 	if (res) {
 		memset(res, 0, sizeof(*res));
 		res->sz = sizeof(*res);
 	}
-	err = once(n, p, r, commit, fn, arg, res);
-	if (err == -ERESTART || err == -EINTR)
-		err = vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_CREATE, -1, NULL,
-				   "the ruleset of table %s changed while this "
-				   "commit was built", n->table);
-	return err;
+	return once(n, p, r, commit, fn, arg, res);
 }

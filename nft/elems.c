@@ -236,16 +236,25 @@ static int flush_rules(struct put *pt, const char *chain);
 
 /* --- custom rules: a chain of the guest's own ------------------------- */
 
-static struct nftnl_expr *add_expr(struct nftnl_rule *r, const char *name)
+/* A rule being built; err: the first expression that could not be made
+ * (the rule would match more than it says without it). */
+struct xrule {
+	struct nftnl_rule *r;
+	int err;
+};
+
+static struct nftnl_expr *add_expr(struct xrule *x, const char *name)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc(name);
 
 	if (e)
-		nftnl_rule_add_expr(r, e);
+		nftnl_rule_add_expr(x->r, e);
+	else
+		x->err = -ENOMEM;
 	return e;
 }
 
-static void e_meta(struct nftnl_rule *r, uint32_t key)
+static void e_meta(struct xrule *r, uint32_t key)
 {
 	struct nftnl_expr *e = add_expr(r, "meta");
 
@@ -255,7 +264,7 @@ static void e_meta(struct nftnl_rule *r, uint32_t key)
 	}
 }
 
-static void e_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+static void e_payload(struct xrule *r, uint32_t base, uint32_t off, uint32_t len)
 {
 	struct nftnl_expr *e = add_expr(r, "payload");
 
@@ -267,7 +276,7 @@ static void e_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_
 	}
 }
 
-static void e_cmp(struct nftnl_rule *r, const void *data, uint32_t len)
+static void e_cmp(struct xrule *r, const void *data, uint32_t len)
 {
 	struct nftnl_expr *e = add_expr(r, "cmp");
 
@@ -278,7 +287,7 @@ static void e_cmp(struct nftnl_rule *r, const void *data, uint32_t len)
 	}
 }
 
-static void e_daddr(struct nftnl_rule *r, const struct prule *pr)
+static void e_daddr(struct xrule *r, const struct prule *pr)
 {
 	uint32_t len = pr->family == AF_INET ? 4 : 16;
 	uint8_t mask[16] = { 0 }, x[16] = { 0 };
@@ -304,7 +313,7 @@ static void e_daddr(struct nftnl_rule *r, const struct prule *pr)
 	e_cmp(r, pr->addr, len);
 }
 
-static void e_ports(struct nftnl_rule *r, const struct prule *pr)
+static void e_ports(struct xrule *r, const struct prule *pr)
 {
 	uint16_t lo = htons(pr->pmin), hi = htons(pr->pmax);
 	struct nftnl_expr *e;
@@ -323,17 +332,16 @@ static void e_ports(struct nftnl_rule *r, const struct prule *pr)
 	}
 }
 
+/* The rule, tagged, or NULL when any part of it could not be made. */
 static struct nftnl_rule *custom_rule(struct put *pt, const char *chain,
 				      const char *ctr, const struct prule *pr)
 {
-	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct xrule xr = { nftnl_rule_alloc(), 0 }, *r = &xr;
 	struct nftnl_expr *e;
 
-	if (!r)
+	if (!xr.r)
 		return NULL;
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	xr.err = rule_id(xr.r, pt->n->table, chain);
 	if (pr->family)
 		e_daddr(r, pr);
 	if (pr->l4proto) {
@@ -346,7 +354,7 @@ static struct nftnl_rule *custom_rule(struct put *pt, const char *chain,
 		e = add_expr(r, "objref");
 		if (e) {
 			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
-			nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, ctr);
+			xr.err = xr.err ?: expr_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, ctr);
 		}
 	}
 	e = add_expr(r, "immediate");
@@ -355,7 +363,13 @@ static struct nftnl_rule *custom_rule(struct put *pt, const char *chain,
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT,
 				   pr->accept ? NF_ACCEPT : NF_DROP);
 	}
-	return r;
+	if (!xr.err)
+		xr.err = rule_tag(xr.r);
+	if (xr.err) {
+		nftnl_rule_free(xr.r);
+		return NULL;
+	}
+	return xr.r;
 }
 
 static int put_chain(struct put *pt, const char *name, uint16_t type)
@@ -365,10 +379,8 @@ static int put_chain(struct put *pt, const char *name, uint16_t type)
 
 	if (!c)
 		return -ENOMEM;
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, pt->n->table);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
-	nlh = nbatch_msg(pt->b, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0);
+	nlh = chain_id(c, pt->n->table, name) ? NULL :
+	      nbatch_msg(pt->b, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0);
 	if (nlh) {
 		nftnl_chain_nlmsg_build_payload(nlh, c);
 		nbatch_end(pt->b, nlh);
@@ -406,7 +418,6 @@ static int custom_chain(struct put *pt, const struct pguest *g, const char *chai
 
 		if (!r)
 			return -ENOMEM;
-		rule_tag(r);
 		nlh = nbatch_msg(pt->b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
 		if (nlh) {
 			nftnl_rule_nlmsg_build_payload(nlh, r);
@@ -504,11 +515,10 @@ static int flush_rules(struct put *pt, const char *chain)
 
 	if (!r)
 		return -ENOMEM;
-	/* A DELRULE without a handle flushes the chain. */
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, pt->n->table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-	nlh = nbatch_msg(pt->b, NFT_MSG_DELRULE, 0);
+	/* A DELRULE without a handle flushes the chain; without the chain's
+	 * name, every chain of the table. */
+	nlh = rule_id(r, pt->n->table, chain) ? NULL :
+	      nbatch_msg(pt->b, NFT_MSG_DELRULE, 0);
 	if (nlh) {
 		nftnl_rule_nlmsg_build_payload(nlh, r);
 		nbatch_end(pt->b, nlh);
@@ -543,14 +553,12 @@ static int to_chain(struct put *pt, const struct pguest *g)
 		err = -ENOMEM;
 		goto out;
 	}
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, pt->n->table);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, layout_egress_hook());
 	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-	nlh = chain_set_devices(c, devs) ? NULL :
+	nlh = chain_id(c, pt->n->table, name) ||
+	      nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter") < 0 ||
+	      chain_set_devices(c, devs) ? NULL :
 	      nbatch_msg(pt->b, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
 	if (nlh) {
 		nftnl_chain_nlmsg_build_payload(nlh, c);

@@ -221,17 +221,12 @@ int read_guests(struct vnic_nft *n, uint64_t *digest, unsigned int *count)
 	return err;
 }
 
-int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
+int inst_names(const struct vnic_nft *n, char ***names, unsigned int *count)
 {
 	unsigned int i, k = 0;
 	size_t bytes = 0;
 	char **out, *s;
 
-	if (!n || !names || !count)
-		return -EINVAL;
-	/* A damaged table's guests are not known: say what is wrong. */
-	if (refuse_damaged(n))
-		return -EUCLEAN;
 	for (i = 0; i < n->ninst; i++)
 		if (n->inst[i].name[0])
 			bytes += strlen(n->inst[i].name) + 1, k++;

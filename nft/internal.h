@@ -150,6 +150,25 @@ int devlist_add(struct devlist *d, const char *name);
 void devlist_del(struct devlist *d, const char *name);
 struct nftnl_chain;
 int chain_set_devices(struct nftnl_chain *c, const char **devs);
+int chain_parsed_devs(const struct nlmsghdr *nlh, const struct nftnl_chain *c);
+
+/* setattr.c: the table, name and family of an object of libnftnl's, and
+ * an expression's string: 0, or -ENOMEM where libnftnl's copy failed
+ * (the message would lack the attribute).  name NULL: none (a dump). */
+struct nftnl_table;
+struct nftnl_rule;
+struct nftnl_obj;
+struct nftnl_expr;
+int table_id(struct nftnl_table *t, const char *name);
+int chain_id(struct nftnl_chain *c, const char *table, const char *name);
+int rule_id(struct nftnl_rule *r, const char *table, const char *chain);
+int set_id(struct nftnl_set *s, const char *table, const char *name);
+int obj_id(struct nftnl_obj *o, const char *table, const char *name);
+int expr_str(struct nftnl_expr *e, uint16_t attr, const char *s);
+/* libnftnl's nftnl_*_nlmsg_parse(): 0 parsed, 1 refused (malformed), or
+ * -ENOMEM when a copy failed (told by errno): not "the kernel has none". */
+int parse_ret(int ret);
+#define NPARSE(call)	(errno = 0, parse_ret(call))
 
 /* A netdev base chain hooks at most NFT_NETDEVICE_MAX (256) devices. */
 #define SHARD_DEVS 255
@@ -466,6 +485,8 @@ int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics);
 void inst_forget(struct vnic_nft *n, struct installed *in);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);
+/* The names of the guests the handle knows (vnic_nft_guests()'s list). */
+int inst_names(const struct vnic_nft *n, char ***names, unsigned int *count);
 /* The installed guest that claims NIC ifname, or NULL. */
 const struct installed *nic_owner(const struct vnic_nft *n, const char *ifname);
 /* The guests set read back: each guest known by name and digest; the XOR
@@ -515,8 +536,8 @@ int diff_sync(struct vnic_nft *n, const struct vnic_policy *p,
 	      struct vnic_nft_result *res);
 
 /* ruletag.c: the tag of every rule libvnic writes (its userdata). */
-struct nftnl_rule;
-void rule_tag(struct nftnl_rule *r);
+/* 0, or -ENOMEM where libnftnl could not copy it. */
+int rule_tag(struct nftnl_rule *r);
 bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag);
 
 /* damaged.c: -EUCLEAN with what open found damaged, or 0. */

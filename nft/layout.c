@@ -30,12 +30,14 @@ int layout_table(struct vnic_nft *n, struct nbatch *b, bool create)
 		flags |= NFT_TABLE_F_OWNER;
 	if (!(n->flags & VNIC_NFT_NO_PERSIST) && (n->features & VNIC_NFT_FEAT_PERSIST))
 		flags |= NFT_TABLE_F_PERSIST;
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, n->table);
-	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_NETDEV);
 	nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
 	udlen = udata_comment("managed by libvnic", ud, sizeof(ud));
-	if (udlen)
-		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, ud, (uint32_t)udlen);
+	if (table_id(t, n->table) ||
+	    (udlen && nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, ud,
+					   (uint32_t)udlen) < 0)) {
+		nftnl_table_free(t);
+		return -ENOMEM;
+	}
 	return PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE | (create ? NLM_F_EXCL : 0),
 		   t, table);
 }
@@ -75,24 +77,24 @@ int layout_set(struct vnic_nft *n, struct nbatch *b, enum nset s, uint32_t size)
 
 	if (!set)
 		return -ENOMEM;
-	nftnl_set_set_str(set, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(set, NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
-	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_NETDEV);
+	err = set_id(set, n->table, set_name(s, name, sizeof(name)));
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, d->key_type);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, d->key_len);
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, d->flags);
 	nftnl_set_set_u32(set, NFTNL_SET_ID, (uint32_t)s + 1);
 	if (size)
 		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, size);
-	if (d->udata)
-		nftnl_set_set_data(set, NFTNL_SET_USERDATA, d->udata, d->udata_len);
+	if (!err && d->udata &&
+	    nftnl_set_set_data(set, NFTNL_SET_USERDATA, d->udata, d->udata_len) < 0)
+		err = -ENOMEM;
 	if (d->flags & NFT_SET_OBJECT)
 		nftnl_set_set_u32(set, NFTNL_SET_OBJ_TYPE, d->obj_type);
 	if (d->flags & NFT_SET_MAP) {
 		nftnl_set_set_u32(set, NFTNL_SET_DATA_TYPE, d->data_type);
 		nftnl_set_set_u32(set, NFTNL_SET_DATA_LEN, 0);
 	}
-	err = set_const_elems(set, d);
+	if (!err)
+		err = set_const_elems(set, d);
 	nlh = err ? NULL : nbatch_msg(b, NFT_MSG_NEWSET, NLM_F_CREATE);
 	if (nlh) {
 		nftnl_set_nlmsg_build_payload(nlh, set);
@@ -128,9 +130,10 @@ static int regular_chain(struct vnic_nft *n, struct nbatch *b, const char *name)
 
 	if (!ch)
 		return -ENOMEM;
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	if (chain_id(ch, n->table, name)) {
+		nftnl_chain_free(ch);
+		return -ENOMEM;
+	}
 	return PUT(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, ch, chain);
 }
 

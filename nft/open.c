@@ -80,9 +80,15 @@ static int claim_table(struct vnic_nft *n, const struct table_info *ti,
 	return claim_err(n, err, ti->flags);
 }
 
-/* Whether opening must write: to claim the table. */
+/* Whether opening must write: to claim the table.  Not when this handle's
+ * socket owns it already (a read again after a failed change): claiming
+ * again would be a commit of its own, after a change that is to leave the
+ * ruleset as it was. */
 static bool open_claims(const struct vnic_nft *n, const struct table_info *ti)
 {
+	if ((ti->flags & NFT_TABLE_F_OWNER) && ti->owner == n->nl.portid &&
+	    !n->replay)
+		return false;
 	return ti->exists && !(n->flags & (VNIC_NFT_READ_ONLY | VNIC_NFT_NO_OWNER));
 }
 

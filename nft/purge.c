@@ -199,8 +199,10 @@ static int del_set(struct vnic_nft *n, struct nbatch *b,
 
 	if (!del)
 		return -ENOMEM;
-	nftnl_set_set_str(del, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(del, NFTNL_SET_NAME, set_name(s, name, sizeof(name)));
+	if (set_id(del, n->table, set_name(s, name, sizeof(name)))) {
+		nftnl_set_free(del);
+		return -ENOMEM;
+	}
 	for (i = 0; i < k && el[i]->set == s; i++) {
 		struct nftnl_set_elem *d = nftnl_set_elem_alloc();
 

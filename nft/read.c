@@ -21,20 +21,24 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct table_info *ti = data;
 	struct nftnl_table *t = nftnl_table_alloc();
+	int err;
 
 	if (!t)
 		return -ENOMEM;
-	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+	err = NPARSE(nftnl_table_nlmsg_parse(nlh, t));
+	if (!err) {
 		const void *ud;
 		uint32_t len = 0;
 
 		ti->exists = true;
 		ti->flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		if (nftnl_table_is_set(t, NFTNL_TABLE_OWNER))
+			ti->owner = nftnl_table_get_u32(t, NFTNL_TABLE_OWNER);
 		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
 		ti->comment_ours = check_table_comment(ud, len);
 	}
 	nftnl_table_free(t);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 /* " n=A,B,...": STATE_COUNTS numbers. */
@@ -112,9 +116,11 @@ int read_table(struct vnic_nft *n, struct table_info *ti)
 	if (!t)
 		return -ENOMEM;
 	req = nfnl_req(buf, NFT_MSG_GETTABLE, 0, n);
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, n->table);
+	err = table_id(t, n->table);
 	nftnl_table_nlmsg_build_payload(req, t);
 	nftnl_table_free(t);
+	if (err)
+		return err;
 	err = nfnl_get(n, req, &nr_table, table_cb, ti);
 	if (err == -ENOENT)
 		return 0;
@@ -201,8 +207,14 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		prefix_seen(cr->n, name);
 		err = devlist_add(cr->names, name);
 	}
-	if (err || nftnl_chain_nlmsg_parse(nlh, c) < 0)
+	if (!err)
+		err = NPARSE(nftnl_chain_nlmsg_parse(nlh, c)) ?:
+		      chain_parsed_devs(nlh, c);
+	if (err) {
+		if (err > 0)
+			err = 0;	/* named only */
 		goto out;
+	}
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (name && !strncmp(name, "g_", 2))
 		err = devlist_add(&cr->n->customs, name);
@@ -222,6 +234,7 @@ int read_chains(struct vnic_nft *n, struct devlist *names)
 	struct chain_read cr = { n, names };
 	struct nlmsghdr *req;
 	unsigned int i;
+	int err;
 
 	if (!c)
 		return -ENOMEM;
@@ -232,10 +245,11 @@ int read_chains(struct vnic_nft *n, struct devlist *names)
 		n->pfx[i].installed = n->pfx[i].pending = false;
 	n->pfx_shared = false;
 	req = nfnl_req(buf, NFT_MSG_GETCHAIN, NLM_F_DUMP, n);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, n->table);
+	err = chain_id(c, n->table, NULL);
 	nftnl_chain_nlmsg_build_payload(req, c);
 	nftnl_chain_free(c);
-	return nfnl_get(n, req, &nr_chain, chain_cb, &cr);
+	/* Without the table's name the dump would be every table's. */
+	return err ? err : nfnl_get(n, req, &nr_chain, chain_cb, &cr);
 }
 
 struct elem_read {
@@ -355,15 +369,15 @@ int read_elems(struct vnic_nft *n, enum nset set,
 	char buf[512] = { 0 }, name[16];
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nlmsghdr *req;
+	int err;
 
 	if (!s)
 		return -ENOMEM;
 	req = nfnl_req(buf, NFT_MSG_GETSETELEM, NLM_F_DUMP, n);
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(s, NFTNL_SET_NAME, set_name(set, name, sizeof(name)));
+	err = set_id(s, n->table, set_name(set, name, sizeof(name)));
 	nftnl_set_elems_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
-	return nfnl_get(n, req, &nr_elems, elem_cb, &er);
+	return err ? err : nfnl_get(n, req, &nr_elems, elem_cb, &er);
 }
 
 /* One element by key: a GETSETELEM without NLM_F_DUMP. */
@@ -388,12 +402,13 @@ int read_state(struct vnic_nft *n, struct table_info *ti)
 		return -ENOMEM;
 	}
 	req = nfnl_req(buf, NFT_MSG_GETSETELEM, 0, n);
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, n->table);
-	nftnl_set_set_str(s, NFTNL_SET_NAME, nset_descs[S_GUESTS].name);
+	err = set_id(s, n->table, nset_descs[S_GUESTS].name);
 	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &key, sizeof(key));
 	nftnl_set_elem_add(s, e);
 	nftnl_set_elems_nlmsg_build_payload(req, s);
 	nftnl_set_free(s);
+	if (err)
+		return err;
 	err = nfnl_get(n, req, &nr_elems, elem_cb, &er);
 	return err == -ENOENT ? 0 : err;
 }
@@ -407,16 +422,18 @@ static int obj_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ctr_read *cr = data;
 	struct nftnl_obj *o = nftnl_obj_alloc();
+	int err;
 
 	if (!o)
 		return -ENOMEM;
-	if (nftnl_obj_nlmsg_parse(nlh, o) == 0) {
+	err = NPARSE(nftnl_obj_nlmsg_parse(nlh, o));
+	if (!err) {
 		cr->pkts = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
 		cr->bytes = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_BYTES);
 		cr->found = true;
 	}
 	nftnl_obj_free(o);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
@@ -431,11 +448,13 @@ int read_counter(struct vnic_nft *n, const char *name, uint64_t *pkts,
 	if (!o)
 		return -ENOMEM;
 	req = nfnl_req(buf, NFT_MSG_GETOBJ, 0, n);
-	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, n->table);
-	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	err = obj_id(o, n->table, name);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
-	nftnl_obj_nlmsg_build_payload(req, o);
+	if (!err)
+		nftnl_obj_nlmsg_build_payload(req, o);
 	nftnl_obj_free(o);
+	if (err)
+		return err;
 	err = nfnl_get(n, req, &nr_obj, obj_cb, &cr);
 	if (!err && !cr.found)
 		err = -ENOENT;

@@ -11,6 +11,7 @@ struct table_info {
 	bool exists, has_digest;
 	bool ours;			/* has libvnic's sets */
 	uint32_t flags;
+	uint32_t owner;			/* NFT_TABLE_F_OWNER's portid */
 	uint64_t digest;
 	bool has_counts;		/* the state element's n= */
 	uint32_t nelem[STATE_COUNTS];

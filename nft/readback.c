@@ -98,10 +98,12 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct rd *rd = data;
 	struct nftnl_table *t = nftnl_table_alloc();
+	int err;
 
 	if (!t)
 		return -ENOMEM;
-	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+	err = NPARSE(nftnl_table_nlmsg_parse(nlh, t));
+	if (!err) {
 		const void *ud;
 		uint32_t len = 0;
 
@@ -111,7 +113,7 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 		rd->t->comment_ours = check_table_comment(ud, len);
 	}
 	nftnl_table_free(t);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 /* --- sets ------------------------------------------------------------------ */
@@ -141,7 +143,7 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	struct st_set *st;
 	struct nftnl_set *s;
 	char why[160];
-	int idx;
+	int idx, err;
 
 	attrs_of(nlh, &at);
 	name = a_str(&at, NFTA_SET_NAME);
@@ -157,13 +159,14 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	s = nftnl_set_alloc();
 	if (!s)
 		return -ENOMEM;
-	if (nftnl_set_nlmsg_parse(nlh, s) == 0) {
+	err = NPARSE(nftnl_set_nlmsg_parse(nlh, s));
+	if (!err) {
 		st->shape_ok = shape_ok(s, nset_desc((enum nset)idx));
 		st->size = nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE) ?
 			   nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE) : 0;
 	}
 	nftnl_set_free(s);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 /* --- chains, rules, objects ------------------------------------------------ */
@@ -179,12 +182,14 @@ static int chain_devs(struct st_chain *c, const struct nlmsghdr *nlh)
 	const char *const *devs, *dev;
 	char why[160];
 	unsigned int k = 0, i;
+	int err = 0;
 
 	if (!ch)
 		return -ENOMEM;
 	/* libnftnl 1.2 cannot parse a prefix hook: such a chain has none. */
 	if (nreply_check(&nr_chain, nlh, why, sizeof(why)) ||
-	    nftnl_chain_nlmsg_parse(nlh, ch) < 0)
+	    (err = NPARSE(nftnl_chain_nlmsg_parse(nlh, ch)) ?:
+		   chain_parsed_devs(nlh, ch)))
 		goto out;
 	/* libnftnl 1.2 gives a chain of one device both ways. */
 	devs = nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES) ?
@@ -210,7 +215,7 @@ static int chain_devs(struct st_chain *c, const struct nlmsghdr *nlh)
 	qsort(c->devs, c->ndevs, sizeof(*c->devs), cmp_str);
 out:
 	nftnl_chain_free(ch);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 static int chain_cb(const struct nlmsghdr *nlh, void *data)

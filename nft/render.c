@@ -40,8 +40,12 @@ __attribute__((format(printf, 2, 3)))
 static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
+	char *buf;
 	int n;
 
+	/* After a failure nothing more is written (the buffer may be gone). */
+	if (o->err)
+		return;
 	for (;;) {
 		size_t room = o->cap - o->len;
 
@@ -59,11 +63,12 @@ static void put(struct out *o, const char *fmt, ...)
 		o->cap = o->cap ? o->cap * 2 : 64 * 1024;
 		while (o->cap - o->len <= (size_t)n)
 			o->cap *= 2;
-		o->buf = realloc(o->buf, o->cap);
-		if (!o->buf) {
-			o->err = -ENOMEM;
+		buf = realloc(o->buf, o->cap);
+		if (!buf) {
+			o->err = -ENOMEM;	/* o->buf freed by the caller */
 			return;
 		}
+		o->buf = buf;
 	}
 }
 
@@ -493,19 +498,22 @@ int vnic_nft_render(struct vnic_nft *n, const struct vnic_policy *p,
 
 	if (!n || !p || !text)
 		return -EINVAL;
+	vnic_clear_err(n->ctx);
 	err = vnic_policy_check(p);
 	/* The digests cover ifindexes: the NICs must exist, as for nft -f. */
 	if (!err)
 		err = resolve_policy(n, p, &r);
 	if (err) {
 		resolved_free(&r);
-		return err;
+		return vnic_err_fallback(n->ctx, err, VNIC_STEP_VALIDATE,
+					 "rendering the policy as nft text");
 	}
 	render(&o, n, p, &r);
 	resolved_free(&r);
 	if (o.err) {
 		free(o.buf);
-		return o.err;
+		return vnic_set_err(n->ctx, o.err, VNIC_STEP_VALIDATE, -1, NULL,
+				    "rendering the policy as nft text");
 	}
 	*text = o.buf;
 	return 0;

@@ -76,7 +76,8 @@ static void lookup(struct rb *rb, uint32_t sreg, enum nset s, bool inv)
 
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set_name(s, name, sizeof(name)));
+		rb->err = rb->err ?: expr_str(e, NFTNL_EXPR_LOOKUP_SET,
+					      set_name(s, name, sizeof(name)));
 		if (inv)
 			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
 	}
@@ -90,7 +91,7 @@ static void verdict(struct rb *rb, int v, const char *chain)
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
 		if (chain)
-			nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+			rb->err = rb->err ?: expr_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
 	}
 }
 
@@ -103,7 +104,8 @@ static void count_drop(struct rb *rb, uint32_t key)
 	e = ex(rb, "objref");
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_SREG, NFT_REG32_00);
-		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_SET_NAME, nset_descs[S_CTR].name);
+		rb->err = rb->err ?: expr_str(e, NFTNL_EXPR_OBJREF_SET_NAME,
+					      nset_descs[S_CTR].name);
 	}
 	verdict(rb, NF_DROP, NULL);
 }
@@ -348,7 +350,8 @@ static void r_custom(struct rb *rb, uint32_t key)
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_VERDICT);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, nset_descs[S_CUSTOM].name);
+		rb->err = rb->err ?: expr_str(e, NFTNL_EXPR_LOOKUP_SET,
+					      nset_descs[S_CUSTOM].name);
 	}
 }
 
@@ -409,21 +412,20 @@ static struct rb rule_begin(const struct vnic_nft *n, const char *chain)
 		rb.err = -ENOMEM;
 		return rb;
 	}
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_TABLE, n->table);
-	nftnl_rule_set_str(rb.r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(rb.r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
+	rb.err = rule_id(rb.r, n->table, chain);
 	return rb;
 }
 
 /* Into b, appended or put first in its chain; freed either way. */
 static int rule_end(struct nbatch *b, struct rb *rb, bool prepend)
 {
+	if (!rb->err && rb->r)
+		rb->err = rule_tag(rb->r);
 	if (rb->err) {
 		if (rb->r)
 			nftnl_rule_free(rb->r);
 		return rb->err;
 	}
-	rule_tag(rb->r);
 	return PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | (prepend ? 0 : NLM_F_APPEND),
 		   rb->r, rule);
 }

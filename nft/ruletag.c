@@ -39,13 +39,15 @@ static uint64_t expr_hash(const struct nftnl_rule *r)
 	return VNIC_HASH_INIT;
 }
 
-void rule_tag(struct nftnl_rule *r)
+int rule_tag(struct nftnl_rule *r)
 {
 	uint64_t h = expr_hash(r);
 	uint8_t ud[2 + TAG_LEN] = { TAG_TYPE, TAG_LEN };
 
 	memcpy(ud + 2, &h, TAG_LEN);
-	nftnl_rule_set_data(r, NFTNL_RULE_USERDATA, ud, sizeof(ud));
+	/* An untagged rule would be taken for someone else's at read-back. */
+	return nftnl_rule_set_data(r, NFTNL_RULE_USERDATA, ud, sizeof(ud)) < 0 ?
+	       -ENOMEM : 0;
 }
 
 bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag)

@@ -155,16 +155,16 @@ static int chain_msg(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 		free(devs);
 		return -ENOMEM;
 	}
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, sh->name);
-	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	err = chain_id(ch, n->table, sh->name);
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, nchain_hook((enum nchain)c));
 	nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, 0);
 	if (create) {
-		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, "filter");
+		if (nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, "filter") < 0)
+			err = -ENOMEM;
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
 	}
-	err = chain_set_devices(ch, devs);
+	if (!err)
+		err = chain_set_devices(ch, devs);
 	if (err)
 		nftnl_chain_free(ch);
 	else
@@ -194,16 +194,18 @@ static int chain_delete(struct vnic_nft *n, struct nbatch *b, struct shard *sh)
 
 	if (!r)
 		return -ENOMEM;
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, n->table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, sh->name);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_NETDEV);
-	err = PUT(b, NFT_MSG_DELRULE, 0, r, rule);
+	err = rule_id(r, n->table, sh->name);
+	if (err)
+		nftnl_rule_free(r);
+	else
+		err = PUT(b, NFT_MSG_DELRULE, 0, r, rule);
 	ch = err ? NULL : nftnl_chain_alloc();
 	if (!ch)
 		return err ? err : -ENOMEM;
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, n->table);
-	nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, sh->name);
-	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_NETDEV);
+	if (chain_id(ch, n->table, sh->name)) {
+		nftnl_chain_free(ch);
+		return -ENOMEM;
+	}
 	err = PUT(b, NFT_MSG_DELCHAIN, 0, ch, chain);
 	devlist_clear(&sh->devs);
 	sh->ready = false;

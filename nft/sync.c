@@ -86,10 +86,15 @@ static int sync_once(struct vnic_nft *n, const struct vnic_policy *p,
 	}
 	n->change_nics = r.off[p->n];
 	err = diff_sync(n, p, &r, commit, fn, arg, res);
-	if (!err && commit)
-		err = adopt(n, p, &r);
-	else if (!commit)
+	/* After the commit, what fails is the handle's memory of it, not the
+	 * sync: the handle reads the table again before it is used. */
+	if (!err && commit && adopt(n, p, &r)) {
+		inst_clear(n);
 		n->stale = true;
+		n->clean = false;
+	} else if (!commit) {
+		n->stale = true;
+	}
 out:
 	resolved_free(&r);
 	return err;

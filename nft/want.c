@@ -122,6 +122,7 @@ static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 	const char *name = str_attr(nlh, NFTA_SET_NAME);
 	struct nftnl_set *s;
 	struct st_set *st;
+	int err;
 
 	st = name ? ntab_add(&t->sets, name, sizeof(*st)) : NULL;
 	if (!st)
@@ -133,10 +134,11 @@ static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 	s = nftnl_set_alloc();
 	if (!s)
 		return -ENOMEM;
-	if (!nftnl_set_nlmsg_parse(nlh, s) && nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE))
+	err = NPARSE(nftnl_set_nlmsg_parse(nlh, s));
+	if (!err && nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE))
 		st->size = nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE);
 	nftnl_set_free(s);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 /* Each element points into its message, which the set keeps. */
@@ -184,6 +186,7 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 	struct nftnl_chain *ch;
 	struct st_chain *c;
 	unsigned int k = 0;
+	int err;
 
 	c = name ? ntab_add(&t->chains, name, sizeof(*c)) : NULL;
 	if (!c)
@@ -194,8 +197,9 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 	ch = c->base ? nftnl_chain_alloc() : NULL;
 	if (!ch)
 		return c->base ? -ENOMEM : 0;
-	if (nftnl_chain_nlmsg_parse(nlh, ch) == 0 &&
-	    nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES)) {
+	err = NPARSE(nftnl_chain_nlmsg_parse(nlh, ch)) ?:
+	      chain_parsed_devs(nlh, ch);
+	if (!err && nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES)) {
 		devs = nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES);
 		while (devs[k])
 			k++;
@@ -205,7 +209,7 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 				break;
 	}
 	nftnl_chain_free(ch);
-	if (k && c->ndevs != k)
+	if (err < 0 || (k && c->ndevs != k))
 		return -ENOMEM;
 	/* As readback.c has them: sorted, compared one to one (a chain
 	 * without devices has no array: qsort must not see NULL). */

@@ -16,6 +16,7 @@
  * Independent oracles: nft(8) (text, JSON, monitor), our own
  * NFT_MSG_GETGEN/GETTABLE requests, and frames.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -48,6 +49,81 @@
 #include "util.h"
 #include "lib/testing.h"
 #include "pkt.h"
+
+/*
+ * libnftnl's allocations failing, one at a time: while nftnl_fail.nth is
+ * set, the nth allocation (malloc, calloc, realloc, strdup) whose caller
+ * is libnftnl (with nftnl_fail.any, anyone) fails as it would out of
+ * memory.  Not under the address
+ * sanitizer, whose allocator must see every block that free() is given.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NFTNL_FAIL_HOOK 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NFTNL_FAIL_HOOK 0
+#endif
+#endif
+#ifndef NFTNL_FAIL_HOOK
+#define NFTNL_FAIL_HOOK 1
+#endif
+
+static struct {
+	unsigned int nth, seen;
+	bool hit;
+	bool any;			/* count every caller's, not libnftnl's */
+} nftnl_fail;
+
+#if NFTNL_FAIL_HOOK
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t sz);
+extern void *__libc_realloc(void *p, size_t n);
+
+static bool nftnl_fails(const void *caller)
+{
+	Dl_info info;
+
+	if (!nftnl_fail.nth)
+		return false;
+	if (!nftnl_fail.any && (!dladdr(caller, &info) || !info.dli_fname ||
+				!strstr(info.dli_fname, "libnftnl")))
+		return false;
+	if (++nftnl_fail.seen != nftnl_fail.nth)
+		return false;
+	nftnl_fail.hit = true;
+	errno = ENOMEM;
+	return true;
+}
+
+void *malloc(size_t n)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t sz)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL :
+	       __libc_calloc(n, sz);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return nftnl_fails(__builtin_return_address(0)) ? NULL :
+	       __libc_realloc(p, n);
+}
+
+/* libnftnl copies names with strdup(), whose malloc() is libc's. */
+char *strdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *d;
+
+	if (nftnl_fails(__builtin_return_address(0)))
+		return NULL;
+	d = __libc_malloc(len);
+	return d ? memcpy(d, s, len) : NULL;
+}
+#endif
 
 static const char *kind_str(enum vnic_kind k)
 {
@@ -1985,6 +2061,291 @@ TEST_F(nft, remove_and_sync_remove)
 	expect_guests(_metadata, self->n, one, 1);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+}
+
+/*
+ * Every allocation of libnftnl's during an apply failing in turn (the
+ * table's, its sets', chains', rules', expressions', the names and
+ * userdata they copy): the apply is -ENOMEM and writes nothing, never a
+ * message missing what failed (the kernel's -EINVAL) nor a rule missing an
+ * expression; the same handle then applies it, and the ruleset is the one
+ * an apply without failures makes.
+ */
+/* The ruleset without the state element's generation (g=): it moves
+ * with every commit. */
+static char *ruleset_text_nogen(void)
+{
+	char *t;
+
+	if (cmd_out(&t, "nft list ruleset | sed 's/ g=[0-9]*//'")) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+TEST_F(nft, libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	char *want, *got;
+	unsigned int k;
+	int ret;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	want = ruleset_text_nogen();
+	ASSERT_NE(NULL, want);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, st_run_cmd("nft delete table netdev vnic 2>/dev/null; "
+				"! nft list tables | grep -q ."));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n));
+	for (k = 1; k < 5000; k++) {
+		memset(&res, 0, sizeof(res));
+		res.sz = sizeof(res);
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_apply(self->n, self->p, &res);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		ASSERT_EQ(-ENOMEM, ret)
+			TH_LOG("libnftnl's allocation %u failed: %s", k,
+			       vnic_ctx_errmsg(self->t.ctx));
+		ASSERT_NE(0, st_run_cmd("nft list tables | grep -q ."))
+			TH_LOG("allocation %u failed, yet a table is left", k);
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(10u, k);
+	got = ruleset_text_nogen();
+	ASSERT_NE(NULL, got);
+	EXPECT_STREQ(want, got);
+	free(want);
+	free(got);
+}
+
+/*
+ * Calls call(self) with libnftnl's 1st, 2nd, ... allocation failing until
+ * it allocates no more: each is -ENOMEM and commits nothing (the ruleset
+ * generation stays: no transaction at all, not even a claim of the table
+ * when the handle reads it again).  Returns what the call without a
+ * failure does.
+ */
+static int fail_each(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
+		     int (*call)(FIXTURE_DATA(nft) *self), const char *what)
+{
+	uint32_t g0 = 0, g1 = 0;
+	unsigned int k;
+	int ret = -1;
+
+	if (nft_genid(&g0))
+		return -1;
+	for (k = 1; k < 5000; k++) {
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = call(self);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret)
+			TH_LOG("%s, libnftnl's allocation %u failed: %s", what, k,
+			       vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(0, nft_genid(&g1));
+		EXPECT_EQ(g0, g1)
+			TH_LOG("%s, allocation %u failed, yet a commit was made", what, k);
+		if (ret != -ENOMEM || g0 != g1)
+			break;
+	}
+	TH_LOG("%s: %u allocations of libnftnl's failed in turn", what, k - 1);
+	EXPECT_LT(1u, k);
+	return ret;
+}
+
+static int sync_q(FIXTURE_DATA(nft) *self)
+{
+	return vnic_filter_sync(self->n, self->q, NULL);
+}
+
+static int remove_both(FIXTURE_DATA(nft) *self)
+{
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+
+	return vnic_filter_remove(self->n, both, 2, NULL);
+}
+
+/* The same for a sync that changes a guest (its rules go) and a remove:
+ * the messages the read-back and the diff build. */
+TEST_F(nft, libnftnl_allocation_failures_in_sync_and_remove)
+{
+	struct vnic_filter_result res;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, fail_each(_metadata, self, sync_q, "sync"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list chain netdev vnic g_" PKT_GUEST
+				" 2>/dev/null"));
+	ASSERT_EQ(0, fail_each(_metadata, self, remove_both, "remove"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* Armed right before a sync's batch is sent: the nth allocation after. */
+static void fail_after_commit(void *arg)
+{
+	nftnl_fail.seen = 0;
+	nftnl_fail.hit = false;
+	nftnl_fail.any = true;
+	nftnl_fail.nth = *(unsigned int *)arg;
+}
+
+/*
+ * A sync that committed (vm2 removed) while an allocation after its commit
+ * fails, each in turn: the commit stands, so the sync says 0 and the
+ * handle knows what the kernel has (its guests, a remove of vm1); a sync
+ * that says an error committed nothing.
+ */
+TEST_F(nft, allocation_failure_after_sync_commit)
+{
+	const char *const one[] = { PKT_GUEST };
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_filter_result res;
+	unsigned int k;
+	bool gone;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	for (k = 1; k < 1000; k++) {
+		ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, fail_after_commit, &k));
+		ret = vnic_filter_sync(self->n, self->q, NULL);
+		nftnl_fail.nth = 0;
+		nftnl_fail.any = false;
+		ASSERT_EQ(0, vnic_filter_set_before_commit(self->n, NULL, NULL));
+		if (!nftnl_fail.hit)
+			break;
+		gone = !st_run_cmd("! nft list set netdev vnic guests | grep -q "
+				   PKT_GUEST2);
+		if (ret) {
+			EXPECT_FALSE(gone) TH_LOG("allocation %u after the commit "
+						  "failed: %d (%s), yet vm2 is gone",
+						  k, ret, vnic_ctx_errmsg(self->t.ctx));
+			expect_guests(_metadata, self->n, both, 2);
+		} else {
+			EXPECT_TRUE(gone);
+			expect_guests(_metadata, self->n, one, 1);
+		}
+		if (_metadata->exit_code)
+			break;
+		ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, NULL))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		expect_guests(_metadata, self->n, both, 2);
+	}
+	TH_LOG("%u allocations after the commit failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(1u, k);
+	ASSERT_EQ(0, vnic_filter_remove(self->n, one, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
+}
+
+static int stop_cb(const struct vnic_filter_diff *d, void *arg)
+{
+	(void)d;
+	return *(int *)arg;
+}
+
+/*
+ * The diff callback's non-zero return stops a sync, which returns it and
+ * writes nothing: any value, -EINTR and -ERESTART too (not taken for a
+ * ruleset that changed meanwhile, -EAGAIN).
+ */
+TEST_F(nft, diff_callback_return_is_returned)
+{
+	static const int stops[] = { -EINTR, -ERESTART, 7, -ECANCELED };
+	struct vnic_filter_result res;
+	uint32_t g0, g1;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, nft_genid(&g0));
+	for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		int stop = stops[i];
+
+		ret = vnic_filter_sync_diff(self->n, self->q, stop_cb, &stop, NULL);
+		EXPECT_EQ(stop, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		ret = vnic_filter_diff(self->n, self->q, stop_cb, &stop, NULL);
+		EXPECT_EQ(stop, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	}
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q "
+				PKT_GUEST2));
+}
+
+/*
+ * vnic_filter_render() out of memory, each allocation in turn: -ENOMEM
+ * with a message of its own (not the one an earlier call left), *text
+ * untouched.
+ */
+TEST_F(nft, render_failures_have_their_own_message)
+{
+	const char *const ghost[] = { "nosuchvm" };
+	struct vnic_filter_result res;
+	char *text;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	for (k = 1; k < 5000; k++) {
+		ASSERT_EQ(-ENOENT, vnic_filter_remove(self->n, ghost, 1, NULL));
+		ASSERT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "nosuchvm"));
+		text = NULL;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.any = true;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_render(self->n, self->p, &text);
+		nftnl_fail.nth = 0;
+		nftnl_fail.any = false;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", k);
+		EXPECT_EQ(NULL, text);
+		EXPECT_EQ(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "nosuchvm"))
+			TH_LOG("allocation %u failed: the message is the last call's: %s",
+			       k, vnic_ctx_errmsg(self->t.ctx));
+		if (_metadata->exit_code)
+			break;
+	}
+	TH_LOG("%u allocations failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, "table netdev vnic"));
+	free(text);
 }
 
 /*

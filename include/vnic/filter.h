@@ -255,7 +255,8 @@ int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 			  struct vnic_filter_result *res);
 
 /* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
- * -EINVAL or -ENOMEM. */
+ * -EINVAL, -ENOMEM, -EUCLEAN (nft: a damaged table), or the kernel's (nft:
+ * the table is read again first when what the handle knew went stale). */
 int vnic_filter_guests(struct vnic_filter *f, char ***names, unsigned int *count);
 /* A guest's drop counter (bpf: the sum over its NICs and CPUs).  Returns 0
  * with both set, -EINVAL, or a negative errno (-ENOENT: no such guest
