@@ -157,9 +157,16 @@ static int tap_create_cached(struct vnic_guest *g, struct homes *hs, unsigned in
 		g->ctx->stats.name_retries++;
 		homes_refresh(hs);
 	} while (vnic_retry_again(&rt, false));
+	if (err == -EBUSY)
+		/* Given up as create.c gives up on netlink names: -EEXIST,
+		 * at the naming step (guest.h). */
+		return vnic_set_err(g->ctx, -EEXIST, VNIC_STEP_NAME, (int)i, NULL,
+				    "%s %s: names kept being taken by someone else "
+				    "(%u rounds, %llu ms)", vnic_kind_name(nic->kind),
+				    nic->tmpl, rt.tries, (unsigned long long)
+				    (vnic_now_ms() + g->ctx->name_timeout_ms - rt.deadline));
 	if (err) {
-		if (err != -EBUSY)
-			linkcache_unpick(lc, prefix, nic->suffix);
+		linkcache_unpick(lc, prefix, nic->suffix);
 		return tap_fail(g, err, VNIC_STEP_CREATE, i, "TUNSETIFF");
 	}
 	return 0;

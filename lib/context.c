@@ -62,6 +62,12 @@ static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
 		if (ctx->netns_fd < 0)
 			return vnic_set_err(ctx, -errno, VNIC_STEP_SOCKET, -1, NULL,
 					    "netns fd %d", o->netns_fd);
+	} else {
+		/* The caller's own namespace is the one it is in now: held,
+		 * so that a later call from a thread that has joined another
+		 * (setns()) still works here (lib/netns.c).  Without /proc,
+		 * the calling thread's, as it stands at each call. */
+		ctx->netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	}
 	return 0;
 }

@@ -36,9 +36,24 @@ static void *ns_thread(void *p)
 	return NULL;
 }
 
+/* Whether the calling thread is in nsfd's namespace already. */
+static bool in_netns_now(int nsfd)
+{
+	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	bool same;
+
+	if (self < 0)
+		return false;
+	same = vnic_netns_same(nsfd, self);
+	close(self);
+	return same;
+}
+
+/* A context's own namespace is an fd too (context.c): the thread is asked,
+ * not assumed, to be there; when it is, no thread is made. */
 int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg)
 {
-	if (nsfd < 0)
+	if (nsfd < 0 || in_netns_now(nsfd))
 		return fn(arg);
 	return vnic_in_thread(nsfd, fn, arg);
 }

@@ -5,6 +5,8 @@
  * never in the context's namespace.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,53 @@ static int find_in(int nsfd, const char *name, struct ip_link *l)
 	ret = st_ip_link_find(links, name, l);
 	json_decref(links);
 	return ret;
+}
+
+/*
+ * A context made with netns_fd 0 works in the namespace its creator was in
+ * then, whatever thread calls it later: a runtime's thread that has joined
+ * a container's namespace (setns) creates and opens in the context's, not
+ * its own.  The tap, the link table (its monitor is opened on first use:
+ * tz0 is taken here, free there) and the macvtap's queue device must all be
+ * the context's namespace's.
+ */
+TEST_F(netns, caller_thread_in_another_namespace)
+{
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "tz%d");
+	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "mz%d");
+	struct vnic_nic_info info = { .sz = sizeof(info) };
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+	struct vnic_guest *g;
+	struct ip_link l;
+	int home, ret, qfd = -1;
+
+	if (variant->flags || variant->by_pid)
+		SKIP(return, "one variant is enough");
+	ASSERT_EQ(0, st_run_cmd("ip tuntap add dev tz0 mode tap"));
+	home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, home);
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gthr", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &mvt, NULL));
+	ASSERT_EQ(0, setns(self->h.fd, CLONE_NEWNET));
+	ret = vnic_guest_create(g);
+	if (!ret)
+		ret = vnic_guest_nic_open_queues(g, 1, &qfd, 1);
+	ASSERT_EQ(0, setns(home, CLONE_NEWNET));
+	close(home);
+	EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	if (qfd >= 0)
+		close(qfd);
+	ASSERT_EQ(0, vnic_guest_nic_info(g, 0, &info));
+	EXPECT_STREQ("tz1", info.name);
+	EXPECT_EQ(0, find_in(-1, info.name, &l));
+	EXPECT_EQ(-ENOENT, find_in(self->h.fd, info.name, &l));
+	EXPECT_EQ(-ENOENT, find_in(self->h.fd, "tz0", &l));
+	ASSERT_EQ(0, vnic_ctx_stats(self->ctx, &st));
+	EXPECT_EQ(0u, st.name_retries);
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(-ENOENT, find_in(-1, "tz1", &l));
 }
 
 TEST_F(netns, veth_peer_in_target)

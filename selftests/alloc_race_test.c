@@ -8,6 +8,10 @@
  * A second test races a real concurrent process.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <linux/if_tun.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
@@ -108,6 +112,22 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 	if (hook.armed)
 		hook_scan(fd, buf, len);
 	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
+/* A tap is named by TUNSETIFF, not by a message: grab its name there. */
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (hook.armed && req == TUNSETIFF) {
+		hook.newlinks++;
+		grab(((struct ifreq *)arg)->ifr_name);
+	}
+	return (int)syscall(SYS_ioctl, fd, req, arg);
 }
 
 FIXTURE(race) {
@@ -294,6 +314,42 @@ TEST_F(race, concurrent_outside_process)
 	TH_LOG("name retries: %llu, resyncs: %llu",
 	       (unsigned long long)st.name_retries,
 	       (unsigned long long)st.resyncs);
+}
+
+/*
+ * The same for a tap, whose name TUNSETIFF takes (EBUSY when it exists):
+ * the same bound, the same clean failure, the same errno (guest.h:
+ * -EEXIST after names kept being taken for name_timeout_ms).
+ */
+TEST_F(race, every_tap_name_grabbed)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags,
+		  .name_timeout_ms = 100);
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "ct%d",
+		  .naming = VNIC_NAMING_CACHE);
+	struct vnic_guest *g;
+	int fds, ret;
+
+	vnic_ctx_free(self->ctx);
+	ASSERT_EQ(0, vnic_ctx_new(&o, &self->ctx));
+	ASSERT_EQ(0, vnic_ctx_refresh(self->ctx));
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gt", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+	fds = st_count_fds();
+	hook = (typeof(hook)){ .armed = true, .prefix = "ct", .grabs_left = -1 };
+	ret = vnic_guest_create(g);
+	hook.armed = false;
+	TH_LOG("gave up after %d grabbed names: %s", hook.grabbed,
+	       vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(-EEXIST, ret);
+	EXPECT_EQ((int)VNIC_STEP_NAME, (int)vnic_ctx_errstep(self->ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "kept being taken"));
+	EXPECT_LE(8, hook.grabbed);
+	EXPECT_GT(512, hook.grabbed);
+	EXPECT_EQ(0, st_vnic_links_count());
+	EXPECT_EQ(hook.grabbed, st_prefixed_links_count("ct"));
+	EXPECT_EQ(fds, st_count_fds());
+	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
 TEST_HARNESS_MAIN

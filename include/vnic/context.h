@@ -51,8 +51,10 @@ struct vnic_ctx_opts {
 	 * it: 1..32 of [A-Za-z0-9_.-].  Default "vnic". */
 	const char *owner;
 	/* Network namespace the context works in, as an open fd (e.g. of
-	 * /proc/PID/ns/net or /run/netns/NAME).  0: the caller's own;
-	 * negative (-EBADF) or not a network namespace (-EINVAL): refused. */
+	 * /proc/PID/ns/net or /run/netns/NAME).  0: the one the calling
+	 * thread is in at vnic_ctx_new(), held: a later call from a thread
+	 * that has joined another namespace still works in it.  Negative
+	 * (-EBADF) or not a network namespace (-EINVAL): refused. */
 	int netns_fd;
 	uint32_t flags;			/* enum vnic_ctx_flags */
 	/* A name freed less than this long ago is not handed out again by the
