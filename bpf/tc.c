@@ -94,14 +94,17 @@ static int put_filter(struct nl_batch *nb, int ifindex, uint32_t hook, int prog_
 	return nl_batch_end(nb, nlh, NULL, NULL);
 }
 
-/* Every filter at our priority, whatever its handle or kind. */
+/* Every filter at our priority, whatever its handle, kind or protocol:
+ * protocol 0 matches any (a delete naming ours, all, does not match a
+ * filter of another protocol there, and the add after it then fails). */
 static int put_del_filter(struct nl_batch *nb, int ifindex, uint32_t hook)
 {
 	struct nlmsghdr *nlh = nl_batch_msg(nb, RTM_DELTFILTER, NLM_F_ACK);
 
 	if (!nlh)
 		return -ENOMEM;
-	tc_msg(nlh, ifindex, parent_of(hook), 0, filter_info());
+	tc_msg(nlh, ifindex, parent_of(hook), 0,
+	       TC_H_MAKE((uint32_t)BPF_FILTER_PRIO << 16, 0));
 	return nl_batch_end(nb, nlh, NULL, NULL);
 }
 

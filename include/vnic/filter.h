@@ -148,7 +148,9 @@ enum vnic_filter_feature {
  * and maps serving the context's namespace are found through the kernel
  * (no bpffs), or loaded.  Returns 0 with *out set, or a negative errno:
  * those, -EINVAL (an unknown backend, an option of the other backend, an
- * invalid table name, prefix or capacity), -E2BIG (common.h), -ENOMEM, or
+ * invalid table name, prefix or capacity), -E2BIG (common.h), -ENOMEM,
+ * bpf: -EBUSY (the namespace's filters are attached in the other mode,
+ * tcx or not) and -ENOSPC (a capacity above that of the maps in use), or
  * the kernel's (e.g. -EPERM without CAP_NET_ADMIN or CAP_BPF).
  */
 int vnic_filter_open(struct vnic_ctx *ctx, const struct vnic_filter_opts *opts,
@@ -186,7 +188,8 @@ struct vnic_filter_result {
  * changed the ruleset or the maps meanwhile: build the change again; bpf:
  * the handle keeps what it read, so every later call on it says -EAGAIN
  * again: close it and open a new one), -ENOSPC
- * (bpf: a map is full), -ENOMEM, or the kernel's.
+ * (bpf: a map is full), -EBUSY (bpf: a NIC holds another tool's qdisc
+ * where clsact goes, e.g. "ingress"), -ENOMEM, or the kernel's.
  */
 int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
 		      struct vnic_filter_result *res);
