@@ -302,6 +302,10 @@ ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
      # valid code.
      signal) printf '{"cniVersion": "1.1.0", "ips": [{"addr'; kill -9 $$ ;;
      code0) echo '{"cniVersion": "1.1.0", "code": 0, "msg": "no code"}'; exit 1 ;;
+     # A route and an address whose prefix length is no number.
+     badroute) echo '{"cniVersion": "1.1.0", "ips": [{"address": "10.7.0.2/24"}],
+		      "routes": [{"dst": "10.1.0.0/x"}]}'; exit 0 ;;
+     badaddr) echo '{"cniVersion": "1.1.0", "ips": [{"address": "10.7.0.2/"}]}'; exit 0 ;;
      esac
      n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
      echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
@@ -487,6 +491,23 @@ case_ipam_version_failure() {
 		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
 	jqo '.code == 105 and (.details | test("status 127"))' || return
 	nothing_left "$base"
+}
+
+# An IPAM result whose route or address has a prefix length that is no
+# number is a decode error (6), undone: "10.1.0.0/x" was read as
+# 10.1.0.0/0 and installed as the container's default route, "10.7.0.2/"
+# as a /0 address.
+case_ipam_result_bad_prefix() {
+	local ns base m
+	base=$(links)
+	container ns && fake_ipam || return
+	for m in badroute badaddr; do
+		CNI_PATH_T=$TMP/bin:$STOCK cni ADD cb eth0 "$ns" "$(fake_conf ", \"misbehave\": \"$m\"")" &&
+			{ fail "ADD ($m) succeeded: $(cat "$TMP/out")"; return 1; }
+		jqo '.code == 6' || return
+	done
+	nothing_left "$base" || return
+	expect_eq "$(in_ns "$ns" ip -j route | jq length)" 0 "routes in the container"
 }
 
 # The plugin's output after its result is read to its end: a newline
@@ -720,7 +741,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
-       ipam_version_failure
+       ipam_version_failure ipam_result_bad_prefix
        second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
