@@ -615,6 +615,9 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni ADD c1 "eth/0" "$ns" "$(conf)" && { fail "ifname eth/0 accepted"; return 1; }
 	jqo '.code == 4' || return
+	# A template: the kernel would pick another name.
+	cni ADD c1 "eth%d" "$ns" "$(conf)" && { fail "ifname eth%d accepted"; return 1; }
+	jqo '.code == 4 and (.details | test("%"))' || return
 	cni ADD "-c1" eth0 "$ns" "$(conf)" && { fail "container id -c1 accepted"; return 1; }
 	jqo '.code == 4' || return
 	cni ADD c1 eth0 "" "$(conf)" && { fail "ADD without CNI_NETNS passed"; return 1; }
