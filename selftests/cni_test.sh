@@ -319,6 +319,10 @@ ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
      if [ -n "$t" ]; then sleep 0.05; printf '%b' "$t"; fi ;;
 DEL) echo "$CNI_CONTAINERID $CNI_IFNAME" >>"$d/dels" ;;
 GC) jq -c '."cni.dev/valid-attachments"' <<<"$in" >>"$d/gc" ;;
+STATUS) echo "$CNI_COMMAND" >>"$d/status"
+	if [ -n "${FAKE_IPAM_STATUS_ERROR:-}" ]; then
+		echo '{"cniVersion": "1.1.0", "code": 50, "msg": "no address left"}'; exit 1
+	fi ;;
 esac
 EOF
 	chmod +x "$TMP/bin/fake-ipam"
@@ -565,7 +569,8 @@ case_held_table_refused_cleanly() {
 }
 
 # STATUS: success, silent, while the table is usable; code 50 once a table
-# of that name exists that libvnic did not make.
+# of that name exists that libvnic did not make, or the IPAM plugin is
+# missing or (speaking 1.1) says so.
 case_status() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
 	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
@@ -574,7 +579,20 @@ case_status() {
 	jqo '.code == 50 and .cniVersion == "1.1.0" and (.details | length) > 0' || return
 	nft delete table netdev vnic || return
 	cni STATUS "" "" "" "$(conf '{"ipam": {"type": "nosuch"}}')" && { fail "STATUS passed without IPAM plugin"; return 1; }
-	jqo '.code == 50'
+	jqo '.code == 50' || return
+	# An IPAM plugin that speaks 1.1 is asked, and its error passed on;
+	# one that speaks 1.0.0 knows no STATUS and is not asked.
+	fake_ipam && mkdir -p "$TMP/fake" || return
+	CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
+		fail "STATUS with fake-ipam: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/status" 2>/dev/null)" STATUS "IPAM STATUS calls" || return
+	FAKE_IPAM_STATUS_ERROR=1 CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" &&
+		{ fail "STATUS passed with the IPAM plugin's failing"; return 1; }
+	jqo '.code == 50 and .msg == "no address left"' || return
+	rm -f "$TMP/fake/status" "$TMP/state/ipam-"*
+	FAKE_IPAM_VERSIONS='["1.0.0"]' CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
+		fail "STATUS with a 1.0.0 fake-ipam: $(cat "$TMP/out")" || return
+	[ ! -e "$TMP/fake/status" ] || fail "a 1.0.0 IPAM plugin was asked its STATUS"
 }
 
 # Bad configurations and environments: each gets a CNI error object with

@@ -151,7 +151,8 @@ int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
 /* ADD: the result once whole, then the plugin's exit (ipam.c) */
 int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result);
 int ipam_reap(struct cni_run *r, struct ipam_call *c);
-/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC), 0 if not, -1 on error. */
+/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC and STATUS), 0 if not,
+ * -1 on error. */
 int ipam_knows_gc(struct cni_run *r);
 
 /* result.c */
