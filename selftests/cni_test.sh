@@ -702,6 +702,16 @@ case_macvlan() {
 	jqo '.[0].linkinfo.info_kind == "macvlan" and .[0].ifalias == "vnic:net1:c1.eth0:0" and
 	     (.[0].addr_info | any(.family == "inet"))' || return
 	expect_eq "$(links)" "$base" "host links (the macvlan is not on the host)" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$mconf")" ||
+		fail "CHECK: $(cat "$TMP/out")" || return
+	# The container's own eth0 with the same address is not the macvlan.
+	in_ns "$ns1" ip -j addr show eth0 | jq -r '.[0].addr_info[0] | "\(.local)/\(.prefixlen)"' >"$TMP/a" &&
+	in_ns "$ns1" ip link set eth0 name eth9 && in_ns "$ns1" ip link add eth0 type veth peer name eth0p &&
+	in_ns "$ns1" ip addr add "$(cat "$TMP/a")" dev eth0 || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$mconf")" &&
+		{ fail "CHECK passed on a foreign eth0"; return 1; }
+	jqo '.code == 100' || return
+	in_ns "$ns1" ip link del eth0 && in_ns "$ns1" ip link set eth9 name eth0 || return
 	cni DEL c1 eth0 "$ns1" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
 	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 && { fail "macvlan left after DEL"; return 1; }
 	expect_eq "$(leases)" 1 "leases after DEL" || return
