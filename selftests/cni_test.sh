@@ -531,6 +531,64 @@ case_ipam_output_after_result() {
 	nothing_left "$base"
 }
 
+# A commit by another writer between a DEL's (or GC's) read of the table
+# and its removal makes that commit fail with -EAGAIN; the removal is
+# retried, as ADD's is, and the call succeeds (it failed with code 104
+# "Resource temporarily unavailable").  The race is made by a shim of
+# libmnl's send (vnic-cni links libmnl dynamically): before the first
+# nf_tables batch that deletes something, it commits a table of its own
+# with nft.
+case_del_retries_a_raced_removal() {
+	local cc=${CC:-cc} ns h
+	command -v "$cc" >/dev/null || { echo "no C compiler for the race shim"; exit 77; }
+	cat >"$TMP/race.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
+#include <libmnl/libmnl.h>
+static int deletes(const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		switch (nlh->nlmsg_type & 0xff) {
+		case NFT_MSG_DELTABLE: case NFT_MSG_DELCHAIN: case NFT_MSG_DELRULE:
+		case NFT_MSG_DELSET: case NFT_MSG_DELSETELEM: case NFT_MSG_DELOBJ:
+			if (nlh->nlmsg_type >> 8 == NFNL_SUBSYS_NFTABLES)
+				return 1;
+		}
+	return 0;
+}
+ssize_t mnl_socket_sendto(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	ssize_t (*real)(const struct mnl_socket *, const void *, size_t) =
+		dlsym(RTLD_NEXT, "mnl_socket_sendto");
+	const struct nlmsghdr *nlh = buf;
+
+	if (len >= sizeof(*nlh) && nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN &&
+	    deletes(buf, len) && !getenv("RACE_DONE")) {
+		setenv("RACE_DONE", "1", 1);
+		if (system("nft add table inet vnic_race"))
+			abort();
+	}
+	return real(nl, buf, len);
+}
+SHIM
+	"$cc" -shared -fPIC -o "$TMP/race.so" "$TMP/race.c" -ldl ||
+		fail "cannot build the race shim" || return
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	LD_PRELOAD=$TMP/race.so cni DEL c1 eth0 "$ns" "$(conf)" ||
+		fail "raced DEL: $(cat "$TMP/out" "$TMP/err")" || return
+	nft list table inet vnic_race >/dev/null || fail "the shim made no commit" || return
+	expect_eq "$(guests)" "" "filter guests after the raced DEL" || return
+	ip link show "$h" >/dev/null 2>&1 && { fail "raced DEL left $h"; return 1; }
+	expect_eq "$(leases)" 0 "leases after the raced DEL"
+}
+
 # A second ADD of an attachment that exists fails (its interface is
 # taken) and leaves the first one's state file, which its DEL and GC read.
 case_second_add_keeps_first_state() {
@@ -773,7 +831,7 @@ CASES=(add_filters_real_frames del_twice del_finds_host_end_by_kept_name
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
-       second_add_keeps_first_state
+       del_retries_a_raced_removal second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)
