@@ -704,6 +704,11 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni FROB c1 eth0 "$ns" "$(conf)" && { fail "verb FROB accepted"; return 1; }
 	jqo '.code == 4' || return
+	# A configuration over 1 MiB: I/O error 5, saying why.
+	head -c 1100000 /dev/zero | tr '\0' ' ' | CNI_COMMAND=ADD CNI_CONTAINERID=c1 \
+		CNI_IFNAME=eth0 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" >"$TMP/out" &&
+		{ fail "a 1.1 MB configuration was read"; return 1; }
+	jqo '.code == 5 and (.details | test("too large"))' || return
 	# All of these were refused before the dataDir was touched.
 	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
 	# A failure after IPAM ran: the interface name is taken in the

@@ -69,6 +69,8 @@ static char *read_stdin(void)
 
 			if (!nb) {
 				free(buf);
+				if (cap >= STDIN_MAX)
+					errno = EFBIG;
 				return NULL;
 			}
 			buf = nb;
