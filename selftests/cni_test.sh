@@ -781,7 +781,14 @@ case_macvlan() {
 	cni GC "" "" "" "$(jq -c '. + {"cni.dev/valid-attachments": []}' <<<"$mconf")" ||
 		fail "GC: $(cat "$TMP/out")" || return
 	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && { fail "GC left c2's macvlan"; return 1; }
-	expect_eq "$(leases)" 0 "leases after GC"
+	expect_eq "$(leases)" 0 "leases after GC" || return
+	# CNI_NETNS is the empty file a runtime that crashed between its
+	# unmount and its unlink leaves (the namespace is gone for DEL; here
+	# c3's still lives, unreachable): DEL succeeds and frees the lease;
+	# it failed with code 5 on every retry.
+	add c3 "$ns2" "$mconf" && touch "$TMP/gone-ns" || return
+	cni DEL c3 eth0 "$TMP/gone-ns" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
+	expect_eq "$(leases)" 0 "leases after DEL with a gone namespace"
 }
 
 # Chaining: a prevResult's interfaces and addresses are kept and ours

@@ -231,5 +231,7 @@ int cni_status(struct cni_run *r);
 
 /* netns.c */
 int netns_open(struct cni_run *r, const char *path, int *fd);
+/* An fd of the namespace at path, -1 if it is gone (no error recorded). */
+int netns_if_there(const char *path);
 
 #endif /* VNIC_CNI_H */
