@@ -674,6 +674,7 @@ case_bad_input_leaves_nothing() {
 		'7|'"$(conf '{"filterBackend": "bpf"}' | jq -c '.table = "vnic"')"
 		'7|'"$(conf '{"filterBackend": "iptables"}')"
 		'7|'"$(conf '{"table": "a b"}')"
+		'7|'"$(conf '{"mode": "macvlan", "master": "lo/x"}')"
 		'7|'"$(conf '{"mtu": 12}')"
 		'7|'"$(conf '{"ipam": {"type": "nosuch"}}')"
 		'7|'"$(conf '{"ipam": {"type": "../bin/sh"}}')"

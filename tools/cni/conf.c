@@ -93,6 +93,9 @@ static int parse_mode(struct cni_run *r)
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
 				"\"mode\": \"macvlan\" needs \"master\", the "
 				"lower device");
+	if (c->master && !cni_valid_ifname(c->master))
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"master\": \"%s\" is no interface name", c->master);
 	if (strcmp(c->macvlan_mode, "bridge") && strcmp(c->macvlan_mode, "private") &&
 	    strcmp(c->macvlan_mode, "vepa") && strcmp(c->macvlan_mode, "passthru"))
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
