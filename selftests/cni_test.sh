@@ -541,6 +541,8 @@ case_ipam_output_after_result() {
 case_del_retries_a_raced_removal() {
 	local cc=${CC:-cc} ns h
 	command -v "$cc" >/dev/null || { echo "no C compiler for the race shim"; exit 77; }
+	# ASan's runtime must be the first library: no LD_PRELOAD before it.
+	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; exit 77; }
 	cat >"$TMP/race.c" <<'SHIM'
 #define _GNU_SOURCE
 #include <dlfcn.h>
