@@ -324,6 +324,10 @@ ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
      # valid code.
      signal) printf '{"cniVersion": "1.1.0", "ips": [{"addr'; kill -9 $$ ;;
      code0) echo '{"cniVersion": "1.1.0", "code": 0, "msg": "no code"}'; exit 1 ;;
+     # A route and an address whose prefix length is no number.
+     badroute) echo '{"cniVersion": "1.1.0", "ips": [{"address": "10.7.0.2/24"}],
+		      "routes": [{"dst": "10.1.0.0/x"}]}'; exit 0 ;;
+     badaddr) echo '{"cniVersion": "1.1.0", "ips": [{"address": "10.7.0.2/"}]}'; exit 0 ;;
      esac
      n=$(ls "$d" | grep -c '^lease'); touch "$d/lease.$CNI_CONTAINERID.$CNI_IFNAME"
      echo "{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.7.0.$((n + 2))/24\"}]}"
@@ -337,6 +341,10 @@ ADD) case $(jq -r '.ipam.misbehave // empty' <<<"$in") in
      if [ -n "$t" ]; then sleep 0.05; printf '%b' "$t"; fi ;;
 DEL) echo "$CNI_CONTAINERID $CNI_IFNAME" >>"$d/dels" ;;
 GC) jq -c '."cni.dev/valid-attachments"' <<<"$in" >>"$d/gc" ;;
+STATUS) echo "$CNI_COMMAND" >>"$d/status"
+	if [ -n "${FAKE_IPAM_STATUS_ERROR:-}" ]; then
+		echo '{"cniVersion": "1.1.0", "code": 50, "msg": "no address left"}'; exit 1
+	fi ;;
 esac
 EOF
 	chmod +x "$TMP/bin/fake-ipam"
@@ -511,6 +519,23 @@ case_ipam_version_failure() {
 	nothing_left "$base"
 }
 
+# An IPAM result whose route or address has a prefix length that is no
+# number is a decode error (6), undone: "10.1.0.0/x" was read as
+# 10.1.0.0/0 and installed as the container's default route, "10.7.0.2/"
+# as a /0 address.
+case_ipam_result_bad_prefix() {
+	local ns base m
+	base=$(links)
+	container ns && fake_ipam || return
+	for m in badroute badaddr; do
+		CNI_PATH_T=$TMP/bin:$STOCK cni ADD cb eth0 "$ns" "$(fake_conf ", \"misbehave\": \"$m\"")" &&
+			{ fail "ADD ($m) succeeded: $(cat "$TMP/out")"; return 1; }
+		jqo '.code == 6' || return
+	done
+	nothing_left "$base" || return
+	expect_eq "$(in_ns "$ns" ip -j route | jq length)" 0 "routes in the container"
+}
+
 # The plugin's output after its result is read to its end: a newline
 # written late is fine (the plugin exits 0, not of SIGPIPE); anything else
 # is a decode error, undone like any failed ADD.
@@ -526,6 +551,66 @@ case_ipam_output_after_result() {
 	jqo '.code == 6' || return
 	expect_eq "$(tail -n1 "$TMP/fake/dels" 2>/dev/null)" "cu eth0" "IPAM DEL of the undo" || return
 	nothing_left "$base"
+}
+
+# A commit by another writer between a DEL's (or GC's) read of the table
+# and its removal makes that commit fail with -EAGAIN; the removal is
+# retried, as ADD's is, and the call succeeds (it failed with code 104
+# "Resource temporarily unavailable").  The race is made by a shim of
+# libmnl's send (vnic-cni links libmnl dynamically): before the first
+# nf_tables batch that deletes something, it commits a table of its own
+# with nft.
+case_del_retries_a_raced_removal() {
+	local cc=${CC:-cc} ns h
+	command -v "$cc" >/dev/null || { echo "no C compiler for the race shim"; exit 77; }
+	# ASan's runtime must be the first library: no LD_PRELOAD before it.
+	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; exit 77; }
+	cat >"$TMP/race.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
+#include <libmnl/libmnl.h>
+static int deletes(const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		switch (nlh->nlmsg_type & 0xff) {
+		case NFT_MSG_DELTABLE: case NFT_MSG_DELCHAIN: case NFT_MSG_DELRULE:
+		case NFT_MSG_DELSET: case NFT_MSG_DELSETELEM: case NFT_MSG_DELOBJ:
+			if (nlh->nlmsg_type >> 8 == NFNL_SUBSYS_NFTABLES)
+				return 1;
+		}
+	return 0;
+}
+ssize_t mnl_socket_sendto(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	ssize_t (*real)(const struct mnl_socket *, const void *, size_t) =
+		dlsym(RTLD_NEXT, "mnl_socket_sendto");
+	const struct nlmsghdr *nlh = buf;
+
+	if (len >= sizeof(*nlh) && nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN &&
+	    deletes(buf, len) && !getenv("RACE_DONE")) {
+		setenv("RACE_DONE", "1", 1);
+		if (system("nft add table inet vnic_race"))
+			abort();
+	}
+	return real(nl, buf, len);
+}
+SHIM
+	"$cc" -shared -fPIC -o "$TMP/race.so" "$TMP/race.c" -ldl ||
+		fail "cannot build the race shim" || return
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	LD_PRELOAD=$TMP/race.so cni DEL c1 eth0 "$ns" "$(conf)" ||
+		fail "raced DEL: $(cat "$TMP/out" "$TMP/err")" || return
+	nft list table inet vnic_race >/dev/null || fail "the shim made no commit" || return
+	expect_eq "$(guests)" "" "filter guests after the raced DEL" || return
+	ip link show "$h" >/dev/null 2>&1 && { fail "raced DEL left $h"; return 1; }
+	expect_eq "$(leases)" 0 "leases after the raced DEL"
 }
 
 # A second ADD of an attachment that exists fails (its interface is
@@ -566,7 +651,8 @@ case_held_table_refused_cleanly() {
 }
 
 # STATUS: success, silent, while the table is usable; code 50 once a table
-# of that name exists that libvnic did not make.
+# of that name exists that libvnic did not make, or the IPAM plugin is
+# missing or (speaking 1.1) says so.
 case_status() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
 	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
@@ -575,7 +661,20 @@ case_status() {
 	jqo '.code == 50 and .cniVersion == "1.1.0" and (.details | length) > 0' || return
 	nft delete table netdev vnic || return
 	cni STATUS "" "" "" "$(conf '{"ipam": {"type": "nosuch"}}')" && { fail "STATUS passed without IPAM plugin"; return 1; }
-	jqo '.code == 50'
+	jqo '.code == 50' || return
+	# An IPAM plugin that speaks 1.1 is asked, and its error passed on;
+	# one that speaks 1.0.0 knows no STATUS and is not asked.
+	fake_ipam && mkdir -p "$TMP/fake" || return
+	CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
+		fail "STATUS with fake-ipam: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/status" 2>/dev/null)" STATUS "IPAM STATUS calls" || return
+	FAKE_IPAM_STATUS_ERROR=1 CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" &&
+		{ fail "STATUS passed with the IPAM plugin's failing"; return 1; }
+	jqo '.code == 50 and .msg == "no address left"' || return
+	rm -f "$TMP/fake/status" "$TMP/state/ipam-"*
+	FAKE_IPAM_VERSIONS='["1.0.0"]' CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
+		fail "STATUS with a 1.0.0 fake-ipam: $(cat "$TMP/out")" || return
+	[ ! -e "$TMP/fake/status" ] || fail "a 1.0.0 IPAM plugin was asked its STATUS"
 }
 
 # Bad configurations and environments: each gets a CNI error object with
@@ -598,6 +697,8 @@ case_bad_input_leaves_nothing() {
 		'7|'"$(conf '{"filterBackend": "bpf", "hookPrefix": true}')"
 		'7|'"$(conf '{"filterBackend": "bpf"}' | jq -c '.table = "vnic"')"
 		'7|'"$(conf '{"filterBackend": "iptables"}')"
+		'7|'"$(conf '{"table": "a b"}')"
+		'7|'"$(conf '{"mode": "macvlan", "master": "lo/x"}')"
 		'7|'"$(conf '{"mtu": 12}')"
 		'7|'"$(conf '{"ipam": {"type": "nosuch"}}')"
 		'7|'"$(conf '{"ipam": {"type": "../bin/sh"}}')"
@@ -616,6 +717,9 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni ADD c1 "eth/0" "$ns" "$(conf)" && { fail "ifname eth/0 accepted"; return 1; }
 	jqo '.code == 4' || return
+	# A template: the kernel would pick another name.
+	cni ADD c1 "eth%d" "$ns" "$(conf)" && { fail "ifname eth%d accepted"; return 1; }
+	jqo '.code == 4 and (.details | test("%"))' || return
 	cni ADD "-c1" eth0 "$ns" "$(conf)" && { fail "container id -c1 accepted"; return 1; }
 	jqo '.code == 4' || return
 	cni ADD c1 eth0 "" "$(conf)" && { fail "ADD without CNI_NETNS passed"; return 1; }
@@ -626,6 +730,11 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni FROB c1 eth0 "$ns" "$(conf)" && { fail "verb FROB accepted"; return 1; }
 	jqo '.code == 4' || return
+	# A configuration over 1 MiB: I/O error 5, saying why.
+	head -c 1100000 /dev/zero | tr '\0' ' ' | CNI_COMMAND=ADD CNI_CONTAINERID=c1 \
+		CNI_IFNAME=eth0 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" >"$TMP/out" &&
+		{ fail "a 1.1 MB configuration was read"; return 1; }
+	jqo '.code == 5 and (.details | test("too large"))' || return
 	# All of these were refused before the dataDir was touched.
 	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
 	# A failure after IPAM ran: the interface name is taken in the
@@ -682,13 +791,30 @@ case_macvlan() {
 	jqo '.[0].linkinfo.info_kind == "macvlan" and .[0].ifalias == "vnic:net1:c1.eth0:0" and
 	     (.[0].addr_info | any(.family == "inet"))' || return
 	expect_eq "$(links)" "$base" "host links (the macvlan is not on the host)" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$mconf")" ||
+		fail "CHECK: $(cat "$TMP/out")" || return
+	# The container's own eth0 with the same address is not the macvlan.
+	in_ns "$ns1" ip -j addr show eth0 | jq -r '.[0].addr_info[0] | "\(.local)/\(.prefixlen)"' >"$TMP/a" &&
+	in_ns "$ns1" ip link set eth0 name eth9 && in_ns "$ns1" ip link add eth0 type veth peer name eth0p &&
+	in_ns "$ns1" ip addr add "$(cat "$TMP/a")" dev eth0 || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$mconf")" &&
+		{ fail "CHECK passed on a foreign eth0"; return 1; }
+	jqo '.code == 100' || return
+	in_ns "$ns1" ip link del eth0 && in_ns "$ns1" ip link set eth9 name eth0 || return
 	cni DEL c1 eth0 "$ns1" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
 	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 && { fail "macvlan left after DEL"; return 1; }
 	expect_eq "$(leases)" 1 "leases after DEL" || return
 	cni GC "" "" "" "$(jq -c '. + {"cni.dev/valid-attachments": []}' <<<"$mconf")" ||
 		fail "GC: $(cat "$TMP/out")" || return
 	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && { fail "GC left c2's macvlan"; return 1; }
-	expect_eq "$(leases)" 0 "leases after GC"
+	expect_eq "$(leases)" 0 "leases after GC" || return
+	# CNI_NETNS is the empty file a runtime that crashed between its
+	# unmount and its unlink leaves (the namespace is gone for DEL; here
+	# c3's still lives, unreachable): DEL succeeds and frees the lease;
+	# it failed with code 5 on every retry.
+	add c3 "$ns2" "$mconf" && touch "$TMP/gone-ns" || return
+	cni DEL c3 eth0 "$TMP/gone-ns" "$mconf" || fail "DEL: $(cat "$TMP/out")" || return
+	expect_eq "$(leases)" 0 "leases after DEL with a gone namespace"
 }
 
 # Chaining: a prevResult's interfaces and addresses are kept and ours
@@ -742,8 +868,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames del_twice del_finds_host_
        dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
-       ipam_version_failure
-       second_add_keeps_first_state
+       ipam_version_failure ipam_result_bad_prefix
+       del_retries_a_raced_removal second_add_keeps_first_state
        held_table_refused_cleanly status bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)

@@ -2,7 +2,7 @@
 /*
  * CHECK: the attachment is as prevResult says.  Reported in this order,
  * each with its own code (cni.h): the NIC (tagged host end, container end
- * under CNI_IFNAME), each address prevResult gives the container end, the
+ * under CNI_IFNAME; a macvlan tagged, under CNI_IFNAME), each address prevResult gives the container end, the
  * filter guest; then the IPAM plugin's own CHECK.
  */
 #include <string.h>
@@ -53,6 +53,25 @@ static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
 	return 0;
 }
 
+/* The macvlan, tagged, in the container's namespace: an interface of
+ * that name is not enough (the container may have made its own). */
+static int check_macvlan(struct cni_run *r, int nsfd)
+{
+	char name[VNIC_IFNAME_MAX + 1];
+	struct vnic_ctx *in;
+	int ret;
+
+	if (attach_ctx(r, nsfd, &in))
+		return -1;
+	ret = attach_find(r, in, r->guest, r->env.ifname, name);
+	vnic_ctx_free(in);
+	if (!ret && strcmp(name, r->env.ifname))
+		ret = cni_fail(r, CNI_ERR_NIC_MISSING, "interface not found",
+			       "the macvlan of %s is %s, not %s", r->guest,
+			       name, r->env.ifname);
+	return ret;
+}
+
 static int check_all(struct cni_run *r, int nsfd, struct vnic_ctx *ctx)
 {
 	char host[VNIC_IFNAME_MAX + 1], hint[VNIC_IFNAME_MAX + 1];
@@ -64,6 +83,8 @@ static int check_all(struct cni_run *r, int nsfd, struct vnic_ctx *ctx)
 	if (r->conf.mode == CNI_MODE_VETH &&
 	    attach_find(r, ctx, r->guest,
 			state_host(r, r->guest, hint) ? NULL : hint, host))
+		return -1;
+	if (r->conf.mode == CNI_MODE_MACVLAN && check_macvlan(r, nsfd))
 		return -1;
 	if (ifcfg_has_addrs(r, nsfd, r->env.ifname, ips, n))
 		return -1;

@@ -151,7 +151,8 @@ int ipam_finish(struct cni_run *r, struct ipam_call *c, json_t **result);
 /* ADD: the result once whole, then the plugin's exit (ipam.c) */
 int ipam_answer(struct cni_run *r, struct ipam_call *c, json_t **result);
 int ipam_reap(struct cni_run *r, struct ipam_call *c);
-/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC), 0 if not, -1 on error. */
+/* 1 if the IPAM plugin speaks CNI 1.1 (and so GC and STATUS), 0 if not,
+ * -1 on error. */
 int ipam_knows_gc(struct cni_run *r);
 
 /* result.c */
@@ -230,5 +231,7 @@ int cni_status(struct cni_run *r);
 
 /* netns.c */
 int netns_open(struct cni_run *r, const char *path, int *fd);
+/* An fd of the namespace at path, -1 if it is gone (no error recorded). */
+int netns_if_there(const char *path);
 
 #endif /* VNIC_CNI_H */

@@ -18,6 +18,7 @@ const unsigned int cni_nversions = ARRAY_SIZE(cni_versions);
 
 #define OWNER_MAX	32	/* libvnic's owner tag */
 #define PREFIX_MAX	10	/* leaves room for 5 digits */
+#define TABLE_MAX	32	/* libvnic's nft table names */
 
 int conf_version_ok(const char *v)
 {
@@ -92,6 +93,9 @@ static int parse_mode(struct cni_run *r)
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
 				"\"mode\": \"macvlan\" needs \"master\", the "
 				"lower device");
+	if (c->master && !cni_valid_ifname(c->master))
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"master\": \"%s\" is no interface name", c->master);
 	if (strcmp(c->macvlan_mode, "bridge") && strcmp(c->macvlan_mode, "private") &&
 	    strcmp(c->macvlan_mode, "vepa") && strcmp(c->macvlan_mode, "passthru"))
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
@@ -126,6 +130,11 @@ static int parse_filter(struct cni_run *r)
 	if (str_key(r, "filterBackend", "nft", &backend) ||
 	    str_key(r, "table", "vnic_cni", &c->table))
 		return -1;
+	/* libvnic's rule for a table name, checked here so that ADD refuses
+	 * it before its IPAM call and its NIC (code 7, not 104). */
+	if (!tag_chars(c->table, TABLE_MAX))
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"table\": 1..%d of [A-Za-z0-9_.-]", TABLE_MAX);
 	if (!strcmp(backend, "nft")) {
 		c->backend = VNIC_BACKEND_NFT;
 	} else if (!strcmp(backend, "bpf")) {

@@ -3,9 +3,9 @@
  * DEL: filter, NIC, IPAM lease, state file, each step fine when its part
  * is already gone, so a second DEL (or one after a failed ADD) succeeds and
  * changes nothing.  A macvlan lives in the container's namespace: without
- * it (CNI_NETNS unset or gone) the NIC went with the namespace.
+ * it (CNI_NETNS unset, gone, or no longer a namespace) the NIC went with
+ * the namespace.
  */
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
@@ -49,9 +49,7 @@ static int del_macvlan(struct cni_run *r)
 	struct vnic_ctx *ctx;
 	int fd, ret;
 
-	if (!r->env.netns)
-		return 0;
-	fd = open(r->env.netns, O_RDONLY | O_CLOEXEC);
+	fd = netns_if_there(r->env.netns);
 	if (fd < 0)
 		return 0;
 	ret = attach_ctx(r, fd, &ctx);

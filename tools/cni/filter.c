@@ -254,12 +254,14 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 				rm[nrm++] = guests[i];
 				break;
 			}
-	if (nrm)
+	/* -EAGAIN: another writer committed since the handle read the
+	 * table; it has read it again, so try again (as apply_tries()). */
+	for (i = 0, err = nrm ? -EAGAIN : 0; i < APPLY_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_remove(n, rm, nrm, NULL);
 	free(inst);
 	free(rm);
 	if (err)
-		return cni_fail(r, CNI_ERR_FILTER, "cannot remove the filter",
-				"%s", vnic_strerror(err));
+		return cni_fail(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
+				"cannot remove the filter", "%s", vnic_strerror(err));
 	return 0;
 }

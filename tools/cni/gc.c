@@ -10,7 +10,6 @@
  * stock plugins know no GC), several at a time (release_all()).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,7 +92,7 @@ static int stale_state(struct cni_run *r, const char *guest, const char *cid,
 static void gc_macvlan(struct cni_run *r, const char *guest, const char *netns)
 {
 	struct vnic_ctx *ctx;
-	int fd = netns ? open(netns, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = netns_if_there(netns);
 
 	if (fd < 0)
 		return;

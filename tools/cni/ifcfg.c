@@ -89,10 +89,12 @@ static int nl_talk(struct nlsock *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *ar
 	return ret < 0 ? -errno : 0;
 }
 
-/* "10.0.0.2/24" -> family, bytes, prefix length. */
+/* "10.0.0.2/24" -> family, bytes, prefix length.  The length is 1 to 3
+ * digits and nothing else: atoi() made "10.1.0.0/x" a default route. */
 static int parse_cidr(const char *cidr, int *family, void *addr, int *plen)
 {
 	char buf[64], *slash;
+	size_t digits;
 
 	snprintf(buf, sizeof(buf), "%s", cidr);
 	slash = strchr(buf, '/');
@@ -101,8 +103,15 @@ static int parse_cidr(const char *cidr, int *family, void *addr, int *plen)
 	*family = strchr(buf, ':') ? AF_INET6 : AF_INET;
 	if (inet_pton(*family, buf, addr) != 1)
 		return -1;
-	*plen = slash ? atoi(slash + 1) : (*family == AF_INET ? 32 : 128);
-	return *plen < 0 || *plen > (*family == AF_INET ? 32 : 128) ? -1 : 0;
+	if (!slash) {
+		*plen = *family == AF_INET ? 32 : 128;
+		return 0;
+	}
+	digits = strspn(slash + 1, "0123456789");
+	if (!digits || digits > 3 || slash[1 + digits])
+		return -1;
+	*plen = atoi(slash + 1);
+	return *plen > (*family == AF_INET ? 32 : 128) ? -1 : 0;
 }
 
 static int add_addr(struct nlsock *s, int family, const void *a, int plen)

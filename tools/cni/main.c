@@ -69,6 +69,8 @@ static char *read_stdin(void)
 
 			if (!nb) {
 				free(buf);
+				if (cap >= STDIN_MAX)
+					errno = EFBIG;
 				return NULL;
 			}
 			buf = nb;
@@ -115,7 +117,7 @@ static int check_env(struct cni_run *r)
 				"%s needs CNI_IFNAME", c);
 	if (attach && !cni_valid_ifname(r->env.ifname))
 		return cni_fail(r, CNI_ERR_ENV, "invalid CNI_IFNAME",
-				"\"%s\": 1..15 bytes, no '/', ':' or "
+				"\"%s\": 1..15 bytes, no '/', ':', '%%' or "
 				"whitespace, not \".\" or \"..\"", r->env.ifname);
 	if ((!strcmp(c, "ADD") || !strcmp(c, "CHECK")) && !r->env.netns)
 		return cni_fail(r, CNI_ERR_ENV, "CNI_NETNS is required",

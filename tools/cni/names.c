@@ -37,14 +37,15 @@ bool cni_valid_id(const char *s)
 	return i <= CNI_ID_MAX;
 }
 
-/* The kernel's dev_valid_name(). */
+/* The kernel's dev_valid_name(), and no '%': the kernel takes a name
+ * with one for a template ("eth%d") and picks another name. */
 bool cni_valid_ifname(const char *s)
 {
 	size_t n = strlen(s);
 
 	if (!n || n > VNIC_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
 		return false;
-	return strcspn(s, "/: \t\n\r\v\f") == n;
+	return strcspn(s, "/:% \t\n\r\v\f") == n;
 }
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)

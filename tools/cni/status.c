@@ -4,8 +4,10 @@
  * cannot be used (the table is someone else's or damaged, nf_tables is
  * missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  The
  * table is opened as ADD opens it, so a table another process owns is
- * seen; the claim is all it writes, and it ends with the call.  The stock IPAM
- * plugins know no STATUS, so theirs is not asked.
+ * seen; the claim is all it writes, and it ends with the call.  An IPAM
+ * plugin that speaks 1.1 is asked its STATUS and its error passed on, as
+ * the spec asks of a plugin that delegates; the stock ones (1.0.0) know no
+ * STATUS, so theirs is not asked.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -23,6 +25,12 @@ int cni_status(struct cni_run *r)
 	if (r->conf.ipam && ipam_path(r, path, sizeof(path))) {
 		r->err.code = CNI_ERR_UNAVAILABLE;
 		return -1;
+	}
+	if (r->conf.ipam) {
+		int v11 = ipam_knows_gc(r);
+
+		if (v11 < 0 || (v11 && ipam_exec(r, "STATUS", NULL)))
+			return -1;
 	}
 	if (!r->conf.filter)
 		return 0;
