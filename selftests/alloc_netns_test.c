@@ -311,6 +311,99 @@ TEST_F(netns, veth_peer_up_rollback_at_each_step)
 	}
 }
 
+/* "ifindex:name ..." of the namespace nsfd, as st_ip_link_snapshot(). */
+static char *ns_snapshot(int nsfd)
+{
+	json_t *links = st_ip_links(nsfd), *l;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	if (!links)
+		return NULL;
+	f = open_memstream(&buf, &len);
+	if (f) {
+		json_array_foreach(links, i, l)
+			fprintf(f, "%s%lld:%s", i ? " " : "",
+				json_integer_value(json_object_get(l, "ifindex")),
+				json_string_value(json_object_get(l, "ifname")));
+		fclose(f);
+	}
+	json_decref(links);
+	return buf;
+}
+
+/*
+ * All or nothing with a veth whose peer comes up in the target, beside a
+ * macvlan and a two-queue tap: a fault at every step and NIC position
+ * leaves both namespaces as they were and no fd open, for each naming.
+ */
+TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
+{
+	static const int steps[] = {
+		VNIC_STEP_NAME, VNIC_STEP_CREATE, VNIC_STEP_RESOLVE,
+		VNIC_STEP_CONFIGURE, VNIC_STEP_OPEN,
+	};
+	static const enum vnic_naming namings[] = {
+		VNIC_NAMING_CACHE, VNIC_NAMING_KERNEL,
+	};
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "fl%d", .up = 1);
+	VNIC_OPTS(vnic_nic_opts, vth, .kind = VNIC_KIND_VETH, .name = "fv%d",
+		  .up = 1, .peer_name = "fvp0", .peer_up = 1);
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "ft%d",
+		  .up = 1, .queues = 2);
+	char *here, *there, *here2, *there2;
+	unsigned int s, n, k, fired = 0;
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	int fds, ret;
+
+	target(variant, &self->h, &vth.peer_netns_fd, &vth.peer_netns_pid);
+	for (k = 0; k < 2; k++) {
+		mvl.naming = vth.naming = tap.naming = namings[k];
+		for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			for (n = 1; n <= 3; n++) {
+				here = st_ip_link_snapshot();
+				there = ns_snapshot(self->h.fd);
+				fds = st_count_fds();
+				ASSERT_EQ(0, vnic_ctx_new_faulty(&o, steps[s], n, &ctx));
+				ASSERT_EQ(0, vnic_guest_new(ctx, "gpf", &g));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &mvl, NULL));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &vth, NULL));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+				ret = vnic_guest_create(g);
+				if (ret) {
+					fired++;
+					EXPECT_EQ(-EIO, ret) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+					EXPECT_EQ(steps[s], (int)vnic_ctx_errstep(ctx))
+						TH_LOG("%s", vnic_ctx_errmsg(ctx));
+					here2 = st_ip_link_snapshot();
+					there2 = ns_snapshot(self->h.fd);
+					EXPECT_STREQ(here, here2) TH_LOG("step %d nic %u", steps[s], n);
+					EXPECT_STREQ(there, there2) TH_LOG("step %d nic %u", steps[s], n);
+					free(here2);
+					free(there2);
+				}
+				EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+				vnic_ctx_free(ctx);
+				EXPECT_EQ(fds, st_count_fds()) TH_LOG("step %d nic %u", steps[s], n);
+				here2 = st_ip_link_snapshot();
+				there2 = ns_snapshot(self->h.fd);
+				EXPECT_STREQ(here, here2);
+				EXPECT_STREQ(there, there2);
+				free(here);
+				free(there);
+				free(here2);
+				free(there2);
+			}
+		}
+	}
+	/* Not a test that cannot fail: most of these faults fire. */
+	EXPECT_LE(16u, fired);
+}
+
 /*
  * A macvtap whose lower is here but which lives in the target.  "mvt0"
  * exists here already: the name is resolved in the target namespace, where
