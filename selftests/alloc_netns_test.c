@@ -405,6 +405,49 @@ TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
 }
 
 /*
+ * A guest whose NICs live in more namespaces than one call opens sockets
+ * in at once (16), made by two creates: destroy deletes every one of them
+ * (vnic_collect_orphans() sees the context's namespace only, so a NIC
+ * left elsewhere would have no handle left).
+ */
+#define MANY_NS 20
+
+TEST_F(netns, destroy_across_many_namespaces)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "mn0",
+		  .peer_name = "mnp0");
+	struct netns_holder h[MANY_NS];
+	char peers[MANY_NS][IFNAMSIZ];
+	struct vnic_guest *g;
+	struct ip_link l;
+	unsigned int i;
+
+	if (variant->flags || variant->by_pid)
+		SKIP(return, "one variant is enough");
+	for (i = 0; i < MANY_NS; i++)
+		ASSERT_EQ(0, st_netns_holder_start(&h[i]));
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gmany", &g));
+	for (i = 0; i < MANY_NS; i++) {
+		nic.netns_fd = h[i].fd;
+		snprintf(peers[i], IFNAMSIZ, "mnp%u", i);
+		nic.peer_name = peers[i];
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+		/* Two creates of ten: each within the limit. */
+		if (i == MANY_NS / 2 - 1 || i == MANY_NS - 1)
+			ASSERT_EQ(0, vnic_guest_create(g))
+				TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	}
+	for (i = 0; i < MANY_NS; i++)
+		ASSERT_EQ(0, find_in(h[i].fd, "mn0", &l)) TH_LOG("namespace %u", i);
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(0, st_prefixed_links_count("mnp"));
+	for (i = 0; i < MANY_NS; i++) {
+		EXPECT_EQ(-ENOENT, find_in(h[i].fd, "mn0", &l)) TH_LOG("namespace %u", i);
+		st_netns_holder_stop(&h[i]);
+	}
+}
+
+/*
  * A macvtap whose lower is here but which lives in the target.  "mvt0"
  * exists here already: the name is resolved in the target namespace, where
  * it is free (AUTO picks the kernel's "%d" for another namespace).
