@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/syscall.h>
 
 /* See alloc_kinds_test.c. */
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -20,6 +22,36 @@
 #include "lib/testing.h"
 
 #define OWNER	"nst"
+
+/*
+ * setns() as the library's helper threads call it: each records the
+ * signals it blocks (SigBlk of /proc/thread-self/status), so that a test can
+ * check that no process-directed signal is ever handled in a thread that
+ * sits in another network namespace.  The main thread's own calls are not
+ * recorded.
+ */
+static struct {
+	int calls;
+	unsigned long long sigblk_and;	/* bits blocked in every helper */
+} helper;
+
+int setns(int fd, int nstype)
+{
+	char line[128];
+	FILE *f;
+
+	if (gettid() != getpid()) {
+		f = fopen("/proc/thread-self/status", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7)) {
+				helper.sigblk_and &= strtoull(line + 7, NULL, 16);
+				helper.calls++;
+			}
+		if (f)
+			fclose(f);
+	}
+	return (int)syscall(SYS_setns, fd, nstype);
+}
 
 FIXTURE(netns) {
 	struct vnic_ctx *ctx;
@@ -402,6 +434,41 @@ TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
 	}
 	/* Not a test that cannot fail: most of these faults fire. */
 	EXPECT_LE(16u, fired);
+}
+
+/*
+ * The library's short-lived threads (a socket or a tap opened in another
+ * namespace, a macvtap's queues in a private mount namespace) block every
+ * signal: a process-directed one is never run by the application's handler
+ * in a thread that is in another namespace, with /dev a private tmpfs.
+ */
+TEST_F(netns, helper_threads_block_signals)
+{
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "hs%d");
+	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "hm%d");
+	unsigned long long want = (1ull << (SIGUSR1 - 1)) | (1ull << (SIGTERM - 1)) |
+				  (1ull << (SIGCHLD - 1)) | (1ull << (SIGINT - 1)) |
+				  (1ull << (SIGALRM - 1));
+	struct vnic_guest *g;
+	int qfd = -1;
+
+	if (variant->flags || variant->by_pid)
+		SKIP(return, "one variant is enough");
+	target(variant, &self->h, &tap.netns_fd, &tap.netns_pid);
+	helper.calls = 0;
+	helper.sigblk_and = ~0ull;
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gsig", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &mvt, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, vnic_guest_nic_open_queues(g, 1, &qfd, 1))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	close(qfd);
+	EXPECT_LE(2, helper.calls);
+	EXPECT_EQ(want, helper.sigblk_and & want)
+		TH_LOG("blocked in every helper: %llx", helper.sigblk_and);
+	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
 /*
