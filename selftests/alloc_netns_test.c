@@ -343,28 +343,6 @@ TEST_F(netns, veth_peer_up_rollback_at_each_step)
 	}
 }
 
-/* "ifindex:name ..." of the namespace nsfd, as st_ip_link_snapshot(). */
-static char *ns_snapshot(int nsfd)
-{
-	json_t *links = st_ip_links(nsfd), *l;
-	char *buf = NULL;
-	size_t len = 0, i;
-	FILE *f;
-
-	if (!links)
-		return NULL;
-	f = open_memstream(&buf, &len);
-	if (f) {
-		json_array_foreach(links, i, l)
-			fprintf(f, "%s%lld:%s", i ? " " : "",
-				json_integer_value(json_object_get(l, "ifindex")),
-				json_string_value(json_object_get(l, "ifname")));
-		fclose(f);
-	}
-	json_decref(links);
-	return buf;
-}
-
 /*
  * All or nothing with a veth whose peer comes up in the target, beside a
  * macvlan and a two-queue tap: a fault at every step and NIC position
@@ -398,7 +376,7 @@ TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
 		for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 			for (n = 1; n <= 3; n++) {
 				here = st_ip_link_snapshot();
-				there = ns_snapshot(self->h.fd);
+				there = st_ip_link_snapshot_ns(self->h.fd);
 				fds = st_count_fds();
 				ASSERT_EQ(0, vnic_ctx_new_faulty(&o, steps[s], n, &ctx));
 				ASSERT_EQ(0, vnic_guest_new(ctx, "gpf", &g));
@@ -412,7 +390,7 @@ TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
 					EXPECT_EQ(steps[s], (int)vnic_ctx_errstep(ctx))
 						TH_LOG("%s", vnic_ctx_errmsg(ctx));
 					here2 = st_ip_link_snapshot();
-					there2 = ns_snapshot(self->h.fd);
+					there2 = st_ip_link_snapshot_ns(self->h.fd);
 					EXPECT_STREQ(here, here2) TH_LOG("step %d nic %u", steps[s], n);
 					EXPECT_STREQ(there, there2) TH_LOG("step %d nic %u", steps[s], n);
 					free(here2);
@@ -422,7 +400,7 @@ TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
 				vnic_ctx_free(ctx);
 				EXPECT_EQ(fds, st_count_fds()) TH_LOG("step %d nic %u", steps[s], n);
 				here2 = st_ip_link_snapshot();
-				there2 = ns_snapshot(self->h.fd);
+				there2 = st_ip_link_snapshot_ns(self->h.fd);
 				EXPECT_STREQ(here, here2);
 				EXPECT_STREQ(there, there2);
 				free(here);
