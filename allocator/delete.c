@@ -192,29 +192,67 @@ static int delete_home(struct vnic_guest *g, struct homes *hs, unsigned int home
 	return first_err ? first_err : err;
 }
 
-int nics_delete(struct vnic_guest *g, const unsigned int *idx, unsigned int n)
+/*
+ * One round: the NICs of idx[0..n-1] whose namespaces fit one homes (16
+ * sockets) are deleted, the others go to later[] (*nlater of them).
+ */
+static int delete_round(struct vnic_guest *g, const unsigned int *idx,
+			unsigned int n, unsigned int *now, unsigned int *later,
+			unsigned int *nlater)
 {
 	struct homes hs;
-	unsigned int k, h;
+	unsigned int k, h, nnow = 0;
 	int err = 0, e;
 
-	if (!n)
-		return 0;
+	*nlater = 0;
 	homes_init(&hs, g->ctx);
 	for (k = 0; k < n && !err; k++) {
 		err = vnic_fault(g->ctx, VNIC_STEP_DELETE, idx[k]);
 		if (!err)
 			err = homes_get(&hs, g->nics[idx[k]].netns_fd,
 					&g->nics[idx[k]].home);
-		if (err)
+		if (err == -E2BIG) {	/* every socket taken: next round */
+			later[(*nlater)++] = idx[k];
+			err = 0;
+		} else if (err) {
 			vnic_set_err(g->ctx, err, VNIC_STEP_DELETE, (int)idx[k],
 				     NULL, "%s", g->nics[idx[k]].name);
+		} else {
+			now[nnow++] = idx[k];
+		}
 	}
 	for (h = 0; !err && h < hs.n; h++) {
-		e = delete_home(g, &hs, h, idx, n);
+		e = delete_home(g, &hs, h, now, nnow);
 		if (!err)
 			err = e;
 	}
 	homes_fini(&hs);
+	return err;
+}
+
+/* In rounds of at most MAX_HOMES namespaces, so that a guest whose NICs
+ * live in more (made by several creates) is deleted whole. */
+int nics_delete(struct vnic_guest *g, const unsigned int *idx, unsigned int n)
+{
+	unsigned int *now, *later, *todo, nlater;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	now = calloc(n, sizeof(*now));
+	later = calloc(n, sizeof(*later));
+	todo = calloc(n, sizeof(*todo));
+	if (!now || !later || !todo)
+		err = -ENOMEM;
+	if (!err)
+		memcpy(todo, idx, n * sizeof(*todo));
+	while (!err && n) {
+		err = delete_round(g, todo, n, now, later, &nlater);
+		memcpy(todo, later, nlater * sizeof(*todo));
+		n = nlater;
+	}
+	free(now);
+	free(later);
+	free(todo);
 	return err;
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -58,13 +59,23 @@ int vnic_in_netns(int nsfd, int (*fn)(void *arg), void *arg)
 	return vnic_in_thread(nsfd, fn, arg);
 }
 
+/*
+ * The thread blocks every signal (it inherits the mask it is created
+ * with): a process-directed signal must not run the application's handler
+ * in a thread that sits in another network namespace, or in a private
+ * mount namespace whose /dev is a tmpfs (allocator/queues.c).
+ */
 int vnic_in_thread(int nsfd, int (*fn)(void *arg), void *arg)
 {
 	struct ns_call c = { .nsfd = nsfd, .fn = fn, .arg = arg };
+	sigset_t all, old;
 	pthread_t t;
 	int err;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&t, NULL, ns_thread, &c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	pthread_join(t, NULL);

@@ -583,6 +583,9 @@ VNIC_EXPORT int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 	if (err)
 		return err;
 	g = p->g[gi];
+	/* Zeroes would read as "drop everything": a NULL rule is a bug. */
+	if (!opts)
+		return bad(p, -EINVAL, guest, "rules[%u]: no rule (NULL)", g->nr);
 	if (g->nr >= POLICY_RULES_MAX)
 		return bad(p, -E2BIG, guest, "rules[%u]: at most %d rules", g->nr,
 			   POLICY_RULES_MAX);

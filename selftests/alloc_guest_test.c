@@ -467,6 +467,25 @@ TEST_F(guest, policy_add_nics_of_all_or_nothing)
 	vnic_ctx_free(ctx);
 }
 
+/* A NULL rule is no rule at all: -EINVAL, not a drop-everything rule
+ * read from zeroes; the guest's 64 rules are then all still free. */
+TEST(policy_null_rule_refused)
+{
+	VNIC_OPTS(vnic_rule, rule, .l4proto = 6, .dport_min = 22);
+	struct vnic_policy *p;
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g", NULL));
+	EXPECT_EQ(-EINVAL, vnic_policy_add_rule(p, "g", NULL));
+	EXPECT_NE(0, vnic_policy_errmsg(p)[0]);
+	for (i = 0; i < 64; i++)
+		EXPECT_EQ(0, vnic_policy_add_rule(p, "g", &rule)) TH_LOG("rule %u: %s",
+			  i, vnic_policy_errmsg(p));
+	EXPECT_EQ(-E2BIG, vnic_policy_add_rule(p, "g", &rule));
+	vnic_policy_free(p);
+}
+
 /* --- all or nothing: the kernel rejects NIC k --- */
 
 FIXTURE(faults) {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/syscall.h>
 
 /* See alloc_kinds_test.c. */
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -20,6 +22,36 @@
 #include "lib/testing.h"
 
 #define OWNER	"nst"
+
+/*
+ * setns() as the library's helper threads call it: each records the
+ * signals it blocks (SigBlk of /proc/thread-self/status), so that a test can
+ * check that no process-directed signal is ever handled in a thread that
+ * sits in another network namespace.  The main thread's own calls are not
+ * recorded.
+ */
+static struct {
+	int calls;
+	unsigned long long sigblk_and;	/* bits blocked in every helper */
+} helper;
+
+int setns(int fd, int nstype)
+{
+	char line[128];
+	FILE *f;
+
+	if (gettid() != getpid()) {
+		f = fopen("/proc/thread-self/status", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7)) {
+				helper.sigblk_and &= strtoull(line + 7, NULL, 16);
+				helper.calls++;
+			}
+		if (f)
+			fclose(f);
+	}
+	return (int)syscall(SYS_setns, fd, nstype);
+}
 
 FIXTURE(netns) {
 	struct vnic_ctx *ctx;
@@ -308,6 +340,155 @@ TEST_F(netns, veth_peer_up_rollback_at_each_step)
 		vnic_ctx_free(ctx);
 		free(before);
 		free(after);
+	}
+}
+
+/*
+ * All or nothing with a veth whose peer comes up in the target, beside a
+ * macvlan and a two-queue tap: a fault at every step and NIC position
+ * leaves both namespaces as they were and no fd open, for each naming.
+ */
+TEST_F_TIMEOUT(netns, peer_elsewhere_fault_at_every_step, 120)
+{
+	static const int steps[] = {
+		VNIC_STEP_NAME, VNIC_STEP_CREATE, VNIC_STEP_RESOLVE,
+		VNIC_STEP_CONFIGURE, VNIC_STEP_OPEN,
+	};
+	static const enum vnic_naming namings[] = {
+		VNIC_NAMING_CACHE, VNIC_NAMING_KERNEL,
+	};
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = variant->flags);
+	VNIC_OPTS(vnic_nic_opts, mvl, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "fl%d", .up = 1);
+	VNIC_OPTS(vnic_nic_opts, vth, .kind = VNIC_KIND_VETH, .name = "fv%d",
+		  .up = 1, .peer_name = "fvp0", .peer_up = 1);
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "ft%d",
+		  .up = 1, .queues = 2);
+	char *here, *there, *here2, *there2;
+	unsigned int s, n, k, fired = 0;
+	struct vnic_guest *g;
+	struct vnic_ctx *ctx;
+	int fds, ret;
+
+	target(variant, &self->h, &vth.peer_netns_fd, &vth.peer_netns_pid);
+	for (k = 0; k < 2; k++) {
+		mvl.naming = vth.naming = tap.naming = namings[k];
+		for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			for (n = 1; n <= 3; n++) {
+				here = st_ip_link_snapshot();
+				there = st_ip_link_snapshot_ns(self->h.fd);
+				fds = st_count_fds();
+				ASSERT_EQ(0, vnic_ctx_new_faulty(&o, steps[s], n, &ctx));
+				ASSERT_EQ(0, vnic_guest_new(ctx, "gpf", &g));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &mvl, NULL));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &vth, NULL));
+				ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+				ret = vnic_guest_create(g);
+				if (ret) {
+					fired++;
+					EXPECT_EQ(-EIO, ret) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+					EXPECT_EQ(steps[s], (int)vnic_ctx_errstep(ctx))
+						TH_LOG("%s", vnic_ctx_errmsg(ctx));
+					here2 = st_ip_link_snapshot();
+					there2 = st_ip_link_snapshot_ns(self->h.fd);
+					EXPECT_STREQ(here, here2) TH_LOG("step %d nic %u", steps[s], n);
+					EXPECT_STREQ(there, there2) TH_LOG("step %d nic %u", steps[s], n);
+					free(here2);
+					free(there2);
+				}
+				EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+				vnic_ctx_free(ctx);
+				EXPECT_EQ(fds, st_count_fds()) TH_LOG("step %d nic %u", steps[s], n);
+				here2 = st_ip_link_snapshot();
+				there2 = st_ip_link_snapshot_ns(self->h.fd);
+				EXPECT_STREQ(here, here2);
+				EXPECT_STREQ(there, there2);
+				free(here);
+				free(there);
+				free(here2);
+				free(there2);
+			}
+		}
+	}
+	/* Not a test that cannot fail: most of these faults fire. */
+	EXPECT_LE(16u, fired);
+}
+
+/*
+ * The library's short-lived threads (a socket or a tap opened in another
+ * namespace, a macvtap's queues in a private mount namespace) block every
+ * signal: a process-directed one is never run by the application's handler
+ * in a thread that is in another namespace, with /dev a private tmpfs.
+ */
+TEST_F(netns, helper_threads_block_signals)
+{
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "hs%d");
+	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "hm%d");
+	unsigned long long want = (1ull << (SIGUSR1 - 1)) | (1ull << (SIGTERM - 1)) |
+				  (1ull << (SIGCHLD - 1)) | (1ull << (SIGINT - 1)) |
+				  (1ull << (SIGALRM - 1));
+	struct vnic_guest *g;
+	int qfd = -1;
+
+	if (variant->flags || variant->by_pid)
+		SKIP(return, "one variant is enough");
+	target(variant, &self->h, &tap.netns_fd, &tap.netns_pid);
+	helper.calls = 0;
+	helper.sigblk_and = ~0ull;
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gsig", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &mvt, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, vnic_guest_nic_open_queues(g, 1, &qfd, 1))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	close(qfd);
+	EXPECT_LE(2, helper.calls);
+	EXPECT_EQ(want, helper.sigblk_and & want)
+		TH_LOG("blocked in every helper: %llx", helper.sigblk_and);
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+}
+
+/*
+ * A guest whose NICs live in more namespaces than one call opens sockets
+ * in at once (16), made by two creates: destroy deletes every one of them
+ * (vnic_collect_orphans() sees the context's namespace only, so a NIC
+ * left elsewhere would have no handle left).
+ */
+#define MANY_NS 20
+
+TEST_F(netns, destroy_across_many_namespaces)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_VETH, .name = "mn0",
+		  .peer_name = "mnp0");
+	struct netns_holder h[MANY_NS];
+	char peers[MANY_NS][IFNAMSIZ];
+	struct vnic_guest *g;
+	struct ip_link l;
+	unsigned int i;
+
+	if (variant->flags || variant->by_pid)
+		SKIP(return, "one variant is enough");
+	for (i = 0; i < MANY_NS; i++)
+		ASSERT_EQ(0, st_netns_holder_start(&h[i]));
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gmany", &g));
+	for (i = 0; i < MANY_NS; i++) {
+		nic.netns_fd = h[i].fd;
+		snprintf(peers[i], IFNAMSIZ, "mnp%u", i);
+		nic.peer_name = peers[i];
+		ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+		/* Two creates of ten: each within the limit. */
+		if (i == MANY_NS / 2 - 1 || i == MANY_NS - 1)
+			ASSERT_EQ(0, vnic_guest_create(g))
+				TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	}
+	for (i = 0; i < MANY_NS; i++)
+		ASSERT_EQ(0, find_in(h[i].fd, "mn0", &l)) TH_LOG("namespace %u", i);
+	EXPECT_EQ(0, vnic_guest_destroy(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(0, st_prefixed_links_count("mnp"));
+	for (i = 0; i < MANY_NS; i++) {
+		EXPECT_EQ(-ENOENT, find_in(h[i].fd, "mn0", &l)) TH_LOG("namespace %u", i);
+		st_netns_holder_stop(&h[i]);
 	}
 }
 

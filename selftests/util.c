@@ -282,7 +282,12 @@ int st_prefixed_links_count(const char *prefix)
 
 char *st_ip_link_snapshot(void)
 {
-	json_t *links = st_ip_links(-1), *l;
+	return st_ip_link_snapshot_ns(-1);
+}
+
+char *st_ip_link_snapshot_ns(int nsfd)
+{
+	json_t *links = st_ip_links(nsfd), *l;
 	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *f;

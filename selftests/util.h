@@ -84,6 +84,8 @@ int st_prefixed_links_count(const char *prefix);
 /* "IFINDEX:NAME ..." of every device of the current namespace, malloc'd;
  * two snapshots compare equal iff no device came or went. */
 char *st_ip_link_snapshot(void);
+/* The same of the namespace nsfd (-1: ours). */
+char *st_ip_link_snapshot_ns(int nsfd);
 
 /* The link kinds the allocator tests create. */
 #define ST_KINDS	(VNIC_FEAT_MACVLAN | VNIC_FEAT_MACVTAP |		\

@@ -7,7 +7,7 @@
  * may be used by one thread at a time.  Distinct contexts share no state and
  * may be used concurrently from different threads or processes.  The
  * functions that take no context (vnic_strerror, vnic_step_name,
- * vnic_kind_name) are thread-safe.
+ * vnic_feature_name, vnic_kind_name, vnic_kind_from_name) are thread-safe.
  */
 #ifndef VNIC_CONTEXT_H
 #define VNIC_CONTEXT_H
@@ -119,7 +119,8 @@ enum vnic_feature {
  * creation, so this call may open /dev/net/tun once: a use of the context
  * like any other (thread safety above). */
 uint64_t vnic_ctx_features(const struct vnic_ctx *ctx);
-/* Short name of one feature bit, e.g. "newlink-echo"; NULL if unknown. */
+/* Short name of one feature bit, e.g. "newlink-echo"; NULL if unknown.
+ * Thread-safe. */
 const char *vnic_feature_name(uint64_t feature);
 
 /*

@@ -121,8 +121,9 @@ int vnic_guest_add_nic(struct vnic_guest *g, const struct vnic_nic_opts *nic,
  * kernel's (-EEXIST: a name taken by someone else, -EADDRINUSE: a MAC the
  * lower device already has, -ENODEV: the lower device went away, -EINVAL:
  * refused attributes, -EPERM...), -ENOSPC (every name of a template is
- * taken), -EEXIST after names kept being taken for name_timeout_ms, or
- * -ENOMEM.
+ * taken), -EEXIST after names kept being taken for name_timeout_ms,
+ * -E2BIG (the NICs this call creates live in more than 15 namespaces
+ * besides the context's: create them in several calls), or -ENOMEM.
  */
 int vnic_guest_create(struct vnic_guest *g);
 /* Delete the guest's NICs in one request (those already gone are fine),

@@ -119,8 +119,8 @@ int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
 			    const struct vnic_guest *g);
 /* Append a rule to a guest added before.  Returns 0, -ENOENT (no such
- * guest), -EINVAL (an invalid protocol, port range, CIDR or action), -E2BIG
- * (common.h) or -ENOMEM. */
+ * guest), -EINVAL (a NULL rule, an invalid protocol, port range, CIDR or
+ * action), -E2BIG (over 64 rules, or common.h) or -ENOMEM. */
 int vnic_policy_add_rule(struct vnic_policy *p, const char *guest,
 			 const struct vnic_rule *rule);
 
