@@ -292,6 +292,11 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	OUT_DROP(ipv6_dad_len_over, "DAD from :: whose payload length overclaims",
 		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
 			    .dst_mac = "33:33:ff:00:00:10", .len_over = 64)),
+	/* nft takes AH as the transport protocol (IP6_FH_F_AUTH): no DAD
+	 * exception behind it, the unspecified source is dropped. */
+	OUT_DROP(ipv6_dad_behind_ah, "DAD from :: behind an AH header",
+		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
+			    .dst_mac = "33:33:ff:00:00:10", .ah = true)),
 };
 
 enum pkt_verdict pkt_expect(const struct pkt_case *c, enum vnic_kind kind,

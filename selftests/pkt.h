@@ -170,7 +170,7 @@ struct pkt_case {
 	X(in_other_unicast) X(in_other_guest_unicast) X(no_promisc_off)	\
 	X(ext_legit_udp6) X(ext_ip6_spoof) X(ext_ra) X(ext_ra_six_headers) \
 	X(ext_dhcp6_server) X(ext_nd_spoof_target)			\
-	X(dhcp_discover_len_over) X(ipv6_dad_len_over)
+	X(dhcp_discover_len_over) X(ipv6_dad_len_over) X(ipv6_dad_behind_ah)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,
