@@ -475,30 +475,29 @@ case_ipam_result_then_failure_undone() {
 	return 0
 }
 
-# An IPAM plugin killed by a signal half-way through its result: ADD
-# fails with 105 and says so (not "exited with status -1"), and leaves
-# nothing behind.
-case_ipam_killed_by_signal() {
+# misbehaving_add CID MISBEHAVIOUR JQ: an ADD whose fake-ipam misbehaves
+# fails, its error object matching JQ, and leaves nothing behind.
+misbehaving_add() {
 	local ns base
 	base=$(links)
 	container ns && fake_ipam || return
-	CNI_PATH_T=$TMP/bin:$STOCK cni ADD ck eth0 "$ns" "$(fake_conf ', "misbehave": "signal"')" &&
-		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
-	jqo '.code == 105 and (.details | test("killed by signal 9"))' || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD "$1" eth0 "$ns" "$(fake_conf ", \"misbehave\": \"$2\"")" &&
+		{ fail "ADD ($2) succeeded: $(cat "$TMP/out")"; return 1; }
+	jqo "$3" || return
 	nothing_left "$base"
+}
+
+# An IPAM plugin killed by a signal half-way through its result: ADD
+# fails with 105 and says so (not "exited with status -1").
+case_ipam_killed_by_signal() {
+	misbehaving_add ck signal '.code == 105 and (.details | test("killed by signal 9"))'
 }
 
 # An IPAM error object whose code is no error code (0): vnic-cni's own
 # error (105, the plugin's message kept in details), never an error object
 # with code 0, which a runtime cannot tell from success.
 case_ipam_error_without_valid_code() {
-	local ns base
-	base=$(links)
-	container ns && fake_ipam || return
-	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cz eth0 "$ns" "$(fake_conf ', "misbehave": "code0"')" &&
-		{ fail "ADD succeeded: $(cat "$TMP/out")"; return 1; }
-	jqo '.code == 105 and (.details | test("no code"))' || return
-	nothing_left "$base"
+	misbehaving_add cz code0 '.code == 105 and (.details | test("no code"))'
 }
 
 # An IPAM plugin whose VERSION fails is not "incompatible CNI versions"
