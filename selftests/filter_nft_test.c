@@ -2314,6 +2314,53 @@ TEST_F(nft, render_failures_have_their_own_message)
 }
 
 /*
+ * Opening an installed table (reading and checking it back) with each of
+ * libnftnl's allocations failing in turn: -ENOMEM, no handle, and no
+ * commit (no claim of a table that was not read whole); then it opens.
+ */
+TEST_F(nft, open_libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	struct vnic_filter *h;
+	uint32_t g0 = 0, g1 = 0;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, nft_genid(&g0));
+	for (k = 1; k < 5000; k++) {
+		h = NULL;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_open(self->t.ctx, NULL, &h);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u: %s", k,
+					       vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(NULL, h);
+		ASSERT_EQ(0, nft_genid(&g1));
+		EXPECT_EQ(g0, g1) TH_LOG("allocation %u failed, yet a commit", k);
+		if (h)
+			vnic_filter_close(h);
+		if (_metadata->exit_code)
+			break;
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	self->n = h;
+	EXPECT_LT(1u, k);
+	expect_guests(_metadata, self->n, (const char *const[]){ PKT_GUEST, PKT_GUEST2 }, 2);
+}
+
+/*
  * A guest added next to one already installed (a later transaction), and
  * then one NIC moved from a guest to another: the base chains gain and
  * lose devices on both their hooks.
