@@ -2361,6 +2361,50 @@ TEST_F(nft, open_libnftnl_allocation_failures_are_enomem)
 }
 
 /*
+ * A guest's counter read with each of libnftnl's allocations failing in
+ * turn: -ENOMEM with both out-parameters untouched, or the counter's
+ * values (a name libnftnl could not copy from the reply is not needed).
+ * libnftnl 1.2.4 marks an object's name set even when its copy failed:
+ * building the request then read through NULL (SIGSEGV on a14cea3).
+ */
+TEST_F(nft, counter_libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	uint64_t pk, by, p0, b0;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &p0, &b0));
+	for (k = 1; k < 100; k++) {
+		pk = by = 12345;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_counter(self->n, PKT_GUEST, &pk, &by);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		if (ret) {
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u: %s", k,
+						       vnic_ctx_errmsg(self->t.ctx));
+			EXPECT_EQ(12345u, pk);
+			EXPECT_EQ(12345u, by);
+		} else {
+			EXPECT_EQ(p0, pk);
+			EXPECT_EQ(b0, by);
+		}
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(1u, k);
+	EXPECT_EQ(p0, pk);
+}
+
+/*
  * A guest added next to one already installed (a later transaction), and
  * then one NIC moved from a guest to another: the base chains gain and
  * lose devices on both their hooks.
