@@ -2195,6 +2195,11 @@ TEST_F(nft, libnftnl_allocation_failures_in_sync_and_remove)
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(0, st_run_cmd("! nft list chain netdev vnic g_" PKT_GUEST
 				" 2>/dev/null"));
+	/* A new handle knows the guests by name only: removing them reads
+	 * the table back (purge.c). */
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n));
 	ASSERT_EQ(0, fail_each(_metadata, self, remove_both, "remove"))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(0, st_run_cmd("! nft list set netdev vnic guests | grep -q vm"));
@@ -2346,6 +2351,97 @@ TEST_F(nft, render_failures_have_their_own_message)
 	ASSERT_NE(NULL, text);
 	EXPECT_NE(NULL, strstr(text, "table netdev vnic"));
 	free(text);
+}
+
+/*
+ * Opening an installed table (reading and checking it back) with each of
+ * libnftnl's allocations failing in turn: -ENOMEM, no handle, and no
+ * commit (no claim of a table that was not read whole); then it opens.
+ */
+TEST_F(nft, open_libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	struct vnic_filter *h;
+	uint32_t g0 = 0, g1 = 0;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_rule_tcp22_dropped],
+				      &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, nft_genid(&g0));
+	for (k = 1; k < 5000; k++) {
+		h = NULL;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_open(self->t.ctx, NULL, &h);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u: %s", k,
+					       vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(NULL, h);
+		ASSERT_EQ(0, nft_genid(&g1));
+		EXPECT_EQ(g0, g1) TH_LOG("allocation %u failed, yet a commit", k);
+		if (h)
+			vnic_filter_close(h);
+		if (_metadata->exit_code)
+			break;
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	self->n = h;
+	EXPECT_LT(1u, k);
+	expect_guests(_metadata, self->n, (const char *const[]){ PKT_GUEST, PKT_GUEST2 }, 2);
+}
+
+/*
+ * A guest's counter read with each of libnftnl's allocations failing in
+ * turn: -ENOMEM with both out-parameters untouched, or the counter's
+ * values (a name libnftnl could not copy from the reply is not needed).
+ * libnftnl 1.2.4 marks an object's name set even when its copy failed:
+ * building the request then read through NULL (SIGSEGV on a14cea3).
+ */
+TEST_F(nft, counter_libnftnl_allocation_failures_are_enomem)
+{
+	struct vnic_filter_result res;
+	uint64_t pk, by, p0, b0;
+	unsigned int k;
+	int ret = -1;
+
+	if (!NFTNL_FAIL_HOOK)
+		SKIP(return, "allocation failures are not injected under ASan");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &p0, &b0));
+	for (k = 1; k < 100; k++) {
+		pk = by = 12345;
+		nftnl_fail.seen = 0;
+		nftnl_fail.hit = false;
+		nftnl_fail.nth = k;
+		ret = vnic_filter_counter(self->n, PKT_GUEST, &pk, &by);
+		nftnl_fail.nth = 0;
+		if (!nftnl_fail.hit)
+			break;
+		if (ret) {
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u: %s", k,
+						       vnic_ctx_errmsg(self->t.ctx));
+			EXPECT_EQ(12345u, pk);
+			EXPECT_EQ(12345u, by);
+		} else {
+			EXPECT_EQ(p0, pk);
+			EXPECT_EQ(b0, by);
+		}
+	}
+	TH_LOG("%u allocations of libnftnl's failed in turn", k - 1);
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(1u, k);
+	EXPECT_EQ(p0, pk);
 }
 
 /*
