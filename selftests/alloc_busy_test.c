@@ -66,16 +66,21 @@ static void mark_dump(void *buf, ssize_t len)
 	}
 }
 
-/* libmnl reads with recvmsg(): the executable's definition wins. */
+/* libmnl reads with recvmsg(): the executable's definition wins.  Only
+ * what was copied is parsed: nl_recv() peeks at a datagram's length with
+ * a 1-byte buffer and MSG_TRUNC (n is then the whole datagram's), and the
+ * read that takes it is the one to mark. */
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	ssize_t n = syscall(SYS_recvmsg, fd, msg, flags);
 	int dom = 0;
 	socklen_t sl = sizeof(dom);
 
-	if (hook.armed && n > 0 && msg->msg_iovlen == 1 &&
+	if (hook.armed && n > 0 && !(flags & MSG_PEEK) && msg->msg_iovlen == 1 &&
 	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) && dom == AF_NETLINK)
-		mark_dump(msg->msg_iov[0].iov_base, n);
+		mark_dump(msg->msg_iov[0].iov_base,
+			  n < (ssize_t)msg->msg_iov[0].iov_len ? n :
+			  (ssize_t)msg->msg_iov[0].iov_len);
 	return n;
 }
 
