@@ -1416,16 +1416,22 @@ TEST_F(nft, invalid_guest_last_leaves_ruleset_identical)
 	invalid_batch(_metadata, self, false);
 }
 
-/* The table text alone (`nft list table netdev vnic`), malloc'd. */
-static char *table_text(void)
+/* What cmd prints, malloc'd, or NULL. */
+static char *text_of(const char *cmd)
 {
 	char *t;
 
-	if (cmd_out(&t, "nft list table netdev vnic")) {
+	if (cmd_out(&t, "%s", cmd)) {
 		free(t);
 		return NULL;
 	}
 	return t;
+}
+
+/* The table text alone (`nft list table netdev vnic`), malloc'd. */
+static char *table_text(void)
+{
+	return text_of("nft list table netdev vnic");
 }
 
 /*
@@ -2075,13 +2081,7 @@ TEST_F(nft, remove_and_sync_remove)
  * with every commit. */
 static char *ruleset_text_nogen(void)
 {
-	char *t;
-
-	if (cmd_out(&t, "nft list ruleset | sed 's/ g=[0-9]*//'")) {
-		free(t);
-		return NULL;
-	}
-	return t;
+	return text_of("nft list ruleset | sed 's/ g=[0-9]*//'");
 }
 
 TEST_F(nft, libnftnl_allocation_failures_are_enomem)
