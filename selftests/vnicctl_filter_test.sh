@@ -624,6 +624,14 @@ damage_foreign_guest() {
 	nft add element netdev vnic guests '{ 4660 }' || return
 	WANT='set guests: element 0x1234 has no "NAME DIGEST" comment'
 }
+# The foreign element beside no guest: only the guests dump's callback
+# sees it (no digest disagrees), so its error must leave the dump.
+damage_foreign_only() {
+	run 0 vc filter apply "$TMP/p.json" &&
+	run 0 vc filter remove vm1 vm2 &&
+	nft add element netdev vnic guests '{ 4660 }' || return
+	WANT='set guests: element 0x1234 has no "NAME DIGEST" comment'
+}
 damage_forged_guest() {
 	run 0 vc filter apply "$TMP/p.json" &&
 	nft add element netdev vnic guests '{ 4660 comment "vm7 0000000000000001" }' || return
@@ -673,7 +681,7 @@ case_damaged_table_refused() {
 	local d args WANT
 	write_policy "$TMP/p.json" || return
 	for d in empty comment_only wrong_type missing_set foreign_guest \
-		 forged_guest missing_chain state_garbled state_missing \
+		 foreign_only forged_guest missing_chain state_garbled state_missing \
 		 state_digest; do
 		nft delete table netdev vnic 2>/dev/null
 		WANT=
