@@ -19,5 +19,5 @@ make -s -j"$(nproc)" WERROR=1 fuzz FUZZ_SECONDS=8
 # The suite built with ASan + UBSan first (any report fails it), so that
 # the last line stays the main suite's summary; a failure stops CI here.
 make -s -j"$(nproc)" sanitize
-make -s sanitize-check SAN_TESTS='$(SAN_CI)'
+make -s sanitize-check SAN_TESTS='$(SAN_CI)' SAN_JOBS="$(nproc)"
 exec make -s check
