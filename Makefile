@@ -352,8 +352,8 @@ SAN_TESTS ?= $(TEST_BINS:$(O)/%=$(SAN_O)/%) \
 # library and of vnicctl; not the bench's timing scripts.
 SAN_CI := $(addprefix $(SAN_O)/selftests/,alloc_guest_test alloc_input_test \
 	alloc_kinds_test alloc_naming_test alloc_netns_test alloc_queues_test \
-	alloc_race_test filter_nft_test filter_prefix_test filter_shard_test \
-	nl_probe_test) \
+	alloc_race_test filter_bpf_test filter_nft_test filter_prefix_test \
+	filter_shard_test nl_probe_test) \
 	$(addprefix selftests/,vnicctl_test.sh vnicctl_filter_test.sh \
 	vnicctl_input_test.sh vnicctl_hold_test.sh)
 
