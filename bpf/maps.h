@@ -13,7 +13,7 @@
 #define BPF_MAGIC	0x6c6962766e696331ULL	/* "libvnic1" */
 
 /* Program flags of a NIC: the policy's switches as the programs test them
- * (the control plane translates; see bpf/switches.c). */
+ * (the control plane translates: bpf_flags_of(), bpf/model.c). */
 enum {
 	BF_MAC		= 1u << 0,
 	BF_IP4		= 1u << 1,
