@@ -356,7 +356,10 @@ case_readonly() {
 	jqo 'length == 0' || return
 	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after show" || return
 	run 0 vc filter render "$TMP/p.json" || return
-	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after render"
+	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after render" || return
+	# No table differs from the policy (1), and diff makes none.
+	run 1 vc filter diff "$TMP/p.json" || return
+	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset after diff"
 }
 
 # A runtime that links libvnic and holds the table: vm2's filters applied
@@ -399,7 +402,7 @@ int main(int argc, char **argv)
 EOF
 }
 
-# Next to a running program that owns the table, show and render work
+# Next to a running program that owns the table, show, diff and render work
 # (they read without claiming) and change nothing; apply fails with EPERM.
 case_owned_show() {
 	local lib san= hpid ready= rc=0
@@ -433,6 +436,12 @@ case_owned_show() {
 	[ "$rc" = 0 ] && { run 0 vc filter render "$TMP/p.json" || rc=1; }
 	[ "$rc" = 0 ] && { grep -q 'table netdev vnic' "$TMP/out" ||
 		{ fail "render printed no table"; rc=1; }; }
+	# The holder installed vm2 alone, with no address or switch: read
+	# from its table, vm1 is to add and vm2 to change.
+	[ "$rc" = 0 ] && { run 1 vc filter diff "$TMP/p.json" || rc=1; }
+	[ "$rc" = 0 ] && { grep -qx 'guest vm1: add' "$TMP/out" &&
+		grep -qx 'guest vm2: change' "$TMP/out" ||
+		{ fail "diff next to the holder: $(cat "$TMP/out")"; rc=1; }; }
 	[ "$rc" = 0 ] && { run 1 vc filter apply "$TMP/p.json" || rc=1; }
 	[ "$rc" = 0 ] && { grep -q '^vnicctl: .*not permitted' "$TMP/err" ||
 		{ fail "apply: message: $(cat "$TMP/err")"; rc=1; }; }
