@@ -16,12 +16,22 @@
  *   genid            BEGIN with a generation that is not the ruleset's:
  *                    a kernel that checks it refuses the batch (ERESTART)
  *
- * Two features are about changing what existed before the batch: devices
- * added to a netdev chain (6.4) and a set's size raised (6.5).  An object
- * made in the probe's own batch is not one (the kernel takes a second
- * message about an object of the same transaction on another path), and
- * no object of ours may be assumed to exist, so for those two the kernel
- * version tells (vnic_kernel_at_least()).
+ * Two features no checked batch can show, so for them the kernel version
+ * tells (vnic_kernel_at_least()):
+ *
+ *   set size     a NEWSET that names an existing set with another size is
+ *                acked 0 by kernels before 6.5 too: nft_set_is_same()
+ *                does not compare sizes, and they drop the new one
+ *                silently.  The size changes at commit, so no later
+ *                message of the batch meets it either.
+ *   hook update  adding a device to a netdev chain needs a second device
+ *                that exists (6.12 refuses a name that does not with
+ *                ENOENT, updates or not; 6.18 hooks it), and a namespace
+ *                may hold lo alone.
+ *
+ * A kernel where the version says yes but a raised size is dropped fails
+ * the first batch that passes the old size with ENFILE, which change.c
+ * reports as such; one where it says no gets unsized sets, which grow.
  */
 #include <errno.h>
 #include <stdio.h>
