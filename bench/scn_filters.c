@@ -1314,7 +1314,7 @@ static void restart_rows(struct filters *f)
 		rows[R_SYNC].target.max_ms = rows[R_BPF].target.max_ms =
 			TARGET_RESTART_MS;
 	snprintf(rows[R_BPF].note, sizeof(rows[R_BPF].note),
-		 "each run a new process: vnic_ctx_new, vnic_filter_open with VNIC_BACKEND_BPF (adopting the programs and maps through the kernel: filter dump, program id, map ids), vnic_filter_sync of the unchanged %u guests; both timed",
+		 "each run a new process: vnic_ctx_new, vnic_filter_open with VNIC_BACKEND_BPF (adopting the programs and maps through the kernel, no bpffs: one walk of the loaded programs by id, then their maps by id), vnic_filter_sync of the unchanged %u guests; both timed",
 		 o->guests);
 }
 
@@ -1552,8 +1552,10 @@ static int check(struct bench_opts *o)
 
 const struct scenario scn_filters = FILT_SCENARIO("filters",
 	"filters [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
-	"        [--methods floor,libvnic,nft-f,nft-f-split,nft-per-stmt,\n"
-	"                   nft-f-chains,kernel-hook-floor,\n"
+	"        [--methods floor,libvnic,floor-prefix,libvnic-prefix,\n"
+	"                   nft-f,nft-f-split,nft-per-stmt,nft-f-chains,\n"
+	"                   kernel-hook-floor,floor-bpf,libvnic-bpf,\n"
+	"                   floor-bpf-remove-all,libvnic-bpf-remove-all,\n"
 	"                   xt-legacy-restore,xt-nft-restore,\n"
 	"                   xt-legacy-per-rule,xt-nft-per-rule]\n"
 	"        [--stmt-sample N]\n"
@@ -1563,10 +1565,12 @@ const struct scenario scn_filters = FILT_SCENARIO("filters",
 	"  the same text, by one nft process per statement (over --stmt-sample\n"
 	"  items, default 200: the structure in full, that many items from the\n"
 	"  middle timed, the rest EXTRAPOLATED), by the per-guest-chain layout,\n"
-	"  and the kernel's cost of the hooks alone; xt-*: an equivalent\n"
-	"  iptables/ip6tables/arptables ruleset (one chain per NIC, see\n"
-	"  Documentation/benchmarks.rst) by *-restore and by one process per\n"
-	"  rule (sampled as nft-per-stmt)\n",
+	"  and the kernel's cost of the hooks alone; *-prefix: hooked by name\n"
+	"  prefix (Linux 6.17); *-bpf: the tc eBPF backend, its apply and its\n"
+	"  remove of every guest, each next to its pre-encoded floor; xt-*: an\n"
+	"  equivalent iptables/ip6tables/arptables ruleset (one chain per NIC,\n"
+	"  see Documentation/benchmarks.rst) by *-restore and by one process\n"
+	"  per rule (sampled as nft-per-stmt)\n",
 	O_GUESTS | O_STMT_SAMPLE);
 const struct scenario scn_filters_add = FILT_SCENARIO("filters-add",
 	"filters-add [--existing G] [--nics-per-guest K] [--runs R] [--json]\n"
