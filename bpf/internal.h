@@ -169,12 +169,14 @@ void tc_made_free(struct tc_made *made);
 int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 		  struct vnic_filter_result *res);
 
-/* tcx.c: the same operations in tcx mode. */
+/* tcx.c: the same operations in tcx mode, each run in the context's
+ * namespace (the kernel resolves a tcx ifindex in the caller's). */
 bool tcx_probe(void);
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	      uint32_t *have, uint32_t *old, unsigned int n);
 int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);
-void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks);
+/* Both hooks of each of n NICs, best effort. */
+void tcx_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n);
 void tcx_undo(struct vnic_bpf *b, const struct tc_made *a);
 
 /* apply.c: a change.  CH_DIFF stops before the first write, after telling

@@ -763,8 +763,7 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 	if (!n)
 		return 0;
 	if (b->tcx) {
-		for (i = 0; i < n; i++)
-			tcx_detach_hooks(b, ifindex[i], HOOK_IN | HOOK_EG);
+		tcx_detach(b, ifindex, n);
 		res->messages += n;
 		res->writes = 1;
 		return 0;

@@ -11,6 +11,13 @@
  * bpffs pin, and a handle must be able to go away and a new one adopt what
  * is installed without bpffs.  A program attached this way stays until
  * detached or the device goes, and tc(8) cannot see it.
+ *
+ * BPF_PROG_ATTACH, _DETACH and _QUERY name the device by ifindex, which the
+ * kernel resolves in the calling thread's network namespace, not in the
+ * context's (the cls_bpf path needs nothing: its netlink socket was opened
+ * there).  Every call below that names an ifindex runs through in_ctx_ns():
+ * in a helper thread that joined the context's namespace, one per batch of
+ * hooks, or in the caller's thread when it is there already.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,6 +47,38 @@ bool tcx_probe(void)
 
 	return bpf_prog_query(1, (enum bpf_attach_type)ATTACH_TCX_INGRESS, 0, &flags,
 			      ids, &cnt) == 0;
+}
+
+/* One batch of tcx work for in_ctx_ns(): fn with these arguments. */
+struct tcx_call {
+	struct vnic_bpf *b;
+	int (*fn)(struct tcx_call *c);
+	const int *ifindex;
+	const uint32_t *want;
+	uint32_t *have, *old;
+	unsigned int n;
+	struct tc_made *a;
+	struct vnic_filter_result *res;
+};
+
+static int tcx_call_fn(void *arg)
+{
+	struct tcx_call *c = arg;
+
+	return c->fn(c);
+}
+
+/* c->fn(c) in the context's namespace.  noted: a failure gets a message
+ * (fn's own failure has its own, which is kept as the first); the best
+ * effort detaches, which run in a change that succeeds, leave none. */
+static int in_ctx_ns(struct tcx_call *c, bool noted)
+{
+	int err = vnic_in_netns(c->b->ctx->netns_fd, tcx_call_fn, c);
+
+	if (err && noted)
+		vnic_set_err(c->b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+			     "bpf: tcx in the context's network namespace");
+	return err;
 }
 
 /* Whether a program of another set of ours, by name. */
@@ -81,20 +120,28 @@ static bool attached(const struct vnic_bpf *b, int ifindex, uint32_t hook, uint3
 	return have;
 }
 
-int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
-	      uint32_t *have, uint32_t *old, unsigned int n)
+static int check_here(struct tcx_call *c)
 {
 	unsigned int i;
 	uint32_t h;
 
-	for (i = 0; i < n; i++) {
-		have[i] = 0;
+	for (i = 0; i < c->n; i++) {
+		c->have[i] = 0;
 		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
-			if ((want[i] & h) &&
-			    attached(b, ifindex[i], h, &old[2 * i + (h == HOOK_EG)]))
-				have[i] |= h;
+			if ((c->want[i] & h) &&
+			    attached(c->b, c->ifindex[i], h, &c->old[2 * i + (h == HOOK_EG)]))
+				c->have[i] |= h;
 	}
 	return 0;
+}
+
+int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
+	      uint32_t *have, uint32_t *old, unsigned int n)
+{
+	struct tcx_call c = { .b = b, .fn = check_here, .ifindex = ifindex,
+			      .want = want, .have = have, .old = old, .n = n };
+
+	return in_ctx_ns(&c, true);
 }
 
 /* Swap the program on a hook for another, in place (BPF_F_REPLACE). */
@@ -117,28 +164,48 @@ static void undo_hook(struct vnic_bpf *b, const struct tc_made *a, unsigned int 
 		bpf_prog_detach2(prog_of(b, h), a->ifi[i], type_of(h));
 }
 
-void tcx_undo(struct vnic_bpf *b, const struct tc_made *a)
+static int undo_here(struct tcx_call *c)
 {
 	unsigned int i;
 	uint32_t h;
 
-	for (i = 0; i < a->n; i++)
+	for (i = 0; i < c->a->n; i++)
 		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
-			if (a->hooks[i] & h)
-				undo_hook(b, a, i, h);
+			if (c->a->hooks[i] & h)
+				undo_hook(c->b, c->a, i, h);
+	return 0;
 }
 
-void tcx_detach_hooks(struct vnic_bpf *b, int ifindex, uint32_t hooks)
+void tcx_undo(struct vnic_bpf *b, const struct tc_made *a)
 {
+	struct tcx_call c = { .b = b, .fn = undo_here, .a = (struct tc_made *)a };
+
+	in_ctx_ns(&c, false);
+}
+
+static int detach_here(struct tcx_call *c)
+{
+	unsigned int i;
 	uint32_t h;
 
-	for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
-		if (hooks & h)
-			bpf_prog_detach2(prog_of(b, h), ifindex, type_of(h));
+	for (i = 0; i < c->n; i++)
+		for (h = HOOK_IN; h <= HOOK_EG; h <<= 1)
+			bpf_prog_detach2(prog_of(c->b, h), c->ifindex[i], type_of(h));
+	return 0;
 }
 
-int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
+void tcx_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n)
 {
+	struct tcx_call c = { .b = b, .fn = detach_here, .ifindex = ifindex, .n = n };
+
+	in_ctx_ns(&c, false);
+}
+
+static int attach_here(struct tcx_call *c)
+{
+	struct vnic_bpf *b = c->b;
+	struct tc_made *a = c->a;
+	struct vnic_filter_result *res = c->res;
 	unsigned int i;
 	uint32_t h;
 	int err = 0;
@@ -180,4 +247,11 @@ int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result 
 					undo_hook(b, a, k, h);
 	}
 	return err;
+}
+
+int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res)
+{
+	struct tcx_call c = { .b = b, .fn = attach_here, .a = a, .res = res };
+
+	return in_ctx_ns(&c, true);
 }

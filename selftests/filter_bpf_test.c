@@ -2359,6 +2359,106 @@ TEST_F(tcx, fault_at_attach_leaves_nothing)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 }
 
+/* The calling thread into a fresh namespace whose veth devices take every
+ * ifindex up to at least top (so that an ifindex of the test namespace
+ * names a device here too); the test namespace's fd in *home. */
+static int other_netns_with_ifindexes(int top, int *home)
+{
+	char name[IFNAMSIZ];
+	int i;
+
+	*home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (*home < 0 || unshare(CLONE_NEWNET))
+		return -errno;
+	for (i = 0; (int)if_nametoindex(name) < top || !i; i++) {
+		snprintf(name, sizeof(name), "dc%dp", i);
+		if (st_run_cmd("ip link add dc%d type veth peer name dc%dp && "
+			       "ip link set dc%d up && ip link set dc%dp up", i, i, i, i))
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Programs attached with tcx to any device of the current namespace. */
+static int tcx_count_all(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int total = 0;
+
+	for (i = ifs; i && i->if_index; i++)
+		total += tcx_count(i->if_name);
+	if_freenameindex(ifs);
+	return ifs ? total : -1;
+}
+
+/*
+ * A caller thread in another namespace than its context's: the tcx
+ * attach, query and detach name ifindexes, which the kernel resolves in
+ * the calling thread's namespace.  They once ran there, and attached our
+ * programs to the devices of the caller's namespace that happened to have
+ * the same ifindexes (or failed with ENODEV), left the context's NICs
+ * unfiltered, and a restarted handle found nothing attached.  Everything
+ * must land in the context's namespace, and nothing in the caller's.
+ */
+TEST_F(tcx, caller_in_other_netns_attaches_in_ctx_netns)
+{
+	int top = (int)if_nametoindex(self->t.nic), home = -1;
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+	VNIC_OPTS(vnic_filter_result, r);
+
+	if ((int)if_nametoindex(PKT_OTHER_NIC) > top)
+		top = (int)if_nametoindex(PKT_OTHER_NIC);
+	ASSERT_EQ(0, other_netns_with_ifindexes(top, &home));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, tcx_count_all()) TH_LOG("attached in the caller's namespace");
+	/* a handle opened from here finds what is attached there */
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes) TH_LOG("the restart did not see its programs");
+	EXPECT_EQ(0, tcx_count_all());
+	ASSERT_EQ(0, setns(home, CLONE_NEWNET));
+	EXPECT_LT(0, tcx_count(self->t.nic));
+	EXPECT_LT(0, tcx_count(PKT_OTHER_NIC));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	/* and the remove, from the other namespace again */
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, setns(home, CLONE_NEWNET));
+	close(home);
+	EXPECT_EQ(0, tcx_count(self->t.nic));
+	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+/* The cls_bpf path from a caller in another namespace: its requests go on
+ * the context's netlink socket, opened in the context's namespace. */
+TEST_F(life, caller_in_other_netns_attaches_in_ctx_netns)
+{
+	int top = (int)if_nametoindex(self->t.nic), home = -1;
+	const char *g[] = { PKT_GUEST, PKT_GUEST2 };
+
+	if ((int)if_nametoindex(PKT_OTHER_NIC) > top)
+		top = (int)if_nametoindex(PKT_OTHER_NIC);
+	ASSERT_EQ(0, other_netns_with_ifindexes(top, &home));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	EXPECT_NE(0, st_run_cmd("tc qdisc show | grep -q clsact"))
+		TH_LOG("a clsact in the caller's namespace");
+	ASSERT_EQ(0, setns(home, CLONE_NEWNET));
+	filtering(_metadata, &self->t);
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 2, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, setns(home, CLONE_NEWNET));
+	close(home);
+	nothing_attached(_metadata, &self->t);
+}
+
 /* --- the public filter API over the bpf backend ------------------------------ */
 
 FIXTURE(api) {
