@@ -256,6 +256,24 @@ static int walk_err(struct vnic_bpf *b, int err, uint32_t id)
 			    "raise RLIMIT_NOFILE)" : "");
 }
 
+/*
+ * The walk could not list the loaded programs.  Only -ENOENT ends the
+ * list: anything else leaves this namespace's set unseen, and taking it
+ * for the end would load a second set beside the first, whose first
+ * change swaps every filter of ours to programs over its own maps.
+ * Without CAP_SYS_ADMIN the kernel refuses both the listing and opening
+ * a program or map by id (BPF_*_GET_NEXT_ID, BPF_*_GET_FD_BY_ID: EPERM),
+ * and nothing else finds a set without bpffs: refused.
+ */
+static int list_err(struct vnic_bpf *b, int err)
+{
+	return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
+			    "bpf: looking for this namespace's programs: listing the "
+			    "loaded programs%s", err == -EPERM ?
+			    " (CAP_SYS_ADMIN needed, besides CAP_BPF and CAP_NET_ADMIN: "
+			    "the programs and maps in use are found by id)" : "");
+}
+
 /* Every loaded vnic_in, vnic_eg and vnic_nop of the host, in one walk:
  * each program's fd is closed once its info is read, so that the walk holds
  * one fd however many namespaces' sets are loaded. */
@@ -264,8 +282,9 @@ static int walk(struct vnic_bpf *b, struct cand **out, unsigned int *nout)
 	struct cand *c = NULL;
 	unsigned int n = 0, cap = 0;
 	uint32_t id = 0;
+	int end;
 
-	while (!bpf_prog_get_next_id(id, &id)) {
+	while (!(end = bpf_prog_get_next_id(id, &id) ? -errno : 0)) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 		int fd = prog_by_id(id), err;
@@ -299,6 +318,10 @@ static int walk(struct vnic_bpf *b, struct cand **out, unsigned int *nout)
 		c[n].nmaps = info.nr_map_ids < ARRAY_SIZE(c[n].maps) ?
 			     info.nr_map_ids : ARRAY_SIZE(c[n].maps);
 		n++;
+	}
+	if (end != -ENOENT) {
+		free(c);
+		return list_err(b, end);
 	}
 	*out = c;
 	*nout = n;
@@ -492,7 +515,8 @@ static int load(struct vnic_bpf *b)
 		err = bpf_object__load(b->obj);
 	if (err)
 		return vnic_set_err(b->ctx, err, VNIC_STEP_SOCKET, -1, NULL,
-				    "bpf: loading the programs (CAP_BPF and CAP_NET_ADMIN needed)");
+				    "bpf: loading the programs%s", err == -EPERM ?
+				    " (CAP_BPF and CAP_NET_ADMIN needed)" : "");
 	for (i = 0; i < ARRAY_SIZE(map_names); i++)
 		*map_slot(b, i) = bpf_object__find_map_fd_by_name(b->obj, map_names[i]);
 	b->prog_in = fd_of(b->obj, "vnic_in");

@@ -19,6 +19,8 @@
 #include <net/if.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -2434,6 +2436,109 @@ TEST_F(tcx, caller_in_other_netns_attaches_in_ctx_netns)
 	EXPECT_EQ(0, tcx_count(self->t.nic));
 	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
+#define CAP_BPF_BIT	39	/* Linux 5.8; Debian 12's headers have it, older may not */
+
+/* Whether this kernel knows CAP_BPF (cap_last_cap). */
+static bool kernel_has_cap_bpf(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int last = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1)
+			last = -1;
+		fclose(f);
+	}
+	return last >= CAP_BPF_BIT;
+}
+
+/* CAP_SYS_ADMIN out of the calling process's effective and permitted
+ * sets, the others (CAP_BPF, CAP_NET_ADMIN) kept. */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* vnic_bpf_open(), then a sync of p when it opened, in a child without
+ * CAP_SYS_ADMIN: the open's return, its message in msg. */
+static int open_without_sys_admin(struct pkt_topo *t, const struct vnic_policy *p,
+				  char *msg, size_t len)
+{
+	int fds[2], ret = -EIO, st;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		struct vnic_bpf *b = NULL;
+		char out[512];
+
+		ret = drop_sys_admin();
+		if (!ret)
+			ret = vnic_bpf_open(t->ctx, NULL, &b);
+		snprintf(out, sizeof(out), "%d %s", ret, ret ? vnic_ctx_errmsg(t->ctx) : "");
+		if (!ret)
+			vnic_bpf_sync(b, p, NULL);
+		if (write(fds[1], out, strlen(out)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	got = pid > 0 ? read(fds[0], msg, len - 1) : -1;
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || got <= 0)
+		return -EIO;
+	msg[got] = '\0';
+	if (sscanf(msg, "%d", &ret) != 1)
+		return -EIO;
+	memmove(msg, strchr(msg, ' ') ? strchr(msg, ' ') + 1 : msg + got,
+		strlen(strchr(msg, ' ') ? strchr(msg, ' ') + 1 : msg + got) + 1);
+	return ret;
+}
+
+/*
+ * Without CAP_SYS_ADMIN (CAP_BPF and CAP_NET_ADMIN kept) the kernel
+ * refuses to list loaded programs (BPF_PROG_GET_NEXT_ID: EPERM), and
+ * nothing can open one by id: the set this namespace has cannot be
+ * found.  The walk once took the EPERM for the end of the list, loaded a
+ * second set, and its sync swapped every filter to programs over empty
+ * maps of its own.  It must be refused, saying what is missing, with
+ * the installed filters and maps left as they were.
+ */
+TEST_F(life, open_without_sys_admin_refused)
+{
+	unsigned int before = 0;
+	VNIC_OPTS(vnic_filter_result, r);
+	char msg[512] = "";
+	int ret;
+
+	if (!kernel_has_cap_bpf())
+		SKIP(return, "kernel lacks CAP_BPF (Linux 5.8): without CAP_SYS_ADMIN "
+		     "nothing could load");
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	before = filter_prog(self->t.nic, from_hook(self->t.kind));
+	ASSERT_NE(0u, before);
+	ret = open_without_sys_admin(&self->t, self->p, msg, sizeof(msg));
+	EXPECT_EQ(-EPERM, ret) TH_LOG("open without CAP_SYS_ADMIN: %d %s", ret, msg);
+	EXPECT_NE(NULL, strstr(msg, "CAP_SYS_ADMIN")) TH_LOG("message: %s", msg);
+	EXPECT_EQ(before, filter_prog(self->t.nic, from_hook(self->t.kind)));
+	/* this handle's view still holds: nothing else wrote the maps */
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes);
+	filtering(_metadata, &self->t);
 }
 
 /* The cls_bpf path from a caller in another namespace: its requests go on

@@ -151,7 +151,8 @@ enum vnic_filter_feature {
  * invalid table name, prefix or capacity), -E2BIG (common.h), -ENOMEM,
  * bpf: -EBUSY (the namespace's filters are attached in the other mode,
  * tcx or not) and -ENOSPC (a capacity above that of the maps in use), or
- * the kernel's (e.g. -EPERM without CAP_NET_ADMIN or CAP_BPF).
+ * the kernel's (e.g. -EPERM without CAP_NET_ADMIN or CAP_BPF; bpf: also
+ * without CAP_SYS_ADMIN, which finding the programs in use by id needs).
  */
 int vnic_filter_open(struct vnic_ctx *ctx, const struct vnic_filter_opts *opts,
 		     struct vnic_filter **out);
