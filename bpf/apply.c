@@ -609,8 +609,14 @@ static int write_maps(struct vnic_bpf *b, struct change *c, struct bpf_state *st
 			st->digest ^= pguest_digest(c->p->g[gi]);
 			st->guests++;
 		}
-	if (!c->log->writes && st->next_gen == b->st.next_gen)
+	/* Nothing written: state stays as it is, and so must the handle's
+	 * copy, which still_ours() and bpf_reread() compare with the
+	 * kernel's (the sums differ where another process deleted or added
+	 * a guests entry since; the next write puts them right). */
+	if (!c->log->writes && st->next_gen == b->st.next_gen) {
+		*st = b->st;
 		return 0;
+	}
 	return mwrite(b, c->log, b->map_state, "state", &zero, sizeof(zero), st,
 		      sizeof(*st));
 }

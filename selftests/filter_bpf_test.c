@@ -2611,6 +2611,49 @@ TEST_F(api, filter_open_bpf_applies)
 	vnic_filter_close(f);
 }
 
+/*
+ * An apply that writes nothing leaves the handle usable.  A handle that
+ * read a guests entry deleted by another process (so that its sum of the
+ * guests' digests is not the one state holds) and then applied a policy
+ * that changes nothing skipped the state write but remembered the state
+ * it would have written: its next call compared the kernel's state with
+ * that, and failed with -EAGAIN ("another handle changed this
+ * namespace's maps") though nothing had.
+ */
+TEST_F(api, zero_write_apply_leaves_handle_usable)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .backend = VNIC_BACKEND_BPF);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct bpf_guest_key gk;
+	struct bpf_guest gv;
+	struct vnic_policy *empty;
+	struct vnic_filter *f;
+	int gfd;
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &f))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_sync(f, self->p, NULL));
+	vnic_filter_close(f);
+	gfd = map_fd(filter_prog(self->t.nic, "ingress"), "guests");
+	ASSERT_LE(0, gfd);
+	memset(&gk, 0, sizeof(gk));
+	snprintf(gk.name, sizeof(gk.name), "%s", PKT_GUEST);
+	ASSERT_EQ(0, bpf_map_delete_elem(gfd, &gk));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &f))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &empty));
+	EXPECT_EQ(0, vnic_filter_apply(f, empty, &r)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes);
+	vnic_policy_free(empty);
+	EXPECT_EQ(0, vnic_filter_sync(f, self->p, &r)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, bpf_map_lookup_elem(gfd, &gk, &gv)) TH_LOG("guests entry not repaired");
+	EXPECT_EQ(0, vnic_filter_sync(f, self->p, &r)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	vnic_filter_close(f);
+	close(gfd);
+}
+
 /* Options of the other backend are refused, never ignored, and nothing is
  * loaded or attached. */
 TEST_F(api, other_backends_options_refused)
