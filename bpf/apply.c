@@ -37,6 +37,9 @@
 
 #define KEY_MAX		BPF_GUEST_LEN
 #define VAL_MAX		sizeof(struct bpf_nic)
+/* write_new() reads an old value of any map but drops (per CPU) here. */
+_Static_assert(sizeof(struct bpf_guest) <= VAL_MAX && sizeof(struct bpf_state) <= VAL_MAX,
+	       "a logged old value must fit struct uop");
 
 struct uop {
 	int fd;
@@ -127,8 +130,29 @@ static int take(struct vnic_bpf *b, struct uop *u, int fd, const void *key)
 	return bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
 }
 
+/*
+ * A key the handle did not see when it read the maps: written only where
+ * it is still absent (BPF_NOEXIST), so that the common case reads nothing
+ * before the write and its undo is a delete.  Another writer may have made
+ * it since: then its value is read first, and the undo puts it back; a
+ * drop counter made meanwhile is kept as it is (nothing written, nothing
+ * to undo: 1 on return).
+ */
+static int write_new(struct vnic_bpf *b, struct uop *u, int fd, const void *key,
+		     const void *val)
+{
+	if (!bpf_map_update_elem(fd, key, val, BPF_NOEXIST))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (fd == b->map_drops)
+		return 1;
+	u->had = !bpf_map_lookup_elem(fd, key, u->old);
+	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
+}
+
 /* Write (val) or delete (NULL) key in fd, logging what it replaces;
- * vlen 0: the old value is not read (a key new to the map). */
+ * vlen 0: a key the handle takes for new (write_new()). */
 static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 		  const void *key, uint32_t klen, const void *val, uint32_t vlen)
 {
@@ -147,12 +171,18 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 		l->writes++;
 		if (!val && vlen) {
 			err = take(b, u, fd, key);
-		} else if (val) {
-			u->had = vlen && !bpf_map_lookup_elem(fd, key, u->old);
+		} else if (val && vlen) {
+			u->had = !bpf_map_lookup_elem(fd, key, u->old);
 			err = bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
+		} else if (val) {
+			err = write_new(b, u, fd, key, val);
 		} else {
 			err = bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
 		}
+	}
+	if (err > 0) {		/* kept as it was: nothing to undo */
+		l->n--;
+		return 0;
 	}
 	if (err) {
 		l->n--;
@@ -543,8 +573,8 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 			free(z);
 		}
 		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);
-		/* a NIC or guest the maps did not hold when read has no old
-		 * value to keep: its undo is a delete (one lookup less each) */
+		/* a NIC or guest the maps did not hold when read: written
+		 * only if still absent, its undo a delete (write_new()) */
 		if (!err)
 			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
 				     &v, was ? sizeof(v) : 0);

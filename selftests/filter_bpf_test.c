@@ -2078,6 +2078,72 @@ TEST_F(life, fault_map_write_in_remove_restores_entries)
 		if (fds[m] >= 0)
 			close(fds[m]);
 }
+/*
+ * Entries another writer made after this handle read the maps, for a NIC
+ * and a guest the handle takes for new (a nics value, a guests entry, a
+ * drop counter): an apply that fails at any map write leaves each of them
+ * as it was.  The undo of a write to a key the handle had not read was a
+ * delete: it once deleted all three.
+ */
+TEST_F(life, fault_map_write_restores_entries_written_since_read)
+{
+	static const char *const maps[] = { "nics", "ip4s", "ip6s", "drops", "guests",
+					    "state" };
+	const char *g[] = { PKT_GUEST };
+	uint32_t key = if_nametoindex(self->t.nic);
+	unsigned int nth, m, other = filter_prog(PKT_OTHER_NIC, "ingress");
+	int ret = -EIO, fds[6], ncpu = libbpf_num_possible_cpus();
+	struct bpf_drop *drop = calloc(ncpu > 0 ? ncpu : 1, sizeof(*drop));
+	struct bpf_guest_key gk;
+	struct bpf_guest gv = { .digest = 42, .nics = 1 };
+	struct bpf_nic nv;
+	uint64_t sums[6];
+
+	ASSERT_LT(0, ncpu);
+	ASSERT_NE(NULL, drop);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, g, 1, NULL));
+	other = filter_prog(PKT_OTHER_NIC, "ingress");
+	ASSERT_NE(0u, other);
+	for (m = 0; m < 6; m++) {
+		fds[m] = map_fd(other, maps[m]);
+		ASSERT_LE(0, fds[m]) TH_LOG("map %u", m);
+	}
+	/* another writer's, after this handle's read */
+	memset(&nv, 0, sizeof(nv));
+	snprintf(nv.guest, sizeof(nv.guest), "intruder");
+	snprintf(nv.ifname, sizeof(nv.ifname), "%s", self->t.nic);
+	ASSERT_EQ(0, bpf_map_update_elem(fds[0], &key, &nv, BPF_NOEXIST));
+	drop[0].packets = 7;
+	ASSERT_EQ(0, bpf_map_update_elem(fds[3], &key, drop, BPF_NOEXIST));
+	memset(&gk, 0, sizeof(gk));
+	snprintf(gk.name, sizeof(gk.name), "%s", PKT_GUEST);
+	ASSERT_EQ(0, bpf_map_update_elem(fds[4], &gk, &gv, BPF_NOEXIST));
+	for (m = 0; m < 6; m++)
+		sums[m] = map_sum(fds[m]);
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 1, nth));
+		ret = vnic_bpf_apply(self->b, self->p, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		for (m = 0; m < 6; m++) {
+			EXPECT_EQ(sums[m], map_sum(fds[m]))
+				TH_LOG("fault at %u: map %u (nics ip4s ip6s drops guests "
+				       "state) changed", nth, m);
+		}
+	}
+	/* faults hit after the counter, nics and guests writes */
+	EXPECT_LT(4u, nth);
+	guests_are(_metadata, self->b, 2);
+	filtering(_metadata, &self->t);
+	for (m = 0; m < 6; m++)
+		close(fds[m]);
+	free(drop);
+}
+
 TEST_F(life, fault_qdisc_over_installed) { faults(_metadata, self, 2, true); }
 TEST_F(life, fault_filter_over_installed) { faults(_metadata, self, 3, true); }
 
