@@ -553,6 +553,31 @@ static uint32_t stale_hooks(const uint32_t *old, unsigned int i)
 	return (old[2 * i] ? HOOK_IN : 0) | (old[2 * i + 1] ? HOOK_EG : 0);
 }
 
+/*
+ * The older program our filter on a hook runs (a->old[j]), held before it
+ * is swapped: once replaced nothing else holds it, and the undo needs it
+ * to put it back.  Without it (out of fds, or gone since the check) the
+ * undo could only delete our filter and leave the hook unfiltered: the
+ * change fails here instead, before anything is swapped.
+ */
+static int hold_old(struct vnic_bpf *b, struct tc_made *a, unsigned int j)
+{
+	int err;
+
+	if (!a->old[j])
+		return 0;
+	a->old_fd[j] = bpf_prog_get_fd_by_id(a->old[j]);
+	if (a->old_fd[j] >= 0)
+		return 0;
+	err = -errno;
+	a->old_fd[j] = -1;
+	return vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
+			    "bpf: opening program %u, which our filter on ifindex %d "
+			    "runs, to swap it back if the change fails%s", a->old[j],
+			    a->ifi[j / 2], err == -EMFILE ? " (out of file descriptors: "
+			    "raise RLIMIT_NOFILE)" : "");
+}
+
 int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		  const uint32_t *have, const uint32_t *old, unsigned int n,
 		  bool repoint, struct tc_made *made, struct vnic_filter_result *res)
@@ -583,15 +608,11 @@ int tc_attach(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 		a.ifi[a.n] = ifindex[i];
 		a.hooks[a.n] = h;
 		if (repoint) {
-			unsigned int j;
-
 			a.old[2 * a.n] = h & HOOK_IN ? old[2 * i] : 0;
 			a.old[2 * a.n + 1] = h & HOOK_EG ? old[2 * i + 1] : 0;
-			for (j = 2 * a.n; j < 2 * a.n + 2; j++) {
-				int fd = a.old[j] ? bpf_prog_get_fd_by_id(a.old[j]) : -1;
-
-				a.old_fd[j] = fd < 0 ? -1 : fd;
-			}
+			err = hold_old(b, &a, 2 * a.n);
+			if (!err)
+				err = hold_old(b, &a, 2 * a.n + 1);
 		}
 		a.n++;
 	}

@@ -1311,6 +1311,59 @@ static void reload_faults(struct __test_metadata *_metadata, FIXTURE_DATA(life) 
 }
 
 /*
+ * After a reload, the swap of our filters to the new program can only be
+ * undone with the older program in hand (nothing else holds it once
+ * replaced): when it cannot be opened by id (here: out of fds), the
+ * change must fail before any filter is swapped.  It once went on without
+ * it, and when the swap then failed (a fault at the filter), the undo
+ * deleted our filter: the NIC was left with none, every frame passing.
+ */
+TEST_F(life, reload_old_program_unopenable_keeps_old_filter)
+{
+	static const char *const hooks[] = { "ingress", "egress" };
+	unsigned int old[2] = { 0, 0 }, h;
+	struct rlimit rl, tight;
+	struct vnic_policy *q;
+	int ret, lowest;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (h = 0; h < 2; h++)
+		old[h] = filter_prog(self->t.nic, hooks[h]);
+	ASSERT_EQ(0, bump_state(old[self->t.kind == VNIC_KIND_MACVTAP], 24));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	/* what the sync opens before it swaps: the lookup socket */
+	ASSERT_EQ(0, vnic_bpf_diff(self->b, q, NULL, NULL, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	lowest = dup(0);	/* no fd below this one is free */
+	ASSERT_LE(0, lowest);
+	close(lowest);
+	tight = rl;
+	tight.rlim_cur = (rlim_t)lowest;
+	ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 3, 1));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &tight));
+	ret = vnic_bpf_sync(self->b, q, NULL);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+	EXPECT_EQ(-EMFILE, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "RLIMIT_NOFILE"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	for (h = 0; h < 2; h++)
+		EXPECT_EQ(old[h], filter_prog(self->t.nic, hooks[h])) TH_LOG("hook %u", h);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	/* with fds again, the same sync swaps */
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	vnic_policy_free(q);
+}
+
+/*
  * After a reload (an older set not adopted), the first sync's policy holds
  * only vm1: vm2's NIC, which the older set listed, loses our old filter
  * instead of enforcing the old policy for good with the old program.
