@@ -729,6 +729,27 @@ static void leave_order(struct leave *l, unsigned int n, int *ifindex)
 		ifindex[i] = l[i].ifindex;
 }
 
+/*
+ * Step 5: the leftovers of a change that succeeded, best effort (a NIC
+ * gone meanwhile took its filters along; a filter left on a NIC without a
+ * nics entry passes everything).  Its failures are not the change's: the
+ * messages they leave go, or a caller would read them after a return of 0
+ * as this call's (vnic_ctx_errmsg() is "" when nothing failed).
+ */
+static void cleanup(struct vnic_bpf *b, const struct change *c, const int *detach,
+		    unsigned int nd, struct vnic_filter_result *res)
+{
+	bool clean = !b->ctx->err.err;
+
+	if (nd)
+		tc_detach(b, detach, nd, res);
+	bpf_drop_stale(b);
+	drop_foreign_counters(b, c, res);
+	bpf_drop_orphans(b, c, res);
+	if (clean)
+		vnic_clear_err(b->ctx);
+}
+
 /* The model after the change; the leftovers cleared. */
 static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_result *res)
 {
@@ -787,12 +808,8 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 	bpf_index_drop(b);
 	leave_order(leave, nd, detach);
 	free(leave);
-	if (nd)
-		tc_detach(b, detach, nd, res);
+	cleanup(b, c, detach, nd, res);
 	free(detach);
-	bpf_drop_stale(b);
-	drop_foreign_counters(b, c, res);
-	bpf_drop_orphans(b, c, res);
 	if (err)
 		vnic_set_err(b->ctx, err, VNIC_STEP_CONFIGURE, -1, NULL,
 			     "bpf: out of memory recording the change (the kernel "

@@ -31,6 +31,7 @@ enum bpf_fault {
 	BPF_FAULT_MAP,		/* the nth map write */
 	BPF_FAULT_QDISC,	/* the nth qdisc of an attach batch */
 	BPF_FAULT_FILTER,	/* the nth filter of an attach batch */
+	BPF_FAULT_DETACH,	/* the nth detach batch (step 5) */
 	BPF_FAULT__MAX,
 };
 

@@ -783,6 +783,10 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 
 	if (!n)
 		return 0;
+	err = bpf_fault(b, BPF_FAULT_DETACH);
+	if (err)
+		return vnic_set_err(b->ctx, err, VNIC_STEP_DELETE, -1, NULL,
+				    "bpf: detaching the filters (injected)");
 	if (b->tcx) {
 		tcx_detach(b, ifindex, n);
 		res->messages += n;

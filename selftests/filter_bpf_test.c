@@ -2197,6 +2197,29 @@ TEST_F(life, fault_map_write_restores_entries_written_since_read)
 	free(drop);
 }
 
+/*
+ * A change succeeds once its maps are written: its clean-up (step 5:
+ * detaching the filters of NICs no guest uses, dropping old addresses and
+ * counters) is best effort.  A failure there once left its message in the
+ * context after the call returned 0, for a caller to take for this call's.
+ */
+TEST_F(life, cleanup_failure_leaves_no_message)
+{
+	const char *g[] = { PKT_GUEST2 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 4, 1));
+	EXPECT_EQ(0, vnic_bpf_remove(self->b, g, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ((int)VNIC_STEP_NONE, (int)vnic_ctx_errstep(self->t.ctx));
+	guests_are(_metadata, self->b, 1);
+	/* the fault was hit: the filter the detach would have taken is there */
+	EXPECT_TRUE(has_our_filter(PKT_OTHER_NIC, "ingress"));
+	filtering(_metadata, &self->t);
+}
+
 TEST_F(life, fault_qdisc_over_installed) { faults(_metadata, self, 2, true); }
 TEST_F(life, fault_filter_over_installed) { faults(_metadata, self, 3, true); }
 
