@@ -75,17 +75,19 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 	b->map_drops = b->map_guests = b->map_state = -1;
 	b->capacity = o.capacity ? o.capacity : BPF_CAPACITY_DEFAULT;
 	b->cap_asked = o.capacity;
-	if (tcx_probe())
+	err = tcx_probe();
+	if (!err)
 		b->features |= VNIC_BPF_FEAT_TCX;
 	if (o.flags & ~VNIC_BPF_TCX) {
 		free(b);
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "vnic_bpf_opts: unknown flags 0x%x", o.flags & ~VNIC_BPF_TCX);
 	}
-	if ((o.flags & VNIC_BPF_TCX) && !(b->features & VNIC_BPF_FEAT_TCX)) {
+	if ((o.flags & VNIC_BPF_TCX) && err) {
 		free(b);
-		return vnic_set_err(ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
-				    "bpf: tcx needs Linux 6.6 (BPF_TCX_INGRESS)");
+		return vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL, "bpf: %s",
+				    err == -EOPNOTSUPP ? "tcx needs Linux 6.6 (BPF_TCX_INGRESS)"
+				    : "probing tcx (a query of lo's tcx ingress)");
 	}
 	b->tcx = o.flags & VNIC_BPF_TCX;
 	err = bpf_load_or_adopt(b);

@@ -172,7 +172,7 @@ int tc_detach(struct vnic_bpf *b, const int *ifindex, unsigned int n,
 
 /* tcx.c: the same operations in tcx mode, each run in the context's
  * namespace (the kernel resolves a tcx ifindex in the caller's). */
-bool tcx_probe(void);
+int tcx_probe(void);
 int tcx_check(struct vnic_bpf *b, const int *ifindex, const uint32_t *want,
 	      uint32_t *have, uint32_t *old, unsigned int n);
 int tcx_attach(struct vnic_bpf *b, struct tc_made *a, struct vnic_filter_result *res);

@@ -40,13 +40,18 @@ static int prog_of(const struct vnic_bpf *b, uint32_t hook)
 	return hook == HOOK_IN ? b->prog_in : b->prog_eg;
 }
 
-/* Whether the running kernel has tcx: a query of lo's tcx ingress. */
-bool tcx_probe(void)
+/* Whether the running kernel has tcx: a query of lo's tcx ingress (lo is
+ * ifindex 1 in every namespace).  0, -EOPNOTSUPP where the kernel does not
+ * know the attach type (EINVAL), or what else the query met: EPERM
+ * without permission is no answer about the kernel. */
+int tcx_probe(void)
 {
 	uint32_t ids[4], cnt = 4, flags = 0;
 
-	return bpf_prog_query(1, (enum bpf_attach_type)ATTACH_TCX_INGRESS, 0, &flags,
-			      ids, &cnt) == 0;
+	if (!bpf_prog_query(1, (enum bpf_attach_type)ATTACH_TCX_INGRESS, 0, &flags,
+			    ids, &cnt))
+		return 0;
+	return errno == EINVAL ? -EOPNOTSUPP : -errno;
 }
 
 /* One batch of tcx work for in_ctx_ns(): fn with these arguments. */

@@ -2898,6 +2898,50 @@ TEST_F(api, other_backends_options_refused)
 }
 
 /*
+ * vnic_bpf_open() with VNIC_BPF_TCX where the process has no bpf
+ * permission (root in a user namespace of its own): the kernel's EPERM,
+ * not "tcx needs Linux 6.6".  The tcx probe once took any failure of its
+ * query for a kernel without tcx, and answered -EOPNOTSUPP on 6.18.
+ */
+TEST(tcx_open_without_permission_is_eperm)
+{
+	int st, fds[2];
+	char msg[256] = "";
+	ssize_t got;
+	pid_t pid;
+
+	ASSERT_EQ(0, st_netns_new());
+	if (st_run_cmd("unshare -Ur true 2>/dev/null"))
+		SKIP(return, "no user namespaces here (unshare -Ur)");
+	ASSERT_EQ(0, pipe2(fds, O_CLOEXEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		VNIC_OPTS(vnic_bpf_opts, o, .flags = VNIC_BPF_TCX);
+		struct vnic_bpf *b = NULL;
+		struct vnic_ctx *ctx = NULL;
+		int ret = unshare(CLONE_NEWUSER | CLONE_NEWNET) ? -errno : 0;
+
+		if (!ret)
+			ret = vnic_ctx_new(NULL, &ctx);
+		if (!ret)
+			ret = vnic_bpf_open(ctx, &o, &b);
+		if (ctx && write(fds[1], vnic_ctx_errmsg(ctx),
+				 strlen(vnic_ctx_errmsg(ctx))) < 0)
+			_exit(255);
+		_exit(ret < 0 ? -ret : 0);
+	}
+	close(fds[1]);
+	got = read(fds[0], msg, sizeof(msg) - 1);
+	msg[got > 0 ? got : 0] = '\0';
+	close(fds[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(EPERM, WEXITSTATUS(st)) TH_LOG("message: %s", msg);
+	EXPECT_EQ(NULL, strstr(msg, "Linux 6.6")) TH_LOG("message: %s", msg);
+}
+
+/*
  * Where this process has no permission for bpf (here: a user namespace of
  * its own, root in it and nowhere else), every case that needs the backend
  * SKIPs with that reason, one from each fixture; none fails, none passes
