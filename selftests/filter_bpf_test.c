@@ -2583,7 +2583,7 @@ static int other_netns_with_ifindexes(int top, int *home)
 	*home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (*home < 0 || unshare(CLONE_NEWNET))
 		return -errno;
-	for (i = 0; (int)if_nametoindex(name) < top || !i; i++) {
+	for (i = 0; !i || (int)if_nametoindex(name) < top; i++) {
 		snprintf(name, sizeof(name), "dc%dp", i);
 		if (st_run_cmd("ip link add dc%d type veth peer name dc%dp && "
 			       "ip link set dc%d up && ip link set dc%dp up", i, i, i, i))
