@@ -147,6 +147,61 @@ case_add_filters_real_frames() {
 	expect_eq "$(noports)" "$((before + 1))" "MAC-spoofed datagram dropped"
 }
 
+# udp_reaches FROM TO IP: a datagram sent from namespace FROM to IP is
+# counted in TO's NoPorts (IPv4 or IPv6); sent again while it is not.
+udp_reaches() {
+	local before i
+	before=$(ns_udp_noports "$2")
+	for i in $(seq 30); do
+		in_ns "$1" bash -c "echo x >/dev/udp/$3/9" 2>/dev/null
+		[ "$(ns_udp_noports "$2")" -gt "$before" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+ns_udp_noports() {
+	in_ns "$1" awk '/^Udp: [0-9]/ { n += $3 } /^Udp6NoPorts/ { n += $2 }
+			END { print n }' /proc/net/snmp /proc/net/snmp6
+}
+
+# The container routes of FAMILY (-4, -6) in NETNS as "dst via gateway"
+# lines, sorted; link-local and multicast left out.
+cont_routes() {
+	in_ns "$2" ip -j "$1" route show dev eth0 |
+		jq -r '.[] | select(.dst | test("^f[ef]") | not) |
+		       "\(.dst) via \(.gateway // "link")"' | sort | tr '\n' ';'
+}
+
+# ptp_routes FAMILY NETNS CONF: stock ptp's ADD of CONF (made 1.0.0, the
+# version it speaks) into NETNS; its container routes, as cont_routes.
+ptp_routes() {
+	CNI_COMMAND=ADD CNI_CONTAINERID=ptp1 CNI_IFNAME=eth0 CNI_NETNS=$2 \
+		CNI_PATH=$STOCK "$STOCK/ptp" >"$TMP/out" 2>"$TMP/err" \
+		<<<"$(jq -c '.cniVersion = "1.0.0" | .type = "ptp"' <<<"$3")" ||
+		{ fail "ptp ADD: $(cat "$TMP/out" "$TMP/err")"; return 1; }
+	cont_routes "$1" "$2"
+}
+
+# veth: the host end is a router, not a segment.  Two containers of one
+# network reach each other through it, both ways: each has its subnet via
+# the gateway (the host end answers for the gateway; nothing on the link
+# would answer its ARP for a neighbour), and the host forwards.  The stock
+# ptp plugin gives a container the same routes.
+case_containers_reach_each_other() {
+	local ns1 ns2 ns3 want
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	udp_reaches "$ns1" "$ns2" "$(cont_ip c2)" ||
+		fail "c1 -> c2 not delivered; c1: $(cont_routes -4 "$ns1")" || return
+	udp_reaches "$ns2" "$ns1" "$(cont_ip c1)" || fail "c2 -> c1 not delivered" || return
+	expect_eq "$(cont_routes -4 "$ns1")" \
+		"10.9.0.0/24 via 10.9.0.1;10.9.0.1 via link;default via 10.9.0.1;" \
+		"c1's routes" || return
+	want=$(ptp_routes -4 "$ns3" "$(conf)") || return
+	expect_eq "$(cont_routes -4 "$ns1")" "$want" \
+		"c1's routes against stock ptp's"
+}
+
 # nft: the host end is hooked on ingress only, by one base chain (the bpf
 # backend's hooks go by NIC kind: a veth's egress filter stays, and finds
 # no-promisc off in the NIC's flags).
@@ -858,7 +913,8 @@ case_cnitool() {
 	expect_eq "$(leases)" 0 "leases after cnitool del"
 }
 
-CASES=(add_filters_real_frames bpf_backend_real_frames del_twice del_finds_host_end_by_kept_name
+CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_other
+       del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
        host_end_name_hashed_or_kernel_picked
        check_reports_faults

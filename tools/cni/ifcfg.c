@@ -6,6 +6,13 @@
  * gateway as a /32 (the container resolves it there) and a host route to
  * each container address.  One rtnetlink socket per namespace, opened from
  * inside it; requests acked one by one (a handful per attachment).
+ *
+ * A veth is a routed point-to-point link: only the host end is on it.  So
+ * an address's subnet is not on-link in the container (the kernel's prefix
+ * route would make it ARP for a neighbour in the subnet, which nothing on
+ * the link answers): the subnet goes via the gateway, which the host end
+ * answers for, and the host, forwarding, routes it to the neighbour's host
+ * end (cni.rst, "Routing").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +121,8 @@ static int parse_cidr(const char *cidr, int *family, void *addr, int *plen)
 	return *plen > (*family == AF_INET ? 32 : 128) ? -1 : 0;
 }
 
-static int add_addr(struct nlsock *s, int family, const void *a, int plen)
+static int add_addr(struct nlsock *s, int family, const void *a, int plen,
+		    uint32_t flags)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -131,9 +139,12 @@ static int add_addr(struct nlsock *s, int family, const void *a, int plen)
 	/* No DAD: the runtime starts the container at once, and the IPAM
 	 * plugin already made the address unique. */
 	if (family == AF_INET6)
-		ifa->ifa_flags = IFA_F_NODAD;
+		flags |= IFA_F_NODAD;
+	/* The flags above the first 8 bits are read from IFA_FLAGS only. */
+	ifa->ifa_flags = (unsigned char)flags;
 	mnl_attr_put(nlh, IFA_LOCAL, alen, a);
 	mnl_attr_put(nlh, IFA_ADDRESS, alen, a);
+	mnl_attr_put_u32(nlh, IFA_FLAGS, flags);
 	err = nl_talk(s, nlh, NULL, NULL);
 	return err == -EEXIST ? 0 : err;
 }
@@ -211,6 +222,42 @@ static int apply_routes(struct cni_run *r, struct nlsock *s, json_t *routes,
 	return 0;
 }
 
+/* Keep the first plen bits of the address a (len bytes). */
+static void mask_prefix(unsigned char *a, size_t len, int plen)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++, plen -= 8)
+		if (plen < 8)
+			a[i] &= plen > 0 ? (unsigned char)(0xff << (8 - plen)) : 0;
+}
+
+/*
+ * veth: the address without its prefix route, then a route to the gateway
+ * on the link and the subnet via the gateway (what the stock ptp plugin
+ * gives its containers).  An address without a gateway, or a host address
+ * (/32, /128), keeps the kernel's prefix route: there is no router to send
+ * the subnet to, or no subnet.
+ */
+static int add_ip(struct cni_run *r, struct nlsock *s, const struct cni_ip *ip,
+		  int fam, const unsigned char *a, int plen)
+{
+	int full = fam == AF_INET ? 32 : 128, gfam, gplen, err;
+	size_t alen = fam == AF_INET ? 4 : 16;
+	unsigned char gw[16], net[16];
+
+	if (r->conf.mode != CNI_MODE_VETH || !ip->gw[0] || plen == full ||
+	    parse_cidr(ip->gw, &gfam, gw, &gplen) || gfam != fam ||
+	    !memcmp(gw, a, alen))
+		return add_addr(s, fam, a, plen, 0);
+	err = add_addr(s, fam, a, plen, IFA_F_NOPREFIXROUTE);
+	if (!err)
+		err = add_route(s, fam, gw, full, NULL);
+	memcpy(net, a, alen);
+	mask_prefix(net, alen, plen);
+	return err ?: add_route(s, fam, net, plen, gw);
+}
+
 int ifcfg_apply(struct cni_run *r, int nsfd, const char *ifname,
 		const struct cni_ip *ips, unsigned int n, json_t *routes)
 {
@@ -229,16 +276,59 @@ int ifcfg_apply(struct cni_run *r, int nsfd, const char *ifname,
 				       "\"%s\"", ips[i].addr);
 			break;
 		}
-		err = add_addr(&s, fam, a, plen);
+		err = add_ip(r, &s, &ips[i], fam, a, plen);
 		if (err)
 			ret = cni_fail(r, CNI_ERR_IO, "cannot add an address",
-				       "%s on %s: %s", ips[i].addr, ifname,
+				       "%s (or its subnet's route) on %s: %s",
+				       ips[i].addr, ifname,
 				       strerror(-err));
 	}
 	if (!ret)
 		ret = apply_routes(r, &s, routes, ips, n);
 	mnl_socket_close(s.nl);
 	return ret;
+}
+
+/*
+ * The host is the containers' router: their subnet and their default route
+ * go through it, host end to host end.  Forwarding is turned on as the
+ * stock ptp plugin turns it on, for the families that have a gateway; read
+ * first, so that a host that forwards already sees no write.
+ */
+static int forwarding_on(int family)
+{
+	const char *path = family == AF_INET ? "/proc/sys/net/ipv4/ip_forward" :
+			   "/proc/sys/net/ipv6/conf/all/forwarding";
+	int fd = open(path, O_RDWR | O_CLOEXEC), err = 0;
+	char c = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &c, 1, 0) != 1 || c != '1')
+		err = pwrite(fd, "1", 1, 0) == 1 ? 0 : -errno;
+	close(fd);
+	return err;
+}
+
+static int host_forwarding(struct cni_run *r, const struct cni_ip *ips,
+			   unsigned int n)
+{
+	bool want[2] = { false, false };
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < n; i++)
+		if (ips[i].gw[0])
+			want[ips[i].v6 ? 1 : 0] = true;
+	for (i = 0; i < 2; i++) {
+		if (!want[i])
+			continue;
+		err = forwarding_on(i ? AF_INET6 : AF_INET);
+		if (err)
+			return cni_fail(r, CNI_ERR_IO, "cannot turn forwarding on",
+					"IPv%c: %s", i ? '6' : '4', strerror(-err));
+	}
+	return 0;
 }
 
 int ifcfg_host(struct cni_run *r, const char *host_if, const struct cni_ip *ips,
@@ -259,7 +349,7 @@ int ifcfg_host(struct cni_run *r, const char *host_if, const struct cni_ip *ips,
 	for (i = 0; i < n && !err; i++)
 		if (ips[i].gw[0] && !ips[i].v6 && !parse_cidr(ips[i].gw, &fam, a, &plen) &&
 		    fam == AF_INET)
-			err = add_addr(&s, AF_INET, a, 32);
+			err = add_addr(&s, AF_INET, a, 32, 0);
 	for (i = 0; i < n && !err; i++)
 		if (!parse_cidr(ips[i].addr, &fam, a, &plen))
 			err = add_route(&s, fam, a, fam == AF_INET ? 32 : 128, NULL);
@@ -267,7 +357,7 @@ int ifcfg_host(struct cni_run *r, const char *host_if, const struct cni_ip *ips,
 	if (err)
 		return cni_fail(r, CNI_ERR_IO, "cannot configure the host end",
 				"%s: %s", host_if, strerror(-err));
-	return 0;
+	return host_forwarding(r, ips, n);
 }
 
 struct addr_dump {
