@@ -202,6 +202,31 @@ case_containers_reach_each_other() {
 		"c1's routes against stock ptp's"
 }
 
+# IPv6 the same way: the host end holds the IPv6 gateway (a /128, as it
+# holds the IPv4 one), which the container resolves there and reaches
+# (UDP counted in the host's Udp6NoPorts), and two containers reach each
+# other through it.  The stock ptp plugin gives a container the same
+# routes.
+case_ipv6_via_the_gateway() {
+	local ns1 ns2 ns3 c6 want
+	c6=$(conf '{"ipam": {"ranges": [[{"subnet": "fd00:9::/64", "gateway": "fd00:9::1"}]],
+		     "routes": [{"dst": "::/0"}]}}')
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" "$c6" && add c2 "$ns2" "$c6" || return
+	ip -j addr show "$(host_end c1)" >"$TMP/out" || return
+	jqo '.[0].addr_info | any(.local == "fd00:9::1" and .prefixlen == 128)' || return
+	udp_reaches "$ns1" "/proc/$$/ns/net" fd00:9::1 ||
+		fail "c1 -> the gateway not delivered" || return
+	udp_reaches "$ns1" "$ns2" "$(cont_ip c2)" ||
+		fail "c1 -> c2 not delivered; c1: $(cont_routes -6 "$ns1")" || return
+	udp_reaches "$ns2" "$ns1" "$(cont_ip c1)" || fail "c2 -> c1 not delivered" || return
+	expect_eq "$(cont_routes -6 "$ns1")" \
+		"default via fd00:9::1;fd00:9::/64 via fd00:9::1;fd00:9::1 via link;" \
+		"c1's routes" || return
+	want=$(ptp_routes -6 "$ns3" "$c6") || return
+	expect_eq "$(cont_routes -6 "$ns1")" "$want" "c1's routes against stock ptp's"
+}
+
 # nft: the host end is hooked on ingress only, by one base chain (the bpf
 # backend's hooks go by NIC kind: a veth's egress filter stays, and finds
 # no-promisc off in the NIC's flags).
@@ -914,7 +939,7 @@ case_cnitool() {
 }
 
 CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_other
-       del_twice del_finds_host_end_by_kept_name
+       ipv6_via_the_gateway del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
        host_end_name_hashed_or_kernel_picked
        check_reports_faults

@@ -2,9 +2,9 @@
 /*
  * Addresses and routes, the part of an attachment libvnic's allocator does
  * not do: the container end gets the IPAM plugin's addresses and routes;
- * the veth host end gets, as the stock ptp plugin's does, each IPv4
- * gateway as a /32 (the container resolves it there) and a host route to
- * each container address.  One rtnetlink socket per namespace, opened from
+ * the veth host end gets, as the stock ptp plugin's does, each gateway as
+ * a /32 or /128 (the container resolves it there) and a host route to each
+ * container address.  One rtnetlink socket per namespace, opened from
  * inside it; requests acked one by one (a handful per attachment).
  *
  * A veth is a routed point-to-point link: only the host end is on it.  So
@@ -343,13 +343,15 @@ int ifcfg_host(struct cni_run *r, const char *host_if, const struct cni_ip *ips,
 		return 0;
 	if (nl_open(r, -1, host_if, &s))
 		return -1;
-	/* The gateway first: an IPv4 route through a device with no address
+	/* Each gateway, IPv4 and IPv6: the container resolves it here (ARP,
+	 * neighbour solicitation), and nothing else on the link would answer.
+	 * The gateways first: an IPv4 route through a device with no address
 	 * makes fib_create_info() look for a source address on every device
 	 * of the namespace (inet_select_addr()), 1 ms next to 4,000 pairs. */
 	for (i = 0; i < n && !err; i++)
-		if (ips[i].gw[0] && !ips[i].v6 && !parse_cidr(ips[i].gw, &fam, a, &plen) &&
-		    fam == AF_INET)
-			err = add_addr(&s, AF_INET, a, 32, 0);
+		if (ips[i].gw[0] && !parse_cidr(ips[i].gw, &fam, a, &plen) &&
+		    fam == (ips[i].v6 ? AF_INET6 : AF_INET))
+			err = add_addr(&s, fam, a, fam == AF_INET ? 32 : 128, 0);
 	for (i = 0; i < n && !err; i++)
 		if (!parse_cidr(ips[i].addr, &fam, a, &plen))
 			err = add_route(&s, fam, a, fam == AF_INET ? 32 : 128, NULL);
