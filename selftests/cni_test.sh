@@ -729,6 +729,32 @@ case_held_table_refused_cleanly() {
 	expect_eq "$(guests)" "c1.eth0 vm1" "guests once the holder is gone"
 }
 
+# hold_table: vnicctl filter hold owns table vnic (guest vm1) until the
+# case ends; its pid in HOLD.
+hold_table() {
+	ip link add vm1h0 type veth peer name vm1p || return
+	echo '{"guests": [{"name": "vm1", "nics": [{"ifname": "vm1h0", "kind": "veth",
+	       "mac": "02:00:00:00:00:01", "ipv4": ["10.1.0.2"]}]}]}' >"$TMP/p.json"
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	HOLDERS+=("$HOLD")
+	until_ok test -s "$TMP/hold.out" || fail "hold: $(cat "$TMP/hold.err")"
+}
+
+# STATUS while another process owns the table: an ADD would be refused
+# (held_table_refused_cleanly), so STATUS says the plugin is not available
+# (code 50), with the reason, and writes nothing; once the owner is gone,
+# STATUS succeeds again.
+case_status_sees_a_held_table() {
+	hold_table || return
+	nft -j list ruleset >"$TMP/before" || return
+	cni STATUS "" "" "" "$(conf)" && { fail "STATUS passed with the table held"; return 1; }
+	jqo '.code == 50 and (.details | test("owned by another process"))' || return
+	nft -j list ruleset | cmp -s - "$TMP/before" || fail "STATUS changed the ruleset" || return
+	kill "$HOLD" && wait "$HOLD"
+	cni STATUS "" "" "" "$(conf)" || fail "STATUS after the holder: $(cat "$TMP/out")"
+}
+
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
@@ -950,7 +976,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal second_add_keeps_first_state
-       held_table_refused_cleanly status bad_input_leaves_nothing
+       held_table_refused_cleanly status status_sees_a_held_table
+       bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)
 

@@ -219,6 +219,8 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 int filter_has(struct vnic_filter *n, const char *guest);
+/* STATUS: 0 if an ADD could write the filter now (nothing written). */
+int filter_usable(struct cni_run *r, struct vnic_ctx *ctx);
 
 /* tools/linger.c: filter_linger(), filter_close() */
 

@@ -38,17 +38,17 @@ static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
  * not claimed"): the table persists (made with the persist flag, so a
  * holder can still claim it), and each change is generation-checked.
  */
-static int open_with(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+static int open_with(struct cni_run *r, struct vnic_ctx *ctx, uint32_t flags,
 		     uint32_t features, struct vnic_filter **out)
 {
 	const char *prefixes[] = { r->conf.host_prefix, NULL };
 	VNIC_OPTS(vnic_filter_opts, opts, .backend = r->conf.backend);
 
-	/* The table, read-only and hook options are the nft backend's (the
-	 * bpf backend refuses them); a bpf handle writes nothing at open. */
+	/* The table, flags and hook options are the nft backend's (the bpf
+	 * backend refuses them); a bpf handle writes nothing at open. */
 	if (r->conf.backend == VNIC_BACKEND_NFT) {
 		opts.table = r->conf.table;
-		opts.flags = read_only ? VNIC_FILTER_READ_ONLY : VNIC_FILTER_NO_OWNER;
+		opts.flags = flags;
 		opts.hook_prefixes = r->conf.hook_prefix ? prefixes : NULL;
 		opts.features = features;
 	}
@@ -62,7 +62,7 @@ static int open_with(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
  * runs on features from the file (filter_apply() retries with a probe when
  * its commit is refused).
  */
-static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
+static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, uint32_t flags,
 		     bool probe, bool *cached, struct vnic_filter **out)
 {
 	char path[PATH_MAX] = "";
@@ -74,10 +74,10 @@ static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		if (probe)
 			f = 0;
 	}
-	err = open_with(r, ctx, read_only, f, out);
+	err = open_with(r, ctx, flags, f, out);
 	if (err == -EINVAL && f) {
 		f = 0;
-		err = open_with(r, ctx, read_only, f, out);
+		err = open_with(r, ctx, flags, f, out);
 	}
 	if (err)
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
@@ -94,7 +94,27 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 {
 	bool cached;
 
-	return open_feat(r, ctx, read_only, false, &cached, out);
+	return open_feat(r, ctx, read_only ? VNIC_FILTER_READ_ONLY :
+			 VNIC_FILTER_NO_OWNER, false, &cached, out);
+}
+
+/*
+ * Whether an ADD could write the table now (STATUS).  Opened as ADD opens
+ * it, a table another process owns reads fine and only the commit gets
+ * EPERM; opened to claim at the first commit, the handle is refused at open
+ * when the table is owned (libvnic tries the claim then, and the kernel
+ * refuses it), and a table no one owns is left as it is: the claim waits
+ * for a commit, which STATUS never makes.  Nothing is written either way.
+ */
+int filter_usable(struct cni_run *r, struct vnic_ctx *ctx)
+{
+	struct vnic_filter *n;
+	bool cached;
+
+	if (open_feat(r, ctx, VNIC_FILTER_CLAIM_AT_COMMIT, false, &cached, &n))
+		return -1;
+	vnic_filter_close(n);
+	return 0;
 }
 
 static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
@@ -169,7 +189,7 @@ static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
  */
 int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf)
 {
-	if (open_feat(r, ctx, false, false, &cf->cached, &cf->f))
+	if (open_feat(r, ctx, VNIC_FILTER_NO_OWNER, false, &cf->cached, &cf->f))
 		return -1;
 	filter_linger(cf->f);
 	return 0;
@@ -202,7 +222,8 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 	if (cf->cached && (err == -EOPNOTSUPP || err == -EINVAL)) {
 		filter_close(cf->f);
 		cf->f = NULL;
-		if (open_feat(r, ctx, false, true, &cf->cached, &cf->f)) {
+		if (open_feat(r, ctx, VNIC_FILTER_NO_OWNER, true, &cf->cached,
+			      &cf->f)) {
 			vnic_policy_free(p);
 			return -1;
 		}

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * STATUS: could an ADD succeed now?  Code 50 when the filter backend
- * cannot be used (the table is someone else's or damaged, nf_tables is
- * missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  The
- * table is opened as ADD opens it, so a table another process owns is
- * seen; the claim is all it writes, and it ends with the call.  An IPAM
+ * cannot be used (a table of that name libvnic did not make, one another
+ * process owns, which refuses every write of ours, nf_tables missing, no
+ * CAP_NET_ADMIN) or the IPAM plugin cannot be found.  It writes nothing:
+ * filter_usable() says how it sees an owned table without a claim.  An IPAM
  * plugin that speaks 1.1 is asked its STATUS and its error passed on, as
  * the spec asks of a plugin that delegates; the stock ones (1.0.0) know no
  * STATUS, so theirs is not asked.
@@ -17,7 +17,6 @@
 int cni_status(struct cni_run *r)
 {
 	struct vnic_ctx *ctx;
-	struct vnic_filter *n;
 	int ret = 0;
 
 	char path[PATH_MAX];
@@ -36,15 +35,13 @@ int cni_status(struct cni_run *r)
 		return 0;
 	if (attach_ctx(r, 0, &ctx))
 		return -1;
-	if (filter_open(r, ctx, false, &n)) {
+	if (filter_usable(r, ctx)) {
 		/* Keep the backend's reason, under the spec's code. */
 		r->err.code = CNI_ERR_UNAVAILABLE;
 		snprintf(r->err.msg, sizeof(r->err.msg), "plugin not available: "
 			 "the %s filter backend cannot be used",
 			 r->conf.backend == VNIC_BACKEND_BPF ? "bpf" : "nft");
 		ret = -1;
-	} else {
-		vnic_filter_close(n);
 	}
 	vnic_ctx_free(ctx);
 	return ret;
