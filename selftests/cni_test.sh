@@ -294,12 +294,12 @@ case_del_finds_host_end_by_kept_name() {
 	expect_eq "$(guests)" "" "filter guests after the DELs"
 }
 
-# The nft features kept in dataDir/nft-features are only a hint: a file
+# The nft features kept in dataDir/_nft-features are only a hint: a file
 # with bits this libvnic does not know (corrupted, or written by a newer
 # one before a downgrade) makes vnic-cni probe and rewrite it, and ADD and
 # DEL work.
 case_bogus_features_file_probes() {
-	local ns f=$TMP/state/nft-features
+	local ns f=$TMP/state/_nft-features
 	container ns && mkdir -p "$TMP/state" || return
 	echo "$(cat /proc/sys/kernel/random/boot_id) ffffffff" >"$f" || return
 	add c1 "$ns" || return
@@ -310,6 +310,35 @@ case_bogus_features_file_probes() {
 	echo "$(cat /proc/sys/kernel/random/boot_id) ffffffff" >"$f" || return
 	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
 	expect_eq "$(guests)" "" "filter guests after DEL"
+}
+
+# Networks named like dataDir's own files ("lock", "nft-features", the
+# IPAM version cache's name) are networks like any other: each one's ADD
+# and DEL work beside net1's, whichever came first.  A network named
+# "lock" made its state directory where the lock file is: its calls failed
+# ("Not a directory"), or, first in a fresh dataDir, every network's did.
+case_network_names_never_collide() {
+	local ns i net
+	local -a nets=(lock nft-features ipam-host-local-1.1.0.version)
+	for i in 0 1 2; do
+		net=${nets[$i]}
+		rm -rf "$TMP/state"
+		container ns || return
+		cni ADD "l$i" eth0 "$ns" "$(conf "{\"name\": \"$net\", \"hostPrefix\": \"vl\",
+		     \"ipam\": {\"ranges\": [[{\"subnet\": \"10.6.$i.0/24\"}]]}}")" ||
+			fail "ADD in $net first: $(cat "$TMP/out")" || return
+		container ns && add "c$i" "$ns" || fail "ADD in net1 after $net" || return
+		container ns || return
+		cni ADD "m$i" eth0 "$ns" "$(conf "{\"name\": \"$net\", \"hostPrefix\": \"vl\",
+		     \"ipam\": {\"ranges\": [[{\"subnet\": \"10.6.$i.0/24\"}]]}}")" ||
+			fail "ADD in $net after net1: $(cat "$TMP/out")" || return
+		expect_eq "$(ls "$TMP/state/$net" | sort | tr '\n' ' ')" "l$i.eth0 m$i.eth0 " \
+			"state files of $net" || return
+		cni DEL "l$i" eth0 "" "$(conf "{\"name\": \"$net\", \"hostPrefix\": \"vl\",
+		     \"ipam\": {\"ranges\": [[{\"subnet\": \"10.6.$i.0/24\"}]]}}")" ||
+			fail "DEL in $net: $(cat "$TMP/out")" || return
+	done
+	expect_eq "$(states)" 1 "net1's state files (the last dataDir)"
 }
 
 # The host end's name is hostPrefix and a hash of network and attachment:
@@ -776,7 +805,7 @@ case_status() {
 	FAKE_IPAM_STATUS_ERROR=1 CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" &&
 		{ fail "STATUS passed with the IPAM plugin's failing"; return 1; }
 	jqo '.code == 50 and .msg == "no address left"' || return
-	rm -f "$TMP/fake/status" "$TMP/state/ipam-"*
+	rm -f "$TMP/fake/status" "$TMP/state/_ipam-"*
 	FAKE_IPAM_VERSIONS='["1.0.0"]' CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
 		fail "STATUS with a 1.0.0 fake-ipam: $(cat "$TMP/out")" || return
 	[ ! -e "$TMP/fake/status" ] || fail "a 1.0.0 IPAM plugin was asked its STATUS"
@@ -795,6 +824,8 @@ case_bad_input_leaves_nothing() {
 		'7|{"name": "net1", "type": "vnic-cni"}'
 		'1|'"$(conf '{"cniVersion": "9.9.9"}')"
 		'7|'"$(conf '{"name": "-bad"}')"
+		'7|'"$(conf '{"name": "_lock"}')"
+		'7|'"$(conf '{"name": ".."}')"
 		'7|'"$(conf '{"name": "a-network-name-that-is-far-too-long-for-an-owner"}')"
 		'7|'"$(conf '{"mode": "bridge"}')"
 		'7|'"$(conf '{"mode": "macvlan"}')"
@@ -967,7 +998,7 @@ case_cnitool() {
 CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_other
        ipv6_via_the_gateway del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
-       host_end_name_hashed_or_kernel_picked
+       host_end_name_hashed_or_kernel_picked network_names_never_collide
        check_reports_faults
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy

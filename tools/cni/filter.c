@@ -19,12 +19,16 @@
 #define APPLY_TRIES	3
 
 /*
- * The nft features of this kernel, kept in dataDir/nft-features
+ * The nft features of this kernel, kept in dataDir/_nft-features
  * (tools/featcache.c), read and written under the dataDir lock.
  */
 static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
 {
-	if ((size_t)snprintf(path, len, "%s/nft-features", r->conf.data_dir) >= len) {
+	struct cni_err saved = r->err;
+
+	if (state_file(r, "nft-features", path, len)) {
+		/* Only a hint: no file is no reason to fail. */
+		r->err = saved;
 		path[0] = 0;
 		return 0;
 	}

@@ -310,14 +310,23 @@ static void cache_key(const char *path, char *key, size_t len)
 
 static int cached_version(struct cni_run *r, const char *path, const char **ver)
 {
-	char file[PATH_MAX], key[128], line[256], *sp;
+	char file[PATH_MAX], name[NAME_MAX + 1], key[128], line[256], *sp;
+	struct cni_err saved;
 	unsigned int i;
 	FILE *f;
 	int ret = -1;
 
-	snprintf(file, sizeof(file), "%s/ipam-%s-%s.version", r->conf.data_dir,
-		 r->conf.ipam_type, r->conf.version);
+	/* A name too long for a path is no cache: negotiate each call. */
+	snprintf(name, sizeof(name), "ipam-%s-%s.version", r->conf.ipam_type,
+		 r->conf.version);
+	saved = r->err;
+	if (state_file(r, name, file, sizeof(file))) {
+		r->err = saved;
+		file[0] = 0;
+	}
 	cache_key(path, key, sizeof(key));
+	if (!file[0])
+		key[0] = 0;
 	f = key[0] ? fopen(file, "re") : NULL;
 	if (f && fgets(line, sizeof(line), f) && (sp = strchr(line, ' ')) &&
 	    (size_t)(sp - line) == strlen(key) && !strncmp(line, key, strlen(key))) {

@@ -7,6 +7,12 @@
  * and cannot derive from a NIC: the full container id and interface name
  * (the IPAM plugin's lease key) and, for macvlan, the namespace the NIC
  * lives in.
+ *
+ * dataDir/NETWORK is a network's directory; dataDir's own files (the lock,
+ * the nft features, the IPAM version cache) are named "_NAME": a network's
+ * name starts with a letter or a digit (conf.c, as the spec says), so no
+ * network can take one of theirs.  A network named "lock" made its
+ * directory where the lock file was.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +30,7 @@
 static int mkdirs(const char *path)
 {
 	char buf[PATH_MAX], *p;
+	struct stat st;
 
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
@@ -37,6 +44,18 @@ static int mkdirs(const char *path)
 	}
 	if (mkdir(buf, 0700) && errno != EEXIST)
 		return -errno;
+	/* A file there (an earlier vnic-cni's "lock", say) is no directory:
+	 * say so here rather than at the first file written in it. */
+	if (stat(buf, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int state_file(struct cni_run *r, const char *name, char *buf, size_t len)
+{
+	if ((size_t)snprintf(buf, len, "%s/_%s", r->conf.data_dir, name) >= len)
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"dataDir\" is too long");
 	return 0;
 }
 
@@ -59,7 +78,8 @@ int state_lock(struct cni_run *r)
 	if (err)
 		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
 				path, strerror(-err));
-	snprintf(path, sizeof(path), "%s/lock", r->conf.data_dir);
+	if (state_file(r, "lock", path, sizeof(path)))
+		return -1;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
