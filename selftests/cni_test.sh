@@ -784,6 +784,39 @@ case_status_sees_a_held_table() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS after the holder: $(cat "$TMP/out")"
 }
 
+# DEL while another process owns the table and keeps the attachment's
+# guest in it (its policy names c1.eth0): the kernel refuses vnic-cni's
+# removal for as long as it is owned.  DEL removes what it can and
+# succeeds: the NIC (nothing is left to filter) and the lease go, the
+# guest stays and so does the state file, which a later DEL (or GC) reads
+# to remove it once the table is free.  It failed with 104 on every retry.
+case_del_next_to_an_owner() {
+	local ns h mac ip
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1) mac=$(jq -r '.interfaces[1].mac' "$TMP/res.c1") ip=$(cont_ip c1)
+	ip link add vm1h0 type veth peer name vm1p || return
+	echo "{\"guests\": [{\"name\": \"vm1\", \"nics\": [{\"ifname\": \"vm1h0\", \"kind\": \"veth\",
+	       \"mac\": \"02:00:00:00:00:01\", \"ipv4\": [\"10.1.0.2\"]}]},
+	       {\"name\": \"c1.eth0\", \"nics\": [{\"ifname\": \"$h\", \"kind\": \"veth\",
+	       \"mac\": \"$mac\", \"ipv4\": [\"$ip\"]}]}]}" >"$TMP/p.json"
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	HOLDERS+=("$HOLD")
+	until_ok test -s "$TMP/hold.out" || fail "hold: $(cat "$TMP/hold.err")" || return
+	expect_eq "$(guests)" "c1.eth0 vm1" "guests under the hold" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL next to an owner: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/out" ] || fail "DEL printed $(cat "$TMP/out")" || return
+	grep -q "owned by another process" "$TMP/err" || fail "no word on stderr" || return
+	ip link show "$h" >/dev/null 2>&1 && { fail "DEL left $h"; return 1; }
+	expect_eq "$(leases)" 0 "leases after DEL" || return
+	expect_eq "$(states)" 1 "state files after DEL (the guest is left)" || return
+	expect_eq "$(guests)" "c1.eth0 vm1" "guests after DEL (held)" || return
+	kill "$HOLD" && wait "$HOLD"
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL once free: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "vm1" "guests once the table is free" || return
+	expect_eq "$(states)" 0 "state files once the table is free"
+}
+
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
@@ -1007,7 +1040,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal second_add_keeps_first_state
-       held_table_refused_cleanly status status_sees_a_held_table
+       held_table_refused_cleanly del_next_to_an_owner status status_sees_a_held_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)

@@ -6,23 +6,41 @@
  * it (CNI_NETNS unset, gone, or no longer a namespace) the NIC went with
  * the namespace.
  */
+#include <stdio.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
 
-static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
+/*
+ * A table another process owns refuses every write of ours (EPERM) for as
+ * long as it is owned, which may be for good (vnicctl filter hold pointed
+ * at it); failing would fail each retry of the runtime's until then.  So
+ * DEL leaves the guest there (*left) and goes on: the NIC it filters goes,
+ * so nothing is left unfiltered, the lease goes, and the state file stays,
+ * for a later DEL or GC to remove the guest once the table is free.
+ */
+static int del_filter(struct cni_run *r, struct vnic_ctx *ctx, bool *left)
 {
 	const char *g = r->guest;
 	struct vnic_filter *n;
-	int ret;
+	struct cni_err saved;
+	int err;
 
 	if (!r->conf.filter)
 		return 0;
 	if (filter_open(r, ctx, false, &n))
 		return -1;
-	ret = filter_remove(r, n, &g, 1);
+	saved = r->err;
+	err = filter_remove(r, n, &g, 1);
 	filter_close(n);
-	return ret;
+	if (!filter_owned(r, err))
+		return err ? -1 : 0;
+	fprintf(stderr, "vnic-cni: DEL %s: its filter stays in table netdev %s, "
+		"owned by another process; the state file stays, for a later "
+		"DEL or GC to remove it\n", r->guest, r->conf.table);
+	r->err = saved;
+	*left = true;
+	return 0;
 }
 
 /*
@@ -31,13 +49,14 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx)
  * goes (also when the NIC already went with the container's namespace),
  * then the NIC.
  */
-static int del_veth(struct cni_run *r, struct vnic_ctx *ctx, const char *hint)
+static int del_veth(struct cni_run *r, struct vnic_ctx *ctx, const char *hint,
+		    bool *left)
 {
 	struct vnic_guest *g;
 
 	if (attach_lookup(r, ctx, r->guest, hint, &g))
 		return -1;
-	if (del_filter(r, ctx)) {
+	if (del_filter(r, ctx, left)) {
 		vnic_guest_free(g);
 		return -1;
 	}
@@ -67,7 +86,7 @@ int cni_del(struct cni_run *r)
 	struct ipam_call call;
 	struct cni_err saved;
 	struct vnic_ctx *ctx;
-	bool ipam = false;
+	bool ipam = false, left = false;
 	int ret;
 
 	if (state_lock(r))
@@ -83,7 +102,8 @@ int cni_del(struct cni_run *r)
 	if (r->conf.mode == CNI_MODE_MACVLAN) {
 		ret = del_macvlan(r);
 	} else if (!(ret = attach_ctx(r, 0, &ctx))) {
-		ret = del_veth(r, ctx, state_host(r, r->guest, hint) ? NULL : hint);
+		ret = del_veth(r, ctx, state_host(r, r->guest, hint) ? NULL : hint,
+			       &left);
 		vnic_ctx_free(ctx);
 	}
 	/* The first error is the one reported. */
@@ -92,7 +112,7 @@ int cni_del(struct cni_run *r)
 		ret = -1;
 	else if (ret)
 		r->err = saved;
-	if (!ret)
+	if (!ret && !left)
 		state_remove(r, r->guest);
 	return ret;
 }

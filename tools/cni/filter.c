@@ -174,13 +174,13 @@ static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
  * gets EPERM), and each vnic-cni call is a new process: a table another
  * process owns (vnicctl filter hold pointed at it) cannot be vnic-cni's.
  */
-static int owned_elsewhere(struct cni_run *r, struct vnic_ctx *ctx)
+static int owned_elsewhere(struct cni_run *r, const char *msg)
 {
-	return cni_fail(r, CNI_ERR_FILTER, "cannot install the filter",
+	return cni_fail(r, CNI_ERR_FILTER, msg,
 			"table netdev %s is owned by another process (vnicctl filter "
 			"hold?); vnic-cni writes from a new process each call and "
 			"needs a table no process owns: give the network its own "
-			"\"table\" (%s)", r->conf.table, vnic_ctx_errmsg(ctx));
+			"\"table\"", r->conf.table);
 }
 
 /*
@@ -234,8 +234,8 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 		err = apply_tries(cf->f, p);
 	}
 	vnic_policy_free(p);
-	if (err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT)
-		return owned_elsewhere(r, ctx);
+	if (filter_owned(r, err))
+		return owned_elsewhere(r, "cannot install the filter");
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
 				     "cannot install the filter", ctx, err);
@@ -256,7 +256,11 @@ int filter_has(struct vnic_filter *n, const char *guest)
 	return found;
 }
 
-/* Remove those of guests that are installed; the others are fine. */
+/*
+ * Remove those of guests that are installed; the others are fine.  0, or
+ * the negative errno of the failure (its CNI error recorded): -EPERM is a
+ * table another process owns (filter_owned()).
+ */
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count)
 {
@@ -265,13 +269,16 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 	char **inst;
 	int err;
 
-	if (!rm)
-		return cni_fail(r, CNI_ERR_IO, "out of memory", "filter removal");
+	if (!rm) {
+		cni_fail(r, CNI_ERR_IO, "out of memory", "filter removal");
+		return -ENOMEM;
+	}
 	err = vnic_filter_guests(n, &inst, &ninst);
 	if (err) {
 		free(rm);
-		return cni_fail(r, CNI_ERR_FILTER, "cannot read the filter",
-				"%s", vnic_strerror(err));
+		cni_fail(r, CNI_ERR_FILTER, "cannot read the filter", "%s",
+			 vnic_strerror(err));
+		return err;
 	}
 	for (i = 0; i < count; i++)
 		for (j = 0; j < ninst; j++)
@@ -285,8 +292,15 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		err = vnic_filter_remove(n, rm, nrm, NULL);
 	free(inst);
 	free(rm);
-	if (err)
-		return cni_fail(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
-				"cannot remove the filter", "%s", vnic_strerror(err));
-	return 0;
+	if (filter_owned(r, err))
+		owned_elsewhere(r, "cannot remove the filter");
+	else if (err)
+		cni_fail(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
+			 "cannot remove the filter", "%s", vnic_strerror(err));
+	return err;
+}
+
+bool filter_owned(const struct cni_run *r, int err)
+{
+	return err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT;
 }
