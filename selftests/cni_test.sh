@@ -383,6 +383,19 @@ case_check_reports_faults() {
 	jqo '.code == 102'
 }
 
+# CHECK on a table it cannot read (libvnic's, damaged: its state element
+# deleted by hand) reports the read error, code 104 with libvnic's reason,
+# not a missing filter (102), which it said before: the guest is there.
+case_check_reports_an_unreadable_filter() {
+	local ns
+	container ns && add c1 "$ns" || return
+	nft delete element netdev vnic guests '{ 0 }' || return
+	cni CHECK c1 eth0 "$ns" "$(with_prev c1 "$(conf)")" &&
+		{ fail "CHECK passed on a damaged table"; return 1; }
+	jqo '.code == 104 and .msg == "cannot read the filter" and
+	     (.details | test("state element"))'
+}
+
 # GC with a valid list that leaves out the second attachment (a 64-digit
 # container id, as runtimes make, whose guest name is abbreviated and whose
 # lease only the state file can name): its NIC, filter, lease and state go;
@@ -1032,7 +1045,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipv6_via_the_gateway del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
        host_end_name_hashed_or_kernel_picked network_names_never_collide
-       check_reports_faults
+       check_reports_faults check_reports_an_unreadable_filter
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        dotted_names_stay_apart

@@ -44,8 +44,10 @@ static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
 
 	if (filter_open(r, ctx, true, &n))
 		return -1;
-	found = filter_has(n, r->guest);
+	found = filter_has(r, ctx, n, r->guest);
 	vnic_filter_close(n);
+	if (found < 0)
+		return -1;
 	if (!found)
 		return cni_fail(r, CNI_ERR_FILTER_MISSING, "filter missing",
 				"table netdev %s has no guest %s", r->conf.table,

@@ -222,7 +222,8 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count);
 /* Whether err is the refusal of a table another process owns (nft). */
 bool filter_owned(const struct cni_run *r, int err);
-int filter_has(struct vnic_filter *n, const char *guest);
+int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
+	       const char *guest);
 /* STATUS: 0 if an ADD could write the filter now (nothing written). */
 int filter_usable(struct cni_run *r, struct vnic_ctx *ctx);
 

@@ -242,14 +242,19 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 	return 0;
 }
 
-int filter_has(struct vnic_filter *n, const char *guest)
+/* 1 if guest is installed, 0 if not, -1 if the guests cannot be read
+ * (a damaged table: its error recorded, not taken for a missing guest). */
+int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
+	       const char *guest)
 {
 	unsigned int count, i;
 	char **names;
-	int found = 0;
+	int found = 0, err;
 
-	if (vnic_filter_guests(n, &names, &count))
-		return 0;
+	err = vnic_filter_guests(n, &names, &count);
+	if (err)
+		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot read the filter",
+				     ctx, err);
 	for (i = 0; i < count && !found; i++)
 		found = !strcmp(names[i], guest);
 	free(names);
