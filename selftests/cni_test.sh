@@ -844,6 +844,13 @@ case_status() {
 	jqo '.code == 50' || return
 	# An IPAM plugin that speaks 1.1 is asked, and its error passed on;
 	# one that speaks 1.0.0 knows no STATUS and is not asked.
+	# Without IPAM no plugin is searched: CNI_PATH may be unset (it was
+	# code 4, "CNI_PATH is required"); with IPAM it is required.
+	CNI_COMMAND=STATUS "$CNI" <<<"$(conf | jq -c 'del(.ipam)')" >"$TMP/out" ||
+		fail "STATUS without IPAM and CNI_PATH: $(cat "$TMP/out")" || return
+	CNI_COMMAND=STATUS "$CNI" <<<"$(conf)" >"$TMP/out" &&
+		{ fail "STATUS with IPAM passed without CNI_PATH"; return 1; }
+	jqo '.code == 4' || return
 	fake_ipam && mkdir -p "$TMP/fake" || return
 	CNI_PATH_T=$TMP/bin cni STATUS "" "" "" "$(fake_conf)" ||
 		fail "STATUS with fake-ipam: $(cat "$TMP/out")" || return

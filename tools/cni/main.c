@@ -122,7 +122,9 @@ static int check_env(struct cni_run *r)
 	if ((!strcmp(c, "ADD") || !strcmp(c, "CHECK")) && !r->env.netns)
 		return cni_fail(r, CNI_ERR_ENV, "CNI_NETNS is required",
 				"%s needs CNI_NETNS", c);
-	if (!r->env.path)
+	/* Only to find the IPAM plugin: the spec makes it optional for most
+	 * verbs (STATUS among them), and without IPAM nothing is searched. */
+	if (!r->env.path && r->conf.ipam)
 		return cni_fail(r, CNI_ERR_ENV, "CNI_PATH is required",
 				"%s needs CNI_PATH to find the IPAM plugin", c);
 	if (attach && cni_guest_name(r->env.container_id, r->env.ifname, r->guest))
