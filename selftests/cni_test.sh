@@ -312,6 +312,24 @@ case_bogus_features_file_probes() {
 	expect_eq "$(guests)" "" "filter guests after DEL"
 }
 
+# The IPAM plugin's negotiated version is written aside and renamed into
+# place (STATUS reads it without the dataDir lock): no call opens the
+# cache file itself for writing, which would show a reader half a line.
+case_ipam_version_cache_renamed_into_place() {
+	local ns
+	command -v strace >/dev/null || { echo "no strace"; exit 77; }
+	container ns || return
+	CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_IFNAME=eth0 CNI_NETNS=$ns \
+		CNI_PATH=$STOCK strace -f -e trace=openat,rename,renameat,renameat2 -o "$TMP/trace" \
+		"$CNI" <<<"$(conf)" >"$TMP/out" || fail "ADD: $(cat "$TMP/out")" || return
+	grep -Eq 'rename[a-z0-9]*\(.*/_ipam-host-local-1\.1\.0\.version\.tmp", .*/_ipam-host-local-1\.1\.0\.version"' \
+		"$TMP/trace" || fail "not renamed: $(grep _ipam "$TMP/trace")" || return
+	grep -E 'openat\(.*_ipam-host-local-1\.1\.0\.version", O_WRONLY' "$TMP/trace" &&
+		{ fail "the cache file was written in place"; return 1; }
+	expect_eq "$(cut -d' ' -f2 "$TMP/state/_ipam-host-local-1.1.0.version")" 1.0.0 \
+		"the version kept"
+}
+
 # Networks named like dataDir's own files ("lock", "nft-features", the
 # IPAM version cache's name) are networks like any other: each one's ADD
 # and DEL work beside net1's, whichever came first.  A network named
@@ -1052,6 +1070,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipv6_via_the_gateway del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
        host_end_name_hashed_or_kernel_picked network_names_never_collide
+       ipam_version_cache_renamed_into_place
        check_reports_faults check_reports_an_unreadable_filter
        gc_removes_only_the_stale gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy

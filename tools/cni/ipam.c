@@ -308,6 +308,26 @@ static void cache_key(const char *path, char *key, size_t len)
 		 st.st_mtim.tv_nsec);
 }
 
+/*
+ * Written aside and renamed into place: STATUS reads the file without the
+ * dataDir lock, and a call killed half-way must not leave half a line.  A
+ * failed write is only a lost hint.
+ */
+static void cache_write(const char *file, const char *key, const char *ver)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= sizeof(tmp))
+		return;
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s %s\n", key, ver);
+	if (fclose(f) || rename(tmp, file))
+		unlink(tmp);
+}
+
 static int cached_version(struct cni_run *r, const char *path, const char **ver)
 {
 	char file[PATH_MAX], name[NAME_MAX + 1], key[128], line[256], *sp;
@@ -342,10 +362,8 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 		fclose(f);
 	if (!ret || negotiate(r, path, ver))
 		return ret ? -1 : 0;
-	if (key[0] && (f = fopen(file, "we"))) {
-		fprintf(f, "%s %s\n", key, *ver);
-		fclose(f);
-	}
+	if (key[0])
+		cache_write(file, key, *ver);
 	return 0;
 }
 
