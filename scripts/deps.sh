@@ -10,6 +10,8 @@ linux-source-6.12 xz-utils iproute2 perl jq python3"
 PKGS="$PKGS nftables iptables ebtables arptables containernetworking-plugins"
 # Memory checking of vnicctl (selftests/vnicctl_valgrind_test.sh).
 PKGS="$PKGS valgrind"
+# Which files vnic-cni writes and how (selftests/cni_test.sh).
+PKGS="$PKGS strace"
 # Later layers (nft and bpf backends).
 PKGS="$PKGS libnftnl-dev libbpf-dev clang llvm bpftool"
 # libFuzzer (make fuzz).

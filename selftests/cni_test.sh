@@ -322,7 +322,7 @@ case_ipam_version_cache_renamed_into_place() {
 	CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_IFNAME=eth0 CNI_NETNS=$ns \
 		CNI_PATH=$STOCK strace -f -e trace=openat,rename,renameat,renameat2 -o "$TMP/trace" \
 		"$CNI" <<<"$(conf)" >"$TMP/out" || fail "ADD: $(cat "$TMP/out")" || return
-	grep -Eq 'rename[a-z0-9]*\(.*/_ipam-host-local-1\.1\.0\.version\.tmp", .*/_ipam-host-local-1\.1\.0\.version"' \
+	grep -Eq 'rename[a-z0-9]*\(.*/_ipam-host-local-1\.1\.0\.version\.[A-Za-z0-9]{6}", .*/_ipam-host-local-1\.1\.0\.version"' \
 		"$TMP/trace" || fail "not renamed: $(grep _ipam "$TMP/trace")" || return
 	grep -E 'openat\(.*_ipam-host-local-1\.1\.0\.version", O_WRONLY' "$TMP/trace" &&
 		{ fail "the cache file was written in place"; return 1; }

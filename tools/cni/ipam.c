@@ -310,19 +310,28 @@ static void cache_key(const char *path, char *key, size_t len)
 
 /*
  * Written aside and renamed into place: STATUS reads the file without the
- * dataDir lock, and a call killed half-way must not leave half a line.  A
- * failed write is only a lost hint.
+ * dataDir lock, and a call killed half-way must not leave half a line.  The
+ * aside file's name is the call's own (mkostemp()), so that two STATUS
+ * calls writing at once cannot mix their lines in it.  A failed write is
+ * only a lost hint.
  */
 static void cache_write(const char *file, const char *key, const char *ver)
 {
 	char tmp[PATH_MAX + 8];
 	FILE *f;
+	int fd;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", file) >= sizeof(tmp))
 		return;
-	f = fopen(tmp, "we");
-	if (!f)
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
 		return;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
 	fprintf(f, "%s %s\n", key, ver);
 	if (fclose(f) || rename(tmp, file))
 		unlink(tmp);
