@@ -848,6 +848,65 @@ case_del_next_to_an_owner() {
 	expect_eq "$(states)" 0 "state files once the table is free"
 }
 
+# GC while another process owns the table and keeps the stale attachment's
+# guest in it (its policy names c2.eth0): the kernel refuses the filter's
+# removal for as long as it is owned.  GC removes what it can, as the
+# spec asks of a GC that meets an error, and reports the error: c2's NIC
+# and lease go, its guest stays and so does its state file, for the next
+# GC to remove the guest once the table is free; c1 (valid) stays whole.
+# GC failed with 104 before it touched anything: every stale NIC and lease
+# of the network stayed for as long as the table was owned.
+case_gc_next_to_an_owner() {
+	local ns1 ns2 h2 mac ip valid
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h2=$(host_end c2) mac=$(jq -r '.interfaces[1].mac' "$TMP/res.c2") ip=$(cont_ip c2)
+	ip link add vm1h0 type veth peer name vm1p || return
+	jq -n --arg h "$(host_end c1)" --arg m "$(jq -r '.interfaces[1].mac' "$TMP/res.c1")" \
+	      --arg i "$(cont_ip c1)" --arg h2 "$h2" --arg m2 "$mac" --arg i2 "$ip" \
+	      '{guests: [{name: "vm1", nics: [{ifname: "vm1h0", kind: "veth",
+			  mac: "02:00:00:00:00:01", ipv4: ["10.1.0.2"]}]},
+			 {name: "c1.eth0", nics: [{ifname: $h, kind: "veth", mac: $m, ipv4: [$i]}]},
+			 {name: "c2.eth0", nics: [{ifname: $h2, kind: "veth", mac: $m2, ipv4: [$i2]}]}]}' \
+		>"$TMP/p.json" || return
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	HOLDERS+=("$HOLD")
+	until_ok test -s "$TMP/hold.out" || fail "hold: $(cat "$TMP/hold.err")" || return
+	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}'
+	cni GC "" "" "" "$(conf "$valid")" && { fail "GC passed with the guest left"; return 1; }
+	jqo '.code == 104 and (.details | test("owned by another process"))' || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "GC left c2's NIC $h2"; return 1; }
+	expect_eq "$(leases)" 1 "leases after GC (c1's)" || return
+	expect_eq "$(ls "$TMP/state/net1" | tr '\n' ' ')" "c1.eth0 c2.eth0 " \
+		"state files after GC (c2's guest is left)" || return
+	expect_eq "$(guests)" "c1.eth0 c2.eth0 vm1" "guests after GC (held)" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "c1 broken by GC: $(cat "$TMP/out")" || return
+	kill "$HOLD" && wait "$HOLD"
+	cni GC "" "" "" "$(conf "$valid")" || fail "GC once free: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "c1.eth0 vm1" "guests once the table is free" || return
+	expect_eq "$(states)" 1 "state files once the table is free" || return
+	expect_eq "$(leases)" 1 "leases once the table is free"
+}
+
+# GC on a table it cannot read (libvnic's, damaged by hand) does the same:
+# the stale NIC and lease go, the error (104, libvnic's reason) is
+# reported, and every stale state file stays, since which guests are in
+# the table is not known.
+case_gc_on_an_unreadable_filter() {
+	local ns1 ns2 h2
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h2=$(host_end c2)
+	nft delete element netdev vnic guests '{ 0 }' || return
+	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}')" &&
+		{ fail "GC passed on a damaged table"; return 1; }
+	jqo '.code == 104 and .msg == "cannot read the filter"' || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "GC left c2's NIC $h2"; return 1; }
+	ip link show "$(host_end c1)" >/dev/null || fail "GC took c1's NIC" || return
+	expect_eq "$(leases)" 1 "leases after GC (c1's)" || return
+	expect_eq "$(states)" 2 "state files after GC"
+}
+
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
@@ -1079,7 +1138,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal second_add_keeps_first_state
-       held_table_refused_cleanly del_next_to_an_owner status status_sees_a_held_table
+       held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
+       gc_on_an_unreadable_filter status status_sees_a_held_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)

@@ -219,7 +219,7 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 		 const char *host, const char *mac, const struct cni_ip *ips,
 		 unsigned int n);
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
-		  const char *const *guests, unsigned int count);
+		  const char *const *guests, unsigned int count, bool *left);
 /* Whether err is the refusal of a table another process owns (nft). */
 bool filter_owned(const struct cni_run *r, int err);
 int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,

@@ -31,7 +31,7 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx, bool *left)
 	if (filter_open(r, ctx, false, &n))
 		return -1;
 	saved = r->err;
-	err = filter_remove(r, n, &g, 1);
+	err = filter_remove(r, n, &g, 1, NULL);
 	filter_close(n);
 	if (!filter_owned(r, err))
 		return err ? -1 : 0;

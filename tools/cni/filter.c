@@ -264,16 +264,21 @@ int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 /*
  * Remove those of guests that are installed; the others are fine.  0, or
  * the negative errno of the failure (its CNI error recorded): -EPERM is a
- * table another process owns (filter_owned()).
+ * table another process owns (filter_owned()).  left (NULL: not wanted)
+ * has one flag per guest, set on a failure for each that may still be
+ * installed: those found installed, or all when the table could not be
+ * read.
  */
 int filter_remove(struct cni_run *r, struct vnic_filter *n,
-		  const char *const *guests, unsigned int count)
+		  const char *const *guests, unsigned int count, bool *left)
 {
 	const char **rm = calloc(count + 1, sizeof(*rm));
 	unsigned int ninst, i, j, nrm = 0;
 	char **inst;
 	int err;
 
+	for (i = 0; left && i < count; i++)
+		left[i] = true;
 	if (!rm) {
 		cni_fail(r, CNI_ERR_IO, "out of memory", "filter removal");
 		return -ENOMEM;
@@ -285,18 +290,25 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 			 vnic_strerror(err));
 		return err;
 	}
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		if (left)
+			left[i] = false;
 		for (j = 0; j < ninst; j++)
 			if (!strcmp(inst[j], guests[i])) {
 				rm[nrm++] = guests[i];
+				if (left)
+					left[i] = true;
 				break;
 			}
+	}
 	/* -EAGAIN: another writer committed since the handle read the
 	 * table; it has read it again, so try again (as apply_tries()). */
 	for (i = 0, err = nrm ? -EAGAIN : 0; i < APPLY_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_remove(n, rm, nrm, NULL);
 	free(inst);
 	free(rm);
+	for (i = 0; !err && left && i < count; i++)
+		left[i] = false;
 	if (filter_owned(r, err))
 		owned_elsewhere(r, "cannot remove the filter");
 	else if (err)

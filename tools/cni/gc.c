@@ -8,8 +8,17 @@
  * (vnic_collect_orphans), the filters in one nft batch; the leases in one
  * IPAM GC where the IPAM plugin speaks 1.1, else one IPAM DEL each (the
  * stock plugins know no GC), several at a time (release_all()).
+ *
+ * A filter that cannot be removed (a table another process owns refuses
+ * every write of ours) does not stop the rest: the spec asks a GC that
+ * meets an error to remove what it can and report the error.  The NICs
+ * and leases go; the guests left in the filter keep their state files, by
+ * which the next GC finds them again (a NIC is deleted after its state
+ * file is written and before it is removed, so a filter guest always has
+ * one).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +33,7 @@ struct gc {
 	unsigned int nstale, cap;
 	char **live;		/* vnic_guest_list()'s block */
 	unsigned int nlive;
+	bool *left;		/* per stale: its filter stays; NULL: none */
 };
 
 static bool is_valid(const struct gc *g, const char *guest)
@@ -56,6 +66,23 @@ static int add_stale(struct gc *g, const char *guest)
 	}
 	g->stale[g->nstale] = strdup(guest);
 	return g->stale[g->nstale++] ? 0 : -ENOMEM;
+}
+
+/* Whether guest's filter stayed (gc_filter()): its state file stays too. */
+static bool is_left(const struct gc *g, const char *guest)
+{
+	unsigned int i;
+
+	for (i = 0; g->left && i < g->nstale; i++)
+		if (g->left[i] && !strcmp(g->stale[i], guest))
+			return true;
+	return false;
+}
+
+static void drop_state(struct cni_run *r, const struct gc *g, const char *guest)
+{
+	if (!is_left(g, guest))
+		state_remove(r, guest);
 }
 
 static int valid_names(struct cni_run *r, struct gc *g)
@@ -136,7 +163,7 @@ static void pool_reap(struct cni_run *r, struct pool *p)
 			p->first = r->err;
 		p->ret = -1;
 	} else {
-		state_remove(r, sl->guest);
+		drop_state(r, p->g, sl->guest);
 	}
 	p->head = (p->head + 1) % IPAM_POOL;
 	p->n--;
@@ -153,7 +180,7 @@ static int release(struct cni_run *r, const char *guest, const char *cid,
 	if (r->conf.mode == CNI_MODE_MACVLAN)
 		gc_macvlan(r, guest, netns);
 	if (!p->leases) {
-		state_remove(r, guest);
+		drop_state(r, p->g, guest);
 		return 0;
 	}
 	if (p->n == IPAM_POOL)
@@ -185,11 +212,43 @@ static int release_all(struct cni_run *r, struct gc *g, bool ipam_gc)
 	return err || p.ret ? -1 : 0;
 }
 
-static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
+/*
+ * The stale guests' filters, in one batch.  On a failure (its error
+ * recorded) g->left says which guests may still be installed: all of them
+ * when the table could not be opened or read.
+ */
+static int gc_filter(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 {
 	struct vnic_filter *n;
 	unsigned int i;
-	int err, ipam_gc;
+	int err;
+
+	g->left = calloc(g->nstale, sizeof(*g->left));
+	if (!g->left)
+		return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
+	if (filter_open(r, ctx, false, &n)) {
+		for (i = 0; i < g->nstale; i++)
+			g->left[i] = true;
+		return -1;
+	}
+	err = filter_remove(r, n, g->stale, g->nstale, g->left);
+	filter_close(n);
+	if (!err) {
+		/* Nothing left: no state file to keep, no lookup per file. */
+		free(g->left);
+		g->left = NULL;
+		return 0;
+	}
+	fprintf(stderr, "vnic-cni: GC: the filter of stale attachments stays "
+		"(%s: %s); their NICs and leases go, their state files stay "
+		"for a later GC\n", r->err.msg, r->err.details);
+	return -1;
+}
+
+static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
+{
+	unsigned int i;
+	int err, ipam_gc, ret = 0;
 
 	cni_lap("start");
 	err = vnic_guest_list(ctx, &g->live, &g->nlive);
@@ -202,13 +261,10 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 	if (state_each(r, stale_state, g))
 		return -1;
 	cni_lap("state");
-	if (r->conf.filter && g->nstale) {
-		if (filter_open(r, ctx, false, &n))
+	if (r->conf.filter && g->nstale && gc_filter(r, ctx, g)) {
+		if (!g->left)
 			return -1;
-		err = filter_remove(r, n, g->stale, g->nstale);
-		filter_close(n);
-		if (err)
-			return -1;
+		ret = -1;
 	}
 	cni_lap("filter");
 	if (r->conf.mode == CNI_MODE_VETH && g->nlive) {
@@ -223,7 +279,7 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 		return -1;
 	err = release_all(r, g, ipam_gc);
 	cni_lap("release");
-	return err;
+	return err || ret ? -1 : 0;
 }
 
 int cni_gc(struct cni_run *r)
@@ -241,6 +297,7 @@ int cni_gc(struct cni_run *r)
 	free(g.live);
 	free(g.valid);
 	free(g.keep);
+	free(g.left);
 	vnic_ctx_free(ctx);
 	return ret;
 }
