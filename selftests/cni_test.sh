@@ -1001,6 +1001,16 @@ case_bad_input_leaves_nothing() {
 		CNI_IFNAME=eth0 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" >"$TMP/out" &&
 		{ fail "a 1.1 MB configuration was read"; return 1; }
 	jqo '.code == 5 and (.details | test("too large"))' || return
+	# At the bound: 1 MiB exactly is read (and "{}" refused as a
+	# configuration), a byte more is too large.
+	{ printf '{}'; head -c $((1048576 - 2)) /dev/zero | tr '\0' ' '; } |
+		CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_IFNAME=eth0 CNI_NETNS=$ns \
+		CNI_PATH=$STOCK "$CNI" >"$TMP/out" && { fail "{} accepted"; return 1; }
+	jqo '.code != 5' || return
+	{ printf '{}'; head -c $((1048576 - 1)) /dev/zero | tr '\0' ' '; } |
+		CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_IFNAME=eth0 CNI_NETNS=$ns \
+		CNI_PATH=$STOCK "$CNI" >"$TMP/out" && { fail "1 MiB + 1 read"; return 1; }
+	jqo '.code == 5 and (.details | test("too large"))' || return
 	# All of these were refused before the dataDir was touched.
 	[ ! -e "$TMP/state" ] || fail "a refused call made $(ls -A "$TMP/state")" || return
 	# A failure after IPAM ran: the interface name is taken in the

@@ -57,6 +57,19 @@ void cni_lap(const char *step)
 	last = now;
 }
 
+/* Whether standard input has another byte (read and dropped): 1, 0 at
+ * its end, -1 on an error (errno set). */
+static int stdin_more(void)
+{
+	ssize_t got;
+	char c;
+
+	do
+		got = read(0, &c, 1);
+	while (got < 0 && errno == EINTR);
+	return got < 0 ? -1 : got > 0;
+}
+
 static char *read_stdin(void)
 {
 	size_t len = 0, cap = 4096;
@@ -64,13 +77,23 @@ static char *read_stdin(void)
 	ssize_t got;
 
 	while (buf) {
+		/* Full at the limit: a configuration of exactly STDIN_MAX bytes
+		 * is allowed, so only a byte more is too much. */
+		if (len == cap && cap >= STDIN_MAX) {
+			int more = stdin_more();
+
+			if (!more)
+				break;
+			free(buf);
+			if (more > 0)
+				errno = EFBIG;
+			return NULL;
+		}
 		if (len == cap) {
-			char *nb = cap >= STDIN_MAX ? NULL : realloc(buf, cap * 2 + 1);
+			char *nb = realloc(buf, cap * 2 + 1);
 
 			if (!nb) {
 				free(buf);
-				if (cap >= STDIN_MAX)
-					errno = EFBIG;
 				return NULL;
 			}
 			buf = nb;
