@@ -19,7 +19,8 @@
  *      guest's chain whose rules were not read (a vouched table) is
  *      flushed;
  *   3. chains, 4. counters, 5. sets that go;
- *   6. sets, 7. counters, 8. chains (with their rules) that are missing;
+ *   6. sets, 7. counters, 8. chains (with their rules) that are missing,
+ *      and the policy of base chains whose policy another process changed;
  *   9. the wanted rules of the chains emptied in 2;
  *  10. elements that are missing; 11. the devices of the shared base
  *      chains (layout.c makes or deletes a shard as needed); 12. the new
@@ -903,6 +904,43 @@ static int chains_in(struct dctx *dc)
 	return err;
 }
 
+/* A base chain of libvnic's whose policy another process changed (to drop:
+ * every frame its rules let through is lost) gets the wanted one back, in
+ * an update naming only the policy.  A chain made again has it already. */
+static int put_policy(struct dctx *dc, const char *chain, uint32_t policy)
+{
+	struct nlmsghdr *nlh = nbatch_msg(dc->b, NFT_MSG_NEWCHAIN, 0);
+
+	if (!nlh)
+		return -ENOMEM;
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, dc->n->table);
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, chain);
+	mnl_attr_put_u32(nlh, NFTA_CHAIN_POLICY, htonl(policy));
+	nbatch_end(dc->b, nlh);
+	return 0;
+}
+
+static int policies(struct dctx *dc)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < dc->have->chains.n && !err; i++) {
+		const struct st_chain *h = dc->have->chains.v[i];
+		const struct st_chain *w = wanted_for(dc, h);
+		char what[96];
+
+		if (!h->base || !w || !w->base || remade(h, w) ||
+		    h->policy == w->policy)
+			continue;
+		err = put_policy(dc, h->name, w->policy);
+		snprintf(what, sizeof(what), "policy of chain %s", h->name);
+		if (!err)
+			err = note_of(dc, st_obj_guest(h->name), 0, 0, what);
+	}
+	return err;
+}
+
 /* --- 10. elements that come --------------------------------------------- */
 
 static int elems_in(struct dctx *dc)
@@ -1235,6 +1273,8 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 	if (!err)
 		err = chains_in(dc);
 	if (!err)
+		err = policies(dc);
+	if (!err)
 		err = rules_in(dc);
 	if (!err)
 		err = elems_in(dc);
@@ -1339,9 +1379,13 @@ static int self_check(struct dctx *dc)
 				   ch->name);
 			continue;
 		}
+		/* libvnic makes every base chain with policy accept. */
+		if (ch->base && ch->policy != NF_ACCEPT)
+			err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 0, "policy of chain %s",
+				   ch->name);
 		for (j = 0; j < ch->nrules && ch->rules[j].tagged; j++)
 			;
-		if (j < ch->nrules)
+		if (!err && j < ch->nrules)
 			err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 1, "rules of chain %s",
 				   ch->name);
 	}

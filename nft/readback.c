@@ -233,6 +233,10 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	if (!c)
 		return -ENOMEM;
 	c->base = at.a[NFTA_CHAIN_HOOK] != NULL;
+	/* Another process may set it to drop ("nft add chain ... { policy
+	 * drop; }"): every frame its rules let through would be lost. */
+	c->policy = NF_ACCEPT;
+	a_u32(&at, NFTA_CHAIN_POLICY, &c->policy);
 	return c->base ? chain_devs(c, nlh) : 0;
 }
 

@@ -55,6 +55,7 @@ struct st_chain {
 	/* installed: a guest's chain of a vouched table, whose rules were
 	 * not read (readback.c): as libvnic wrote them for its guest. */
 	bool rules_unread;
+	uint32_t policy;		/* a base chain's: NF_ACCEPT or NF_DROP */
 	char **devs;			/* hooked by name, sorted */
 	unsigned int ndevs;
 	struct st_rule *rules;

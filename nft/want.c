@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/set.h>
@@ -117,6 +118,19 @@ static bool has_attr(const struct nlmsghdr *nlh, uint16_t type)
 	return false;
 }
 
+/* A base chain's policy as its message gives it (the kernel's default:
+ * accept). */
+static uint32_t policy_attr(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_CHAIN_POLICY &&
+		    !mnl_attr_validate(a, MNL_TYPE_U32))
+			return ntohl(mnl_attr_get_u32(a));
+	return NF_ACCEPT;
+}
+
 static int w_set(struct tstate *t, const struct nlmsghdr *nlh)
 {
 	const char *name = str_attr(nlh, NFTA_SET_NAME);
@@ -192,6 +206,8 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 	if (!c)
 		return -ENOMEM;
 	c->base = has_attr(nlh, NFTA_CHAIN_HOOK);
+	if (!c->msg)
+		c->policy = policy_attr(nlh);
 	if (!c->msg && !(c->msg = msg_dup(nlh)))
 		return -ENOMEM;
 	ch = c->base ? nftnl_chain_alloc() : NULL;

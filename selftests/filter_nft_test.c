@@ -2520,6 +2520,94 @@ TEST_F(nft, recreated_nic_then_apply)
 	recreated_nic(_metadata, self, false);
 }
 
+/* The differences a diff reports, by object name. */
+struct seen_objs {
+	char text[1024];
+	unsigned int n;
+};
+
+static int seen_cb(const struct vnic_filter_diff *d, void *arg)
+{
+	struct seen_objs *s = arg;
+	size_t len = strlen(s->text);
+
+	if (d->object)
+		snprintf(s->text + len, sizeof(s->text) - len, "%s;", d->object);
+	s->n++;
+	return 0;
+}
+
+/* Whether a frame of case c from (or to) the guest arrives. */
+static bool case_arrives(struct __test_metadata *_metadata, struct pkt_topo *t,
+			 enum pkt_case_id id)
+{
+	struct pkt_outcome o;
+	int ret = pkt_case_run(t, &pkt_cases[id], &o);
+
+	EXPECT_EQ(0, ret) TH_LOG("%s: send: %s", pkt_cases[id].name, strerror(-ret));
+	return !ret && o.seen;
+}
+
+/*
+ * Another process sets the policy of libvnic's base chains to drop (one
+ * nft command; the table is not owned): every frame of the guest is lost.
+ * diff must name it, sync must set the policy back to accept, and after
+ * that the table matches again.
+ */
+TEST_F(nft, base_chain_policy_is_repaired)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .flags = VNIC_FILTER_NO_OWNER);
+	struct vnic_filter_result res;
+	struct seen_objs seen = { "", 0 };
+	char *t;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_TRUE(case_arrives(_metadata, &self->t, PKT_CASE_legit_ipv4));
+	ASSERT_TRUE(case_arrives(_metadata, &self->t, PKT_CASE_in_unicast_nic));
+
+	ASSERT_EQ(0, st_run_cmd("nft add chain netdev vnic in0 '{ policy drop; }'"));
+	ASSERT_EQ(0, st_run_cmd("nft add chain netdev vnic to_" PKT_GUEST
+				" '{ policy drop; }'"));
+	/* The tampering matters: the guest's legitimate frames are lost. */
+	EXPECT_FALSE(case_arrives(_metadata, &self->t, PKT_CASE_legit_ipv4));
+	EXPECT_FALSE(case_arrives(_metadata, &self->t, PKT_CASE_in_unicast_nic));
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->p, seen_cb, &seen, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, res.writes) TH_LOG("diff: the table matches");
+	EXPECT_LE(2u, res.repaired);
+	EXPECT_NE(NULL, strstr(seen.text, "in0")) TH_LOG("diff said: %s", seen.text);
+	EXPECT_NE(NULL, strstr(seen.text, "to_" PKT_GUEST)) TH_LOG("diff said: %s",
+								   seen.text);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, res.writes);
+	EXPECT_LE(2u, res.repaired);
+	t = table_text();
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(NULL, strstr(t, "policy drop")) TH_LOG("after the sync:\n%s", t);
+	free(t);
+	EXPECT_TRUE(case_arrives(_metadata, &self->t, PKT_CASE_legit_ipv4));
+	EXPECT_TRUE(case_arrives(_metadata, &self->t, PKT_CASE_in_unicast_nic));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->p, NULL, NULL, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, res.writes);
+	EXPECT_EQ(0u, res.repaired);
+}
+
 /* --- bad inputs: an error, a message, nothing installed --- */
 
 static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,

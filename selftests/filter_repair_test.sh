@@ -120,6 +120,12 @@ case_counter_deleted() {
 		'nft delete counter netdev vnic c_g3'
 }
 case_device_unhooked() { repaired 'unhook eg0 nv3'; }
+# A base chain's policy set to drop: every frame of its NICs is lost.
+case_chain_policy_drop() {
+	repaired "nft add chain netdev vnic eg0 '{ policy drop; }'" || return
+	grep -q 'policy of chain eg0' "$TMP/diff-before" ||
+		fail "filter diff does not name the policy: $(cat "$TMP/diff-before")"
+}
 case_state_deleted() {
 	repaired "nft delete element netdev vnic guests '{ 0x0 }'"
 }
@@ -420,7 +426,7 @@ case_diff_errors_exit_2() {
 
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
-       device_unhooked state_deleted state_forged foreign_additions
+       device_unhooked chain_policy_drop state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced changed_sync_repairs_unchanged_guest_chain
        every_guest_changed_keeps_its_rules
        diff_reads_rules_of_a_forged_vouch diff_after_remove unchanged_writes_nothing
