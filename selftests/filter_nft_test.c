@@ -2608,6 +2608,38 @@ TEST_F(nft, base_chain_policy_is_repaired)
 	EXPECT_EQ(0u, res.repaired);
 }
 
+/*
+ * A policy made without a context applied through a handle: a call that
+ * succeeds leaves no message in the handle's context, whatever an earlier
+ * call that failed left there (a caller reads it as this call's).
+ */
+TEST_F(nft, apply_of_contextless_policy_leaves_no_message)
+{
+	static const char *const v4[] = { PKT_NIC_IP4 };
+	static const char *const nosuch[] = { "nosuch" };
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic,
+		  .kind = self->t.kind, .mac = PKT_NIC_MAC, .ipv4 = v4,
+		  .n_ipv4 = 1);
+	struct vnic_filter_result res;
+
+	ASSERT_EQ(0, vnic_policy_new(NULL, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, PKT_GUEST, &nic));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(-ENOENT, vnic_filter_remove(self->n, nosuch, 1, NULL));
+	ASSERT_STRNE("", vnic_ctx_errmsg(self->t.ctx));
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_added);
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ((int)VNIC_STEP_NONE, (int)vnic_ctx_errstep(self->t.ctx));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+}
+
 /* --- bad inputs: an error, a message, nothing installed --- */
 
 static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
