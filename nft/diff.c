@@ -25,6 +25,8 @@
  *  10. elements that are missing; 11. the devices of the shared base
  *      chains (layout.c makes or deletes a shard as needed); 12. the new
  *      state element, which records the generation the commit makes.
+ * Before it, each in a commit of its own: sets that grow, a dormant table
+ * woken, a deferred claim.
  *
  * Every difference is also told to the caller, attributed: to a guest that
  * is added, changed or removed (nothing more to say), or as a repair of
@@ -1238,6 +1240,47 @@ static int grow(struct dctx *dc, uint32_t *genid)
 	return err;
 }
 
+/*
+ * A dormant table (another process set NFT_TABLE_F_DORMANT with a table
+ * update; the table was not owned) has every chain unhooked: nothing is
+ * filtered.  It is woken in a commit of its own, pinned to *genid: the
+ * kernel refuses a table's flags and a base chain's hooks changed in one
+ * transaction (nft_table_pending_update()).
+ */
+static bool dormant(const struct dctx *dc)
+{
+	return dc->have->exists && (dc->have->tflags & NFT_TABLE_F_DORMANT);
+}
+
+static int wake(struct dctx *dc, uint64_t *genid)
+{
+	struct vnic_nft *n = dc->n;
+	struct nlmsghdr *nlh;
+	struct nbatch b;
+	uint32_t now;
+	int err;
+
+	nbatch_init(&b);
+	nlh = nbatch_msg(&b, NFT_MSG_NEWTABLE, 0);
+	if (!nlh)
+		return -ENOMEM;
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, n->table);
+	mnl_attr_put_u32(nlh, NFTA_TABLE_FLAGS,
+			 htonl(dc->have->tflags & ~(uint32_t)NFT_TABLE_F_DORMANT));
+	nbatch_end(&b, nlh);
+	err = nbatch_commit(n, &b, *genid, NULL);
+	nbatch_free(&b);
+	if (err == -ERESTART || err == -EINTR)
+		return err;
+	if (err)
+		return nfnl_set_err(n, err, "waking dormant table netdev %s", n->table);
+	err = nfnl_genid(n, &now);
+	if (!err && now != (uint32_t)(*genid + 1))
+		err = -ERESTART;	/* someone else's commit came between */
+	*genid = now;
+	return err;
+}
+
 static bool guests_differ(const struct dctx *dc)
 {
 	unsigned int i;
@@ -1256,6 +1299,8 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 
 	if (!dc->have->exists)
 		err = layout_table(n, dc->b, true);
+	if (!err && dormant(dc))
+		err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 0, "table (dormant)");
 	if (!err)
 		err = elems_out(dc);
 	if (!err)
@@ -1297,8 +1342,9 @@ static int build(struct dctx *dc, uint64_t digest, uint32_t gen)
 		char text[200];
 
 		state_text(dc, digest, dc->have->state_gen, text, sizeof(text));
+		/* Woken, the table's generation moves: the state records it. */
 		if (dc->have->has_state && dc->have->state_comment &&
-		    !strcmp(text, dc->have->state_comment))
+		    !strcmp(text, dc->have->state_comment) && !dormant(dc))
 			return 0;
 		if (dc->have->exists)
 			err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, dc->have->has_state,
@@ -1336,8 +1382,12 @@ static int self_check(struct dctx *dc)
 
 	if (!h->exists)
 		return 0;
+	if (dormant(dc))
+		err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 0, "table (dormant)");
 	for (i = 0; i < h->ng; i++)
 		digest ^= state_mix(h->gname[i], h->gdigest[i]);
+	if (err)
+		return err;
 	if (!h->has_state || !h->state_ok)
 		err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 0, "state element");
 	else if (h->state_digest != digest)
@@ -1441,7 +1491,7 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	uint64_t digest = 0;
 	unsigned int sent = 0;
 	uint32_t genid;
-	bool claim, stopped = false;
+	bool claim, woken = false, stopped = false;
 	struct nbatch b;
 	int err;
 
@@ -1487,8 +1537,10 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	/* A pending claim commits right before the batch, if it writes: the
 	 * state records the generation after both. */
 	claim = commit && n->claim_pending;
+	/* So does waking a dormant table, before both. */
+	woken = commit && dormant(&dc);
 	if (!err)
-		err = build(&dc, digest, genid + 1 + claim);
+		err = build(&dc, digest, genid + 1 + claim + woken);
 	n->stale = true;	/* the handle's shards and masks were rebuilt */
 	if (!err && commit && b.msgs && n->before_commit)
 		n->before_commit(n->before_commit_arg);
@@ -1498,7 +1550,9 @@ out:
 	if (!err && commit && b.msgs) {
 		uint64_t g = genid;
 
-		err = claim_commit(n, &g);
+		err = woken ? wake(&dc, &g) : 0;
+		if (!err)
+			err = claim_commit(n, &g);
 		genid = (uint32_t)g;
 		if (!err)
 			err = nbatch_commit(n, &b, genid, &sent);

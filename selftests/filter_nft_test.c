@@ -2640,6 +2640,129 @@ TEST_F(nft, apply_of_contextless_policy_leaves_no_message)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 }
 
+#ifndef NFT_TABLE_F_DORMANT
+#define NFT_TABLE_F_DORMANT 0x1
+#endif
+
+/* Another process's table update of flags only (nft 1.0.6 cannot keep the
+ * persist flag in one, newer tools and any netlink program can): the
+ * kernel's answer, 0 or -errno. */
+static int table_update_flags(const char *name, uint32_t flags)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_nlmsg_batch *b;
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	struct nlmsghdr *nlh;
+	uint32_t seq = 1;
+	int ret = -ENOMEM;
+
+	if (!t || !nl)
+		goto out;
+	ret = -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
+	b = mnl_nlmsg_batch_start(buf, sizeof(buf));
+	nftnl_batch_begin(mnl_nlmsg_batch_current(b), seq++);
+	mnl_nlmsg_batch_next(b);
+	nlh = nftnl_table_nlmsg_build_hdr(mnl_nlmsg_batch_current(b),
+					  NFT_MSG_NEWTABLE, NFPROTO_NETDEV,
+					  NLM_F_ACK, seq++);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	mnl_nlmsg_batch_next(b);
+	nftnl_batch_end(mnl_nlmsg_batch_current(b), seq++);
+	mnl_nlmsg_batch_next(b);
+	ret = mnl_socket_sendto(nl, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b));
+	mnl_nlmsg_batch_stop(b);
+	if (ret >= 0)
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+	if (ret > 0)
+		ret = mnl_cb_run(buf, ret, 2, mnl_socket_get_portid(nl), NULL, NULL);
+	ret = ret < 0 ? -errno : 0;
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	if (t)
+		nftnl_table_free(t);
+	return ret;
+}
+
+/*
+ * Another process makes libvnic's table dormant (a table update of its
+ * flags; the table is not owned): the kernel unhooks every chain and no
+ * frame is filtered.  diff must say so, and sync wake the table up.
+ */
+static void dormant_repaired(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(nft) *self, uint32_t sync_flags)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .flags = VNIC_FILTER_NO_OWNER);
+	VNIC_OPTS(vnic_filter_opts, so, .flags = sync_flags);
+	struct seen_objs seen = { "", 0 };
+	struct vnic_filter_result res;
+	uint32_t flags = 0, owner = 0;
+	struct pkt_outcome out;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	ASSERT_EQ(0, table_update_flags("vnic", flags | NFT_TABLE_F_DORMANT));
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	ASSERT_NE(0u, flags & NFT_TABLE_F_DORMANT);
+	/* The tampering matters: a spoofed frame passes. */
+	ASSERT_EQ(0, pkt_case_run(&self->t, &pkt_cases[PKT_CASE_mac_spoof], &out));
+	EXPECT_TRUE(out.seen);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->p, seen_cb, &seen, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, res.writes) TH_LOG("diff: the table matches");
+	EXPECT_NE(NULL, strstr(seen.text, "dormant")) TH_LOG("diff said: %s", seen.text);
+	memset(&seen, 0, sizeof(seen));
+	EXPECT_EQ(0, vnic_filter_diff(self->n, NULL, seen_cb, &seen, NULL));
+	EXPECT_NE(NULL, strstr(seen.text, "dormant"))
+		TH_LOG("diff without a policy said: %s", seen.text);
+
+	/* The sync by a handle opened as asked (a claim at open would wake
+	 * the table by itself). */
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &so, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LE(1u, res.repaired);
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	EXPECT_EQ(0u, flags & NFT_TABLE_F_DORMANT);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->p, NULL, NULL, &res));
+	EXPECT_EQ(0, res.writes);
+}
+
+TEST_F(nft, dormant_table_is_repaired)
+{
+	dormant_repaired(_metadata, self, VNIC_FILTER_NO_OWNER);
+}
+
+/* vnicctl's way without its keeper: the claim is a commit of its own too. */
+TEST_F(nft, dormant_table_is_repaired_claim_at_commit)
+{
+	dormant_repaired(_metadata, self, VNIC_FILTER_CLAIM_AT_COMMIT);
+}
+
 /* --- bad inputs: an error, a message, nothing installed --- */
 
 static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
