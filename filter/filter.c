@@ -280,54 +280,67 @@ VNIC_EXPORT enum vnic_backend vnic_filter_backend(const struct vnic_filter *f)
 	return f ? f->backend : VNIC_BACKEND_NFT;
 }
 
+/*
+ * Every operation starts with the context's last failure cleared, so that a
+ * call that succeeds leaves "" (context.h) whatever the backend does: a
+ * read such as vnic_filter_guests() after a failed change said the
+ * change's failure.
+ */
+static struct vnic_filter *begin(struct vnic_filter *f)
+{
+	if (f)
+		vnic_clear_err(f->ctx);
+	return f;
+}
+
 VNIC_EXPORT int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
 				  struct vnic_filter_result *res)
 {
-	return f ? f->ops->apply(f->h, p, res) : -EINVAL;
+	return begin(f) ? f->ops->apply(f->h, p, res) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_remove(struct vnic_filter *f, const char *const *guests,
 				   unsigned int count, struct vnic_filter_result *res)
 {
-	return f ? f->ops->remove(f->h, guests, count, res) : -EINVAL;
+	return begin(f) ? f->ops->remove(f->h, guests, count, res) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_sync(struct vnic_filter *f, const struct vnic_policy *p,
 				 struct vnic_filter_result *res)
 {
-	return f ? f->ops->sync(f->h, p, res) : -EINVAL;
+	return begin(f) ? f->ops->sync(f->h, p, res) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
 				 vnic_filter_diff_fn fn, void *arg,
 				 struct vnic_filter_result *res)
 {
-	return f ? f->ops->diff(f->h, p, fn, arg, res, 0) : -EINVAL;
+	return begin(f) ? f->ops->diff(f->h, p, fn, arg, res, 0) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 				      vnic_filter_diff_fn fn, void *arg,
 				      struct vnic_filter_result *res)
 {
-	return f ? f->ops->diff(f->h, p, fn, arg, res, 1) : -EINVAL;
+	return begin(f) ? f->ops->diff(f->h, p, fn, arg, res, 1) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_guests(struct vnic_filter *f, char ***names,
 				   unsigned int *count)
 {
-	return f ? f->ops->guests(f->h, names, count) : -EINVAL;
+	return begin(f) ? f->ops->guests(f->h, names, count) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_counter(struct vnic_filter *f, const char *guest,
 				    uint64_t *packets, uint64_t *bytes)
 {
-	return f ? f->ops->counter(f->h, guest, packets, bytes) : -EINVAL;
+	return begin(f) ? f->ops->counter(f->h, guest, packets, bytes) : -EINVAL;
 }
 
 VNIC_EXPORT int vnic_filter_render(struct vnic_filter *f, const struct vnic_policy *p,
 				   char **text)
 {
-	return f ? f->ops->render(f->h, p, text) : -EINVAL;
+	return begin(f) ? f->ops->render(f->h, p, text) : -EINVAL;
 }
 
 /* --- test hooks ---------------------------------------------------------------- */

@@ -2640,6 +2640,52 @@ TEST_F(nft, apply_of_contextless_policy_leaves_no_message)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 }
 
+/* A failure that the next call must not repeat: a remove of a guest that
+ * is not installed. */
+static void fail_once(struct __test_metadata *_metadata, struct vnic_ctx *ctx,
+		      struct vnic_filter *n)
+{
+	static const char *const nosuch[] = { "nosuch" };
+
+	ASSERT_EQ(-ENOENT, vnic_filter_remove(n, nosuch, 1, NULL));
+	ASSERT_STRNE("", vnic_ctx_errmsg(ctx));
+}
+
+/* Every operation that succeeds leaves "" in the context (context.h),
+ * reads too: guests, counter, diff and render once said the failure of
+ * the call before them. */
+TEST_F(nft, reads_after_a_failure_leave_no_message)
+{
+	uint64_t packets, bytes;
+	unsigned int count;
+	char **names, *text;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+
+	fail_once(_metadata, self->t.ctx, self->n);
+	ASSERT_EQ(0, vnic_filter_guests(self->n, &names, &count));
+	free(names);
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx)) TH_LOG("after guests");
+
+	fail_once(_metadata, self->t.ctx, self->n);
+	ASSERT_EQ(0, vnic_filter_counter(self->n, PKT_GUEST, &packets, &bytes));
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx)) TH_LOG("after counter");
+
+	fail_once(_metadata, self->t.ctx, self->n);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->p, NULL, NULL, NULL));
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx)) TH_LOG("after diff");
+
+	fail_once(_metadata, self->t.ctx, self->n);
+	ASSERT_EQ(0, vnic_filter_render(self->n, self->p, &text));
+	free(text);
+	EXPECT_STREQ("", vnic_ctx_errmsg(self->t.ctx)) TH_LOG("after render");
+	EXPECT_EQ((int)VNIC_STEP_NONE, (int)vnic_ctx_errstep(self->t.ctx));
+}
+
 #ifndef NFT_TABLE_F_DORMANT
 #define NFT_TABLE_F_DORMANT 0x1
 #endif
