@@ -641,13 +641,27 @@ static const struct st_chain *wanted_for(const struct dctx *dc,
 	return c >= 0 ? shard_template(dc, c) : ntab_get(&dc->want->chains, h->name);
 }
 
+/* A base chain at another hook or priority than wanted: another process
+ * deleted it and made it again there (an ingress chain at egress leaves
+ * the ingress unfiltered).  A hook can only change that way, and a chain
+ * only be put back the same way. */
+static bool misplaced(const struct st_chain *h, const struct st_chain *w)
+{
+	return h->hooked && w->hooked &&
+	       (h->hooknum != w->hooknum || h->prio != w->prio);
+}
+
 /* An installed base chain hooked otherwise than wanted (a guest's to-guest
- * chain) is made again whole. */
+ * chain, any chain misplaced, a shard too) is made again whole. */
 static bool remade(const struct st_chain *h, const struct st_chain *w)
 {
 	unsigned int i;
 
-	if (!w || shard_kind(h->name) >= 0 || !w->base || !h->base || !w->ndevs)
+	if (!w || !w->base || !h->base)
+		return false;
+	if (misplaced(h, w))
+		return true;
+	if (shard_kind(h->name) >= 0 || !w->ndevs)
 		return false;
 	if (h->ndevs != w->ndevs)
 		return true;
@@ -778,14 +792,19 @@ static int chains_out(struct dctx *dc)
 		struct st_chain *h = dc->have->chains.v[i];
 		const struct st_chain *w = wanted_for(dc, h);
 
-		if (shard_kind(h->name) >= 0 || (w && !remade(h, w)))
+		if ((shard_kind(h->name) >= 0 || w) && !remade(h, w))
 			continue;
 		err = del_named(dc, NFT_MSG_DELCHAIN, h->name, 0);
 		if (err)
 			break;
 		if (!w && left_chain(dc, h->name))
 			dc->tidy++;
-		if (w)
+		/* A shard's devices are hooked again by hooks() (step 11),
+		 * which tells of each; say that the chain went. */
+		if (shard_kind(h->name) >= 0)
+			err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 1,
+				   "chain %s (hooked elsewhere)", h->name);
+		else if (w)
 			continue;	/* made again: chains_in() tells */
 		else if (!ours_chain(h->name))
 			err = note(dc, VNIC_NFT_DIFF_FOREIGN, 0, h->nrules,
@@ -996,7 +1015,9 @@ static int hooks(struct dctx *dc)
 		int kind = shard_kind(h->name);
 		struct shard *sh;
 
-		if (kind < 0)
+		/* A shard hooked elsewhere goes (chains_out()): its devices
+		 * are in no shard. */
+		if (kind < 0 || remade(h, wanted_for(dc, h)))
 			continue;
 		sh = shard_get(n, (enum nchain)kind,
 			       (unsigned int)strtoul(h->name + strlen(nchain_names[kind]),
@@ -1378,7 +1399,7 @@ static int self_check(struct dctx *dc)
 	unsigned int i, j;
 	const char *c;
 	char *end;
-	int err = 0;
+	int err = 0, kind;
 
 	if (!h->exists)
 		return 0;
@@ -1429,10 +1450,16 @@ static int self_check(struct dctx *dc)
 				   ch->name);
 			continue;
 		}
-		/* libvnic makes every base chain with policy accept. */
+		/* libvnic makes every base chain with policy accept, and
+		 * each shard at its kind's hook, priority 0. */
 		if (ch->base && ch->policy != NF_ACCEPT)
 			err = note(dc, VNIC_NFT_DIFF_REPAIR, 0, 0, "policy of chain %s",
 				   ch->name);
+		kind = shard_kind(ch->name);
+		if (!err && kind >= 0 && ch->hooked &&
+		    (ch->hooknum != nchain_hook((enum nchain)kind) || ch->prio))
+			err = note(dc, VNIC_NFT_DIFF_REPAIR, 1, 1,
+				   "chain %s (hooked elsewhere)", ch->name);
 		for (j = 0; j < ch->nrules && ch->rules[j].tagged; j++)
 			;
 		if (!err && j < ch->nrules)

@@ -191,6 +191,7 @@ static int chain_devs(struct st_chain *c, const struct nlmsghdr *nlh)
 	    (err = NPARSE(nftnl_chain_nlmsg_parse(nlh, ch)) ?:
 		   chain_parsed_devs(nlh, ch)))
 		goto out;
+	st_chain_hook(c, ch);
 	/* libnftnl 1.2 gives a chain of one device both ways. */
 	devs = nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES) ?
 	       nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES) : NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libnftnl/chain.h>
 
 #include "nft/state.h"
 
@@ -338,4 +339,14 @@ int state_comment_parse(const char *c, uint64_t *digest, uint32_t *gen)
 	if (g)
 		*gen = (uint32_t)strtoul(g + 3, NULL, 10);
 	return 0;
+}
+
+void st_chain_hook(struct st_chain *c, const struct nftnl_chain *ch)
+{
+	c->hooked = nftnl_chain_is_set(ch, NFTNL_CHAIN_HOOKNUM) &&
+		    nftnl_chain_is_set(ch, NFTNL_CHAIN_PRIO);
+	if (!c->hooked)
+		return;
+	c->hooknum = nftnl_chain_get_u32(ch, NFTNL_CHAIN_HOOKNUM);
+	c->prio = nftnl_chain_get_s32(ch, NFTNL_CHAIN_PRIO);
 }

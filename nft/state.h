@@ -9,6 +9,7 @@
 
 #include "nft/read.h"
 
+struct nftnl_chain;
 struct nftnl_set;
 struct nftnl_set_elem;
 
@@ -56,6 +57,11 @@ struct st_chain {
 	 * not read (readback.c): as libvnic wrote them for its guest. */
 	bool rules_unread;
 	uint32_t policy;		/* a base chain's: NF_ACCEPT or NF_DROP */
+	/* A base chain's hook and priority, where libnftnl could parse
+	 * them (hooked; not a prefix hook on libnftnl 1.2). */
+	bool hooked;
+	uint32_t hooknum;
+	int32_t prio;
 	char **devs;			/* hooked by name, sorted */
 	unsigned int ndevs;
 	struct st_rule *rules;
@@ -112,6 +118,8 @@ const char *st_elem_objref(const struct st_set *s, const struct st_elem *e);
 int st_rule_add(struct st_chain *c, uint64_t handle, const uint8_t *ud,
 		uint32_t udlen, const struct nlmsghdr *msg);
 int st_guest_add(struct tstate *t, const char *name, uint64_t digest);
+/* c's hook and priority from its parsed message ch. */
+void st_chain_hook(struct st_chain *c, const struct nftnl_chain *ch);
 struct nlmsghdr *msg_dup(const struct nlmsghdr *nlh);
 /* A name of libvnic's sets (fixed or a switch mask's); its index or -1. */
 int st_set_index(const char *name);

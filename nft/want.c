@@ -215,6 +215,8 @@ static int w_chain(struct tstate *t, const struct nlmsghdr *nlh)
 		return c->base ? -ENOMEM : 0;
 	err = NPARSE(nftnl_chain_nlmsg_parse(nlh, ch)) ?:
 	      chain_parsed_devs(nlh, ch);
+	if (!err)
+		st_chain_hook(c, ch);
 	if (!err && nftnl_chain_is_set(ch, NFTNL_CHAIN_DEVICES)) {
 		devs = nftnl_chain_get_array(ch, NFTNL_CHAIN_DEVICES);
 		while (devs[k])

@@ -90,6 +90,25 @@ unhook() {
 	return 0
 }
 
+# CHAIN made again at HOOK and priority PRIO, with its devices and rules:
+# a base chain's hook cannot be updated, so another process that wants it
+# elsewhere deletes and remakes it (as unhook() does).
+move_chain() {
+	local chain=$1 hook=$2 prio=$3 body
+	body=$(nft list chain netdev vnic "$chain" | sed -n '3,/^\t}/p' | sed '$d')
+	{
+		echo "delete chain netdev vnic $chain"
+		echo "$body" | head -1 | sed -e "s/hook [a-z]*/hook $hook/" \
+			-e "s/priority [-a-z0-9+ ]*;/priority $prio;/" \
+			-e "s/^\t*/add chain netdev vnic $chain { /" -e 's/$/ }/'
+		echo "$body" | tail -n +2 | sed "s/^\t*/add rule netdev vnic $chain /"
+	} >"$TMP/move.nft"
+	nft -f "$TMP/move.nft" || { cat "$TMP/move.nft" >&2; return 1; }
+	nft -j list chain netdev vnic "$chain" |
+		jq -e --arg h "$hook" '.nftables[] | .chain? // empty | select(.hook == $h)' \
+		>/dev/null || fail "$chain is not at $hook"
+}
+
 # ------------------------------------------------------------------ cases
 
 case_flushed_ip4s() { repaired 'nft flush set netdev vnic ip4s'; }
@@ -125,6 +144,23 @@ case_chain_policy_drop() {
 	repaired "nft add chain netdev vnic eg0 '{ policy drop; }'" || return
 	grep -q 'policy of chain eg0' "$TMP/diff-before" ||
 		fail "filter diff does not name the policy: $(cat "$TMP/diff-before")"
+}
+# A base chain remade at the other hook (or priority): the hook it had is
+# unfiltered.  Sync once restored its rules where it now was.
+case_chain_moved() {
+	# filter show, which has no policy to compare with, sees it too.
+	run 0 vc filter sync "$TMP/A.json" && move_chain eg0 ingress 10 || return
+	run 1 vc filter show || return
+	grep -q 'chain eg0 (hooked elsewhere)' "$TMP/err" ||
+		fail "filter show does not name the chain: $(cat "$TMP/err")" || return
+	repaired 'move_chain eg0 ingress 10' || return
+	grep -q 'chain eg0 (hooked elsewhere)' "$TMP/diff-before" ||
+		fail "filter diff does not name the chain: $(cat "$TMP/diff-before")"
+}
+case_chain_reprioritised() {
+	repaired 'move_chain eg0 egress -5' || return
+	grep -q 'chain eg0 (hooked elsewhere)' "$TMP/diff-before" ||
+		fail "filter diff does not name the chain: $(cat "$TMP/diff-before")"
 }
 case_state_deleted() {
 	repaired "nft delete element netdev vnic guests '{ 0x0 }'"
@@ -426,7 +462,7 @@ case_diff_errors_exit_2() {
 
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted
        element_added rule_deleted rule_added chain_deleted counter_deleted
-       device_unhooked chain_policy_drop state_deleted state_forged foreign_additions
+       device_unhooked chain_policy_drop chain_moved chain_reprioritised state_deleted state_forged foreign_additions
        restart_a_b_a custom_rule_replaced changed_sync_repairs_unchanged_guest_chain
        every_guest_changed_keeps_its_rules
        diff_reads_rules_of_a_forged_vouch diff_after_remove unchanged_writes_nothing
