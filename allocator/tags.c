@@ -430,6 +430,8 @@ VNIC_EXPORT int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
 
 	if (!ctx || !out || (n && !ifnames))
 		return -EINVAL;
+	/* Before the names are checked: a refusal here is this call's. */
+	vnic_clear_err(ctx);
 	for (i = 0; i < n; i++)
 		if (!ifnames[i] || !ifnames[i][0] || strlen(ifnames[i]) >= IFNAMSIZ)
 			return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,

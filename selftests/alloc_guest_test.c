@@ -286,8 +286,12 @@ TEST_F(guest, adopt_named_reads_only_named_links)
 
 	EXPECT_EQ(-ENOENT, vnic_guest_adopt_named(ctx, "g1", wrong, 3, &ad));
 	EXPECT_EQ((void *)1, ad);
+	/* Its message is its own, not the -ENOENT's just before. */
 	EXPECT_EQ(-EINVAL, vnic_guest_adopt_named(ctx, "g1", bad, 1, &ad));
 	EXPECT_EQ((void *)1, ad);
+	EXPECT_EQ((int)VNIC_STEP_VALIDATE, (int)vnic_ctx_errstep(ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(ctx), "interface name 0"))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
 	/* One link is one NIC: named twice, or named and also a named
 	 * link's peer. */
 	ASSERT_EQ(0, vnic_guest_adopt_named(ctx, "g1", dups, 5, &ad))
