@@ -10,6 +10,12 @@
  * 'hint' is a lower bound of the free suffixes, so a pick does not rescan
  * what it scanned before.  An ifindex map remembers each link's name, because
  * a delete (or rename) event must free the name the link had.
+ *
+ * The bitmaps are kept in pages of 4096 suffixes, each made when a suffix
+ * in it is first used, and a page's until[] on its first quarantine: every
+ * link of the namespace is in the table, and a link named with a large
+ * number ("veth0a12345", "x1000000": anyone may name one so) costs one page,
+ * not bitmaps and until[] from 0 up to its number (4 MiB for 1,000,000).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,11 +33,20 @@
 /* Dumps one rebuild makes when the monitor keeps overflowing. */
 #define LC_REBUILD_TRIES 4
 
+#define LC_PAGE_WORDS	64
+#define LC_PAGE_BITS	(LC_PAGE_WORDS * 64)
+
+struct lc_page {
+	uint64_t used[LC_PAGE_WORDS], quar[LC_PAGE_WORDS];
+	uint32_t *until;	/* ms since lc->epoch, when quar[] bit expires;
+				 * LC_PAGE_BITS of them, NULL before the
+				 * page's first quarantine */
+};
+
 struct lc_prefix {
 	struct lc_prefix *next;
-	uint64_t *used, *quar;
-	uint32_t *until;	/* ms since lc->epoch, when quar[] bit expires */
-	uint32_t nwords;
+	struct lc_page **pages;	/* by suffix / LC_PAGE_BITS; NULL: none used */
+	uint32_t npages;
 	uint32_t hint;
 	uint32_t max;		/* largest suffix that fits IFNAMSIZ */
 	char prefix[16];
@@ -81,9 +96,14 @@ struct linkcache *linkcache_new(uint32_t quarantine_ms)
 
 static void free_prefix(struct lc_prefix *p)
 {
-	free(p->used);
-	free(p->quar);
-	free(p->until);
+	uint32_t i;
+
+	for (i = 0; i < p->npages; i++) {
+		if (p->pages[i])
+			free(p->pages[i]->until);
+		free(p->pages[i]);
+	}
+	free(p->pages);
 	free(p);
 }
 
@@ -151,44 +171,53 @@ static struct lc_prefix *get_prefix(struct linkcache *lc, const char *prefix,
 	return p;
 }
 
-static int grow_prefix(struct lc_prefix *p, uint32_t suffix)
+/* The page of suffix s, or NULL if none of its suffixes was ever used. */
+static struct lc_page *page_of(const struct lc_prefix *p, uint32_t s)
 {
-	uint32_t need = suffix / 64 + 1, n = p->nwords ? p->nwords : 4;
-	uint64_t *u, *q;
-	uint32_t *t;
+	uint32_t i = s / LC_PAGE_BITS;
 
-	if (need <= p->nwords)
-		return 0;
-	while (n < need)
-		n *= 2;
-	u = realloc(p->used, n * sizeof(*u));
-	if (u)
-		p->used = u;
-	q = realloc(p->quar, n * sizeof(*q));
-	if (q)
-		p->quar = q;
-	t = realloc(p->until, (size_t)n * 64 * sizeof(*t));
-	if (t)
-		p->until = t;
-	if (!u || !q || !t)
-		return -ENOMEM;
-	memset(u + p->nwords, 0, (n - p->nwords) * sizeof(*u));
-	memset(q + p->nwords, 0, (n - p->nwords) * sizeof(*q));
-	p->nwords = n;
-	return 0;
+	return i < p->npages ? p->pages[i] : NULL;
 }
 
+/* Bit s within its page's words. */
+#define PAGE_WORD(s)	((s) % LC_PAGE_BITS / 64)
+#define PAGE_BIT(s)	(1ull << ((s) % 64))
+
+/* Make the page of suffix s. */
+static int grow_prefix(struct lc_prefix *p, uint32_t s)
+{
+	uint32_t i = s / LC_PAGE_BITS, n = p->npages ? p->npages : 1;
+	struct lc_page **pages;
+
+	if (i >= p->npages) {
+		while (n <= i)
+			n *= 2;
+		pages = realloc(p->pages, n * sizeof(*pages));
+		if (!pages)
+			return -ENOMEM;
+		memset(pages + p->npages, 0, (n - p->npages) * sizeof(*pages));
+		p->pages = pages;
+		p->npages = n;
+	}
+	if (!p->pages[i])
+		p->pages[i] = calloc(1, sizeof(*p->pages[i]));
+	return p->pages[i] ? 0 : -ENOMEM;
+}
+
+/* s's page exists (grow_prefix()). */
 static void set_used(struct lc_prefix *p, uint32_t s)
 {
-	p->used[s / 64] |= 1ull << (s % 64);
+	page_of(p, s)->used[PAGE_WORD(s)] |= PAGE_BIT(s);
 }
 
 /* A suffix became free (or may become free): the hint must not pass it. */
 static void clear_used(struct lc_prefix *p, uint32_t s)
 {
-	if (s / 64 >= p->nwords)
+	struct lc_page *pg = page_of(p, s);
+
+	if (!pg)
 		return;
-	p->used[s / 64] &= ~(1ull << (s % 64));
+	pg->used[PAGE_WORD(s)] &= ~PAGE_BIT(s);
 	if (s < p->hint)
 		p->hint = s;
 }
@@ -295,9 +324,14 @@ static void remove_link(struct linkcache *lc, struct lc_link *l)
 static void quarantine(struct linkcache *lc, struct lc_prefix *p, uint32_t s)
 {
 	uint32_t until = now_rel(lc) + lc->quarantine_ms;
+	struct lc_page *pg = page_of(p, s);
 
-	if (!lc->quarantine_ms || s / 64 >= p->nwords)
+	if (!lc->quarantine_ms || !pg)
 		return;
+	if (!pg->until)
+		pg->until = malloc(LC_PAGE_BITS * sizeof(*pg->until));
+	if (!pg->until)
+		return;	/* no quarantine is better than no name */
 	if (lc->fcount == lc->fcap) {
 		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64, k;
 		struct lc_free *f = malloc(cap * sizeof(*f));
@@ -313,8 +347,8 @@ static void quarantine(struct linkcache *lc, struct lc_prefix *p, uint32_t s)
 	}
 	lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap] =
 		(struct lc_free){ p, s, until };
-	p->quar[s / 64] |= 1ull << (s % 64);
-	p->until[s] = until;
+	pg->quar[PAGE_WORD(s)] |= PAGE_BIT(s);
+	pg->until[s % LC_PAGE_BITS] = until;
 }
 
 static void expire(struct linkcache *lc)
@@ -323,12 +357,13 @@ static void expire(struct linkcache *lc)
 
 	while (lc->fcount) {
 		struct lc_free *f = &lc->fifo[lc->fhead];
+		struct lc_page *pg = page_of(f->p, f->suffix);
 
 		if ((int32_t)(f->until - now) > 0)
 			break;
 		/* A later free of the same name owns the bit: leave it. */
-		if ((int32_t)(f->p->until[f->suffix] - now) <= 0) {
-			f->p->quar[f->suffix / 64] &= ~(1ull << (f->suffix % 64));
+		if ((int32_t)(pg->until[f->suffix % LC_PAGE_BITS] - now) <= 0) {
+			pg->quar[PAGE_WORD(f->suffix)] &= ~PAGE_BIT(f->suffix);
 			if (f->suffix < f->p->hint)
 				f->p->hint = f->suffix;
 		}
@@ -461,8 +496,10 @@ static void clear_all_used(struct linkcache *lc)
 		struct lc_prefix *p;
 
 		for (p = lc->buckets[i]; p; p = p->next) {
-			if (p->used)
-				memset(p->used, 0, p->nwords * sizeof(*p->used));
+			for (uint32_t k = 0; k < p->npages; k++)
+				if (p->pages[k])
+					memset(p->pages[k]->used, 0,
+					       sizeof(p->pages[k]->used));
 			p->hint = 0;
 		}
 	}
@@ -597,12 +634,12 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 		return strlen(prefix) >= VNIC_IFNAME_MAX ? -ENAMETOOLONG : -ENOMEM;
 	expire(lc);
 	for (w = p->hint / 64;; w++) {
-		uint64_t busy;
+		struct lc_page *pg = page_of(p, w * 64);
+		uint64_t busy = 0;
 		uint32_t s;
 
-		if (w >= p->nwords && grow_prefix(p, w * 64))
-			return -ENOMEM;
-		busy = p->used[w] | p->quar[w];
+		if (pg)
+			busy = pg->used[w % LC_PAGE_WORDS] | pg->quar[w % LC_PAGE_WORDS];
 		if (w == p->hint / 64)
 			busy |= (1ull << (p->hint % 64)) - 1;
 		if (busy == ~0ull) {
@@ -613,6 +650,8 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 		s = w * 64 + (uint32_t)__builtin_ctzll(~busy);
 		if (s > p->max)
 			return -ENOSPC;
+		if (grow_prefix(p, s))
+			return -ENOMEM;
 		set_used(p, s);
 		p->hint = s + 1;
 		*suffix = s;

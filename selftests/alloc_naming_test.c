@@ -5,6 +5,7 @@
  * others, four processes naming at once, and a link monitor that overflows.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,56 @@ TEST_F(naming, kernel_fills_holes_noecho)
 }
 
 /* --- the cached table against others' changes --- */
+
+/* Bytes allocated on the heap now (the sanitizer's own count under it,
+ * whose allocator mallinfo2() does not see). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEAP_ASAN 1
+#endif
+#endif
+#ifdef HEAP_ASAN
+/* The sanitizer runtime's (GCC ships no header for it). */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
+static size_t heap_in_use(void)
+{
+#ifdef HEAP_ASAN
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/*
+ * Every link of the namespace is in the table, whatever its name.  One
+ * named with a large number under a prefix of its own (container runtimes
+ * name veths "veth" + 7 hex digits, e.g. veth0a12345) must cost little:
+ * it cost bitmaps and quarantine times for every suffix from 0 up to its
+ * number, 4 MiB for l00x1000000, so these 80 links took 340 MiB.
+ */
+TEST_F(naming, large_suffixes_cost_little)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+	size_t before, grown;
+
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq -w 0 39); do "
+			     "echo link add l${i}x1000000 type veth peer name r${i}x1000000; "
+			     "done | ip -batch -"));
+	before = heap_in_use();
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	grown = heap_in_use() - before;
+	TH_LOG("context and table of 81 links: %zu KiB", grown / 1024);
+	EXPECT_GT(4u << 20, grown);
+	vnic_ctx_free(ctx);
+}
 
 /* Outside creates after the table was built reach it through the monitor:
  * the next names are right the first time, no retry. */
