@@ -48,8 +48,9 @@ enum vnic_macvlan_mode {
 
 /*
  * How a NIC gets its name.  AUTO picks EXPLICIT for a name without "%d",
- * otherwise CACHE when the NIC lives in the context's namespace and KERNEL
- * when it is created in another one.
+ * otherwise CACHE; a NIC created in another namespace than the context's
+ * is named from a table dumped there for the call (Documentation/
+ * allocator.rst, "Naming").
  */
 enum vnic_naming {
 	VNIC_NAMING_AUTO = 0,
