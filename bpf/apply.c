@@ -3,8 +3,9 @@
  * A change (apply, sync, remove) of the bpf backend, all or nothing:
  *
  *  1. Check everything that needs no write: the policy, that the bpf
- *     backend can express it (no custom rules), every NIC's ifindex, NICs
- *     claimed by installed guests that the change does not replace.
+ *     backend can express it (no custom rules), every NIC's ifindex, no
+ *     device named twice (an altname), NICs claimed by installed guests
+ *     that the change does not replace.
  *  2. Which guests are unchanged: same digest and same ifindexes.
  *  3. Read back every NIC's filters (one pipelined batch of gets), and
  *     attach what is missing: every qdisc, then every filter.  A filter on
@@ -300,6 +301,65 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 	*ifi_out = ifi;
 	*off_out = off;
 	return 0;
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Guest and NIC of the i-th NIC of p (in ifi order). */
+static const struct pnic *nic_at_pos(const struct vnic_policy *p, const unsigned int *off,
+				     unsigned int i, const char **guest)
+{
+	unsigned int gi = 0;
+
+	while (off[gi + 1] <= i)
+		gi++;
+	*guest = p->g[gi]->name;
+	return &p->g[gi]->nics[i - off[gi]];
+}
+
+/*
+ * One device under two names (its name and an altname, which SIOCGIFINDEX
+ * resolves too) is one NIC: the maps are keyed by ifindex, so two guests
+ * naming it would write one nics entry, the later winning, and removing
+ * either would take the filter off the device the other still holds.  The
+ * policy's checks compare names; this compares the devices.
+ */
+static int each_device_once(struct vnic_bpf *b, const struct vnic_policy *p, const int *ifi,
+			    const unsigned int *off)
+{
+	unsigned int total = off[p->n], i, j, dup = 0;
+	const struct pnic *x, *y;
+	const char *gx, *gy;
+	int *v;
+
+	if (total < 2)
+		return 0;
+	v = malloc(total * sizeof(*v));
+	if (!v)
+		return oom(b, "the NICs of the policy");
+	memcpy(v, ifi, total * sizeof(*v));
+	qsort(v, total, sizeof(*v), int_cmp);
+	for (i = 1; i < total && !dup; i++)
+		if (v[i] == v[i - 1])
+			dup = (unsigned int)v[i];
+	free(v);
+	if (!dup)
+		return 0;
+	for (i = 0; ifi[i] != (int)dup; i++)
+		;
+	for (j = i + 1; ifi[j] != (int)dup; j++)
+		;
+	x = nic_at_pos(p, off, i, &gx);
+	y = nic_at_pos(p, off, j, &gy);
+	return vnic_set_err(b->ctx, -EEXIST, VNIC_STEP_VALIDATE, -1, NULL,
+			    "guest %s: NIC %s is the device of guest %s's NIC %s "
+			    "(ifindex %u, another name of it); nothing was changed",
+			    gy, y->ifname, gx, x->ifname, dup);
 }
 
 /* --- the change ------------------------------------------------------------------ */
@@ -869,8 +929,12 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		err = check_policy(b, p);
 		if (!err)
 			err = resolve(b, p, &c.ifi, &c.off);
-		if (err)
+		if (!err)
+			err = each_device_once(b, p, c.ifi, c.off);
+		if (err) {
+			change_free(&c);
 			return err;
+		}
 	}
 	/* A sync's truth is the kernel's, not this handle's memory: the maps
 	 * are read again (unless open just read them), so that what another

@@ -2323,6 +2323,29 @@ TEST_F(life, bad_input_nic_of_installed_guest)
 	vnic_policy_free(q);
 }
 
+/* Two names of one device (its name and an altname) are one NIC: a policy
+ * that gives it to two guests is refused before anything is written.  It
+ * was taken: the later guest's nics entry replaced the earlier's (the
+ * device judged by the other guest's MAC and addresses), and removing
+ * either guest took the filter off the device the other still held. */
+TEST_F(life, bad_input_one_device_two_guests_by_altname)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vnicalt0", .kind = variant->kind,
+		  .mac = "02:00:00:00:00:99");
+
+	if (st_run_cmd("ip link property add dev %s altname vnicalt0", self->t.nic))
+		SKIP(return, "kernel or ip(8) without alternative names (Linux 5.5)");
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "vm3", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, "vm3", &nic));
+	EXPECT_EQ(-EEXIST, vnic_bpf_sync(self->b, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vnicalt0"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), PKT_GUEST))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	nothing_attached(_metadata, &self->t);
+}
+
 /* A drop counter is a per-CPU value, one copy per possible CPU, a number
  * libbpf reads from sysfs.  Where it cannot (no sysfs in the mount
  * namespace, here a tmpfs over it before anything asked), a change must
