@@ -11,17 +11,18 @@
  *     attach what is missing: every qdisc, then every filter.  A filter on
  *     a NIC without map state passes everything, so this changes no verdict.
  *     A filter of ours that runs an older program is left alone (4b).
- *  4. Map writes, each logged with what it replaced: per changed NIC, its
- *     addresses under a new generation, its counter, then its "nics" entry,
- *     the instant the NIC's new policy takes effect; removed NICs' entries;
- *     the guests' entries and the state.
+ *  4. Map writes, each logged with what it replaced: first what leaves
+ *     (the nics entries and counters of NICs no guest keeps, the guests
+ *     entries of guests removed), which makes room at capacity; then per
+ *     changed NIC, its addresses under a new generation, its counter, then
+ *     its "nics" entry, the instant the NIC's new policy takes effect; the
+ *     guests' entries and the state.
  * 4b. Filters of ours on an older program swapped in place to ours.  A
  *     failure in 4 or 4b undoes the log in reverse, the filters step 3
  *     made, and puts the older program back where 4b swapped it.
  *  5. Past that point nothing fails the change: the previous generation's
- *     addresses, the counters of NICs gone and the counters of no NIC
- *     (another process's), and the filters of NICs no guest uses any more
- *     are removed.
+ *     addresses, the counters of no NIC (another process's), and the
+ *     filters of NICs no guest uses any more are removed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ struct uop {
 	int fd;
 	uint32_t klen, vlen;
 	bool had;
+	void *big;		/* an old per-CPU value (a counter), malloc'd */
 	uint8_t key[KEY_MAX];
 	uint8_t old[VAL_MAX];
 };
@@ -79,14 +81,24 @@ static unsigned int ulog_undo(struct ulog *l)
 		struct uop *u = &l->op[l->n];
 
 		if (u->had) {
-			if (bpf_map_update_elem(u->fd, u->key, u->old, BPF_ANY))
+			if (bpf_map_update_elem(u->fd, u->key, u->big ? u->big : u->old,
+						BPF_ANY))
 				failed++;
 		} else if (bpf_map_delete_elem(u->fd, u->key) && errno != ENOENT) {
 			failed++;
 		}
+		free(u->big);
 	}
 	l->n = 0;
 	return failed;
+}
+
+static void ulog_free(struct ulog *l)
+{
+	while (l->n)
+		free(l->op[--l->n].big);
+	free(l->op);
+	l->op = NULL;
 }
 
 static int oom(struct vnic_bpf *b, const char *what)
@@ -166,6 +178,7 @@ static int mwrite(struct vnic_bpf *b, struct ulog *l, int fd, const char *map,
 	u->klen = klen;
 	u->vlen = vlen;
 	u->had = false;
+	u->big = NULL;
 	memcpy(u->key, key, klen);
 	err = bpf_fault(b, BPF_FAULT_MAP);
 	if (!err) {
@@ -646,6 +659,52 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 	return err;
 }
 
+/*
+ * The counter of a NIC leaving: deleted with its nics entry, before the
+ * new NICs' are written, so that at capacity what leaves makes room for
+ * what comes in the same change (deleted after it, a sync swapping one
+ * guest for another in full maps failed with -ENOSPC).  Its per-CPU value
+ * is held aside for the undo; not counted in writes, as the delete was not
+ * when it came after the change.
+ */
+static int forget_counter(struct vnic_bpf *b, struct ulog *l, uint32_t key)
+{
+	int ncpu = bpf_ncpu(b), err;
+	struct uop *u;
+	void *old;
+
+	if (ncpu < 0)
+		return ncpu;
+	old = calloc(ncpu, sizeof(struct bpf_drop));
+	if (!old)
+		return oom(b, "a drop counter");
+	if (bpf_map_lookup_elem(b->map_drops, &key, old)) {
+		free(old);	/* no counter (or another process's doing) */
+		return 0;
+	}
+	u = ulog_new(l);
+	if (!u) {
+		free(old);
+		return oom(b, "the undo log");
+	}
+	u->fd = b->map_drops;
+	u->klen = sizeof(key);
+	u->vlen = 0;
+	u->had = true;
+	u->big = old;
+	memcpy(u->key, &key, sizeof(key));
+	err = bpf_fault(b, BPF_FAULT_MAP);
+	if (!err && bpf_map_delete_elem(b->map_drops, &key) && errno != ENOENT)
+		err = -errno;
+	if (err) {
+		l->n--;
+		free(old);
+		return map_err(b, err, "drops");
+	}
+	bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
+	return 0;
+}
+
 /* Step 4 for the NICs and entries of installed guests going away. */
 static int write_removals(struct vnic_bpf *b, struct change *c)
 {
@@ -660,9 +719,12 @@ static int write_removals(struct vnic_bpf *b, struct change *c)
 		for (k = 0; !err && k < b->inst[i].nn; k++) {
 			uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
 
-			if (!change_keeps(c, (int)key))
-				err = mwrite(b, c->log, b->map_nics, "nics", &key,
-					     sizeof(key), NULL, sizeof(struct bpf_nic));
+			if (change_keeps(c, (int)key))
+				continue;
+			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
+				     NULL, sizeof(struct bpf_nic));
+			if (!err)
+				err = forget_counter(b, c->log, key);
 		}
 		guest_key(&gk, b->inst[i].name);
 		if (!err && c->drop[i])
@@ -679,12 +741,12 @@ static int write_maps(struct vnic_bpf *b, struct change *c, struct bpf_state *st
 	int err = 0;
 
 	*st = b->st;
+	/* what leaves first: its entries make room for what comes */
+	err = write_removals(b, c);
 	for (gi = 0; !err && c->p && gi < c->p->n; gi++) {
 		if (!c->same[gi])
 			err = write_guest(b, c, gi, st);
 	}
-	if (!err)
-		err = write_removals(b, c);
 	if (err)
 		return err;
 	st->digest = 0;
@@ -839,13 +901,10 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 		}
 		for (k = 0; k < b->inst[i].nn; k++) {
 			const struct bnic *bn = &b->inst[i].nics[k];
-			uint32_t key = (uint32_t)bn->ifindex;
 
 			old_addrs(b, bn);
 			if (change_keeps(c, bn->ifindex))
 				continue;
-			bpf_map_delete_elem(b->map_drops, &key);
-			bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
 			leave[nd++] = (struct leave){ bn->ifindex, bn->gen };
 		}
 		binst_free(&b->inst[i]);
@@ -890,8 +949,7 @@ static void change_free(struct change *c)
 	free(c->have);
 	free(c->old);
 	free(c->kept);
-	free(c->log->op);
-	c->log->op = NULL;
+	ulog_free(c->log);
 }
 
 static void count(struct vnic_bpf *b, const struct change *c,

@@ -1664,6 +1664,42 @@ TEST_F(life, over_capacity_refused_with_advice)
  * -EAGAIN and writes nothing, instead of reusing generations and
  * overwriting the other's state.
  */
+/* At capacity, a sync that swaps one guest for another ends within it:
+ * what leaves makes room for what comes, in the same change. */
+TEST_F(life, full_capacity_sync_swaps_guests)
+{
+	VNIC_OPTS(vnic_bpf_opts, two, .capacity = 2);
+	VNIC_OPTS(vnic_nic_policy, n3, .ifname = "oth1", .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:30");
+	VNIC_OPTS(vnic_nic_policy, n2, .ifname = PKT_OTHER_NIC, .kind = VNIC_KIND_VETH,
+		  .mac = PKT_OTHER_MAC);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct vnic_policy *q;
+	int ret;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add oth1 type veth peer name oth1p && "
+				"ip link set oth1 up && ip link set oth1p up"));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, &two, &self->b));
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &q));
+	ASSERT_EQ(0, vnic_policy_add_guest(q, PKT_GUEST2, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(q, PKT_GUEST2, &n2));
+	ASSERT_EQ(0, vnic_policy_add_guest(q, "vm3", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(q, "vm3", &n3));
+	apply(_metadata, &self->t, self->b, q, NULL);
+	vnic_policy_free(q);
+	/* vm3 (oth1) leaves, vm1 (the fixture's NIC) comes, vm2 changes */
+	ret = vnic_bpf_sync(self->b, self->p, &r);
+	ASSERT_EQ(0, ret) TH_LOG("sync: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, r.guests_added);
+	EXPECT_EQ(1u, r.guests_changed);
+	EXPECT_EQ(1u, r.guests_removed);
+	guests_are(_metadata, self->b, 2);
+	EXPECT_FALSE(has_clsact("oth1"));
+	filtering(_metadata, &self->t);
+}
+
 TEST_F(life, stale_handle_refused_eagain)
 {
 	VNIC_OPTS(vnic_filter_result, r);
@@ -2158,15 +2194,26 @@ TEST_F(life, fault_map_write_in_remove_restores_entries)
 {
 	static const char *const maps[] = { "nics", "ip4s", "ip6s", "guests", "state" };
 	const char *g[] = { PKT_GUEST2 };
+	uint32_t oth = if_nametoindex(PKT_OTHER_NIC);
+	int ncpu = libbpf_num_possible_cpus(), ret = -EIO, fds[5], dfd;
+	struct bpf_drop *ctr;
 	uint64_t sums[5];
 	unsigned int nth, m;
-	int ret = -EIO, fds[5];
 
+	ASSERT_LT(0, ncpu);
+	ctr = calloc(ncpu, sizeof(*ctr));
+	ASSERT_NE(NULL, ctr);
 	apply(_metadata, &self->t, self->b, self->p, NULL);
 	for (m = 0; m < 5; m++) {
 		fds[m] = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), maps[m]);
 		sums[m] = map_sum(fds[m]);
 	}
+	/* vm2's counter, with drops in it: the undo puts it back as it was */
+	dfd = map_fd(filter_prog(self->t.nic, from_hook(self->t.kind)), "drops");
+	ASSERT_LE(0, dfd);
+	ctr[0].packets = 7;
+	ctr[ncpu - 1].bytes += 700;
+	ASSERT_EQ(0, bpf_map_update_elem(dfd, &oth, ctr, BPF_EXIST));
 	for (nth = 1; ret == -EIO && nth < 64; nth++) {
 		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 1, nth));
 		ret = vnic_bpf_remove(self->b, g, 1, NULL);
@@ -2180,14 +2227,22 @@ TEST_F(life, fault_map_write_in_remove_restores_entries)
 			EXPECT_EQ(sums[m], map_sum(fds[m]))
 				TH_LOG("fault at %u: map %u (nics ip4s ip6s guests state) changed", nth, m);
 		EXPECT_TRUE(has_our_filter(PKT_OTHER_NIC, "ingress"));
+		memset(ctr, 0, ncpu * sizeof(*ctr));
+		EXPECT_EQ(0, bpf_map_lookup_elem(dfd, &oth, ctr))
+			TH_LOG("fault at %u: vm2's counter gone", nth);
+		EXPECT_EQ(7u, ctr[0].packets) TH_LOG("fault at %u", nth);
+		EXPECT_EQ(700u, ctr[ncpu - 1].bytes) TH_LOG("fault at %u", nth);
 	}
 	/* a fault after the nics and guests deletes was hit */
 	EXPECT_LT(3u, nth);
 	guests_are(_metadata, self->b, 1);
 	EXPECT_FALSE(has_clsact(PKT_OTHER_NIC));
+	EXPECT_NE(0, bpf_map_lookup_elem(dfd, &oth, ctr));	/* gone with vm2 */
 	for (m = 0; m < 5; m++)
 		if (fds[m] >= 0)
 			close(fds[m]);
+	close(dfd);
+	free(ctr);
 }
 /*
  * Entries another writer made after this handle read the maps, for a NIC
