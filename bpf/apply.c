@@ -316,65 +316,6 @@ static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_ou
 	return 0;
 }
 
-static int int_cmp(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* Guest and NIC of the i-th NIC of p (in ifi order). */
-static const struct pnic *nic_at_pos(const struct vnic_policy *p, const unsigned int *off,
-				     unsigned int i, const char **guest)
-{
-	unsigned int gi = 0;
-
-	while (off[gi + 1] <= i)
-		gi++;
-	*guest = p->g[gi]->name;
-	return &p->g[gi]->nics[i - off[gi]];
-}
-
-/*
- * One device under two names (its name and an altname, which SIOCGIFINDEX
- * resolves too) is one NIC: the maps are keyed by ifindex, so two guests
- * naming it would write one nics entry, the later winning, and removing
- * either would take the filter off the device the other still holds.  The
- * policy's checks compare names; this compares the devices.
- */
-static int each_device_once(struct vnic_bpf *b, const struct vnic_policy *p, const int *ifi,
-			    const unsigned int *off)
-{
-	unsigned int total = off[p->n], i, j, dup = 0;
-	const struct pnic *x, *y;
-	const char *gx, *gy;
-	int *v;
-
-	if (total < 2)
-		return 0;
-	v = malloc(total * sizeof(*v));
-	if (!v)
-		return oom(b, "the NICs of the policy");
-	memcpy(v, ifi, total * sizeof(*v));
-	qsort(v, total, sizeof(*v), int_cmp);
-	for (i = 1; i < total && !dup; i++)
-		if (v[i] == v[i - 1])
-			dup = (unsigned int)v[i];
-	free(v);
-	if (!dup)
-		return 0;
-	for (i = 0; ifi[i] != (int)dup; i++)
-		;
-	for (j = i + 1; ifi[j] != (int)dup; j++)
-		;
-	x = nic_at_pos(p, off, i, &gx);
-	y = nic_at_pos(p, off, j, &gy);
-	return vnic_set_err(b->ctx, -EEXIST, VNIC_STEP_VALIDATE, -1, NULL,
-			    "guest %s: NIC %s is the device of guest %s's NIC %s "
-			    "(ifindex %u, another name of it); nothing was changed",
-			    gy, y->ifname, gx, x->ifname, dup);
-}
-
 /* --- the change ------------------------------------------------------------------ */
 
 static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
@@ -988,7 +929,7 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		if (!err)
 			err = resolve(b, p, &c.ifi, &c.off);
 		if (!err)
-			err = each_device_once(b, p, c.ifi, c.off);
+			err = policy_each_device_once(b->ctx, p, c.ifi, c.off);
 		if (err) {
 			change_free(&c);
 			return err;

@@ -121,5 +121,6 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 						    p->g[gi]->nics[k].ifname);
 			r->ifi[r->off[gi] + k] = ifr.ifr_ifindex;
 		}
-	return digests(p, r);
+	err = policy_each_device_once(n->ctx, p, r->ifi, r->off);
+	return err ? err : digests(p, r);
 }

@@ -71,5 +71,13 @@ void pguest_free(struct pguest *g);
 struct pguest *pguest_dup(const struct pguest *g);
 /* -ENOENT if absent. */
 int policy_find(const struct vnic_policy *p, const char *guest, unsigned int *idx);
+/*
+ * The NICs of p resolved to devices, ifi[off[g] + k] being guest g's NIC k
+ * (off[p->n]: how many): 0 when each is another device, else -EEXIST with
+ * a message in ctx naming both NICs (one device by its name and an
+ * altname, which a lookup by name resolves too), or -ENOMEM.
+ */
+int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
+			    const int *ifi, const unsigned int *off);
 
 #endif /* VNIC_POLICY_MODEL_H */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 
@@ -703,4 +704,64 @@ size_t pguest_digest_bytes(const struct pguest *g, uint8_t *out)
 
 	digest_walk(g, put_copy, &at);
 	return (size_t)(at - out);
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The guest and NIC of position i of ifi. */
+static const struct pnic *nic_at(const struct vnic_policy *p, const unsigned int *off,
+				 unsigned int i, const char **guest)
+{
+	unsigned int gi = 0;
+
+	while (off[gi + 1] <= i)
+		gi++;
+	*guest = p->g[gi]->name;
+	return &p->g[gi]->nics[i - off[gi]];
+}
+
+/*
+ * The policy's own checks compare names; a backend keys what it writes by
+ * device, so two guests naming one device (by its name and an altname)
+ * would share it: the union of their addresses allowed there, and removing
+ * either guest would unfilter the other.  One sort of a copy, then the two
+ * positions found again to name them.
+ */
+int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
+			    const int *ifi, const unsigned int *off)
+{
+	unsigned int total = off[p->n], i, j;
+	const struct pnic *x, *y;
+	const char *gx, *gy;
+	int *v, dup = 0;
+
+	if (total < 2)
+		return 0;
+	v = malloc(total * sizeof(*v));
+	if (!v)
+		return vnic_set_err(ctx, -ENOMEM, VNIC_STEP_VALIDATE, -1, NULL,
+				    "out of memory checking the NICs' devices");
+	memcpy(v, ifi, total * sizeof(*v));
+	qsort(v, total, sizeof(*v), int_cmp);
+	for (i = 1; i < total && !dup; i++)
+		if (v[i] == v[i - 1])
+			dup = v[i];
+	free(v);
+	if (!dup)
+		return 0;
+	for (i = 0; ifi[i] != dup; i++)
+		;
+	for (j = i + 1; ifi[j] != dup; j++)
+		;
+	x = nic_at(p, off, i, &gx);
+	y = nic_at(p, off, j, &gy);
+	return vnic_set_err(ctx, -EEXIST, VNIC_STEP_VALIDATE, -1, NULL,
+			    "guest %s: NIC %s is the device of guest %s's NIC %s "
+			    "(ifindex %d, another name of it); nothing was changed",
+			    gy, y->ifname, gx, x->ifname, dup);
 }

@@ -1406,6 +1406,40 @@ static void invalid_batch(struct __test_metadata *_metadata,
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
 }
 
+/* Two names of one device (its name and an altname, which the lookup by
+ * name resolves too) are one NIC: a policy giving it to two guests is
+ * refused before anything is written, with the two NICs named.  It was
+ * applied: both guests' addresses allowed on the one device, keyed by its
+ * ifindex, and removing either would have left the other's elements on it
+ * alone. */
+TEST_F(nft, one_device_two_guests_by_altname_refused)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = "vnicalt0", .kind = VNIC_KIND_VETH,
+		  .mac = "02:00:00:00:00:99");
+	char *before, *after;
+
+	if (st_run_cmd("ip link property add dev %s altname vnicalt0", self->t.nic))
+		SKIP(return, "kernel or ip(8) without alternative names (Linux 5.5)");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "vm3", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, "vm3", &nic));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	EXPECT_EQ(-EEXIST, vnic_filter_apply(self->n, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "vnicalt0"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), PKT_GUEST))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(-EEXIST, vnic_filter_sync(self->n, self->p, NULL));
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+}
+
 TEST_F(nft, invalid_guest_first_leaves_ruleset_identical)
 {
 	invalid_batch(_metadata, self, true);
