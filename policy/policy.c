@@ -706,13 +706,6 @@ size_t pguest_digest_bytes(const struct pguest *g, uint8_t *out)
 	return (size_t)(at - out);
 }
 
-static int int_cmp(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y;
-
-	return (a > b) - (a < b);
-}
-
 /* The guest and NIC of position i of ifi. */
 static const struct pnic *nic_at(const struct vnic_policy *p, const unsigned int *off,
 				 unsigned int i, const char **guest)
@@ -725,12 +718,37 @@ static const struct pnic *nic_at(const struct vnic_policy *p, const unsigned int
 	return &p->g[gi]->nics[i - off[gi]];
 }
 
+/* The first ifindex that ifi holds twice, 0 if none, -ENOMEM: one pass
+ * over an open-addressed set twice the NICs' size (a sort of a copy took a
+ * few hundred µs for 4,000 NICs on the apply's path).  Ifindexes are > 0,
+ * so 0 marks a free slot. */
+static int first_dup(const int *ifi, unsigned int total)
+{
+	unsigned int size = 16, i, h;
+	int dup = 0, *set;
+
+	while (size < 2 * total)
+		size *= 2;
+	set = calloc(size, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	for (i = 0; i < total && !dup; i++) {
+		h = ((uint32_t)ifi[i] * 2654435761u) & (size - 1);
+		while (set[h] && set[h] != ifi[i])
+			h = (h + 1) & (size - 1);
+		if (set[h])
+			dup = ifi[i];
+		set[h] = ifi[i];
+	}
+	free(set);
+	return dup;
+}
+
 /*
  * The policy's own checks compare names; a backend keys what it writes by
  * device, so two guests naming one device (by its name and an altname)
  * would share it: the union of their addresses allowed there, and removing
- * either guest would unfilter the other.  One sort of a copy, then the two
- * positions found again to name them.
+ * either guest would unfilter the other.
  */
 int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
 			    const int *ifi, const unsigned int *off)
@@ -738,20 +756,14 @@ int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
 	unsigned int total = off[p->n], i, j;
 	const struct pnic *x, *y;
 	const char *gx, *gy;
-	int *v, dup = 0;
+	int dup;
 
 	if (total < 2)
 		return 0;
-	v = malloc(total * sizeof(*v));
-	if (!v)
-		return vnic_set_err(ctx, -ENOMEM, VNIC_STEP_VALIDATE, -1, NULL,
+	dup = first_dup(ifi, total);
+	if (dup < 0)
+		return vnic_set_err(ctx, dup, VNIC_STEP_VALIDATE, -1, NULL,
 				    "out of memory checking the NICs' devices");
-	memcpy(v, ifi, total * sizeof(*v));
-	qsort(v, total, sizeof(*v), int_cmp);
-	for (i = 1; i < total && !dup; i++)
-		if (v[i] == v[i - 1])
-			dup = v[i];
-	free(v);
 	if (!dup)
 		return 0;
 	for (i = 0; ifi[i] != dup; i++)
