@@ -2,20 +2,30 @@
 /*
  * The link table (see linkcache.h).
  *
- * Per name prefix, two bitmaps of suffixes: 'used' (a link has the name, or
- * we picked it) and 'quar' (freed less than quarantine_ms ago; until[] says
- * when it may be handed out again, a FIFO of frees drives the expiry).  The
- * lowest suffix that is neither is handed out: names stay compact, but a name
- * whose old guest's cleanup may still be running is not reused at once.
- * 'hint' is a lower bound of the free suffixes, so a pick does not rescan
- * what it scanned before.  An ifindex map remembers each link's name, because
- * a delete (or rename) event must free the name the link had.
+ * Per template prefix (one a pick used), two bitmaps of suffixes: 'used' (a
+ * link has the name, or we picked it) and 'quar' (freed less than
+ * quarantine_ms ago; until[] says when it may be handed out again, a FIFO
+ * of freed names drives the expiry).  The lowest suffix that is neither is
+ * handed out: names stay compact, but a name whose old guest's cleanup may
+ * still be running is not reused at once.  'hint' is a lower bound of the
+ * free suffixes, so a pick does not rescan what it scanned before.
+ *
+ * A name belongs to every prefix it is that prefix plus a suffix "%u"
+ * prints: "ab10" is "ab" + 10 and "ab1" + 0, "ab0105" is "ab0" + 105 (but
+ * no name of "ab%d"), "10" is "" + 10 and "1" + 0.  So the table keeps the
+ * names themselves: an ifindex map holds each link's name (a delete or
+ * rename event must free the name the link had), the FIFO the names
+ * freed.  A name is filed under each of its splits whose prefix is in use,
+ * at most one per trailing digit; a prefix first used learns the names it
+ * matches from the links, from the quarantine and from the picks of the
+ * prefixes it differs from by digits only (learn_prefix()).  Only names
+ * that end in a digit are kept: no template makes another.
  *
  * The bitmaps are kept in pages of 4096 suffixes, each made when a suffix
- * in it is first used, and a page's until[] on its first quarantine: every
- * link of the namespace is in the table, and a link named with a large
- * number ("veth0a12345", "x1000000": anyone may name one so) costs one page,
- * not bitmaps and until[] from 0 up to its number (4 MiB for 1,000,000).
+ * in it is first used, and a page's until[] on its first quarantine: a
+ * name with a large number ("veth0a12345", "x1000000": anyone may name one
+ * so) costs a prefix that matches it one page, not bitmaps and until[] from
+ * 0 up to its number (4 MiB for 1,000,000).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,19 +59,24 @@ struct lc_prefix {
 	uint32_t npages;
 	uint32_t hint;
 	uint32_t max;		/* largest suffix that fits IFNAMSIZ */
-	char prefix[16];
+	uint32_t len;		/* strlen(prefix) */
+	char prefix[VNIC_IFNAME_MAX + 1];
 };
 
 struct lc_link {
 	int ifindex;		/* 0: empty slot */
-	struct lc_prefix *p;
-	uint32_t suffix;
+	char name[VNIC_IFNAME_MAX + 1];
 };
 
 struct lc_free {
+	char name[VNIC_IFNAME_MAX + 1];
+	uint32_t until;
+};
+
+/* A name as prefix p + suffix. */
+struct lc_split {
 	struct lc_prefix *p;
 	uint32_t suffix;
-	uint32_t until;
 };
 
 struct linkcache {
@@ -130,12 +145,17 @@ void linkcache_free(struct linkcache *lc)
 
 /* --- prefixes ------------------------------------------------------- */
 
+/* FNV-1a, one byte at a time: name_splits() hashes every prefix of a name
+ * in one pass. */
+#define HASH_START	2166136261u
+#define HASH_STEP(h, c)	(((h) ^ (uint8_t)(c)) * 16777619u)
+
 static uint32_t hash_str(const char *s)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = HASH_START;
 
 	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
+		h = HASH_STEP(h, *s++);
 	return h;
 }
 
@@ -149,26 +169,22 @@ static uint32_t max_suffix(size_t prefix_len)
 	return m - 1 > LC_MAX_SUFFIX ? LC_MAX_SUFFIX : (uint32_t)(m - 1);
 }
 
-static struct lc_prefix *get_prefix(struct linkcache *lc, const char *prefix,
-				    bool create)
+/* The prefix in use that is the first len bytes of s (hash h), or NULL. */
+static struct lc_prefix *find_prefix(const struct linkcache *lc, const char *s,
+				     size_t len, uint32_t h)
 {
-	uint32_t b = hash_str(prefix) % PREFIX_BUCKETS;
 	struct lc_prefix *p;
-	size_t len = strlen(prefix);
 
-	for (p = lc->buckets[b]; p; p = p->next)
-		if (!strcmp(p->prefix, prefix))
+	for (p = lc->buckets[h % PREFIX_BUCKETS]; p; p = p->next)
+		if (p->len == len && !memcmp(p->prefix, s, len))
 			return p;
-	if (!create || len >= VNIC_IFNAME_MAX)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	memcpy(p->prefix, prefix, len + 1);
-	p->max = max_suffix(len);
-	p->next = lc->buckets[b];
-	lc->buckets[b] = p;
-	return p;
+	return NULL;
+}
+
+static struct lc_prefix *get_prefix(const struct linkcache *lc,
+				    const char *prefix)
+{
+	return find_prefix(lc, prefix, strlen(prefix), hash_str(prefix));
 }
 
 /* The page of suffix s, or NULL if none of its suffixes was ever used. */
@@ -222,25 +238,75 @@ static void clear_used(struct lc_prefix *p, uint32_t s)
 		p->hint = s;
 }
 
-/* "eth12" -> ("eth", 12).  Names %d could not have made ("eth012", "eth")
- * are not tracked: no template of ours can collide with them. */
-static int split_name(const char *name, char *prefix, uint32_t *suffix)
+/* --- names ---------------------------------------------------------- */
+
+static bool is_digit(char c)
 {
-	size_t len = strlen(name), i = len;
+	return c >= '0' && c <= '9';
+}
+
+/* Whether digits (NUL-terminated, non-empty) are a suffix p hands out:
+ * what "%u" prints (no sign, no leading zero), at most p->max. */
+static bool suffix_value(const struct lc_prefix *p, const char *digits,
+			 uint32_t *suffix)
+{
 	uint64_t v = 0;
 
-	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
-		i--;
-	if (i == len || len - i > 7 || (name[i] == '0' && len - i > 1))
-		return -1;
-	for (size_t k = i; k < len; k++)
-		v = v * 10 + (uint64_t)(name[k] - '0');
-	if (v > LC_MAX_SUFFIX)
-		return -1;
-	memcpy(prefix, name, i);
-	prefix[i] = '\0';
+	if (!*digits || (digits[0] == '0' && digits[1]))
+		return false;
+	for (; *digits; digits++) {
+		if (!is_digit(*digits))
+			return false;
+		v = v * 10 + (uint64_t)(*digits - '0');
+		if (v > p->max)
+			return false;
+	}
 	*suffix = (uint32_t)v;
-	return 0;
+	return true;
+}
+
+/* Whether name is p's prefix + a suffix p hands out. */
+static bool name_of(const struct lc_prefix *p, const char *name,
+		    uint32_t *suffix)
+{
+	return !strncmp(name, p->prefix, p->len) && strlen(name) > p->len &&
+	       suffix_value(p, name + p->len, suffix);
+}
+
+/*
+ * Every prefix in use that name is a name of, with the suffix: at most one
+ * per digit the name ends with ("ab10": "ab" + 10, "ab1" + 0).  sp has room
+ * for VNIC_IFNAME_MAX; name is at most that long.
+ */
+static unsigned int name_splits(const struct linkcache *lc, const char *name,
+				struct lc_split *sp)
+{
+	uint32_t h = HASH_START, hs[VNIC_IFNAME_MAX];
+	size_t len = strlen(name), start = len, i;
+	unsigned int n = 0;
+
+	while (start > 0 && is_digit(name[start - 1]))
+		start--;
+	for (i = 0; i < len; i++) {
+		hs[i] = h;	/* of name[0..i) */
+		h = HASH_STEP(h, name[i]);
+	}
+	for (i = start; i < len; i++) {
+		struct lc_prefix *p = find_prefix(lc, name, i, hs[i]);
+
+		if (p && suffix_value(p, name + i, &sp[n].suffix))
+			sp[n++].p = p;
+	}
+	return n;
+}
+
+/* Whether a name kept in the table: one a template could make, that is
+ * ending in a digit, and short enough to be a name at all. */
+static bool name_kept(const char *name)
+{
+	size_t len = strnlen(name, VNIC_IFNAME_MAX + 1);
+
+	return len && len <= VNIC_IFNAME_MAX && is_digit(name[len - 1]);
 }
 
 /* --- ifindex map ------------------------------------------------------ */
@@ -258,8 +324,7 @@ static struct lc_link *find_link(struct linkcache *lc, int ifindex)
 	return NULL;
 }
 
-static int insert_link(struct linkcache *lc, int ifindex, struct lc_prefix *p,
-		       uint32_t suffix);
+static int insert_link(struct linkcache *lc, int ifindex, const char *name);
 
 static int grow_links(struct linkcache *lc)
 {
@@ -276,14 +341,15 @@ static int grow_links(struct linkcache *lc)
 	lc->nlinks = 0;
 	for (i = 0; i < oldcap; i++)
 		if (old[i].ifindex)
-			insert_link(lc, old[i].ifindex, old[i].p, old[i].suffix);
+			insert_link(lc, old[i].ifindex, old[i].name);
 	free(old);
 	return 0;
 }
 
-static int insert_link(struct linkcache *lc, int ifindex, struct lc_prefix *p,
-		       uint32_t suffix)
+/* name: name_kept(). */
+static int insert_link(struct linkcache *lc, int ifindex, const char *name)
 {
+	struct lc_link *l;
 	uint32_t i, mask;
 
 	if ((lc->nlinks + 1) * 2 > lc->cap_links && grow_links(lc))
@@ -292,7 +358,9 @@ static int insert_link(struct linkcache *lc, int ifindex, struct lc_prefix *p,
 	for (i = (uint32_t)ifindex * 2654435761u & mask; lc->links[i].ifindex;
 	     i = (i + 1) & mask)
 		;
-	lc->links[i] = (struct lc_link){ ifindex, p, suffix };
+	l = &lc->links[i];
+	l->ifindex = ifindex;
+	memcpy(l->name, name, strlen(name) + 1);
 	lc->nlinks++;
 	return 0;
 }
@@ -319,23 +387,66 @@ static void remove_link(struct linkcache *lc, struct lc_link *l)
 	lc->nlinks--;
 }
 
+/* --- taking and freeing names ----------------------------------------- */
+
+/* name (name_kept()) is taken, by a link or a pick: so under every prefix
+ * in use it is a name of.  0 or -ENOMEM (then no bit is set). */
+static int claim(struct linkcache *lc, const char *name)
+{
+	struct lc_split sp[VNIC_IFNAME_MAX];
+	unsigned int n = name_splits(lc, name, sp), k;
+
+	for (k = 0; k < n; k++)
+		if (grow_prefix(sp[k].p, sp[k].suffix))
+			return -ENOMEM;
+	for (k = 0; k < n; k++)
+		set_used(sp[k].p, sp[k].suffix);
+	return 0;
+}
+
+static void release(struct linkcache *lc, const char *name)
+{
+	struct lc_split sp[VNIC_IFNAME_MAX];
+	unsigned int n = name_splits(lc, name, sp), k;
+
+	for (k = 0; k < n; k++)
+		clear_used(sp[k].p, sp[k].suffix);
+}
+
 /* --- quarantine ------------------------------------------------------- */
 
-static void quarantine(struct linkcache *lc, struct lc_prefix *p, uint32_t s)
+/* Suffix s of p is quarantined until 'until' (unless memory is short: no
+ * quarantine is better than no name). */
+static void set_quar(struct lc_prefix *p, uint32_t s, uint32_t until)
 {
-	uint32_t until = now_rel(lc) + lc->quarantine_ms;
-	struct lc_page *pg = page_of(p, s);
+	struct lc_page *pg;
 
-	if (!lc->quarantine_ms || !pg)
+	if (grow_prefix(p, s))
 		return;
+	pg = page_of(p, s);
 	if (!pg->until)
 		pg->until = malloc(LC_PAGE_BITS * sizeof(*pg->until));
 	if (!pg->until)
-		return;	/* no quarantine is better than no name */
-	if (lc->fcount == lc->fcap) {
-		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64, k;
-		struct lc_free *f = malloc(cap * sizeof(*f));
+		return;
+	pg->quar[PAGE_WORD(s)] |= PAGE_BIT(s);
+	pg->until[s % LC_PAGE_BITS] = until;
+}
 
+/* The freed name goes to the FIFO (for prefixes used later too) and is
+ * quarantined under every prefix in use it is a name of. */
+static void quarantine(struct linkcache *lc, const char *name)
+{
+	uint32_t until = now_rel(lc) + lc->quarantine_ms;
+	struct lc_split sp[VNIC_IFNAME_MAX];
+	struct lc_free *f;
+	unsigned int n, k;
+
+	if (!lc->quarantine_ms)
+		return;
+	if (lc->fcount == lc->fcap) {
+		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64;
+
+		f = malloc(cap * sizeof(*f));
 		if (!f)
 			return;	/* no quarantine is better than no name */
 		for (k = 0; k < lc->fcount; k++)
@@ -345,27 +456,39 @@ static void quarantine(struct linkcache *lc, struct lc_prefix *p, uint32_t s)
 		lc->fhead = 0;
 		lc->fcap = cap;
 	}
-	lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap] =
-		(struct lc_free){ p, s, until };
-	pg->quar[PAGE_WORD(s)] |= PAGE_BIT(s);
-	pg->until[s % LC_PAGE_BITS] = until;
+	f = &lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap];
+	memcpy(f->name, name, strlen(name) + 1);
+	f->until = until;
+	n = name_splits(lc, name, sp);
+	for (k = 0; k < n; k++)
+		set_quar(sp[k].p, sp[k].suffix, until);
 }
 
 static void expire(struct linkcache *lc)
 {
+	struct lc_split sp[VNIC_IFNAME_MAX];
 	uint32_t now = now_rel(lc);
+	unsigned int n, k;
 
 	while (lc->fcount) {
 		struct lc_free *f = &lc->fifo[lc->fhead];
-		struct lc_page *pg = page_of(f->p, f->suffix);
 
 		if ((int32_t)(f->until - now) > 0)
 			break;
-		/* A later free of the same name owns the bit: leave it. */
-		if ((int32_t)(pg->until[f->suffix % LC_PAGE_BITS] - now) <= 0) {
-			pg->quar[PAGE_WORD(f->suffix)] &= ~PAGE_BIT(f->suffix);
-			if (f->suffix < f->p->hint)
-				f->p->hint = f->suffix;
+		n = name_splits(lc, f->name, sp);
+		for (k = 0; k < n; k++) {
+			struct lc_prefix *p = sp[k].p;
+			uint32_t s = sp[k].suffix;
+			struct lc_page *pg = page_of(p, s);
+
+			if (!pg || !(pg->quar[PAGE_WORD(s)] & PAGE_BIT(s)))
+				continue;
+			/* A later free of the same name owns the bit. */
+			if ((int32_t)(pg->until[s % LC_PAGE_BITS] - now) > 0)
+				continue;
+			pg->quar[PAGE_WORD(s)] &= ~PAGE_BIT(s);
+			if (s < p->hint)
+				p->hint = s;
 		}
 		lc->fhead = (lc->fhead + 1) % lc->fcap;
 		lc->fcount--;
@@ -376,12 +499,12 @@ static void expire(struct linkcache *lc)
 
 static void forget_link(struct linkcache *lc, struct lc_link *l)
 {
-	struct lc_prefix *p = l->p;
-	uint32_t s = l->suffix;
+	char name[VNIC_IFNAME_MAX + 1];
 
+	memcpy(name, l->name, sizeof(name));
 	remove_link(lc, l);
-	clear_used(p, s);
-	quarantine(lc, p, s);
+	release(lc, name);
+	quarantine(lc, name);
 }
 
 /* 0, or -ENOMEM: the table no longer says which names are taken (the
@@ -389,37 +512,24 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 {
 	struct lc_link *l = find_link(lc, la->ifindex);
-	struct lc_prefix *p;
-	char prefix[16];
-	uint32_t s = 0;
-	bool named = la->type == RTM_NEWLINK && la->name &&
-		     !split_name(la->name, prefix, &s);
+	bool named = la->type == RTM_NEWLINK && la->name;
+	int err;
 
 	if (l) {
-		if (named && s == l->suffix && !strcmp(prefix, l->p->prefix)) {
-			/* Same name: a state change.  The bit is set again: a
-			 * replayed delete of an older link of this name (one
-			 * the dump still showed) may have cleared it. */
-			set_used(l->p, s);
-			return 0;
-		}
+		if (named && !strcmp(la->name, l->name))
+			/* Same name: a state change.  The bits are set
+			 * again: a replayed delete of an older link of this
+			 * name (one the dump still showed) may have cleared
+			 * them. */
+			return claim(lc, l->name);
 		if (la->type == RTM_NEWLINK && !la->name)
 			return 0;	/* says nothing about the name */
 		forget_link(lc, l);	/* deleted, or renamed */
 	}
-	/* A name too long for a prefix we make, or a suffix past what
-	 * we would pick, is no name of ours: not tracked. */
-	if (!named || strlen(prefix) >= VNIC_IFNAME_MAX)
+	if (!named || !name_kept(la->name))
 		return 0;
-	p = get_prefix(lc, prefix, true);
-	if (!p)
-		return -ENOMEM;
-	if (s > p->max)
-		return 0;
-	if (grow_prefix(p, s))
-		return -ENOMEM;
-	set_used(p, s);
-	return insert_link(lc, la->ifindex, p, s);
+	err = claim(lc, la->name);
+	return err ? err : insert_link(lc, la->ifindex, la->name);
 }
 
 /* Empty the ifindex map (memset of a map never allocated is UB even for 0
@@ -444,7 +554,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	if (!nlh) {	/* dump restarted: forget what it gave so far */
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
-				clear_used(lc->links[i].p, lc->links[i].suffix);
+				release(lc, lc->links[i].name);
 		forget_all_links(lc);
 		return 0;
 	}
@@ -625,13 +735,127 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 	return err;
 }
 
+/* --- picking ---------------------------------------------------------- */
+
+/* Whether names of a and b can be the same: one prefix is the other plus
+ * digits ("ab", "ab1"). */
+static bool digits_apart(const struct lc_prefix *a, const struct lc_prefix *b)
+{
+	const struct lc_prefix *s = a->len < b->len ? a : b;
+	const struct lc_prefix *l = s == a ? b : a;
+	uint32_t i;
+
+	if (a->len == b->len || memcmp(s->prefix, l->prefix, s->len))
+		return false;
+	for (i = s->len; i < l->len; i++)
+		if (!is_digit(l->prefix[i]))
+			return false;
+	return true;
+}
+
+/* p learns the used suffixes of q that are names of its own: picks of q
+ * not yet seen as links (those are learned from the ifindex map). */
+static int learn_picks(struct lc_prefix *p, const struct lc_prefix *q)
+{
+	char name[VNIC_IFNAME_MAX + 1];
+	uint32_t k, w, s;
+
+	for (k = 0; k < q->npages; k++) {
+		for (w = 0; q->pages[k] && w < LC_PAGE_WORDS; w++) {
+			uint64_t bits = q->pages[k]->used[w];
+
+			for (; bits; bits &= bits - 1) {
+				name_format(name, q->prefix, k * LC_PAGE_BITS + w * 64 +
+					    (uint32_t)__builtin_ctzll(bits));
+				if (!name_of(p, name, &s))
+					continue;
+				if (grow_prefix(p, s))
+					return -ENOMEM;
+				set_used(p, s);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A prefix about to be used for the first time learns what the table knows
+ * of its names: the links that have one, the names picked under prefixes
+ * that differ from it by digits only, and the quarantined (the FIFO, in
+ * order: a later free of a name has the later time).  O(links + frees +
+ * those prefixes' suffixes), once per prefix.
+ */
+static int learn_prefix(struct linkcache *lc, struct lc_prefix *p)
+{
+	uint32_t i, s;
+	int err;
+
+	for (i = 0; i < lc->cap_links; i++) {
+		if (!lc->links[i].ifindex || !name_of(p, lc->links[i].name, &s))
+			continue;
+		if (grow_prefix(p, s))
+			return -ENOMEM;
+		set_used(p, s);
+	}
+	for (i = 0; i < PREFIX_BUCKETS; i++) {
+		for (struct lc_prefix *q = lc->buckets[i]; q; q = q->next) {
+			if (!digits_apart(p, q))
+				continue;
+			err = learn_picks(p, q);
+			if (err)
+				return err;
+		}
+	}
+	for (i = 0; i < lc->fcount; i++) {
+		const struct lc_free *f = &lc->fifo[(lc->fhead + i) % lc->fcap];
+
+		if (name_of(p, f->name, &s))
+			set_quar(p, s, f->until);
+	}
+	return 0;
+}
+
+/* The prefix in use, made (and learned) on its first use. */
+static int use_prefix(struct linkcache *lc, const char *prefix,
+		      struct lc_prefix **out)
+{
+	size_t len = strlen(prefix);
+	uint32_t h = hash_str(prefix);
+	struct lc_prefix *p = find_prefix(lc, prefix, len, h);
+	int err;
+
+	if (p) {
+		*out = p;
+		return 0;
+	}
+	if (len >= VNIC_IFNAME_MAX)
+		return -ENAMETOOLONG;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memcpy(p->prefix, prefix, len + 1);
+	p->len = (uint32_t)len;
+	p->max = max_suffix(len);
+	err = learn_prefix(lc, p);
+	if (err) {
+		free_prefix(p);
+		return err;
+	}
+	p->next = lc->buckets[h % PREFIX_BUCKETS];
+	lc->buckets[h % PREFIX_BUCKETS] = p;
+	*out = p;
+	return 0;
+}
+
 int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 {
-	struct lc_prefix *p = get_prefix(lc, prefix, true);
+	char name[VNIC_IFNAME_MAX + 1];
+	struct lc_prefix *p;
 	uint32_t w;
+	int err = use_prefix(lc, prefix, &p);
 
-	if (!p)
-		return strlen(prefix) >= VNIC_IFNAME_MAX ? -ENAMETOOLONG : -ENOMEM;
+	if (err)
+		return err;
 	expire(lc);
 	for (w = p->hint / 64;; w++) {
 		struct lc_page *pg = page_of(p, w * 64);
@@ -650,9 +874,11 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 		s = w * 64 + (uint32_t)__builtin_ctzll(~busy);
 		if (s > p->max)
 			return -ENOSPC;
-		if (grow_prefix(p, s))
-			return -ENOMEM;
-		set_used(p, s);
+		/* Taken for every template whose name it is, too. */
+		name_format(name, p->prefix, s);
+		err = claim(lc, name);
+		if (err)
+			return err;
 		p->hint = s + 1;
 		*suffix = s;
 		return 0;
@@ -661,20 +887,25 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 
 int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix)
 {
-	struct lc_prefix *p = get_prefix(lc, prefix, true);
+	char name[VNIC_IFNAME_MAX + 1];
+	struct lc_prefix *p;
+	int err = use_prefix(lc, prefix, &p);
 
-	if (!p || grow_prefix(p, suffix))
-		return -ENOMEM;
-	set_used(p, suffix);
-	return 0;
+	if (err || suffix > p->max)	/* no name we would pick */
+		return err;
+	name_format(name, p->prefix, suffix);
+	return claim(lc, name);
 }
 
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix)
 {
-	struct lc_prefix *p = get_prefix(lc, prefix, false);
+	struct lc_prefix *p = get_prefix(lc, prefix);
+	char name[VNIC_IFNAME_MAX + 1];
 
-	if (p)
-		clear_used(p, suffix);
+	if (!p || suffix > p->max)
+		return;
+	name_format(name, p->prefix, suffix);
+	release(lc, name);
 }
 
 static int ctx_cache_init(struct vnic_ctx *ctx)
