@@ -26,7 +26,8 @@
  *      chains (layout.c makes or deletes a shard as needed); 12. the new
  *      state element, which records the generation the commit makes.
  * Before it, each in a commit of its own: sets that grow, a dormant table
- * woken, a deferred claim.
+ * woken, a deferred claim; all of them only once the caller's fn has seen
+ * every difference and let the sync go on.
  *
  * Every difference is also told to the caller, attributed: to a guest that
  * is added, changed or removed (nothing more to say), or as a repair of
@@ -1224,16 +1225,15 @@ static int refuse_shapes(struct dctx *dc)
 }
 
 /* Sets the wanted elements would overfill grow first, in a commit of
- * their own (a new size takes effect at commit). */
-static int grow(struct dctx *dc, uint32_t *genid)
+ * their own (a new size takes effect at commit): built into gb here, and
+ * committed by grow_commit() only once the caller's fn let the sync go on,
+ * as nothing is written before (*k: how many sets grow). */
+static int grow_build(struct dctx *dc, struct nbatch *gb, unsigned int *k)
 {
 	struct vnic_nft *n = dc->n;
-	unsigned int i, k = 0;
-	struct nbatch b;
-	uint32_t now;
+	unsigned int i;
 	int err = 0;
 
-	nbatch_init(&b);
 	for (i = 0; i < dc->want->sets.n && !err; i++) {
 		struct st_set *w = dc->want->sets.v[i];
 		struct st_set *h = ntab_get(&dc->have->sets, w->name);
@@ -1246,16 +1246,24 @@ static int grow(struct dctx *dc, uint32_t *genid)
 		while (sz < need)
 			sz *= 2;
 		h->size = sz > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)sz;
-		err = layout_set(n, &b, (enum nset)idx, h->size);
-		k++;
+		err = layout_set(n, gb, (enum nset)idx, h->size);
+		(*k)++;
 	}
-	if (!err && k)
-		err = nbatch_commit(n, &b, *genid, NULL);
-	nbatch_free(&b);
-	if (err || !k)
+	return err;
+}
+
+/* Pinned to *genid; someone else's commit after it fails the sync. */
+static int grow_commit(struct vnic_nft *n, struct nbatch *gb, uint64_t *genid,
+		       unsigned int *sent)
+{
+	uint32_t now;
+	int err;
+
+	err = nbatch_commit(n, gb, *genid, sent);
+	if (err)
 		return err;
 	err = nfnl_genid(n, &now);
-	if (!err && now != *genid + 1)
+	if (!err && now != (uint32_t)(*genid + 1))
 		err = -ERESTART;
 	*genid = now;
 	return err;
@@ -1516,13 +1524,14 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 	struct dctx dc = { .n = n, .p = p, .r = r, .have = &have, .want = &want,
 			   .res = res };
 	uint64_t digest = 0;
-	unsigned int sent = 0;
+	unsigned int sent = 0, grown = 0, gsent = 0;
 	uint32_t genid;
 	bool claim, woken = false, stopped = false;
-	struct nbatch b;
+	struct nbatch b, gb;
 	int err;
 
 	nbatch_init(&b);
+	nbatch_init(&gb);
 	dc.b = &b;
 	/* A sync against a policy reads a table the kernel vouches for
 	 * (nobody committed since libvnic's last commit) without its guests'
@@ -1560,14 +1569,15 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 		goto out;
 	digest = policy_digest(&dc);
 	if (commit)
-		err = grow(&dc, &genid);
+		err = grow_build(&dc, &gb, &grown);
 	/* A pending claim commits right before the batch, if it writes: the
 	 * state records the generation after both. */
 	claim = commit && n->claim_pending;
-	/* So does waking a dormant table, before both. */
+	/* So does waking a dormant table, before both, and growing sets,
+	 * before all three. */
 	woken = commit && dormant(&dc);
 	if (!err)
-		err = build(&dc, digest, genid + 1 + claim + woken);
+		err = build(&dc, digest, genid + 1 + !!grown + claim + woken);
 	n->stale = true;	/* the handle's shards and masks were rebuilt */
 	if (!err && commit && b.msgs && n->before_commit)
 		n->before_commit(n->before_commit_arg);
@@ -1577,7 +1587,9 @@ out:
 	if (!err && commit && b.msgs) {
 		uint64_t g = genid;
 
-		err = woken ? wake(&dc, &g) : 0;
+		err = grown ? grow_commit(n, &gb, &g, &gsent) : 0;
+		if (!err && woken)
+			err = wake(&dc, &g);
 		if (!err)
 			err = claim_commit(n, &g);
 		genid = (uint32_t)g;
@@ -1594,8 +1606,8 @@ out:
 	shards_drop(n);
 	if (!err && res) {
 		count_guests(&dc);
-		res->messages = commit ? sent : b.msgs;
-		res->batches = sent ? 1 : 0;
+		res->messages = commit ? gsent + sent : b.msgs;
+		res->batches = !!gsent + !!sent;
 		res->writes = b.msgs > 0;
 		res->genid = commit && sent ? genid + 1 : genid;
 	}
@@ -1610,6 +1622,7 @@ out:
 		n->clean_gen = sent ? genid + 1 : genid;
 	}
 	nbatch_free(&b);
+	nbatch_free(&gb);
 	dctx_free(&dc);
 	tstate_free(&have);
 	tstate_free(&want);

@@ -2342,6 +2342,59 @@ TEST_F(nft, diff_callback_return_is_returned)
 }
 
 /*
+ * A sync the callback stops writes nothing, also when the policy outgrows
+ * the sets: their sizes are not raised before the callback said go on.
+ * Let go, the same sync raises them and lands.
+ */
+TEST_F(nft, stopped_sync_does_not_grow_sets)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .capacity = 1);
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	int stop = -ECANCELED, go = 0, ret;
+	unsigned int ip4;
+	uint32_t g0, g1;
+	json_t *root;
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (!(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_SET_SIZE))
+		SKIP(return, "kernel cannot raise a set's size (Linux 6.5)");
+	ASSERT_EQ(0, policy_vm2(&self->t, PKT_OTHER_IP4, &self->q));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	ip4 = set_size(root, SET_IP4);
+	json_decref(root);
+	ASSERT_EQ(0, policy_two(&self->t, 0, PKT_OTHER_IP4, &self->p));
+	ASSERT_EQ(0, nft_genid(&g0));
+
+	ret = vnic_filter_sync_diff(self->n, self->p, stop_cb, &stop, &res);
+	EXPECT_EQ(stop, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1) TH_LOG("a stopped sync committed");
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(ip4, set_size(root, SET_IP4)) TH_LOG("a stopped sync grew ip4s");
+	json_decref(root);
+
+	ASSERT_EQ(0, vnic_filter_sync_diff(self->n, self->p, stop_cb, &go, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_added);
+	EXPECT_EQ(2u, res.batches) TH_LOG("the sizes first, then the change");
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(res.genid, g1);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_LE(3u, set_size(root, SET_IP4));
+	expect_counts_match(_metadata, root);
+	json_decref(root);
+	/* The state records the generation the sync made: nothing to do. */
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res));
+	EXPECT_EQ(0, res.writes);
+}
+
+/*
  * vnic_filter_render() out of memory, each allocation in turn: -ENOMEM
  * with a message of its own (not the one an earlier call left), *text
  * untouched.

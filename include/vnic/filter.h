@@ -253,7 +253,8 @@ typedef int (*vnic_filter_diff_fn)(const struct vnic_filter_diff *d, void *arg);
 int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
 		     vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
 /* vnic_filter_sync() that reports each difference through fn (NULL: none)
- * before it commits them. */
+ * before it commits them; a sync fn stops writes nothing (nft: not even
+ * the larger size of a set the policy outgrows). */
 int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 			  vnic_filter_diff_fn fn, void *arg,
 			  struct vnic_filter_result *res);
