@@ -399,8 +399,10 @@ int prefix_ask(struct vnic_nft *n, const char *const *prefixes);
 /* A chain name read back: note an installed prefix chain or shared chain. */
 void prefix_seen(struct vnic_nft *n, const char *chain);
 /* Asked prefixes whose chains are missing become pending (the next
- * commit makes them) where they can be made, else are forgotten. */
-void prefix_plan(struct vnic_nft *n, bool can);
+ * commit makes them) where they can be made, else are forgotten, as are
+ * those an installed prefix covers; -EINVAL for one that covers an
+ * installed prefix. */
+int prefix_plan(struct vnic_nft *n, bool can);
 /* The chains of pending prefixes; *count: how many. */
 int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count);
 /* After their commit: made, or refused (pending ones are forgotten). */

@@ -257,6 +257,12 @@ static int open_damaged(struct vnic_nft *n)
 }
 
 
+static bool can_prefix(const struct vnic_nft *n)
+{
+	return (n->features & VNIC_NFT_FEAT_PREFIX_HOOK) &&
+	       !(n->flags & VNIC_NFT_READ_ONLY);
+}
+
 /*
  * Read (and check) the table, then claim it.  Opening writes nothing else:
  * a missing table, and the chains of asked hook prefixes, are made by the
@@ -278,6 +284,10 @@ int open_state(struct vnic_nft *n)
 		err = read_stable(n, &ti, &g0);
 	if (err == -EUCLEAN && ti.comment_ours)
 		err = open_damaged(n);
+	/* Asked prefixes against the installed ones before the claim
+	 * writes; again after a read the claim made. */
+	if (!err)
+		err = prefix_plan(n, can_prefix(n));
 	/* libvnic's last commit wrote its generation into the state. */
 	n->clean = !err && !n->damaged && ti.exists && ti.has_digest &&
 		   ti.state_gen && ti.state_gen == g0;
@@ -300,8 +310,7 @@ int open_state(struct vnic_nft *n)
 	if (!err && !ti.exists)
 		open_empty(n);
 	if (!err)
-		prefix_plan(n, (n->features & VNIC_NFT_FEAT_PREFIX_HOOK) &&
-			       !(n->flags & VNIC_NFT_READ_ONLY));
+		err = prefix_plan(n, can_prefix(n));
 	n->stale = err != 0;
 	if (err && !n->ctx->err.err)
 		nfnl_set_err(n, err, "reading table netdev %s", n->table);

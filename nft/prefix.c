@@ -126,15 +126,50 @@ static int prefix_chains(struct vnic_nft *n, struct nbatch *b, const char *p)
 	return err;
 }
 
-void prefix_plan(struct vnic_nft *n, bool can)
+/* An installed prefix that overlaps asked prefix a (NULL: none); the
+ * asked ones were checked against each other by prefix_ask(). */
+static const struct hook_prefix *overlap(const struct vnic_nft *n, const char *a)
 {
 	unsigned int i;
 
 	for (i = 0; i < n->npfx; i++)
-		if (!n->pfx[i].installed)
-			n->pfx[i].installed = n->pfx[i].pending = can;
+		if (n->pfx[i].installed &&
+		    (starts_with(a, n->pfx[i].name) || starts_with(n->pfx[i].name, a)))
+			return &n->pfx[i];
+	return NULL;
+}
+
+/*
+ * Two prefix chains whose prefixes overlap both hook the devices they have
+ * in common, and each packet of those walks both.  An asked prefix an
+ * installed one covers is not made: its devices are hooked already.  One
+ * that covers an installed prefix is refused, as prefix chains stay with
+ * the table.
+ */
+int prefix_plan(struct vnic_nft *n, bool can)
+{
+	const struct hook_prefix *o;
+	unsigned int i;
+
+	for (i = 0; can && i < n->npfx; i++) {
+		if (n->pfx[i].installed)
+			continue;
+		o = overlap(n, n->pfx[i].name);
+		if (o && !starts_with(n->pfx[i].name, o->name)) {
+			prefix_done(n, false);
+			return bad(n, "hook prefix '%s' covers prefix '%s' that table "
+				   "netdev %s hooks already: their devices would be "
+				   "hooked twice; ask '%s', or delete the table (nft "
+				   "delete table netdev %s) and apply the policy again",
+				   n->pfx[i].name, o->name, n->table, o->name, n->table);
+		}
+		/* Covered: left neither installed nor pending, forgotten by
+		 * the next prefix_done(). */
+		n->pfx[i].installed = n->pfx[i].pending = !o;
+	}
 	if (!can)
 		prefix_done(n, false);
+	return 0;
 }
 
 int prefix_build(struct vnic_nft *n, struct nbatch *b, unsigned int *count)

@@ -13,6 +13,8 @@
  *                               installed ones: no hook by name
  *   named_hooks_go_on_remove    a guest hooked by name before the prefix
  *                               existed leaves no chain behind
+ *   asked_overlapping_installed one an installed prefix covers is not
+ *                               made; one that covers it is refused
  *   bad_*                       refused, nothing made, not even the table
  */
 #include <errno.h>
@@ -324,6 +326,51 @@ TEST_F(prefix, named_hooks_go_on_remove)
 	expect_case(_metadata, &self->t, PKT_CASE_mac_spoof, PKT_PASS);
 }
 
+/*
+ * A prefix asked next to an installed one it overlaps would hook the
+ * devices both cover twice: each packet would walk both chains.  One the
+ * installed prefix covers is not made (its devices are hooked already);
+ * one that covers an installed prefix is refused at open, nothing made.
+ */
+TEST_F(prefix, asked_overlapping_installed)
+{
+	static const char *const narrower[] = { "vh0", "oth", NULL };
+	static const char *const wider[] = { "v", NULL };
+	VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = wider);
+	struct vnic_filter *n = NULL;
+	struct dump d;
+
+	open_with(_metadata, self, prefixes);
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	open_with(_metadata, self, narrower);
+	ASSERT_EQ(0, vnic_filter_remove(self->n, (const char *const[]){ PKT_GUEST },
+				     1, &self->res));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, &self->res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, dump_chains(&d));
+	log_chains(_metadata, &d);
+	EXPECT_EQ(NULL, find_chain(&d, "pfxin_vh0"));
+	EXPECT_EQ(NULL, find_chain(&d, "pfxeg_vh0"));
+	expect_prefix_layout(_metadata);
+	expect_case(_metadata, &self->t, PKT_CASE_mac_spoof, PKT_DROP);
+	expect_case(_metadata, &self->t, PKT_CASE_legit_ipv4, PKT_PASS);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &self->res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, self->res.writes);
+
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &o, &n));
+	EXPECT_EQ(NULL, n);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), "'vh'"))
+		TH_LOG("message: %s", vnic_ctx_errmsg(self->t.ctx));
+	if (n)
+		vnic_filter_close(n);
+	ASSERT_EQ(0, dump_chains(&d));
+	EXPECT_EQ(NULL, find_chain(&d, "pfxin_v"));
+}
+
 /* Refused before anything is sent: not even the table is made. */
 static void bad(struct __test_metadata *_metadata, FIXTURE_DATA(prefix) *self,
 		const char *const *pfx, const char *msg)
@@ -333,6 +380,8 @@ static void bad(struct __test_metadata *_metadata, FIXTURE_DATA(prefix) *self,
 	struct dump d;
 	int fds = st_count_fds();
 
+	vnic_filter_close(self->n);
+	self->n = NULL;
 	EXPECT_EQ(-EINVAL, vnic_filter_open(self->t.ctx, &o, &n));
 	EXPECT_EQ(NULL, n);
 	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), msg))

@@ -83,7 +83,10 @@ struct vnic_filter_opts {
 	 * made later, so a guest whose NICs all match costs set elements only
 	 * (no per-device hook, whose cost grows with the namespace's devices).
 	 * Each is 1..14 of [A-Za-z0-9_.-], at most VNIC_FILTER_PREFIXES, none a
-	 * prefix of another.  Other NICs are hooked by name as without it.
+	 * prefix of another.  One a prefix the table hooks already covers is
+	 * not made; one that covers an installed prefix is -EINVAL at open
+	 * (the devices both cover would be hooked twice).  Other NICs are
+	 * hooked by name as without it.
 	 * Where the kernel refuses prefix hooks, every NIC is hooked by name
 	 * and vnic_filter_features() lacks VNIC_FILTER_FEAT_PREFIX_HOOK.
 	 * Caveat: nft(8) built on libnftnl older than 1.3 cannot list a
