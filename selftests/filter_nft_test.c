@@ -2896,6 +2896,40 @@ TEST_F(nft, dormant_table_is_repaired_claim_at_commit)
 	dormant_repaired(_metadata, self, VNIC_FILTER_CLAIM_AT_COMMIT);
 }
 
+/*
+ * The claim at open is a table update of the flags libvnic gives the
+ * table, so it wakes a dormant table by itself, before any sync: frames
+ * are filtered again from open on (filters.rst, "Repair").  No result
+ * counts it: open has none.
+ */
+TEST_F(nft, dormant_table_woken_by_claim_at_open)
+{
+	struct vnic_filter_result res;
+	uint32_t flags = 0, owner = 0;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(self->n);
+	self->n = NULL;
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	ASSERT_EQ(0, table_update_flags("vnic", flags | NFT_TABLE_F_DORMANT));
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, table_flags("vnic", &flags, &owner));
+	EXPECT_EQ(0u, flags & NFT_TABLE_F_DORMANT);
+	EXPECT_NE(0u, flags & NFT_TABLE_F_OWNER);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, res.writes);
+}
+
 /* --- bad inputs: an error, a message, nothing installed --- */
 
 static void run_bad(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
