@@ -2635,6 +2635,62 @@ static bool case_arrives(struct __test_metadata *_metadata, struct pkt_topo *t,
 	return !ret && o.seen;
 }
 
+/* Another process renames dev to name with ip(8): down, renamed, up. */
+static int rename_nic(const char *dev, const char *name)
+{
+	return st_run_cmd("ip link set dev %s down && ip link set dev %s name %s "
+			  "&& ip link set dev %s up", dev, dev, name, name);
+}
+
+/*
+ * A guest's NIC renamed by another process after the apply: the element
+ * keys (ifindexes) still hold, but the base chain hooks the old name,
+ * which no device has (since Linux 6.16 the kernel unhooks a device that
+ * takes another name).  A policy with the old name names a NIC that does
+ * not exist: sync and diff say so, writing nothing; the policy with the
+ * new name hooks it, and frames are filtered (filters.rst, "A NIC renamed
+ * or made again").
+ */
+TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
+{
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	char old[IFNAMSIZ];
+	uint32_t g0, g1;
+	json_t *root;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	snprintf(old, sizeof(old), "%s", self->t.nic);
+	ASSERT_EQ(0, rename_nic(old, "ren0"));
+	ASSERT_EQ(0, nft_genid(&g0));
+
+	EXPECT_EQ(-ENODEV, vnic_filter_diff(self->n, self->p, NULL, NULL, &res));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), old))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(-ENODEV, vnic_filter_sync(self->n, self->p, &res));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), old))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1);
+
+	snprintf(self->t.nic, sizeof(self->t.nic), "ren0");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->q));
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1u, res.guests_changed);
+	EXPECT_EQ(1u, res.guests_unchanged);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(0u, mentions(root, old));
+	EXPECT_LT(0u, mentions(root, "ren0"));
+	json_decref(root);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+	ASSERT_EQ(0, vnic_filter_diff(self->n, self->q, NULL, NULL, &res));
+	EXPECT_EQ(0, res.writes);
+}
+
 /*
  * Another process sets the policy of libvnic's base chains to drop (one
  * nft command; the table is not owned): every frame of the guest is lost.
