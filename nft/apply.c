@@ -87,12 +87,14 @@ static int apply_guests(struct change *ch, const struct vnic_policy *p,
 
 /*
  * Whether only this handle can write the table: it claimed it at open (or
- * makes it, owned, with its first commit).  Not with VNIC_NFT_NO_OWNER or
- * a claim deferred to the commit (VNIC_NFT_CLAIM_AT_COMMIT).
+ * makes it, owned, with its first commit).  Not with VNIC_NFT_NO_OWNER,
+ * VNIC_NFT_READ_ONLY (it inspects a table others write) or a claim
+ * deferred to the commit (VNIC_NFT_CLAIM_AT_COMMIT).
  */
 static bool owns(const struct vnic_nft *n)
 {
-	return !n->claim_pending && !(n->flags & VNIC_NFT_NO_OWNER);
+	return !n->claim_pending &&
+	       !(n->flags & (VNIC_NFT_NO_OWNER | VNIC_NFT_READ_ONLY));
 }
 
 /*
@@ -273,8 +275,11 @@ int vnic_nft_guests(struct vnic_nft *n, char ***names, unsigned int *count)
 	if (!n || !names || !count)
 		return -EINVAL;
 	/* What the handle knows went stale (a sync that committed but could
-	 * not record it, a failed change): the kernel's, read again. */
-	if (n->stale && (err = open_state(n)))
+	 * not record it, a failed change), or another process committed
+	 * since a handle that does not own the table read it: the kernel's,
+	 * read again. */
+	err = n->stale ? open_state(n) : view_fresh(n);
+	if (err)
 		return err;
 	/* A damaged table's guests are not known: say what is wrong. */
 	if (refuse_damaged(n))

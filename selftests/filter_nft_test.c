@@ -2692,6 +2692,47 @@ TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
 }
 
 /*
+ * A handle that does not own the table (an operator's read-only one next
+ * to a running runtime, vnic-cni's unowned one) lists the guests the
+ * owner applied or removed since the handle read the table: its view is
+ * read again when the generation moved, as apply does.
+ */
+static void guests_follow_owner(struct __test_metadata *_metadata,
+				FIXTURE_DATA(nft) *self, uint32_t flags)
+{
+	VNIC_OPTS(vnic_filter_opts, bo, .flags = flags);
+	const char *const one[] = { PKT_GUEST };
+	const char *const both[] = { PKT_GUEST, PKT_GUEST2 };
+	struct vnic_filter *a = NULL;
+
+	ASSERT_EQ(0, policy_two(&self->t, 0, NULL, &self->q));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &a));
+	ASSERT_EQ(0, vnic_filter_apply(a, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &bo, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, self->n, one, 1);
+	EXPECT_EQ(0, vnic_filter_apply(a, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, self->n, both, 2);
+	EXPECT_EQ(0, vnic_filter_remove(a, one, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, self->n, both + 1, 1);
+	vnic_filter_close(a);
+}
+
+TEST_F(nft, read_only_handle_lists_guests_applied_since)
+{
+	guests_follow_owner(_metadata, self, VNIC_FILTER_READ_ONLY);
+}
+
+TEST_F(nft, unowned_handle_lists_guests_applied_since)
+{
+	guests_follow_owner(_metadata, self, VNIC_FILTER_NO_OWNER);
+}
+
+/*
  * Another process sets the policy of libvnic's base chains to drop (one
  * nft command; the table is not owned): every frame of the guest is lost.
  * diff must name it, sync must set the policy back to accept, and after

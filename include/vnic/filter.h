@@ -264,7 +264,9 @@ int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 
 /* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
  * -EINVAL, -ENOMEM, -EUCLEAN (nft: a damaged table), or the kernel's (nft:
- * the table is read again first when what the handle knew went stale). */
+ * the table is read again first when what the handle knew went stale, and
+ * on a handle that does not own it, VNIC_FILTER_READ_ONLY or
+ * VNIC_FILTER_NO_OWNER, when anyone committed since it was read). */
 int vnic_filter_guests(struct vnic_filter *f, char ***names, unsigned int *count);
 /* A guest's drop counter (bpf: the sum over its NICs and CPUs).  Returns 0
  * with both set, -EINVAL, or a negative errno (-ENOENT: no such guest
