@@ -100,7 +100,9 @@ static bool owns(const struct vnic_nft *n)
 /*
  * A handle that does not own the table may be behind another writer of it
  * (vnic-cni opens before its IPAM plugin runs): one that committed since
- * the handle's view was read makes it read again.
+ * the handle's view was read makes it read again.  A table another process
+ * owns without the persist flag is read every time: it goes with that
+ * process, and no generation moves.
  */
 static int view_fresh(struct vnic_nft *n)
 {
@@ -109,6 +111,8 @@ static int view_fresh(struct vnic_nft *n)
 
 	if (owns(n))
 		return 0;
+	if (n->view_volatile)
+		return open_state(n);
 	err = nfnl_genid(n, &g);
 	return err || g == n->clean_gen ? err : open_state(n);
 }

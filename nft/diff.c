@@ -1618,7 +1618,9 @@ out:
 		n->table_digest = digest;
 		n->has_state = true;
 		n->pending = n->damaged = false;
-		n->clean = !n->stale;
+		n->view_volatile = have.exists &&
+				   owner_volatile(n, have.tflags, have.towner);
+		n->clean = !n->stale && !n->view_volatile;
 		n->clean_gen = sent ? genid + 1 : genid;
 	}
 	nbatch_free(&b);

@@ -258,6 +258,10 @@ struct vnic_nft {
 	 * clean_gen (sync.c): a sync may then skip reading it back. */
 	bool clean;
 	uint32_t clean_gen;
+	/* The table is owned by another process and does not persist: the
+	 * kernel deletes it when that process goes, in no transaction, so
+	 * the generation vouches for nothing (owner_volatile()). */
+	bool view_volatile;
 	uint32_t state_gen;		/* g= the next state element says */
 	/* Open found the table damaged (check.c's message): only a sync,
 	 * which reads it whole, may write to it. */
@@ -500,6 +504,9 @@ uint64_t state_mix(const char *name, uint64_t digest);
 /* open.c: read (and check) the table, then claim it; reading fails: the
  * handle is stale and reads again before its next change. */
 int open_state(struct vnic_nft *n);
+/* A table of these flags and owner goes, without a transaction, with a
+ * process other than this handle's. */
+bool owner_volatile(const struct vnic_nft *n, uint32_t flags, uint32_t owner);
 
 /* purge.c: a guest known by name only out, into b.  The table is read
  * back at the first such guest of a change, into *pr, which the others

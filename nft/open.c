@@ -257,6 +257,12 @@ static int open_damaged(struct vnic_nft *n)
 }
 
 
+bool owner_volatile(const struct vnic_nft *n, uint32_t flags, uint32_t owner)
+{
+	return (flags & NFT_TABLE_F_OWNER) && !(flags & NFT_TABLE_F_PERSIST) &&
+	       owner != n->nl.portid;
+}
+
 static bool can_prefix(const struct vnic_nft *n)
 {
 	return (n->features & VNIC_NFT_FEAT_PREFIX_HOOK) &&
@@ -289,8 +295,10 @@ int open_state(struct vnic_nft *n)
 	if (!err)
 		err = prefix_plan(n, can_prefix(n));
 	/* libvnic's last commit wrote its generation into the state. */
+	n->view_volatile = !err && ti.exists &&
+			   owner_volatile(n, ti.flags, ti.owner);
 	n->clean = !err && !n->damaged && ti.exists && ti.has_digest &&
-		   ti.state_gen && ti.state_gen == g0;
+		   ti.state_gen && ti.state_gen == g0 && !n->view_volatile;
 	n->clean_gen = g0;
 	if (!err && open_claims(n, &ti) && claim_later(n, &ti)) {
 		n->claim_pending = true;

@@ -109,6 +109,8 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 
 		rd->t->exists = true;
 		rd->t->tflags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		if (nftnl_table_is_set(t, NFTNL_TABLE_OWNER))
+			rd->t->towner = nftnl_table_get_u32(t, NFTNL_TABLE_OWNER);
 		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
 		rd->t->comment_ours = check_table_comment(ud, len);
 	}

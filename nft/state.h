@@ -85,7 +85,7 @@ struct ntab {
 struct tstate {
 	bool exists;
 	bool comment_ours;
-	uint32_t tflags;
+	uint32_t tflags, towner;	/* towner: NFT_TABLE_F_OWNER's portid */
 	struct ntab sets, chains, objs;
 	/* The guests set: guests by name, with their digests. */
 	struct strmap guests;		/* name -> index in gname */

@@ -2733,6 +2733,76 @@ TEST_F(nft, unowned_handle_lists_guests_applied_since)
 }
 
 /*
+ * A table whose owner made it without the persist flag goes with the
+ * owner's socket, and the kernel deletes it in no transaction: the
+ * generation does not move.  A handle that does not own it (opened while
+ * the owner lived) must not take the unmoved generation for "as it was":
+ * its sync makes the table again, its guests are none, a read-only
+ * handle's diff says what is missing.
+ */
+static void owner_gone(struct __test_metadata *_metadata, FIXTURE_DATA(nft) *self,
+		       bool synced_before)
+{
+	VNIC_OPTS(vnic_filter_opts, ao, .flags = VNIC_FILTER_NO_PERSIST);
+	VNIC_OPTS(vnic_filter_opts, bo, .flags = VNIC_FILTER_NO_OWNER);
+	VNIC_OPTS(vnic_filter_opts, ro, .flags = VNIC_FILTER_READ_ONLY);
+	struct vnic_filter_result res = { .sz = sizeof(res) };
+	struct vnic_filter *a = NULL, *r = NULL;
+	char **names = NULL;
+	unsigned int count = 1;
+	uint32_t g0, g1;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &ao, &a));
+	ASSERT_EQ(0, vnic_filter_apply(a, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &bo, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &ro, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	if (synced_before) {
+		/* Nothing to write: the owner's table is as the policy wants. */
+		ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+			TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+		EXPECT_EQ(0, res.writes);
+	}
+	ASSERT_EQ(0, nft_genid(&g0));
+	vnic_filter_close(a);
+	ASSERT_NE(0, st_run_cmd("nft list table netdev vnic >/dev/null 2>&1"))
+		TH_LOG("the table outlived its owner");
+	ASSERT_EQ(0, nft_genid(&g1));
+	ASSERT_EQ(g0, g1) TH_LOG("the kernel moved the generation: nothing to test");
+
+	ASSERT_EQ(0, vnic_filter_diff(r, self->p, NULL, NULL, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, res.writes) TH_LOG("read-only diff: the table matches");
+	EXPECT_EQ(0, vnic_filter_guests(r, &names, &count))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0u, count);
+	free(names);
+	vnic_filter_close(r);
+
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(2u, res.guests_added);
+	EXPECT_NE(0, res.writes);
+	EXPECT_EQ(0, st_run_cmd("nft list table netdev vnic >/dev/null 2>&1"))
+		TH_LOG("sync: no table");
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
+TEST_F(nft, unpersistent_owner_gone_sync_makes_table_again)
+{
+	owner_gone(_metadata, self, false);
+}
+
+TEST_F(nft, unpersistent_owner_gone_after_a_sync_that_wrote_nothing)
+{
+	owner_gone(_metadata, self, true);
+}
+
+/*
  * Another process sets the policy of libvnic's base chains to drop (one
  * nft command; the table is not owned): every frame of the guest is lost.
  * diff must name it, sync must set the policy back to accept, and after
