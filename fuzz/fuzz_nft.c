@@ -2,7 +2,8 @@
 /*
  * The nftables read-back: a read-only vnic_nft_open() whose kernel is the
  * input (struct nfnl_replay): each request it sends (table, sets, the state
- * element, chains, the guests set's elements, then each guest's counter)
+ * element, chains, the guests set's elements, the generation again before
+ * the guests are listed, then each guest's counter)
  * takes the next reply of the input, the messages up to an NLMSG_DONE or
  * NLMSG_ERROR.  Everything that reaches libnftnl has passed nft/attrs.c;
  * every failure must carry a message.
