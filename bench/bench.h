@@ -506,7 +506,8 @@ void report_env_init(struct report_env *re, const struct bench_opts *o,
 		     unsigned int guests, unsigned int existing);
 void report_header(const struct report_env *re, bool json);
 /* Rows, then (table mode) notes and verdicts.  1 if a target was missed
- * (or, by the style, a row failed). */
+ * (or, by the style, a row failed).  A failed row's runs are set to 0:
+ * it shows no figures and nothing is judged against it. */
 int report_rows(const struct report_env *re, struct bench_row *rows,
 		unsigned int n, bool json);
 /* For styles: a row by name (that ran), r's ratio to it, us per NIC, r's

@@ -305,6 +305,17 @@ static void json_params(struct json *j, const void *ctx)
 		o->style->params(j, o);
 }
 
+/* A row of that name that failed (report_rows() took its runs). */
+static bool failed(const struct report *o, const char *method)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->n; i++)
+		if (!strcmp(o->rows[i].method, method) && o->rows[i].error[0])
+			return true;
+	return false;
+}
+
 static void verdict(FILE *f, const struct report *o, const struct bench_row *r)
 {
 	const struct bench_target *t = &r->target;
@@ -315,8 +326,8 @@ static void verdict(FILE *f, const struct report *o, const struct bench_row *r)
 	unsigned int i, writes = 0;
 
 	if (!r->runs) {
-		fprintf(f, "verdict: %s did not run: target NOT MEASURED\n",
-			r->method);
+		fprintf(f, "verdict: %s %s: target NOT MEASURED\n", r->method,
+			r->error[0] ? "FAILED" : "did not run");
 		return;
 	}
 	fprintf(f, "verdict: %s median %.3f ms:", r->method, med);
@@ -329,8 +340,9 @@ static void verdict(FILE *f, const struct report *o, const struct bench_row *r)
 		if (isnan(max[i]))
 			continue;
 		if (isnan(x))
-			fprintf(f, " <= %.2fx %s not measured (no %s row);",
-				max[i], to[i], to[i]);
+			fprintf(f, " <= %.2fx %s not measured (%s %s);",
+				max[i], to[i], failed(o, to[i]) ? to[i] : "no",
+				failed(o, to[i]) ? "FAILED" : to[i]);
 		else
 			fprintf(f, " %.2fx %s (<= %.2fx) %s;", x, to[i], max[i],
 				x <= max[i] ? "met" : "missed");
@@ -496,6 +508,12 @@ int report_rows(const struct report_env *re, struct bench_row *rows,
 	char buf[256];
 	bool measured;
 
+	/* A row that failed in any run shows no figures, only why: the runs
+	 * before the failure are not trusted either, and no ratio or verdict
+	 * is taken to it. */
+	for (i = 0; i < n; i++)
+		if (rows[i].error[0])
+			rows[i].runs = 0;
 	if (build(&o)) {
 		fprintf(stderr, "vnic-bench: out of memory\n");
 		return 1;

@@ -566,8 +566,9 @@ static bool floor_ratios(const struct growth *g, unsigned int m, double *x)
 	unsigned int f = gmdescs[m].prefix ? M_FLOOR_PFX : M_FLOOR, i;
 	const struct gmethod *lv = &g->m[m], *fl = &g->m[f];
 
+	/* A failed curve stops short (NAN points): nothing is judged. */
 	if (m > M_LIB || g->rows[m].skip || g->rows[f].skip || !lv->runs[0] ||
-	    !fl->runs[0])
+	    !fl->runs[0] || g->rows[m].error[0] || g->rows[f].error[0])
 		return false;
 	for (i = 0; i < g->np; i++)
 		x[i] = lv->med[i] / fl->med[i];

@@ -281,7 +281,8 @@ static void add_table_build(struct bench_row *res, unsigned int *nres,
 	unsigned int i;
 
 	for (i = 0; i < *nres; i++)
-		if (res[i].runs && !strcmp(res[i].method, "libvnic-cache"))
+		if (res[i].runs && !res[i].error[0] &&
+		    !strcmp(res[i].method, "libvnic-cache"))
 			c = &res[i];
 	if (!c)
 		return;

@@ -104,7 +104,49 @@ case_compare_rows_in_order() {
 	! python3 "$cmp" "$TMP/a" "$TMP/c" >/dev/null || fail "a row renamed passed" || return 1
 }
 
-CASES=(guest_out filters_out pkt_out json_lines bad_out compare_rows_in_order)
+# A row that fails after some good runs shows no figures, only why, and
+# nothing is judged against it: nft -f fails from its second timed run on
+# (an nft(8) mounted over the real one in a mount namespace of the case's
+# own), and libvnic's ratio target to nft-f is NOT MEASURED, not met.
+case_failed_row_unjudged() {
+	local nft=/usr/sbin/nft
+	[ -x "$nft" ] || { log "no $nft"; exit 77; }
+	cp "$nft" "$TMP/nft.real" || return 1
+	echo 0 >"$TMP/count"
+	# The untimed check of nft-f's text runs one nft -f; then run 1.
+	cat >"$TMP/nft" <<-EOF
+	#!/bin/sh
+	if [ "\$1" = -f ]; then
+		n=\$((\$(cat "$TMP/count") + 1))
+		echo \$n >"$TMP/count"
+		[ \$n -le 2 ] || { echo "nft: failure injected by the test" >&2; exit 1; }
+	fi
+	exec "$TMP/nft.real" "\$@"
+	EOF
+	chmod +x "$TMP/nft" || return 1
+	run 0 unshare -m sh -c 'mount --bind "$1" /usr/sbin/nft && shift &&
+		exec "$@"' sh "$TMP/nft" "$BENCH" filters --guests 2 \
+		--nics-per-guest 2 --runs 3 --settle 0 --methods libvnic,nft-f ||
+		return 1
+	grep -q '^nft-f  *FAILED: .*failure injected' "$TMP/out" ||
+		fail "nft-f not said FAILED" || return 1
+	! grep -q '^nft-f  *[0-9]' "$TMP/out" ||
+		fail "the failed nft-f row shows figures" || return 1
+	grep -q '^verdict: libvnic .*<= 0.60x nft-f not measured (nft-f FAILED);.* target NOT MEASURED$' \
+		"$TMP/out" || fail "libvnic judged against a failed row" || return 1
+	run 0 unshare -m sh -c 'echo 0 >"$2/count" &&
+		mount --bind "$1" /usr/sbin/nft && shift 2 && exec "$@"' sh \
+		"$TMP/nft" "$TMP" "$BENCH" filters --guests 2 --nics-per-guest 2 \
+		--runs 3 --settle 0 --methods libvnic,nft-f --json || return 1
+	jq -e -s 'any(.method == "nft-f" and .failed and .runs == 0 and
+		      .median_ms == null) and
+		  any(.method == "libvnic" and .runs == 3 and
+		      ."ratio_to_nft-f" == null and .meets_target == false)' \
+		"$TMP/out" >/dev/null || fail "JSON: $(cat "$TMP/out")" || return 1
+}
+
+CASES=(guest_out filters_out pkt_out json_lines bad_out compare_rows_in_order
+       failed_row_unjudged)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
