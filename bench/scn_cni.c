@@ -221,25 +221,33 @@ static void per_attach(struct cni_bench *b, struct prow *v, unsigned int n)
 	}
 }
 
-/* 82 attachments into one container, the total; DEL untimed. */
+/*
+ * 82 attachments into one container, the total; DEL untimed.  Each
+ * attachment is a network of its own, as a runtime attaches a container to
+ * several networks: ptp routes each attachment's gateway through its
+ * interface in the container, and a second attachment of one network (the
+ * same gateway) fails with EEXIST.
+ */
 static void many(struct cni_bench *b, unsigned int p, struct crow *r)
 {
 	struct cni_target t = { .nsfd = -1 };
-	char path[256], ifn[16], conf[512];
+	char path[256], ifn[16], (*conf)[512];
 	const char *plugin = plugin_path(b, p, path, sizeof(path));
 	unsigned int i, made = 0;
 	uint64_t t0;
 	int ret;
 
-	make_conf(b, p, false, conf, sizeof(conf));
-	ret = cni_target_start(&t);
+	conf = calloc(CNI_ATTACH_MANY, sizeof(*conf));
+	ret = conf ? cni_target_start(&t) : -ENOMEM;
 	if (ret)
 		snprintf(r->error, sizeof(r->error), "container netns: %s",
 			 strerror(-ret));
+	for (i = 0; !ret && i < CNI_ATTACH_MANY; i++)
+		make_conf(b, p, false, conf[i], sizeof(conf[i]));
 	t0 = now_ns();
 	for (i = 0; !ret && i < CNI_ATTACH_MANY; i++) {
 		snprintf(ifn, sizeof(ifn), "eth%u", i);
-		ret = call(b, plugin, "ADD", "bm", ifn, t.path, conf, NULL,
+		ret = call(b, plugin, "ADD", "bm", ifn, t.path, conf[i], NULL,
 			   r->error, sizeof(r->error));
 		made += !ret;
 	}
@@ -249,11 +257,12 @@ static void many(struct cni_bench *b, unsigned int p, struct crow *r)
 		char e[256];
 
 		snprintf(ifn, sizeof(ifn), "eth%u", i);
-		call(b, plugin, "DEL", "bm", ifn, t.path, conf, NULL, e,
+		call(b, plugin, "DEL", "bm", ifn, t.path, conf[i], NULL, e,
 		     sizeof(e));
 	}
 	if (t.pid)
 		cni_target_stop(&t);
+	free(conf);
 }
 
 /* --count stale attachments of one container, then one GC call. */

@@ -3,7 +3,8 @@
 #
 # vnic-bench cni (issue 12 part 3), as TAP: at tiny sizes, the rows of
 # vnic-cni (veth with its filter, by name and with hookPrefix), of the stock
-# ptp plugin and of host-local alone ran at 0 and at --existing NICs, the GC
+# ptp plugin and of host-local alone ran at 0 and at --existing NICs (and
+# 82 attachments of vnic-cni veth and of ptp into one container), the GC
 # row ran and removed what it should have, the five verdicts are there.  The figures are not what is
 # tested.
 #
@@ -29,6 +30,10 @@ case_cni_rows() {
 	# host-local alone makes no interface: no row of 82.
 	jqo 'all(.method? != "ipam-host-local-82-add")' || return
 	jqo 'any(.method? == "vnic-cni-veth-82-add" and .runs == 1 and .existing == 0)' || return
+	# ptp too: each of the 82 attachments a network of its own (one
+	# network's second attachment would route the same gateway again).
+	jqo '[.[] | select(.method? == "stock-ptp-82-add")] | length == 2 and
+	     all(.runs == 1 and .median_ms > 0 and (has("error") | not))' || return
 	jqo 'any(.method? == "vnic-cni-gc-3-stale" and .runs == 1 and .median_ms > 0)' || return
 	jqo 'any(.method? == "vnic-cni-macvlan-add" and .runs == 0)' || return
 	jqo '[.[] | select(.verdict?)] | length == 5 and
