@@ -293,32 +293,40 @@ static void gc_row(struct cni_bench *b, struct crow *r)
 		cni_target_stop(&t);
 }
 
+/* The runs a row's figures are over: none when it failed in any (the
+ * runs before the failure are not trusted either: report.c's rule). */
+static unsigned int good_runs(const struct crow *r)
+{
+	return r->error[0] ? 0 : r->n;
+}
+
 static double median(const struct crow *r)
 {
 	struct summary s;
 
-	summarize(r->ms, r->n, &s);
-	return r->n ? s.median : NAN;
+	summarize(r->ms, good_runs(r), &s);
+	return good_runs(r) ? s.median : NAN;
 }
 
 static void print_row(struct cni_bench *b, const struct crow *r,
 		      const char *note)
 {
+	unsigned int n = good_runs(r);
 	struct summary s;
 	struct json j;
 
-	summarize(r->ms, r->n, &s);
+	summarize(r->ms, n, &s);
 	if (b->json) {
 		json_begin(&j, stdout);
 		json_str(&j, "scenario", "cni");
 		json_str(&j, "method", r->method);
 		json_uint(&j, "existing", r->existing);
-		json_uint(&j, "runs", r->n);
-		json_num(&j, "median_ms", r->n ? s.median : NAN);
-		json_num(&j, "min_ms", r->n ? s.min : NAN);
-		json_num(&j, "max_ms", r->n ? s.max : NAN);
-		json_bool(&j, "noisy", r->n && summary_noisy(&s));
-		json_nums(&j, "samples_ms", r->ms, r->n);
+		json_uint(&j, "runs", n);
+		json_num(&j, "median_ms", n ? s.median : NAN);
+		json_num(&j, "min_ms", n ? s.min : NAN);
+		json_num(&j, "max_ms", n ? s.max : NAN);
+		json_bool(&j, "noisy", n && summary_noisy(&s));
+		json_nums(&j, "samples_ms", r->ms, n);
 		if (r->error[0])
 			json_str(&j, "error", r->error);
 		if (note)
@@ -326,13 +334,14 @@ static void print_row(struct cni_bench *b, const struct crow *r,
 		json_end(&j);
 		return;
 	}
-	if (!r->n) {
-		printf("%-28s %8u  %s\n", r->method, r->existing,
+	if (!n) {
+		printf("%-28s %8u  %s%s\n", r->method, r->existing,
+		       r->error[0] ? "FAILED: " : "",
 		       r->error[0] ? r->error : "not run");
 		return;
 	}
 	printf("%-28s %8u %4u %9.2f %9.2f %9.2f%s\n", r->method, r->existing,
-	       r->n, s.median, s.min, s.max,
+	       n, s.median, s.min, s.max,
 	       summary_noisy(&s) ? "  NOISY" : "");
 }
 

@@ -55,7 +55,33 @@ case_floor_verdict_without_ptp() {
 		"$TMP/out" || fail "floor verdict: $(grep 'ipam-host-local-add at' "$TMP/out")"
 }
 
-CASES=(cni_rows floor_verdict_without_ptp)
+# A row that failed after a good run shows no figures, only why, and no
+# verdict is taken from it: vnic-cni's second ADD fails (a wrapper as
+# VNIC_CNI), so vnic-cni-veth-add at 0 has one good run of three.
+case_failed_row_unjudged() {
+	local rc
+	echo 0 >"$TMP/count"
+	cat >"$TMP/vnic-cni" <<-EOF
+	#!/bin/sh
+	if [ "\$CNI_COMMAND" = ADD ]; then
+		n=\$((\$(cat "$TMP/count") + 1))
+		echo \$n >"$TMP/count"
+		[ \$n != 2 ] || { echo '{"code":999,"msg":"failure injected by the test"}'; exit 1; }
+	fi
+	exec "$here/../build/vnic-cni" "\$@"
+	EOF
+	chmod +x "$TMP/vnic-cni" || return
+	VNIC_CNI=$TMP/vnic-cni "$BENCH" cni --runs 3 --existing 0 --count 1 \
+		--methods vnic-cni-veth >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -le 1 ] || { fail "vnic-bench cni exited $rc: $(cat "$TMP/err")"; return; }
+	grep -q '^vnic-cni-veth-add  *0  FAILED: .*failure injected' "$TMP/out" ||
+		fail "the failed row: $(cat "$TMP/out")" || return
+	grep -q '^verdict: vnic-cni-veth-add at --existing / at 0 .*: target NOT MEASURED$' \
+		"$TMP/out" || fail "judged from a failed row: $(grep '^verdict' "$TMP/out")"
+}
+
+CASES=(cni_rows floor_verdict_without_ptp failed_row_unjudged)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
