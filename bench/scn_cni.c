@@ -374,12 +374,13 @@ static void verdict(struct cni_bench *b, const char *what, double x,
 }
 
 /* ADD/DEL rows and 82-attachment rows of one level of existing NICs (the
- * IPAM row has none of 82: host-local alone makes no interface). */
+ * IPAM row has none of 82: host-local alone makes no interface).  With
+ * 'failed', the level could not be made: its rows fail with that, unrun. */
 static void level(struct cni_bench *b, unsigned int existing,
-		  struct crow *rows)
+		  struct crow *rows, const char *failed)
 {
 	struct prow v[P__N];
-	unsigned int p, n = 0;
+	unsigned int p, n = 0, k;
 	bool on[P__N];
 
 	for (p = 0; p < P__N; p++) {
@@ -389,6 +390,9 @@ static void level(struct cni_bench *b, unsigned int existing,
 				 b->o->runs);
 		row_init(b, &r[1], p_names[p], "-del", existing, b->o->runs);
 		row_init(b, &r[2], p_names[p], "-82-add", existing, 1);
+		for (k = 0; failed && on[p] && k < 3; k++)
+			snprintf(r[k].error, sizeof(r[k].error), "%s", failed);
+		on[p] &= !failed;
 		if (on[p])
 			prow_init(b, &v[n++], p, &r[0], &r[1]);
 	}
@@ -463,10 +467,12 @@ static int run(const struct bench_opts *o)
 		       "%-28s %8s %4s %9s %9s %9s\n", o->runs, o->existing,
 		       o->guests, "method", "existing", "n", "median", "min",
 		       "max");
-	level(&b, 0, rows[0]);
-	if (o->existing && fill(o->existing))
-		fprintf(stderr, "vnic-bench: cni: ip -batch failed\n");
-	level(&b, o->existing, rows[1]);
+	level(&b, 0, rows[0], NULL);
+	/* Rows said to be next to E NICs must be: else they fail. */
+	snprintf(cmd, sizeof(cmd), "making the %u existing NICs (ip -batch) failed",
+		 o->existing);
+	level(&b, o->existing, rows[1],
+	      o->existing && fill(o->existing) ? cmd : NULL);
 	row_init(&b, &gc, "vnic-cni-gc", "", 0, 1);
 	snprintf(gc.method, sizeof(gc.method), "vnic-cni-gc-%u-stale",
 		 o->guests);

@@ -81,7 +81,31 @@ case_failed_row_unjudged() {
 		"$TMP/out" || fail "judged from a failed row: $(grep '^verdict' "$TMP/out")"
 }
 
-CASES=(cni_rows floor_verdict_without_ptp failed_row_unjudged)
+# Rows said to be next to --existing NICs are, or fail: with the fill's
+# ip -batch failing (an ip first in PATH), they were measured next to none
+# and judged against the rows at 0.
+case_failed_fill() {
+	local rc
+	mkdir "$TMP/bin" || return
+	cat >"$TMP/bin/ip" <<-EOF
+	#!/bin/sh
+	[ "\$1" != -batch ] || { echo "ip: failure injected by the test" >&2; exit 1; }
+	exec "$(command -v ip)" "\$@"
+	EOF
+	chmod +x "$TMP/bin/ip" || return
+	PATH=$TMP/bin:$PATH "$BENCH" cni --runs 1 --existing 4 --count 1 \
+		--methods vnic-cni-veth >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -le 1 ] || { fail "vnic-bench cni exited $rc: $(cat "$TMP/err")"; return; }
+	grep -q '^vnic-cni-veth-add  *0  *1 ' "$TMP/out" ||
+		fail "no row at 0: $(cat "$TMP/out")" || return
+	grep -q '^vnic-cni-veth-add  *4  FAILED: making the 4 existing NICs' "$TMP/out" ||
+		fail "the rows at 4: $(cat "$TMP/out")" || return
+	grep -q '^verdict: vnic-cni-veth-add at --existing / at 0 .*: target NOT MEASURED$' \
+		"$TMP/out" || fail "judged: $(grep '^verdict' "$TMP/out")"
+}
+
+CASES=(cni_rows floor_verdict_without_ptp failed_row_unjudged failed_fill)
 
 setup_case() {
 	[ -x "$BENCH" ] || { log "no $BENCH (make build/vnic-bench)"; return 1; }
