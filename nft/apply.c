@@ -203,10 +203,6 @@ int vnic_nft_apply(struct vnic_nft *n, const struct vnic_policy *p,
 
 	if (err)
 		return err;
-	/* vnic_policy_check() clears the policy's context only: one made
-	 * without a context (or with another) would leave an earlier
-	 * failure's message in the handle's after this call succeeded. */
-	vnic_clear_err(n->ctx);
 	err = apply_once(n, p, rp);
 	if (redo(n, err))
 		err = apply_once(n, p, rp);

@@ -164,8 +164,9 @@ json_t *result_build(struct cni_run *r, json_t *ipam_res,
 
 /* state.c */
 int state_lock(struct cni_run *r);
-/* dataDir's own file NAME (as "_NAME", state.c) in buf; -1 if too long. */
-int state_file(struct cni_run *r, const char *name, char *buf, size_t len);
+/* dataDir's own file NAME (as "_NAME", state.c) in buf; -1 if too long
+ * (no error recorded: for the caches a missing file is only a lost hint). */
+int state_file(const struct cni_run *r, const char *name, char *buf, size_t len);
 /* host: the veth host end's name, kept for DEL and CHECK (NULL: none) */
 int state_write(struct cni_run *r, const char *host);
 /* The host end's name an attachment's state file keeps; -1 if none. */

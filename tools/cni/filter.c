@@ -24,11 +24,8 @@
  */
 static uint32_t features_cached(struct cni_run *r, char *path, size_t len)
 {
-	struct cni_err saved = r->err;
-
 	if (state_file(r, "nft-features", path, len)) {
 		/* Only a hint: no file is no reason to fail. */
-		r->err = saved;
 		path[0] = 0;
 		return 0;
 	}

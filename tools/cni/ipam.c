@@ -340,7 +340,6 @@ static void cache_write(const char *file, const char *key, const char *ver)
 static int cached_version(struct cni_run *r, const char *path, const char **ver)
 {
 	char file[PATH_MAX], name[NAME_MAX + 1], key[128], line[256], *sp;
-	struct cni_err saved;
 	unsigned int i;
 	FILE *f;
 	int ret = -1;
@@ -348,11 +347,8 @@ static int cached_version(struct cni_run *r, const char *path, const char **ver)
 	/* A name too long for a path is no cache: negotiate each call. */
 	snprintf(name, sizeof(name), "ipam-%s-%s.version", r->conf.ipam_type,
 		 r->conf.version);
-	saved = r->err;
-	if (state_file(r, name, file, sizeof(file))) {
-		r->err = saved;
+	if (state_file(r, name, file, sizeof(file)))
 		file[0] = 0;
-	}
 	cache_key(path, key, sizeof(key));
 	if (!file[0])
 		key[0] = 0;

@@ -51,12 +51,10 @@ static int mkdirs(const char *path)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-int state_file(struct cni_run *r, const char *name, char *buf, size_t len)
+int state_file(const struct cni_run *r, const char *name, char *buf, size_t len)
 {
-	if ((size_t)snprintf(buf, len, "%s/_%s", r->conf.data_dir, name) >= len)
-		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
-				"\"dataDir\" is too long");
-	return 0;
+	return (size_t)snprintf(buf, len, "%s/_%s", r->conf.data_dir, name) >= len ?
+	       -1 : 0;
 }
 
 static int net_dir(struct cni_run *r, char *buf, size_t len)
@@ -79,7 +77,8 @@ int state_lock(struct cni_run *r)
 		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
 				path, strerror(-err));
 	if (state_file(r, "lock", path, sizeof(path)))
-		return -1;
+		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
+				"\"dataDir\" is too long");
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return cni_fail(r, CNI_ERR_IO, "cannot use dataDir", "%s: %s",
