@@ -145,6 +145,9 @@ struct filters {
 	 * capture: where run_libvnic keeps them, NULL: nowhere. */
 	struct floor_batches floor[2];
 	struct floor_batches *capture;
+	/* The *-table rows' context: its link table built and monitored. */
+	struct vnic_ctx *tctx;
+	double table_ms;		/* its build, untimed */
 	/* filters-add: the guest added, the phase's handle, and each nft
 	 * phase's batches (restart: the sync's reads, in floor[0]) */
 	struct vnic_policy *one;
@@ -223,7 +226,8 @@ static int methods_run(struct filters *f)
 enum { F_LIBVNIC, F_NFT_F, F_NFT_SPLIT, F_NFT_STMT, F_NFT_CHAINS, F_FLOOR,
        F_XT_RESTORE, F_XT_RULE = F_XT_RESTORE + XT__VARIANTS,
        F_LIBVNIC_PFX = F_XT_RULE + XT__VARIANTS, F_BFLOOR, F_BFLOOR_PFX,
-       F_BPF, F_BPF_RM, F_BPF_FLOOR, F_BPF_RM_FLOOR, F__MAX };
+       F_BPF, F_BPF_RM, F_BPF_FLOOR, F_BPF_RM_FLOOR, F_LIB_TBL, F_LIB_PFX_TBL,
+       F__MAX };
 
 static const struct fmethod fmethods[F__MAX];
 
@@ -349,6 +353,53 @@ static int run_lib(struct filters *f, unsigned int m, struct sample *s,
 }
 
 /*
+ * libvnic-table, libvnic-prefix-table: a context whose link table is built
+ * (vnic_ctx_refresh, untimed) and kept by its monitor, as a runtime that
+ * names its NICs by the table has one; the NICs are found there.  Made
+ * once, shared by both rows.
+ */
+static int prep_table(struct filters *f, unsigned int m, char *err,
+		      size_t errlen)
+{
+	VNIC_OPTS(vnic_ctx_opts, copts, .owner = "vnicbench");
+	uint64_t t0;
+	int ret;
+
+	if (f->tctx)
+		return 0;
+	ret = vnic_ctx_new(&copts, &f->tctx);
+	if (ret) {
+		f->tctx = NULL;
+		return bench_lib_fail(NULL, "vnic_ctx_new", ret, err, errlen);
+	}
+	t0 = now_ns();
+	ret = vnic_ctx_refresh(f->tctx);
+	f->table_ms = ms_since(t0);
+	return ret ? bench_lib_fail(f->tctx, "vnic_ctx_refresh", ret, err, errlen) : 0;
+}
+
+static int run_table(struct filters *f, unsigned int m, struct sample *s,
+		     char *err, size_t errlen)
+{
+	struct vnic_ctx *own = f->e.ctx;
+	int ret;
+
+	/* run_libvnic() opens its handle on the env's context. */
+	f->e.ctx = f->tctx;
+	ret = run_libvnic(f, m == F_LIB_PFX_TBL, s, err, errlen);
+	f->e.ctx = own;
+	return ret;
+}
+
+static int release_table(struct filters *f, unsigned int m)
+{
+	if (f->tctx)
+		vnic_ctx_free(f->tctx);
+	f->tctx = NULL;
+	return 0;
+}
+
+/*
  * The floor of a layout: the handle opened as libvnic's row opens it
  * (untimed: by prefix, that makes the prefix chains), then the batches
  * libvnic's apply sent, sent again.
@@ -443,6 +494,12 @@ static const struct fmethod fmethods[F__MAX] = {
 		"the clsact qdiscs, cls_bpf filters and map writes of a libvnic-bpf apply (captured by the bpf tap, untimed), replayed on the bare NICs: each tc batch in one sendmsg, map writes by bpf(2) (bench/floor_bpf.c)"),
 	[F_BPF_RM_FLOOR] = F_BPF_ROW("floor-bpf-remove-all", run_bpf_floor,
 		"the filter and qdisc deletions and map deletes of a libvnic-bpf remove of every guest, replayed the same way right after floor-bpf's apply"),
+	[F_LIB_TBL] = { .name = "libvnic-table", .prepare = prep_table,
+			.run = run_table, .release = release_table,
+			.result = true },
+	[F_LIB_PFX_TBL] = { .name = "libvnic-prefix-table", .prepare = prep_table,
+			    .run = run_table, .release = release_table,
+			    .result = true },
 };
 
 /* The text libvnic would install, rendered by a handle of its own. */
@@ -655,14 +712,18 @@ static int prepare_chains(struct filters *f, char *err, size_t errlen)
 
 static void filters_targets(struct filters *f)
 {
-	static const unsigned int lib_rows[] = { F_LIBVNIC, F_LIBVNIC_PFX };
+	static const unsigned int lib_rows[] = { F_LIBVNIC, F_LIBVNIC_PFX,
+						 F_LIB_TBL, F_LIB_PFX_TBL };
 	const struct bench_opts *o = f->e.o;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(lib_rows) / sizeof(lib_rows[0]); i++) {
 		struct bench_row *r = &f->rows[lib_rows[i]];
+		bool pfx = lib_rows[i] == F_LIBVNIC_PFX ||
+			   lib_rows[i] == F_LIB_PFX_TBL;
 
-		r->target.floor = fmethods[i ? F_BFLOOR_PFX : F_BFLOOR].name;
+		/* The table changes how NICs are found, not the batches. */
+		r->target.floor = fmethods[pfx ? F_BFLOOR_PFX : F_BFLOOR].name;
 		r->target.max_ratio = TARGET_APPLY_X_NFT;
 		r->target.ratio_to = fmethods[F_NFT_F].name;
 		/* The millisecond target is stated for this size only. */
@@ -774,6 +835,12 @@ static int filters_report(struct filters *f, struct report_env *re)
 			 sizeof(f->rows[F_LIBVNIC_PFX].note),
 			 "hook_prefixes {\"nv\"}: no per-NIC hook; vnic_filter_open (untimed) makes the two prefix chains once per table, hooking all %u NICs at once: %.1f ms in the last run",
 			 f->e.nnics, f->pfx_open_ms);
+	if (f->rows[F_LIB_TBL].runs || f->rows[F_LIB_PFX_TBL].runs)
+		for (unsigned int m = F_LIB_TBL; m <= F_LIB_PFX_TBL; m++)
+			snprintf(f->rows[m].note, sizeof(f->rows[m].note),
+				 "as libvnic%s, on a context whose link table was built before (vnic_ctx_refresh, untimed: %.1f ms) and is kept by its RTNLGRP_LINK monitor, as a runtime naming by VNIC_NAMING_CACHE has one: the %u NICs are found there, not by SIOCGIFINDEX",
+				 m == F_LIB_PFX_TBL ? "-prefix" : "", f->table_ms,
+				 f->e.nnics);
 	/* The rendered text would not load: the same ruleset with its base
 	 * chains split is the nearest nft -f there is. */
 	if (!f->rows[F_NFT_F].runs && f->rows[F_NFT_SPLIT].runs) {
@@ -1553,6 +1620,7 @@ static int check(struct bench_opts *o)
 const struct scenario scn_filters = FILT_SCENARIO("filters",
 	"filters [--guests G] [--nics-per-guest K] [--runs R] [--json]\n"
 	"        [--methods floor,libvnic,floor-prefix,libvnic-prefix,\n"
+	"                   libvnic-table,libvnic-prefix-table,\n"
 	"                   nft-f,nft-f-split,nft-per-stmt,nft-f-chains,\n"
 	"                   kernel-hook-floor,floor-bpf,libvnic-bpf,\n"
 	"                   floor-bpf-remove-all,libvnic-bpf-remove-all,\n"
@@ -1566,10 +1634,12 @@ const struct scenario scn_filters = FILT_SCENARIO("filters",
 	"  items, default 200: the structure in full, that many items from the\n"
 	"  middle timed, the rest EXTRAPOLATED), by the per-guest-chain layout,\n"
 	"  and the kernel's cost of the hooks alone; *-prefix: hooked by name\n"
-	"  prefix (Linux 6.17); *-bpf: the tc eBPF backend, its apply and its\n"
-	"  remove of every guest, each next to its pre-encoded floor; xt-*: an\n"
-	"  equivalent iptables/ip6tables/arptables ruleset (one chain per NIC,\n"
-	"  see Documentation/benchmarks.rst) by *-restore and by one process\n"
+	"  prefix (Linux 6.17); *-table: on a context whose link table is\n"
+	"  built, which finds the NICs without SIOCGIFINDEX; *-bpf: the tc\n"
+	"  eBPF backend, its apply and its remove of every guest, each next\n"
+	"  to its pre-encoded floor; xt-*: an equivalent iptables/ip6tables/\n"
+	"  arptables ruleset (one chain per NIC, see\n"
+	"  Documentation/benchmarks.rst) by *-restore and by one process\n"
 	"  per rule (sampled as nft-per-stmt)\n",
 	O_GUESTS | O_STMT_SAMPLE);
 const struct scenario scn_filters_add = FILT_SCENARIO("filters-add",

@@ -27,7 +27,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -271,49 +270,13 @@ static int check_policy(struct vnic_bpf *b, const struct vnic_policy *p)
 	return 0;
 }
 
-/* Every NIC of p by name, in order (ifi[off[g] + k]). */
-static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi_out,
-		   unsigned int **off_out)
+/* Every NIC of p by name, in order (ifi[off[g] + k]), each device once. */
+static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi,
+		   unsigned int **off)
 {
-	unsigned int gi, k, total = 0, *off;
-	int *ifi, err = 0;
+	int fd = bpf_ifsock(b);
 
-	off = calloc(p->n + 1, sizeof(*off));
-	for (gi = 0; off && gi < p->n; gi++) {
-		off[gi] = total;
-		total += p->g[gi]->nn;
-	}
-	ifi = calloc(total + 1, sizeof(*ifi));
-	if (!off || !ifi) {
-		free(off);
-		free(ifi);
-		return oom(b, "the NICs of the policy");
-	}
-	off[p->n] = total;
-	err = bpf_ifsock(b);
-	if (err > 0)
-		err = 0;
-	for (gi = 0; !err && gi < p->n; gi++)
-		for (k = 0; !err && k < p->g[gi]->nn; k++) {
-			struct ifreq ifr;
-
-			memset(&ifr, 0, sizeof(ifr));
-			memcpy(ifr.ifr_name, p->g[gi]->nics[k].ifname, IFNAMSIZ);
-			b->ctx->stats.ioctls++;
-			if (ioctl(b->ifsock, SIOCGIFINDEX, &ifr) < 0)
-				err = vnic_set_err(b->ctx, -errno, VNIC_STEP_VALIDATE, -1,
-						   NULL, "guest %s: NIC %s", p->g[gi]->name,
-						   p->g[gi]->nics[k].ifname);
-			ifi[off[gi] + k] = ifr.ifr_ifindex;
-		}
-	if (err) {
-		free(off);
-		free(ifi);
-		return err;
-	}
-	*ifi_out = ifi;
-	*off_out = off;
-	return 0;
+	return fd < 0 ? fd : policy_resolve_nics(b->ctx, p, fd, ifi, off);
 }
 
 /* --- the change ------------------------------------------------------------------ */
@@ -928,8 +891,6 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 		err = check_policy(b, p);
 		if (!err)
 			err = resolve(b, p, &c.ifi, &c.off);
-		if (!err)
-			err = policy_each_device_once(b->ctx, p, c.ifi, c.off);
 		if (err) {
 			change_free(&c);
 			return err;

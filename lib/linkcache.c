@@ -19,7 +19,13 @@
  * at most one per trailing digit; a prefix first used learns the names it
  * matches from the links, from the quarantine and from the picks of the
  * prefixes it differs from by digits only (learn_prefix()).  Only names
- * that end in a digit are kept: no template makes another.
+ * that end in a digit are filed and quarantined: no template makes
+ * another.
+ *
+ * Every link is also in a map by name (lib/namemap.h), so that the filter
+ * backends can find a NIC's ifindex without asking the kernel: only while
+ * the table is exact (vnic_ctx_exact_links()), the monitor having lost nothing
+ * since a complete dump.
  *
  * The bitmaps are kept in pages of 4096 suffixes, each made when a suffix
  * in it is first used, and a page's until[] on its first quarantine: a
@@ -37,6 +43,7 @@
 #include "lib/internal.h"
 #include "lib/link.h"
 #include "lib/linkcache.h"
+#include "lib/namemap.h"
 
 #define PREFIX_BUCKETS 1024
 #define LC_BUF_SIZE (32 * 1024)
@@ -84,11 +91,15 @@ struct linkcache {
 	const struct vnic_ctx *ctx;	/* its faults (lib/testing.h) */
 	unsigned int replies;		/* links the dump handed over */
 	bool built;
+	/* Built from a complete dump and kept by the monitor with no event
+	 * lost since: every link's name and ifindex are the kernel's. */
+	bool exact;
 	uint32_t quarantine_ms;
 	uint64_t epoch;
 	struct lc_prefix *buckets[PREFIX_BUCKETS];
 	struct lc_link *links;
 	uint32_t nlinks, cap_links;	/* open addressing, linear probing */
+	struct namemap names;		/* the same links by name */
 	struct lc_free *fifo;		/* ring of frees, oldest first */
 	uint32_t fhead, fcount, fcap;
 };
@@ -139,6 +150,7 @@ void linkcache_free(struct linkcache *lc)
 	if (lc->mon)
 		mnl_socket_close(lc->mon);
 	free(lc->links);
+	namemap_free(&lc->names);
 	free(lc->fifo);
 	free(lc);
 }
@@ -300,8 +312,8 @@ static unsigned int name_splits(const struct linkcache *lc, const char *name,
 	return n;
 }
 
-/* Whether a name kept in the table: one a template could make, that is
- * ending in a digit, and short enough to be a name at all. */
+/* Whether a name's suffixes are kept in the bitmaps: one a template could
+ * make, that is ending in a digit, and short enough to be a name at all. */
 static bool name_kept(const char *name)
 {
 	size_t len = strnlen(name, VNIC_IFNAME_MAX + 1);
@@ -324,7 +336,16 @@ static struct lc_link *find_link(struct linkcache *lc, int ifindex)
 	return NULL;
 }
 
-static int insert_link(struct linkcache *lc, int ifindex, const char *name);
+/* The empty slot where ifindex goes (the map has room). */
+static struct lc_link *free_link_slot(struct linkcache *lc, int ifindex)
+{
+	uint32_t i, mask = lc->cap_links - 1;
+
+	for (i = (uint32_t)ifindex * 2654435761u & mask; lc->links[i].ifindex;
+	     i = (i + 1) & mask)
+		;
+	return &lc->links[i];
+}
 
 static int grow_links(struct linkcache *lc)
 {
@@ -338,27 +359,24 @@ static int grow_links(struct linkcache *lc)
 		return -ENOMEM;
 	}
 	lc->cap_links = cap;
-	lc->nlinks = 0;
 	for (i = 0; i < oldcap; i++)
 		if (old[i].ifindex)
-			insert_link(lc, old[i].ifindex, old[i].name);
+			*free_link_slot(lc, old[i].ifindex) = old[i];
 	free(old);
 	return 0;
 }
 
-/* name: name_kept(). */
+/* A link not in the map, by ifindex and by name (at most
+ * VNIC_IFNAME_MAX bytes): 0, or -ENOMEM with the map as it was. */
 static int insert_link(struct linkcache *lc, int ifindex, const char *name)
 {
 	struct lc_link *l;
-	uint32_t i, mask;
 
 	if ((lc->nlinks + 1) * 2 > lc->cap_links && grow_links(lc))
 		return -ENOMEM;
-	mask = lc->cap_links - 1;
-	for (i = (uint32_t)ifindex * 2654435761u & mask; lc->links[i].ifindex;
-	     i = (i + 1) & mask)
-		;
-	l = &lc->links[i];
+	if (namemap_put(&lc->names, name, ifindex))
+		return -ENOMEM;
+	l = free_link_slot(lc, ifindex);
 	l->ifindex = ifindex;
 	memcpy(l->name, name, strlen(name) + 1);
 	lc->nlinks++;
@@ -370,6 +388,7 @@ static void remove_link(struct linkcache *lc, struct lc_link *l)
 {
 	uint32_t mask = lc->cap_links - 1, i = (uint32_t)(l - lc->links), j = i;
 
+	namemap_del(&lc->names, l->name, l->ifindex);
 	for (;;) {
 		uint32_t home;
 
@@ -503,6 +522,8 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 
 	memcpy(name, l->name, sizeof(name));
 	remove_link(lc, l);
+	if (!name_kept(name))
+		return;
 	release(lc, name);
 	quarantine(lc, name);
 }
@@ -526,9 +547,10 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 			return 0;	/* says nothing about the name */
 		forget_link(lc, l);	/* deleted, or renamed */
 	}
-	if (!named || !name_kept(la->name))
+	if (!named || !la->name[0] ||
+	    strnlen(la->name, VNIC_IFNAME_MAX + 1) > VNIC_IFNAME_MAX)
 		return 0;
-	err = claim(lc, la->name);
+	err = name_kept(la->name) ? claim(lc, la->name) : 0;
 	return err ? err : insert_link(lc, la->ifindex, la->name);
 }
 
@@ -539,6 +561,7 @@ static void forget_all_links(struct linkcache *lc)
 	if (lc->links)
 		memset(lc->links, 0, lc->cap_links * sizeof(*lc->links));
 	lc->nlinks = 0;
+	namemap_clear(&lc->names);
 }
 
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
@@ -701,11 +724,16 @@ int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s)
 		if (err != -ENOBUFS)
 			break;
 		if (tries == LC_REBUILD_TRIES) {
-			err = 0;
+			err = -ENOBUFS;
 			break;
 		}
 	}
 	free(buf);
+	/* Kept as it is after the last overflow (a hint for the names a
+	 * create picks), but not exact. */
+	lc->exact = !err && lc->mon;
+	if (err == -ENOBUFS)
+		err = 0;
 	lc->built = !err;
 	return err;
 }
@@ -731,8 +759,13 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 		return linkcache_rebuild(lc, s);
 	}
 	if (err)
-		lc->built = false;	/* an event not applied: dump again */
+		lc->built = lc->exact = false;	/* an event not applied: dump again */
 	return err;
+}
+
+int linkcache_ifindex(const struct linkcache *lc, const char *name)
+{
+	return namemap_get(&lc->names, name);
 }
 
 /* --- picking ---------------------------------------------------------- */
@@ -942,6 +975,23 @@ int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out)
 		ctx->stats.resyncs++;
 	*out = ctx->cache;
 	return 0;
+}
+
+const struct linkcache *vnic_ctx_exact_links(struct vnic_ctx *ctx)
+{
+	struct linkcache *lc = ctx->cache;
+	int resynced = 0;
+
+	if (!lc || !lc->built || !lc->exact)
+		return NULL;
+	/* A table that cannot be brought up to date is not used: the caller
+	 * asks the kernel, which is the truth, and the allocator's next use
+	 * rebuilds the table (linkcache_update() marked it so). */
+	if (linkcache_update(lc, &ctx->nl, &resynced))
+		return NULL;
+	if (resynced)
+		ctx->stats.resyncs++;
+	return lc->exact ? lc : NULL;
 }
 
 int linkcache_resync(struct vnic_ctx *ctx)

@@ -35,8 +35,17 @@ int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix);
 /* A pick that was never created: free again, not quarantined. */
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix);
 
+/* The ifindex of the link named name (its name, not an altname), or 0. */
+int linkcache_ifindex(const struct linkcache *lc, const char *name);
+
 /* The context's table, built on first use and brought up to date. */
 int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out);
+/* The context's table brought up to date, when it is built and exact
+ * (monitored, no event lost since a complete dump): every link in it has
+ * the name and ifindex the kernel gives it.  Never built here (one dump
+ * costs more than asking for the NICs of most policies).  NULL when there
+ * is no such table, or it failed to update: then ask the kernel. */
+const struct linkcache *vnic_ctx_exact_links(struct vnic_ctx *ctx);
 /* Force a full rebuild of the context's table. */
 int linkcache_resync(struct vnic_ctx *ctx);
 

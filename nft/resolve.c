@@ -7,13 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <net/if.h>
-#include <linux/rtnetlink.h>
 
-#include "lib/link.h"
 #include "nft/internal.h"
 
 void resolved_free(struct resolved *r)
@@ -81,46 +75,23 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 }
 
 /*
- * Every NIC of p by name, ifi[off[g] + k] being guest g's NIC k, then every
- * guest's digest: SIOCGIFINDEX on a socket of the context's namespace costs
- * a name lookup, where an RTM_GETLINK reply carries the whole link (a sync
- * of 100 unchanged guests spent most of its time there).  A NIC that does
- * not exist fails here, before anything is sent, and no NIC after it is
- * asked.
+ * Every NIC of p by name (policy_resolve_nics(): from the context's link
+ * table when it is exact, else SIOCGIFINDEX on a socket of the context's
+ * namespace, which costs a name lookup where an RTM_GETLINK reply carries
+ * the whole link), then every guest's digest.  A NIC that does not exist
+ * fails here, before anything is sent.
  */
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {
-	unsigned int gi, k, total = 0;
-	int err = 0;
+	int err = ifsock_get(n);
 
-	r->off = calloc(p->n + 1, sizeof(*r->off));
-	for (gi = 0; r->off && gi < p->n; gi++) {
-		r->off[gi] = total;
-		total += p->g[gi]->nn;
-	}
-	r->ifi = calloc(total + 1, sizeof(*r->ifi));
-	r->digest = calloc(p->n + 1, sizeof(*r->digest));
-	if (!r->off || !r->ifi || !r->digest)
-		return -ENOMEM;
-	r->off[p->n] = total;
-	err = ifsock_get(n);
+	if (!err)
+		err = policy_resolve_nics(n->ctx, p, n->ifsock, &r->ifi, &r->off);
 	if (err)
 		return err;
-	for (gi = 0; gi < p->n; gi++)
-		for (k = 0; k < p->g[gi]->nn; k++) {
-			struct ifreq ifr;
-
-			memset(&ifr, 0, sizeof(ifr));
-			memcpy(ifr.ifr_name, p->g[gi]->nics[k].ifname, IFNAMSIZ);
-			n->ctx->stats.ioctls++;
-			if (ioctl(n->ifsock, SIOCGIFINDEX, &ifr) < 0)
-				return vnic_set_err(n->ctx, -errno, VNIC_STEP_VALIDATE,
-						    -1, NULL, "guest %s: NIC %s",
-						    p->g[gi]->name,
-						    p->g[gi]->nics[k].ifname);
-			r->ifi[r->off[gi] + k] = ifr.ifr_ifindex;
-		}
-	err = policy_each_device_once(n->ctx, p, r->ifi, r->off);
-	return err ? err : digests(p, r);
+	r->digest = calloc(p->n + 1, sizeof(*r->digest));
+	if (!r->digest)
+		return -ENOMEM;
+	return digests(p, r);
 }

@@ -79,5 +79,14 @@ int policy_find(const struct vnic_policy *p, const char *guest, unsigned int *id
  */
 int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
 			    const int *ifi, const unsigned int *off);
+/*
+ * The NICs of p by name, (*ifi)[(*off)[g] + k] being guest g's NIC k and
+ * (*off)[p->n] how many, each device once (policy_each_device_once()).
+ * fd: a socket of ctx's namespace for SIOCGIFINDEX.  0 with both arrays
+ * (the caller frees them), or a negative errno with a message in ctx: a
+ * NIC that does not exist fails (-ENODEV), and no NIC after it is asked.
+ */
+int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
+			int fd, int **ifi, unsigned int **off);
 
 #endif /* VNIC_POLICY_MODEL_H */

@@ -1032,19 +1032,48 @@ TEST_F(life, foreign_filter_other_protocol_in_our_slot_replaced)
 	EXPECT_NE(0, st_run_cmd("tc filter show dev %s %s | grep -q u32", self->t.nic, hook));
 }
 
-TEST_F(life, nic_recreated_same_name)
+static uint64_t ctx_ioctls(const struct vnic_ctx *ctx)
+{
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+
+	return vnic_ctx_stats(ctx, &st) ? ~0ull : st.ioctls;
+}
+
+/* table: the context's link table is built first, so the sync finds the
+ * NIC made again there (by the monitor's events), with no SIOCGIFINDEX. */
+static void nic_recreated(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(life) *self, bool table)
 {
 	VNIC_OPTS(vnic_filter_result, r);
+	uint64_t ioctls;
 	char why[256];
 
+	if (table)
+		ASSERT_EQ(0, vnic_ctx_refresh(self->t.ctx));
 	apply(_metadata, &self->t, self->b, self->p, NULL);
 	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	ioctls = ctx_ioctls(self->t.ctx);
 	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r));
+	if (table) {
+		EXPECT_EQ(ioctls, ctx_ioctls(self->t.ctx));
+	} else {
+		EXPECT_LT(ioctls, ctx_ioctls(self->t.ctx));
+	}
 	EXPECT_EQ(1, r.writes);
 	/* the guest's policy did not change: its NIC's state is repaired */
 	EXPECT_EQ(2u, r.guests_unchanged);
 	EXPECT_LT(0u, r.repaired);
 	filtering(_metadata, &self->t);
+}
+
+TEST_F(life, nic_recreated_same_name)
+{
+	nic_recreated(_metadata, self, false);
+}
+
+TEST_F(life, nic_recreated_same_name_by_link_table)
+{
+	nic_recreated(_metadata, self, true);
 }
 
 TEST_F(life, remove_leaves_nothing)

@@ -2572,13 +2572,26 @@ TEST_F(nft, add_guest_next_to_existing)
  * policy (or an apply), the recreated NIC is filtered again.  Never
  * fail-open silently.
  */
+static uint64_t ctx_ioctls(const struct vnic_ctx *ctx)
+{
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+
+	return vnic_ctx_stats(ctx, &st) ? ~0ull : st.ioctls;
+}
+
+/* table: the context's link table is built first (vnic_ctx_refresh(), as a
+ * runtime naming by it has), so the NICs are found there: the recreated
+ * NIC by the monitor's events, with no SIOCGIFINDEX. */
 static void recreated_nic(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(nft) *self, bool use_sync)
+			  FIXTURE_DATA(nft) *self, bool use_sync, bool table)
 {
 	struct vnic_filter_result res;
+	uint64_t ioctls;
 	char why[256];
 	int ret;
 
+	if (table)
+		ASSERT_EQ(0, vnic_ctx_refresh(self->t.ctx));
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
@@ -2586,12 +2599,18 @@ static void recreated_nic(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	memset(&res, 0, sizeof(res));
 	res.sz = sizeof(res);
+	ioctls = ctx_ioctls(self->t.ctx);
 	ret = use_sync ? vnic_filter_sync(self->n, self->p, &res) :
 			 vnic_filter_apply(self->n, self->p, &res);
 	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	TH_LOG("%s after the NIC came back: %u changed, %u unchanged, writes %d",
 	       use_sync ? "sync" : "apply", res.guests_changed,
 	       res.guests_unchanged, res.writes);
+	if (table) {
+		EXPECT_EQ(ioctls, ctx_ioctls(self->t.ctx));
+	} else {
+		EXPECT_LT(ioctls, ctx_ioctls(self->t.ctx));
+	}
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
@@ -2599,12 +2618,22 @@ static void recreated_nic(struct __test_metadata *_metadata,
 
 TEST_F(nft, recreated_nic_then_sync)
 {
-	recreated_nic(_metadata, self, true);
+	recreated_nic(_metadata, self, true, false);
 }
 
 TEST_F(nft, recreated_nic_then_apply)
 {
-	recreated_nic(_metadata, self, false);
+	recreated_nic(_metadata, self, false, false);
+}
+
+TEST_F(nft, recreated_nic_then_sync_by_link_table)
+{
+	recreated_nic(_metadata, self, true, true);
+}
+
+TEST_F(nft, recreated_nic_then_apply_by_link_table)
+{
+	recreated_nic(_metadata, self, false, true);
 }
 
 /* The differences a diff reports, by object name. */
@@ -2651,13 +2680,17 @@ static int rename_nic(const char *dev, const char *name)
  * new name hooks it, and frames are filtered (filters.rst, "A NIC renamed
  * or made again").
  */
-TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
+static void renamed_nic(struct __test_metadata *_metadata,
+			FIXTURE_DATA(nft) *self, bool table)
 {
 	struct vnic_filter_result res = { .sz = sizeof(res) };
 	char old[IFNAMSIZ];
+	uint64_t ioctls;
 	uint32_t g0, g1;
 	json_t *root;
 
+	if (table)
+		ASSERT_EQ(0, vnic_ctx_refresh(self->t.ctx));
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
 	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
 	snprintf(old, sizeof(old), "%s", self->t.nic);
@@ -2675,8 +2708,12 @@ TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
 
 	snprintf(self->t.nic, sizeof(self->t.nic), "ren0");
 	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->q));
+	ioctls = ctx_ioctls(self->t.ctx);
 	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
 		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	/* By the table, the new name is known from the rename's event. */
+	if (table)
+		EXPECT_EQ(ioctls, ctx_ioctls(self->t.ctx));
 	EXPECT_EQ(1u, res.guests_changed);
 	EXPECT_EQ(1u, res.guests_unchanged);
 	root = ruleset_json();
@@ -2689,6 +2726,118 @@ TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
 	ASSERT_EQ(0, vnic_filter_diff(self->n, self->q, NULL, NULL, &res));
 	EXPECT_EQ(0, res.writes);
+}
+
+TEST_F(nft, renamed_nic_needs_the_policy_to_name_it)
+{
+	renamed_nic(_metadata, self, false);
+}
+
+TEST_F(nft, renamed_nic_needs_the_policy_to_name_it_by_link_table)
+{
+	renamed_nic(_metadata, self, true);
+}
+
+/*
+ * The link table's monitor overflows (a receive buffer the kernel rounds
+ * up to a few KiB, 300 links made at once) while the guest's two NICs are
+ * deleted and made again under their names, one of which ends in no digit
+ * (no template makes it, the table still knows it).  The events of that
+ * are lost: the apply must see the loss, rebuild the table by a dump, and
+ * key the elements by the new devices, still without a SIOCGIFINDEX.
+ * nft prints an element's ifindex as the name of the device that has it,
+ * so an element keyed by a device gone would not name the NIC.
+ */
+TEST(link_table_overflow_resolves_the_new_devices)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "lt", .monitor_rcvbuf = 1);
+	VNIC_OPTS(vnic_nic_policy, a, .ifname = "lt0", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_NIC_MAC);
+	VNIC_OPTS(vnic_nic_policy, b, .ifname = "ltnic", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_OTHER_MAC);
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+	struct vnic_filter *n = NULL;
+	struct vnic_policy *p = NULL;
+	struct vnic_ctx *ctx = NULL;
+	uint64_t ioctls, resyncs;
+	json_t *root;
+
+	ASSERT_EQ(0, st_netns_new());
+	ASSERT_EQ(0, st_run_cmd("ip link add lt0 type veth peer name lt0p && "
+				"ip link add ltnic type veth peer name ltnicp"));
+	ASSERT_EQ(0, vnic_ctx_new(&co, &ctx));
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, st_run_cmd("{ echo link del lt0; echo link del ltnic; "
+				"for i in $(seq 0 149); do "
+				"echo link add b$i type veth peer name c$i; done; "
+				"echo link add lt0 type veth peer name lt0p; "
+				"echo link add ltnic type veth peer name ltnicp; "
+				"} | ip -batch -"));
+	ASSERT_EQ(0, vnic_policy_new(ctx, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "g", &a));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "g", &b));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &n))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, &st));
+	ioctls = st.ioctls;
+	resyncs = st.resyncs;
+	EXPECT_EQ(0, vnic_filter_apply(n, p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, &st));
+	EXPECT_LT(resyncs, st.resyncs);
+	EXPECT_EQ(ioctls, st.ioctls);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_TRUE(set_has_elem(vnic_set(root, SET_MAC),
+				 (const char *[]){ "lt0" }, 1));
+	EXPECT_TRUE(set_has_elem(vnic_set(root, SET_MAC),
+				 (const char *[]){ "ltnic" }, 1));
+	json_decref(root);
+	vnic_filter_close(n);
+	vnic_policy_free(p);
+	vnic_ctx_free(ctx);
+}
+
+/* A table without a monitor is as old as its last dump: the NIC made again
+ * since is asked of the kernel, and its elements name it. */
+TEST(unmonitored_link_table_is_not_trusted)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "lt", .flags = VNIC_CTX_NO_MONITOR);
+	VNIC_OPTS(vnic_nic_policy, a, .ifname = "lt0", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_NIC_MAC);
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+	struct vnic_filter *n = NULL;
+	struct vnic_policy *p = NULL;
+	struct vnic_ctx *ctx = NULL;
+	uint64_t ioctls;
+	json_t *root;
+
+	ASSERT_EQ(0, st_netns_new());
+	ASSERT_EQ(0, st_run_cmd("ip link add lt0 type veth peer name lt0p"));
+	ASSERT_EQ(0, vnic_ctx_new(&co, &ctx));
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, st_run_cmd("ip link del lt0 && "
+				"ip link add lt0 type veth peer name lt0p"));
+	ASSERT_EQ(0, vnic_policy_new(ctx, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "g", &a));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &n))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, &st));
+	ioctls = st.ioctls;
+	EXPECT_EQ(0, vnic_filter_apply(n, p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, &st));
+	EXPECT_LT(ioctls, st.ioctls);
+	root = ruleset_json();
+	ASSERT_NE(NULL, root);
+	EXPECT_TRUE(set_has_elem(vnic_set(root, SET_MAC),
+				 (const char *[]){ "lt0" }, 1));
+	json_decref(root);
+	vnic_filter_close(n);
+	vnic_policy_free(p);
+	vnic_ctx_free(ctx);
 }
 
 /*

@@ -97,7 +97,10 @@ void vnic_ctx_free(struct vnic_ctx *ctx);
  * Build (or rebuild) the cached link table now with one RTM_GETLINK dump, so
  * that the first cache-named create does not pay for it.  Optional: the cache
  * strategy builds the table on first use and keeps it current through an
- * RTNLGRP_LINK subscription.
+ * RTNLGRP_LINK subscription.  While the table is built and kept current
+ * (not with VNIC_CTX_NO_MONITOR), filter handles of this context find their
+ * policy's NICs in it instead of asking the kernel name by name; they never
+ * build it themselves.
  */
 /* Returns 0, or the dump's negative errno (-EINVAL: NULL ctx). */
 int vnic_ctx_refresh(struct vnic_ctx *ctx);
