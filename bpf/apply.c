@@ -270,15 +270,6 @@ static int check_policy(struct vnic_bpf *b, const struct vnic_policy *p)
 	return 0;
 }
 
-/* Every NIC of p by name, in order (ifi[off[g] + k]), each device once. */
-static int resolve(struct vnic_bpf *b, const struct vnic_policy *p, int **ifi,
-		   unsigned int **off)
-{
-	int fd = bpf_ifsock(b);
-
-	return fd < 0 ? fd : policy_resolve_nics(b->ctx, p, fd, ifi, off);
-}
-
 /* --- the change ------------------------------------------------------------------ */
 
 static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
@@ -890,7 +881,8 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	if (p) {
 		err = check_policy(b, p);
 		if (!err)
-			err = resolve(b, p, &c.ifi, &c.off);
+			err = policy_resolve_nics(b->ctx, p, &b->ifsock, &c.ifi,
+						  &c.off);
 		if (err) {
 			change_free(&c);
 			return err;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Link names to ifindexes.  Names are kept NUL-padded to their full size,
- * so a lookup is one hash and 16-byte compares; removal shifts the probe
- * run back, so the map never fills with tombstones however often links
- * come and go.
+ * Link names to ifindexes.  A lookup is one hash and, for most, one
+ * compare (the stored hash is checked first); removal shifts the probe run
+ * back, so the map never fills with tombstones however often links come
+ * and go.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,25 +13,18 @@
 
 #define NM_MIN_CAP	256
 
-/* FNV-1a over the padded name. */
-static uint32_t name_hash(const char *key)
+/* FNV-1a over the name's first VNIC_IFNAME_MAX bytes at most. */
+static uint32_t name_hash(const char *name)
 {
 	uint32_t h = 2166136261u;
 	unsigned int i;
 
-	for (i = 0; i < VNIC_IFNAME_MAX + 1 && key[i]; i++)
-		h = (h ^ (uint8_t)key[i]) * 16777619u;
+	for (i = 0; i < VNIC_IFNAME_MAX && name[i]; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
 	return h;
 }
 
-/* name, at most VNIC_IFNAME_MAX bytes, NUL-padded into key. */
-static void pad(char *key, const char *name)
-{
-	memset(key, 0, VNIC_IFNAME_MAX + 1);
-	strncpy(key, name, VNIC_IFNAME_MAX);
-}
-
-static struct namemap_slot *find(const struct namemap *m, const char *key,
+static struct namemap_slot *find(const struct namemap *m, const char *name,
 				 uint32_t h)
 {
 	uint32_t i, mask = m->cap - 1;
@@ -40,7 +33,7 @@ static struct namemap_slot *find(const struct namemap *m, const char *key,
 		return NULL;
 	for (i = h & mask; m->slots[i].ifindex; i = (i + 1) & mask)
 		if (m->slots[i].hash == h &&
-		    !memcmp(m->slots[i].name, key, VNIC_IFNAME_MAX + 1))
+		    !strncmp(m->slots[i].name, name, VNIC_IFNAME_MAX))
 			return &m->slots[i];
 	return NULL;
 }
@@ -88,13 +81,9 @@ void namemap_clear(struct namemap *m)
 
 int namemap_put(struct namemap *m, const char *name, int ifindex)
 {
-	char key[VNIC_IFNAME_MAX + 1];
-	struct namemap_slot *s;
-	uint32_t h;
+	uint32_t h = name_hash(name);
+	struct namemap_slot *s = find(m, name, h);
 
-	pad(key, name);
-	h = name_hash(key);
-	s = find(m, key, h);
 	if (s) {
 		s->ifindex = ifindex;
 		return 0;
@@ -104,19 +93,17 @@ int namemap_put(struct namemap *m, const char *name, int ifindex)
 	s = free_slot(m, h);
 	s->ifindex = ifindex;
 	s->hash = h;
-	memcpy(s->name, key, sizeof(key));
+	memset(s->name, 0, sizeof(s->name));
+	strncpy(s->name, name, VNIC_IFNAME_MAX);
 	m->n++;
 	return 0;
 }
 
 void namemap_del(struct namemap *m, const char *name, int ifindex)
 {
-	char key[VNIC_IFNAME_MAX + 1];
-	struct namemap_slot *s;
+	struct namemap_slot *s = find(m, name, name_hash(name));
 	uint32_t mask = m->cap - 1, i, j;
 
-	pad(key, name);
-	s = find(m, key, name_hash(key));
 	if (!s || s->ifindex != ifindex)
 		return;
 	i = j = (uint32_t)(s - m->slots);
@@ -141,10 +128,11 @@ void namemap_del(struct namemap *m, const char *name, int ifindex)
 
 int namemap_get(const struct namemap *m, const char *name)
 {
-	char key[VNIC_IFNAME_MAX + 1];
 	const struct namemap_slot *s;
 
-	pad(key, name);
-	s = find(m, key, name_hash(key));
+	if (strnlen(name, VNIC_IFNAME_MAX + 1) > VNIC_IFNAME_MAX)
+		return 0;
+	s = find(m, name, name_hash(name));
+
 	return s ? s->ifindex : 0;
 }

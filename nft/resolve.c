@@ -84,10 +84,8 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {
-	int err = ifsock_get(n);
+	int err = policy_resolve_nics(n->ctx, p, &n->ifsock, &r->ifi, &r->off);
 
-	if (!err)
-		err = policy_resolve_nics(n->ctx, p, n->ifsock, &r->ifi, &r->off);
 	if (err)
 		return err;
 	r->digest = calloc(p->n + 1, sizeof(*r->digest));

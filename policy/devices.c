@@ -14,19 +14,25 @@
 #include "policy/model.h"
 
 /* NIC name's ifindex into *ifindex: from the table when it has the name,
- * else by SIOCGIFINDEX on fd (which also finds an altname). */
-static int nic_ifindex(struct vnic_ctx *ctx, const struct linkcache *lc, int fd,
+ * else by SIOCGIFINDEX (which also finds an altname) on the socket *fd,
+ * made on first use.  0, or a negative errno (with a message when the
+ * socket could not be made). */
+static int nic_ifindex(struct vnic_ctx *ctx, const struct linkcache *lc, int *fd,
 		       const char *name, int *ifindex)
 {
 	struct ifreq ifr;
+	int s;
 
 	*ifindex = lc ? linkcache_ifindex(lc, name) : 0;
 	if (*ifindex)
 		return 0;
+	s = vnic_ifsock(ctx, fd);
+	if (s < 0)
+		return s;
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, name, IFNAMSIZ);
 	ctx->stats.ioctls++;
-	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+	if (ioctl(s, SIOCGIFINDEX, &ifr) < 0)
 		return -errno;
 	*ifindex = ifr.ifr_ifindex;
 	return 0;
@@ -43,7 +49,7 @@ static int nic_ifindex(struct vnic_ctx *ctx, const struct linkcache *lc, int fd,
  * change between this lookup and the commit is the same either way.
  */
 int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
-			int fd, int **ifi_out, unsigned int **off_out)
+			int *fd, int **ifi_out, unsigned int **off_out)
 {
 	const struct linkcache *lc = vnic_ctx_exact_links(ctx);
 	unsigned int gi, k, total = 0, *off;
@@ -65,7 +71,7 @@ int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
 		for (k = 0; k < p->g[gi]->nn && !err; k++) {
 			err = nic_ifindex(ctx, lc, fd, p->g[gi]->nics[k].ifname,
 					  &ifi[off[gi] + k]);
-			if (err)
+			if (err && *fd >= 0)	/* else the socket's message */
 				vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
 					     "guest %s: NIC %s", p->g[gi]->name,
 					     p->g[gi]->nics[k].ifname);

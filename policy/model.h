@@ -82,11 +82,13 @@ int policy_each_device_once(struct vnic_ctx *ctx, const struct vnic_policy *p,
 /*
  * The NICs of p by name, (*ifi)[(*off)[g] + k] being guest g's NIC k and
  * (*off)[p->n] how many, each device once (policy_each_device_once()).
- * fd: a socket of ctx's namespace for SIOCGIFINDEX.  0 with both arrays
+ * fd: the caller's slot for a socket of ctx's namespace for SIOCGIFINDEX
+ * (vnic_ifsock(): made on the first name the link table lacks, kept for
+ * the caller to close).  0 with both arrays
  * (the caller frees them), or a negative errno with a message in ctx: a
  * NIC that does not exist fails (-ENODEV), and no NIC after it is asked.
  */
 int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
-			int fd, int **ifi, unsigned int **off);
+			int *fd, int **ifi, unsigned int **off);
 
 #endif /* VNIC_POLICY_MODEL_H */
