@@ -108,6 +108,9 @@ static int shared_open(struct vnic_ctx *ctx, struct mvt_open *a)
 
 	snprintf(path, sizeof(path), "/dev/tap%d", a->nic->ifindex);
 	err = open_n(a, path);
+	/* No node: the macvtap is gone, as the private path finds it. */
+	if (err == -ENOENT)
+		err = -ENODEV;
 	for (q = 0; !err && q < a->n; q++) {
 		struct ifreq ifr;
 

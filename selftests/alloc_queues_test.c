@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 /* See alloc_kinds_test.c. */
@@ -303,6 +305,55 @@ TEST_F(queues, macvtap_foreign_node_other_name)
 TEST_F(queues, macvtap_foreign_node_same_name)
 {
 	foreign_tap_node(_metadata, self, "mq0");
+}
+
+/* CAP_SYS_ADMIN out of this process's sets (CAP_NET_ADMIN kept): what a
+ * runtime without it has, so open_queues takes its shared-node path. */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * A macvtap deleted behind the guest's back is "gone": -ENODEV, as
+ * guest.h documents, with or without the privilege for the private node
+ * (-ENOENT means the fds of a tap were handed over already), and nothing
+ * left open.
+ */
+static void gone_enodev(struct __test_metadata *_metadata,
+			FIXTURE_DATA(queues) *self, bool privileged)
+{
+	int fd = -1, nfd;
+
+	macvtap_nic(_metadata, self);
+	ASSERT_EQ(0, st_run_cmd("ip link del mq0"));
+	if (!privileged)
+		ASSERT_EQ(0, drop_sys_admin());
+	nfd = st_count_fds();
+	EXPECT_EQ(-ENODEV, vnic_guest_nic_open_queues(self->g, 0, &fd, 1))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(nfd, st_count_fds());
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "mq0"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+}
+
+TEST_F(queues, macvtap_gone_enodev)
+{
+	gone_enodev(_metadata, self, true);
+}
+
+TEST_F(queues, macvtap_gone_enodev_unprivileged)
+{
+	gone_enodev(_metadata, self, false);
 }
 
 /* --- tap and tun --- */
