@@ -130,8 +130,14 @@ VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx
 	const struct vnic_nic *nic;
 	int err;
 
-	if (!g || !info || idx >= g->n)
+	if (!g || !info)
 		return -EINVAL;
+	/* A query leaves the last failure alone, but its own replaces it. */
+	if (idx >= g->n) {
+		vnic_clear_err(g->ctx);
+		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "no nic %u: the guest has %u", idx, g->n);
+	}
 	err = vnic_out_check(g->ctx, info, VNIC_SZ_0_1(vnic_nic_info, tag_index),
 			     "vnic_nic_info");
 	if (err)

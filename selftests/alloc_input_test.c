@@ -630,4 +630,35 @@ TEST_F(input, out_struct_sz_nic_info)
 	EXPECT_EQ(0, vnic_guest_destroy(g));
 }
 
+/*
+ * An index the guest has no NIC for is refused with a message of its own
+ * (common.h: every failure with a context says why), not with the one the
+ * previous failure left, nor an empty one; and nothing is written.
+ */
+TEST_F(input, nic_info_bad_index_says_so)
+{
+	VNIC_OPTS(vnic_nic_opts, nic, MVT, .name = "nib0");
+	struct {
+		struct vnic_nic_info info;
+		unsigned char guard[32];
+	} b;
+	struct vnic_guest *g, *bad;
+
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "gnib", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+	/* A failure before: its message must not stand for the next one. */
+	ASSERT_EQ(-EINVAL, vnic_guest_new(self->ctx, "bad name", &bad));
+	memset(&b, GUARD, sizeof(b));
+	b.info.sz = sizeof(b.info);
+	EXPECT_EQ(-EINVAL, vnic_guest_nic_info(g, 1, &b.info));
+	EXPECT_EQ((int)VNIC_STEP_VALIDATE, (int)vnic_ctx_errstep(self->ctx));
+	EXPECT_EQ(NULL, strstr(vnic_ctx_errmsg(self->ctx), "guest name"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "nic 1"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_TRUE(untouched((char *)&b + sizeof(size_t),
+			      sizeof(b) - sizeof(size_t)));
+	vnic_guest_free(g);
+}
+
 TEST_HARNESS_MAIN
