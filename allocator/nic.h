@@ -48,6 +48,7 @@ struct vnic_nic {
 	bool created;
 	int *fds;			/* tap/tun queue fds not yet handed over */
 	unsigned int nfds;
+	bool adopted;			/* found by its tag: never held fds here */
 
 	/* Scratch of one create call. */
 	bool picked;			/* name came from a cache pick */

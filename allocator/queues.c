@@ -165,8 +165,9 @@ static int take_tap(struct vnic_guest *g, unsigned int idx, int *fds,
 
 	if (!nic->nfds)
 		return vnic_set_err(g->ctx, -ENOENT, VNIC_STEP_OPEN, (int)idx, NULL,
-				    "%s: queue fds were handed over already",
-				    nic->name);
+				    "%s: %s", nic->name, nic->adopted ?
+				    "adopted: its fds were its creator's, none are held here" :
+				    "queue fds were handed over already");
 	if (n > nic->nfds)
 		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_OPEN, (int)idx, NULL,
 				    "%s has %u queues", nic->name, nic->nfds);

@@ -281,6 +281,7 @@ static int adopt_nic(struct vnic_guest *g, const struct tagged *t)
 	nic->ifindex = t->ifindex;
 	memcpy(nic->mac, t->mac, 6);
 	nic->created = true;
+	nic->adopted = true;
 	/* Keep its tag; a NIC added later must not reuse one. */
 	nic->tag = t->idx;
 	if (t->idx >= g->next_tag)

@@ -465,6 +465,32 @@ TEST_F(queues, tap_two_queues_deliver)
 	close(fds[1]);
 }
 
+/*
+ * A persistent tap adopted after its creator went: the fds it was made
+ * with died with that creator, so there are none to hand over (-ENOENT),
+ * and the message says why rather than that they were handed over.
+ */
+TEST_F(queues, tap_adopted_has_no_queue_fds)
+{
+	struct vnic_guest *a;
+	int fd = -1, nfd;
+
+	tap_nic(_metadata, self, VNIC_TAP_NO_PI | VNIC_TAP_PERSIST, 1);
+	vnic_guest_free(self->g);
+	self->g = NULL;
+	ASSERT_EQ(0, vnic_guest_adopt(self->ctx, "gq", &a))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	nfd = st_count_fds();
+	EXPECT_EQ(-ENOENT, vnic_guest_nic_open_queues(a, 0, &fd, 1));
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(nfd, st_count_fds());
+	EXPECT_EQ(NULL, strstr(vnic_ctx_errmsg(self->ctx), "handed over"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "adopted"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(0, vnic_guest_destroy(a));
+}
+
 /* An L3 tun: an IPv4 packet written into the fd is received by tun0. */
 TEST_F(queues, tun_packet_in)
 {
