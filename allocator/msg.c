@@ -187,6 +187,17 @@ struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name)
 	return nlh;
 }
 
+struct nlmsghdr *msg_getlink_index(struct nl_batch *b, int ifindex)
+{
+	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_GETLINK, NLM_F_ACK);
+
+	if (!nlh)
+		return NULL;
+	put_ifinfo(nlh, ifindex, false);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	return nlh;
+}
+
 struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name)
 {
 	struct nlmsghdr *nlh = nl_batch_msg(b, RTM_DELLINK, NLM_F_ACK);

@@ -17,6 +17,8 @@ struct nlmsghdr *msg_peer_up(struct nl_batch *b, const struct vnic_nic *nic);
 /* RTM_GETLINK of one link by name. */
 struct nlmsghdr *msg_excl_lookup(struct nl_batch *b, const char *name);
 struct nlmsghdr *msg_getlink(struct nl_batch *b, const char *name);
+/* RTM_GETLINK of one link by ifindex. */
+struct nlmsghdr *msg_getlink_index(struct nl_batch *b, int ifindex);
 /* RTM_DELLINK by ifindex, or by name when the ifindex is unknown. */
 struct nlmsghdr *msg_dellink(struct nl_batch *b, int ifindex, const char *name);
 

@@ -10,8 +10,10 @@
  * for the NIC's own namespace, and opened through a node of our own, both in
  * a short-lived thread with a private mount namespace that vanishes with it.
  * Without the privilege for that (CAP_SYS_ADMIN), /dev/tap<ifindex> is
- * opened and checked by name only, which cannot tell two namespaces' devices
- * of the same name and ifindex apart.
+ * opened and each fd asked for its device's name and MAC, which must be
+ * those the NIC has now: a name and ifindex alone are often the same in
+ * two namespaces made alike, a MAC rarely (ours are random; only a MAC
+ * the caller gave twice, with the same name and ifindex, fools it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +27,9 @@
 #include <sys/sysmacros.h>
 #include <linux/if_tun.h>
 
+#include "allocator/msg.h"
 #include "allocator/tap.h"
+#include "lib/link.h"
 
 #define PRIVATE_NODE "/dev/vnic-tap"
 #define MAX_QUEUES 256u		/* the kernel's MAX_TAP_QUEUES */
@@ -35,6 +39,7 @@ struct mvt_open {
 	int *fds;
 	unsigned int n;
 	unsigned int opened;
+	char other[IFNAMSIZ];		/* the device a foreign node is of */
 };
 
 static int open_n(struct mvt_open *a, const char *path)
@@ -45,6 +50,13 @@ static int open_n(struct mvt_open *a, const char *path)
 			return -errno;
 	}
 	return 0;
+}
+
+/* Close what open_n() opened; none is open afterwards. */
+static void close_opened(struct mvt_open *a)
+{
+	for (; a->opened; a->opened--)
+		close(a->fds[a->opened - 1]);
 }
 
 static int read_devt(const struct vnic_nic *nic, dev_t *devt)
@@ -99,15 +111,66 @@ static bool no_privilege(int err)
 	return err == -EPERM || err == -EACCES;
 }
 
-/* The fallback: the shared node, checked by the name TUNGETIFF reports. */
+/* A NIC's name and MAC, as its queue fds must report them. */
+struct ident {
+	char name[IFNAMSIZ];
+	uint8_t mac[6];
+	bool found;
+};
+
+static int ident_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct ident *id = data;
+	struct link_attrs la;
+
+	if (!link_parse(nlh, &la) && la.name && la.mac) {
+		snprintf(id->name, sizeof(id->name), "%s", la.name);
+		memcpy(id->mac, la.mac, 6);
+		id->found = true;
+	}
+	return 0;
+}
+
+/*
+ * What the NIC is now, asked by ifindex where the context's socket lives
+ * (a queue's holder may have set its MAC through the fd since, someone
+ * renamed it): -ENODEV if it is gone.  A NIC in another namespace, where
+ * no socket can be opened without the privilege, as it was made.
+ */
+static int nic_ident(struct vnic_ctx *ctx, const struct vnic_nic *nic,
+		     struct ident *id)
+{
+	struct nlmsghdr *nlh;
+	struct nl_batch b;
+	int err;
+
+	snprintf(id->name, sizeof(id->name), "%s", nic->name);
+	memcpy(id->mac, nic->mac, 6);
+	if (nic->netns_fd >= 0)
+		return 0;
+	nl_batch_init(&b);
+	nlh = msg_getlink_index(&b, nic->ifindex);
+	err = nlh ? nl_batch_end(&b, nlh, ident_cb, id) : -ENOMEM;
+	if (!err)
+		err = nl_batch_run(&ctx->nl, &b);
+	if (!err)
+		err = b.reqs[0].err ? b.reqs[0].err : id->found ? 0 : -ENODEV;
+	nl_batch_free(&b);
+	return err;
+}
+
+/* The fallback: the shared node, each fd checked against the NIC. */
 static int shared_open(struct vnic_ctx *ctx, struct mvt_open *a)
 {
+	struct ident id = { .found = false };
 	char path[32];
 	unsigned int q;
 	int err;
 
+	err = nic_ident(ctx, a->nic, &id);
 	snprintf(path, sizeof(path), "/dev/tap%d", a->nic->ifindex);
-	err = open_n(a, path);
+	if (!err)
+		err = open_n(a, path);
 	/* No node: the macvtap is gone, as the private path finds it. */
 	if (err == -ENOENT)
 		err = -ENODEV;
@@ -116,10 +179,15 @@ static int shared_open(struct vnic_ctx *ctx, struct mvt_open *a)
 
 		memset(&ifr, 0, sizeof(ifr));
 		ctx->stats.ioctls++;
-		if (ioctl(a->fds[q], TUNGETIFF, &ifr) < 0)
+		/* tap_ioctl() answers with its device's name and MAC. */
+		if (ioctl(a->fds[q], SIOCGIFHWADDR, &ifr) < 0)
 			err = -errno;
-		else if (strncmp(ifr.ifr_name, a->nic->name, IFNAMSIZ))
+		else if (strncmp(ifr.ifr_name, id.name, IFNAMSIZ) ||
+			 memcmp(ifr.ifr_hwaddr.sa_data, id.mac, 6)) {
+			memcpy(a->other, ifr.ifr_name, IFNAMSIZ);
+			a->other[IFNAMSIZ - 1] = '\0';
 			err = -ESTALE;
+		}
 	}
 	return err;
 }
@@ -139,17 +207,16 @@ static int open_macvtap(struct vnic_guest *g, unsigned int idx, int *out,
 	if (!err)
 		err = vnic_in_thread(nsfd, private_open_fn, &a);
 	if (no_privilege(err)) {
-		while (a.opened--)
-			close(a.fds[a.opened]);
+		close_opened(&a);
 		err = shared_open(g->ctx, &a);
 	}
 	if (err) {
-		while (a.opened--)
-			close(a.fds[a.opened]);
+		close_opened(&a);
 		free(a.fds);
 		return vnic_set_err(g->ctx, err, VNIC_STEP_OPEN, (int)idx, NULL,
-				    "queues of macvtap %s (ifindex %d)", nic->name,
-				    nic->ifindex);
+				    "queues of macvtap %s (ifindex %d)%s%s", nic->name,
+				    nic->ifindex, err == -ESTALE ? ": its node is of another "
+				    "namespace's " : "", err == -ESTALE ? a.other : "");
 	}
 	memcpy(out, a.fds, n * sizeof(*out));
 	free(a.fds);

@@ -251,6 +251,21 @@ TEST_F(queues, macvtap_two_queues)
 	close(fds[1]);
 }
 
+/* CAP_SYS_ADMIN out of this process's sets (CAP_NET_ADMIN kept): what a
+ * runtime without it has, so open_queues takes its shared-node path. */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
 /*
  * /dev is not per namespace: /dev/tap<ifindex> of a macvtap here may be
  * the node of another namespace's macvtap with the same ifindex (devtmpfs
@@ -259,7 +274,8 @@ TEST_F(queues, macvtap_two_queues)
  * cleanly or return queues of our own device, which a frame proves.
  */
 static void foreign_tap_node(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(queues) *self, const char *theirs)
+			     FIXTURE_DATA(queues) *self, const char *theirs,
+			     bool privileged)
 {
 	struct netns_holder h = { .fd = -1 };
 	unsigned char nic[6], peer[6];
@@ -275,6 +291,8 @@ static void foreign_tap_node(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, st_ip_link_get("mq0", &l));
 	if (l.ifindex != 4)
 		SKIP(goto out, "ifindexes did not line up (%d)", l.ifindex);
+	if (!privileged)
+		ASSERT_EQ(0, drop_sys_admin());
 	nfd = st_count_fds();
 	ret = vnic_guest_nic_open_queues(self->g, 0, &fd, 1);
 	TH_LOG("open_queues: %d %s", ret, ret ? vnic_ctx_errmsg(self->ctx) : "");
@@ -299,27 +317,93 @@ out:
 
 TEST_F(queues, macvtap_foreign_node_other_name)
 {
-	foreign_tap_node(_metadata, self, "hm0");
+	foreign_tap_node(_metadata, self, "hm0", true);
 }
 
 TEST_F(queues, macvtap_foreign_node_same_name)
 {
-	foreign_tap_node(_metadata, self, "mq0");
+	foreign_tap_node(_metadata, self, "mq0", true);
 }
 
-/* CAP_SYS_ADMIN out of this process's sets (CAP_NET_ADMIN kept): what a
- * runtime without it has, so open_queues takes its shared-node path. */
-static int drop_sys_admin(void)
+/* Without CAP_SYS_ADMIN there is no private node: the shared one must be
+ * told apart all the same. */
+TEST_F(queues, macvtap_foreign_node_other_name_unprivileged)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
+	foreign_tap_node(_metadata, self, "hm0", false);
+}
 
-	if (syscall(SYS_capget, &h, d))
-		return -errno;
-	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
-	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
-	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
+TEST_F(queues, macvtap_foreign_node_same_name_unprivileged)
+{
+	foreign_tap_node(_metadata, self, "mq0", false);
+}
+
+/* A frame written into fd leaves through the lower device, sent from mac. */
+static void leaves_lower(struct __test_metadata *_metadata, int fd,
+			 const char *mac, const char *marker)
+{
+	unsigned char src[6], peer[6];
+	int sock;
+
+	ASSERT_EQ(0, st_mac_parse(mac, src));
+	mac_of(_metadata, LOWER_PEER, peer);
+	sock = packet_sock(LOWER_PEER, SOCK_RAW);
+	ASSERT_LE(0, sock);
+	fd_send(_metadata, fd, vnet_hdr_size(_metadata, fd), peer, src, marker);
+	EXPECT_TRUE(wait_marker(sock, 0, marker)) TH_LOG("%s", marker);
+	close(sock);
+}
+
+/* Whether /dev/tap<ifindex of name> is the node of that macvtap (with
+ * mac): devtmpfs keeps the first device of a name, whatever namespace it
+ * is in. */
+static bool shared_node_ours(struct __test_metadata *_metadata,
+			     const char *name, const char *mac)
+{
+	unsigned char want[6];
+	struct ifreq ifr;
+	char path[32];
+	bool ours;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/tap%u", if_nametoindex(name));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	memset(&ifr, 0, sizeof(ifr));
+	ours = !st_mac_parse(mac, want) && !ioctl(fd, SIOCGIFHWADDR, &ifr) &&
+	       !strcmp(ifr.ifr_name, name) &&
+	       !memcmp(ifr.ifr_hwaddr.sa_data, want, 6);
+	close(fd);
+	return ours;
+}
+
+/*
+ * Without CAP_SYS_ADMIN the shared node is opened and checked against
+ * what the NIC is now: its queues work, and still do after the MAC was
+ * changed (as a queue's holder may, through the fd) since it was made.
+ */
+TEST_F(queues, macvtap_unprivileged_queues_after_mac_change)
+{
+	int fds[2] = { -1, -1 }, fd = -1;
+
+	macvtap_nic(_metadata, self);
+	if (!shared_node_ours(_metadata, "mq0", NIC_MAC))
+		SKIP(return, "/dev/tap%u is another namespace's macvtap (tests "
+		     "running beside this one): nothing to open without "
+		     "CAP_SYS_ADMIN", if_nametoindex("mq0"));
+	ASSERT_EQ(0, drop_sys_admin());
+	ASSERT_EQ(0, vnic_guest_nic_open_queues(self->g, 0, fds, 2))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	expect_cloexec(_metadata, fds[0]);
+	leaves_lower(_metadata, fds[0], NIC_MAC, "unpriv-q0");
+	leaves_lower(_metadata, fds[1], NIC_MAC, "unpriv-q1");
+	ASSERT_EQ(0, st_run_cmd("ip link set mq0 address 02:00:00:00:00:77"));
+	ASSERT_EQ(0, vnic_guest_nic_open_queues(self->g, 0, &fd, 1))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	leaves_lower(_metadata, fd, "02:00:00:00:00:77", "unpriv-new-mac");
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
 }
 
 /*

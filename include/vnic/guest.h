@@ -165,14 +165,17 @@ int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx,
 
 /*
  * Queue fds for handing to a hypervisor, O_CLOEXEC, owned by the caller.
- * macvtap: opens /dev/tapIFINDEX 'n' times (multi-queue when n > 1).
+ * macvtap: opens its character device 'n' times (multi-queue when n > 1);
+ * without CAP_SYS_ADMIN through the shared /dev/tapIFINDEX, which may be
+ * another namespace's macvtap of the same ifindex: refused (-ESTALE) unless
+ * it has the NIC's name and MAC.
  * tap/tun: hands over the fds opened at creation ('n' must not exceed the
  * queues asked for); later calls return -ENOENT, and so does an adopted
  * tap/tun (its fds were its creator's).  Returns 0 with fds[0..n-1]
  * filled, or a negative errno with nothing left open: -EINVAL (idx, n),
  * -ENODEV (a NIC not created, or gone), -EOPNOTSUPP (a kind without queue
- * fds: macvlan, veth), -ENOENT (fds already handed over, or adopted), or
- * open()'s.
+ * fds: macvlan, veth), -ENOENT (fds already handed over, or adopted),
+ * -ESTALE (above), or open()'s.
  */
 int vnic_guest_nic_open_queues(struct vnic_guest *g, unsigned int idx,
 			       int *fds, unsigned int n);
