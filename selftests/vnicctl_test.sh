@@ -277,6 +277,25 @@ case_gap() {
 	     ["vnic:vnic:vm1:0", "vnic:vnic:vm1:2", "vnic:vnic:vm1:3"]'
 }
 
+# The %d of --name and --peer-name is the index the NIC is tagged with, on
+# --append too: after a gap (NIC 1 gone) the next NIC is index 3 and named
+# c1h3/c1p3, neither refused for the name of NIC 2 nor named c1h2's
+# neighbour c1h1 with index 3.
+case_append_template() {
+	local args=(--kind veth --name c1h%d --naming explicit --peer-name c1p%d)
+	run 0 vc guest add c1 "${args[@]}" --nics 3 || return
+	ip link del c1h1 || return
+	run 0 vc -j guest add c1 --append "${args[@]}" || return
+	jq -e '[.nics[] | "\(.index)=\(.name)>\(.peer)"] == ["3=c1h3>c1p3"]' \
+		"$TMP/out" >/dev/null || fail "append: $(cat "$TMP/out")" || return
+	run 0 vc -j guest add c1 --append "${args[@]}" --nics 2 || return
+	jq -e '[.nics[] | "\(.index)=\(.name)>\(.peer)"] == ["4=c1h4>c1p4", "5=c1h5>c1p5"]' \
+		"$TMP/out" >/dev/null || fail "append 2: $(cat "$TMP/out")" || return
+	jqe '[.[] | select(.ifname | startswith("c1h")) | "\(.ifname)=\(.ifalias)"] | sort ==
+	     ["c1h0=vnic:vnic:c1:0", "c1h2=vnic:vnic:c1:2", "c1h3=vnic:vnic:c1:3",
+	      "c1h4=vnic:vnic:c1:4", "c1h5=vnic:vnic:c1:5"]'
+}
+
 # veth: peers named from the %d template, the pair tagged; add and show
 # print the peers.
 case_veth() {
@@ -381,7 +400,7 @@ case_stdout_full() {
 }
 
 CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage
-       append gap veth veth_peer_up tap netns features help)
+       append gap append_template veth veth_peer_up tap netns features help)
 
 # ------------------------------------------------------------------- main
 

@@ -380,18 +380,34 @@ static int nic_opts(const struct add_args *a, unsigned int idx,
 	return 0;
 }
 
+/*
+ * The tag index the next NIC gets: the guest's highest one + 1 (guest.h).
+ * Not the count of NICs: an adopted guest keeps its gaps (a NIC deleted
+ * behind its back), and a %d expanded from the count would name the new
+ * NIC after another index, or after a NIC that still exists.
+ */
+static unsigned int next_index(const struct vnic_guest *g)
+{
+	unsigned int i, next = 0, n = vnic_guest_nic_count(g);
+	VNIC_OPTS(vnic_nic_info, info);
+
+	for (i = 0; i < n; i++)
+		if (!vnic_guest_nic_info(g, i, &info) && info.tag_index >= next)
+			next = info.tag_index + 1;
+	return next;
+}
+
 static int add_nics(struct cli *cli, const struct add_args *a,
 		    struct vnic_guest *g)
 {
 	char name[VNIC_IFNAME_MAX + 1], peer[VNIC_IFNAME_MAX + 1];
-	unsigned int i, idx;
+	unsigned int i, base = next_index(g);
 	int err;
 
 	for (i = 0; i < a->nics; i++) {
 		VNIC_OPTS(vnic_nic_opts, o);
 
-		idx = vnic_guest_nic_count(g);
-		err = nic_opts(a, idx, &o, name, peer);
+		err = nic_opts(a, base + i, &o, name, peer);
 		if (err)
 			return err;
 		err = vnic_guest_add_nic(g, &o, NULL);
