@@ -285,6 +285,47 @@ case_sighup() {
 	filters_work after SIGHUP && stop_hold TERM
 }
 
+# hup_pending PID: SIGHUP waits, blocked, in PID's shared pending set.
+hup_pending() {
+	grep -q '^ShdPnd:.*[13579bdf]$' "/proc/$1/status" 2>/dev/null
+}
+
+# A SIGHUP (systemctl reload) that comes while hold still loads FILE at
+# start is a re-sync after the first sync, never the end of hold: systemd
+# counts a death by SIGHUP as a clean exit and would not restart it.  The
+# load is held open by FILE being a FIFO: a `sleep` holding its write end
+# shows that hold has opened it (and waits in the read), the policy goes
+# in only after the signal, and a regular file is renamed over the FIFO
+# first, for the re-syncs that follow.
+case_sighup_at_start() {
+	local w rc
+	mkfifo "$TMP/p.json" && write_policy "$TMP/new.json" || return
+	"$VNICCTL" filter hold "$TMP/p.json" >"$TMP/hold.out" 2>"$TMP/hold.err" &
+	HOLD=$!
+	sleep 600 >"$TMP/p.json" &
+	w=$!
+	GPID+=("$w")	# killed by cleanup
+	wait_for "hold reading FILE" \
+		eval '[ "$(readlink /proc/$w/fd/1)" = "$TMP/p.json" ]' || return
+	exec 3>"$TMP/p.json" || return
+	kill -HUP "$HOLD" || return
+	wait_for "SIGHUP pending or hold gone" \
+		eval 'hup_pending $HOLD || ! kill -0 $HOLD 2>/dev/null' || return
+	if ! kill -0 "$HOLD" 2>/dev/null; then
+		wait "$HOLD"
+		rc=$?
+		HOLD=
+		fail "hold ended by the SIGHUP at start (exit status $rc)"
+		return
+	fi
+	cp "$TMP/new.json" "$TMP/p2.json" && mv "$TMP/p2.json" "$TMP/p.json" &&
+	cat "$TMP/new.json" >&3 && exec 3>&- && kill "$w" || return
+	wait_for "first sync and the SIGHUP's" lines "$TMP/hold.out" 2 || return
+	grep -q '^2 added' "$TMP/hold.out" || fail "hold: $(cat "$TMP/hold.out")" || return
+	owned || fail "table not owned" || return
+	filters_work after the SIGHUP at start && stop_hold TERM
+}
+
 # SIGTERM and SIGINT: exit 0, the rules stay (persisted, no longer owned),
 # the next vnicctl can take the table over.
 case_sigterm() {
@@ -351,6 +392,6 @@ case_bad_start() {
 	EOF
 }
 
-CASES=(tamper file_change symlink_file sighup sigterm invalid_file bad_start)
+CASES=(tamper file_change symlink_file sighup sighup_at_start sigterm invalid_file bad_start)
 
 tap_main ip jq nft unshare nsenter python3 timeout -- "$@"

@@ -5,8 +5,9 @@
  * process can flush or delete it.  For operators who use the CLI rather
  * than a program linking libvnic; tools/vnicctl-filter-hold@.service runs it.
  *
- *   1. Load FILE (exit 2 if it is bad), open the table claiming it (owner
- *      and persist flags, cli_filter_open()), sync (exit 1 if refused).
+ *   1. Block the signals of step 2, load FILE (exit 2 if it is bad), open
+ *      the table claiming it (owner and persist flags, cli_filter_open()),
+ *      sync (exit 1 if refused).
  *   2. Wait in poll() on a signalfd (SIGHUP, SIGTERM, SIGINT: blocked, so
  *      nothing runs in a handler) and an inotify watch of FILE's directory:
  *      an editor that writes a new file and renames it over FILE replaces
@@ -298,13 +299,17 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 		return cli_usage_err("filter hold", "needs a file it can read again, not standard input");
 	if (cli->no_owner)
 		return cli_usage_err("filter hold", "--no-owner: hold exists to own the table");
+	/* Signals blocked first: a SIGHUP (systemctl reload) while FILE
+	 * loads would otherwise end hold, a death systemd counts as clean
+	 * and does not restart; blocked, it re-syncs after the first sync. */
+	ret = signals(&h, &set);
 	/* A bad file is refused before any netlink traffic (exit 2). */
-	identity(h.file, &h.seen);
-	ret = cli_policy_load(h.file, &p);
-	/* Signals and the watch before the first sync: a change or a SIGTERM
-	 * that comes while it runs is handled right after it. */
-	if (!ret)
-		ret = signals(&h, &set);
+	if (!ret) {
+		identity(h.file, &h.seen);
+		ret = cli_policy_load(h.file, &p);
+	}
+	/* The watch before the first sync: a change or a SIGTERM that comes
+	 * while it runs is handled right after it. */
 	if (!ret)
 		ret = watch_dir(&h);
 	if (!ret)
