@@ -546,6 +546,25 @@ case_usage() {
 	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset"
 }
 
+# A FILE that cannot be read says why, not that its JSON ends early: a
+# directory (a path one level short), a missing file, stdin a directory;
+# exit 2, no table.  Read errors are not JSON syntax errors.
+case_unreadable_file() {
+	local cmd
+	for cmd in apply sync diff render hold; do
+		run 2 vc filter "$cmd" "$TMP" || return
+		expect_eq "$(cat "$TMP/err")" "vnicctl: $TMP: Is a directory" \
+			"filter $cmd DIR" || return
+		run 2 vc filter "$cmd" "$TMP/nosuch.json" || return
+		expect_eq "$(cat "$TMP/err")" \
+			"vnicctl: $TMP/nosuch.json: No such file or directory" \
+			"filter $cmd missing file" || return
+	done
+	run 2 vc filter apply - <"$TMP" || return
+	expect_eq "$(cat "$TMP/err")" "vnicctl: <stdin>: Is a directory" "stdin" || return
+	expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset"
+}
+
 # help: the filter text, with the file format and the table's owner.
 case_help() {
 	run 0 vc help filter || return
@@ -824,7 +843,7 @@ case_feature_cache() {
 		fail "a file written with VNICCTL_FEATURES_FILE empty"
 }
 
-CASES=(apply show counter remove sync_same sync_changed bad_json render
+CASES=(apply show counter remove sync_same sync_changed bad_json unreadable_file render
        readonly owned_show netns owner held usage help
        failures_leave_nothing
        damaged_table_refused bpf_backend feature_cache)

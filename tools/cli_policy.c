@@ -489,6 +489,32 @@ static int walk(struct walk *w, json_t *root)
 
 /* ------------------------------------------------------------ entry */
 
+/*
+ * FILE ("-": stdin) parsed; NULL with *err set when it could not be read
+ * (a directory, EIO): jansson takes a read error for the end of the input
+ * and would report "'[' or '{' expected near end of file".
+ */
+static json_t *load_json(const char *file, size_t flags, json_error_t *jerr,
+			 int *err)
+{
+	FILE *fp = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	json_t *root;
+
+	*err = 0;
+	if (!fp) {
+		*err = errno;
+		return NULL;
+	}
+	clearerr(fp);
+	errno = 0;
+	root = json_loadf(fp, flags, jerr);
+	if (!root && ferror(fp))
+		*err = errno ? errno : EIO;
+	if (fp != stdin)
+		fclose(fp);
+	return root;
+}
+
 int cli_policy_load(const char *file, struct vnic_policy **out)
 {
 	json_error_t jerr;
@@ -497,12 +523,11 @@ int cli_policy_load(const char *file, struct vnic_policy **out)
 	json_t *root;
 	int err, ret;
 
-	if (!strcmp(file, "-"))
-		root = json_loadf(stdin, flags, &jerr);
-	else
-		root = json_load_file(file, flags, &jerr);
+	root = load_json(file, flags, &jerr, &err);
 	if (!root) {
-		if (jerr.line < 0)
+		if (err)
+			fprintf(stderr, "vnicctl: %s: %s\n", w.file, strerror(err));
+		else if (jerr.line < 0)
 			fprintf(stderr, "vnicctl: %s\n", jerr.text);
 		else
 			fprintf(stderr, "vnicctl: %s:%d:%d: %s\n", w.file,
