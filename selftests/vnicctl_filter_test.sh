@@ -572,8 +572,11 @@ case_help() {
 		fail "help filter: $(cat "$TMP/out")" || return
 	run 0 vc filter --help || return
 	grep -q '^Usage: vnicctl .*filter apply' "$TMP/out" || fail "filter --help" || return
+	grep -q '^ *vnicctl .*filter diff FILE' "$TMP/out" &&
+	grep -q '^  diff ' "$TMP/out" || fail "filter --help lacks diff" || return
 	run 0 vc --help || return
-	grep -q 'filter sync FILE' "$TMP/out" || fail "--help lacks filter"
+	grep -q 'filter sync FILE' "$TMP/out" || fail "--help lacks filter" || return
+	grep -q 'filter diff FILE' "$TMP/out" || fail "--help lacks filter diff"
 }
 
 # Failed commands leave the ruleset as it was, to the byte, and make no
