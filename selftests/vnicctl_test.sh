@@ -263,6 +263,27 @@ case_usage() {
 	expect_eq "$(ip -o link | wc -l)" 3 "links (lo, lower0, lower0p)"
 }
 
+# An option that is not unknown is not called unknown: an abbreviation of
+# several options names them, a flag given "=ARG" says it takes none;
+# exit 2, nothing made.
+case_usage_messages() {
+	local args want
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run 2 vc $args || return
+		expect_eq "$(head -1 "$TMP/err")" "vnicctl: $want" "'$args'" || return
+	done <<-'EOF'
+	guest add vm1 --kind veth --peer p0|guest add: option '--peer' is ambiguous: --peer-name, --peer-netns, --peer-up
+	guest add vm1 --kind macvtap --lower lower0 --nic 2|guest add: option '--nic' is ambiguous: --nics, --nic-netns
+	guest add vm1 --kind tap --up=1|guest add: option '--up' takes no argument
+	--n x guest list|option '--n' is ambiguous: --netns, --no-owner
+	--json=1 guest list|option '--json' takes no argument
+	gc --dry-run=yes|gc: option '--dry-run' takes no argument
+	guest add vm1 --kind tap --frob|guest add: unknown option '--frob'
+	EOF
+	expect_eq "$(tagged vnic:)" 0 "tagged links"
+}
+
 # A guest whose NIC 1 was deleted behind its back: show keeps the tag
 # indexes (0, 2) and --append takes a fresh one (3), never a used one.
 case_gap() {
@@ -399,7 +420,7 @@ case_stdout_full() {
 	expect_eq "$?" 2 "exit status of 'filter diff' >/dev/full ($(cat "$TMP/err"))"
 }
 
-CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage
+CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage usage_messages
        append gap append_template veth veth_peer_up tap netns features help)
 
 # ------------------------------------------------------------------- main

@@ -60,7 +60,8 @@ int cli_open_netns(const char *arg, int *fd);
 /* cli_util.c */
 __printf(2, 3)
 int cli_usage_err(const char *cmd, const char *fmt, ...);
-int cli_bad_opt(const char *cmd, char **argv, int c);
+struct option;
+int cli_bad_opt(const char *cmd, const struct option *opts, char **argv, int c);
 int cli_parse_u32(const char *cmd, const char *opt, const char *arg,
 		  uint32_t min, uint32_t max, uint32_t *out);
 bool cli_has_template(const char *s);

@@ -253,7 +253,7 @@ static int parse_args(struct add_args *a, int argc, char **argv)
 			return CLI_OK;
 		}
 		if (c < O_KIND || c >= O__END)
-			return cli_bad_opt(CMD, argv, c);
+			return cli_bad_opt(CMD, add_opts, argv, c);
 		a->seen |= 1ull << (c - O_KIND);
 		if (!add_opts[c - O_KIND].has_arg) {
 			parse_flag(a, c);

@@ -58,7 +58,7 @@ static int parse_args(struct gc_args *a, int argc, char **argv)
 			usage_gc(stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_opt(CMD, argv, c);
+			return cli_bad_opt(CMD, gc_opts, argv, c);
 		}
 	}
 	/* "gc vm1" would keep nothing and delete vm1 with the rest: refuse. */

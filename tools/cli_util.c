@@ -27,15 +27,47 @@ int cli_usage_err(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
-/* A getopt_long() error ('?' or ':') as a usage error. */
-int cli_bad_opt(const char *cmd, char **argv, int c)
+/* The long options of opts that "--NAME" (up to '=') abbreviates. */
+static unsigned int matches(const struct option *opts, const char *arg,
+			    char *buf, size_t len)
+{
+	size_t n = strcspn(arg + 2, "="), used = 0;
+	unsigned int count = 0;
+
+	buf[0] = '\0';
+	for (; opts->name; opts++) {
+		if (strncmp(opts->name, arg + 2, n))
+			continue;
+		count++;
+		if (used < len)
+			used += snprintf(buf + used, len - used, "%s--%s",
+					 used ? ", " : "", opts->name);
+	}
+	return count;
+}
+
+/*
+ * A getopt_long() error ('?' or ':') as a usage error.  getopt_long() says
+ * "unknown" (optopt 0) for an abbreviation of several options too, and
+ * gives a long option's value for "--flag=ARG": name which it was.
+ */
+int cli_bad_opt(const char *cmd, const struct option *opts, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];
+	char names[256];
 
 	if (c == ':')
 		return cli_usage_err(cmd, "option '%s' needs an argument", arg);
 	if (optopt && strncmp(arg, "--", 2))
 		return cli_usage_err(cmd, "unknown option '-%c'", optopt);
+	if (!strncmp(arg, "--", 2) && arg[2]) {
+		if (optopt && strchr(arg, '='))
+			return cli_usage_err(cmd, "option '%.*s' takes no argument",
+					     (int)strcspn(arg, "="), arg);
+		if (matches(opts, arg, names, sizeof(names)) > 1)
+			return cli_usage_err(cmd, "option '%.*s' is ambiguous: %s",
+					     (int)strcspn(arg, "="), arg, names);
+	}
 	return cli_usage_err(cmd, "unknown option '%s'", arg);
 }
 

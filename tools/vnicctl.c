@@ -131,7 +131,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 		case 'V':
 			return print_version();
 		default:
-			return cli_bad_opt(NULL, argv, c);
+			return cli_bad_opt(NULL, global_opts, argv, c);
 		}
 	}
 	if (cli->owner && !valid_owner(cli->owner))
