@@ -528,8 +528,17 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 	quarantine(lc, name);
 }
 
-/* 0, or -ENOMEM: the table no longer says which names are taken (the
- * caller's rebuild fails rather than trust it). */
+/*
+ * 0, or -ENOMEM: the table no longer says which names are taken (the
+ * caller's rebuild fails rather than trust it).
+ *
+ * The name map only holds what the ifindex map holds (a name is put with
+ * its link and deleted, if still that link's, when the link loses it), and
+ * the ifindex map ends as each link's last event says: so once the events
+ * are applied, a name the map answers is that link's.  A stale entry of
+ * the dump may drop a name another link has (a miss: the kernel is asked),
+ * which that link's next event puts back.
+ */
 static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 {
 	struct lc_link *l = find_link(lc, la->ifindex);
@@ -537,12 +546,15 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 	int err;
 
 	if (l) {
-		if (named && !strcmp(la->name, l->name))
-			/* Same name: a state change.  The bits are set
-			 * again: a replayed delete of an older link of this
-			 * name (one the dump still showed) may have cleared
-			 * them. */
-			return claim(lc, l->name);
+		if (named && !strcmp(la->name, l->name)) {
+			/* Same name: a state change.  The bits and the name
+			 * are set again: a replayed delete of an older link
+			 * of this name (one the dump still showed) may have
+			 * cleared them. */
+			err = claim(lc, l->name);
+			return err ? err : namemap_put(&lc->names, l->name,
+						       l->ifindex);
+		}
 		if (la->type == RTM_NEWLINK && !la->name)
 			return 0;	/* says nothing about the name */
 		forget_link(lc, l);	/* deleted, or renamed */
