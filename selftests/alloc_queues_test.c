@@ -18,8 +18,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include <unistd.h>
 
 /* See alloc_kinds_test.c. */
@@ -251,21 +249,6 @@ TEST_F(queues, macvtap_two_queues)
 	close(fds[1]);
 }
 
-/* CAP_SYS_ADMIN out of this process's sets (CAP_NET_ADMIN kept): what a
- * runtime without it has, so open_queues takes its shared-node path. */
-static int drop_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -errno;
-	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
-	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
-	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
-}
-
 /*
  * /dev is not per namespace: /dev/tap<ifindex> of a macvtap here may be
  * the node of another namespace's macvtap with the same ifindex (devtmpfs
@@ -292,7 +275,7 @@ static void foreign_tap_node(struct __test_metadata *_metadata,
 	if (l.ifindex != 4)
 		SKIP(goto out, "ifindexes did not line up (%d)", l.ifindex);
 	if (!privileged)
-		ASSERT_EQ(0, drop_sys_admin());
+		ASSERT_EQ(0, st_drop_sys_admin());
 	nfd = st_count_fds();
 	ret = vnic_guest_nic_open_queues(self->g, 0, &fd, 1);
 	TH_LOG("open_queues: %d %s", ret, ret ? vnic_ctx_errmsg(self->ctx) : "");
@@ -391,7 +374,7 @@ TEST_F(queues, macvtap_unprivileged_queues_after_mac_change)
 		SKIP(return, "/dev/tap%u is another namespace's macvtap (tests "
 		     "running beside this one): nothing to open without "
 		     "CAP_SYS_ADMIN", if_nametoindex("mq0"));
-	ASSERT_EQ(0, drop_sys_admin());
+	ASSERT_EQ(0, st_drop_sys_admin());
 	ASSERT_EQ(0, vnic_guest_nic_open_queues(self->g, 0, fds, 2))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	expect_cloexec(_metadata, fds[0]);
@@ -420,7 +403,7 @@ static void gone_enodev(struct __test_metadata *_metadata,
 	macvtap_nic(_metadata, self);
 	ASSERT_EQ(0, st_run_cmd("ip link del mq0"));
 	if (!privileged)
-		ASSERT_EQ(0, drop_sys_admin());
+		ASSERT_EQ(0, st_drop_sys_admin());
 	nfd = st_count_fds();
 	EXPECT_EQ(-ENODEV, vnic_guest_nic_open_queues(self->g, 0, &fd, 1))
 		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));

@@ -19,8 +19,6 @@
 #include <net/if.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -2772,21 +2770,6 @@ static bool kernel_has_cap_bpf(void)
 	return last >= CAP_BPF_BIT;
 }
 
-/* CAP_SYS_ADMIN out of the calling process's effective and permitted
- * sets, the others (CAP_BPF, CAP_NET_ADMIN) kept. */
-static int drop_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -errno;
-	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
-	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
-	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
-}
-
 /* vnic_bpf_open(), then a sync of p when it opened, in a child without
  * CAP_SYS_ADMIN: the open's return, its message in msg. */
 static int open_without_sys_admin(struct pkt_topo *t, const struct vnic_policy *p,
@@ -2803,7 +2786,7 @@ static int open_without_sys_admin(struct pkt_topo *t, const struct vnic_policy *
 		struct vnic_bpf *b = NULL;
 		char out[512];
 
-		ret = drop_sys_admin();
+		ret = st_drop_sys_admin();
 		if (!ret)
 			ret = vnic_bpf_open(t->ctx, NULL, &b);
 		snprintf(out, sizeof(out), "%d %s", ret, ret ? vnic_ctx_errmsg(t->ctx) : "");

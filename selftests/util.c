@@ -14,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "util.h"
 
@@ -569,4 +572,17 @@ int st_nic_check(const struct vnic_nic_info *info, const struct ip_link *l,
 		FAIL("%s: alias '%s', expected '%s'", l->ifname, l->alias,
 		     e->alias);
 	return link_check(info, l, e, why, len);
+}
+
+int st_drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+	d[0].permitted &= ~(1u << CAP_SYS_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }

@@ -151,6 +151,11 @@ struct nic_expect {
 int st_nic_check(const struct vnic_nic_info *info, const struct ip_link *l,
 	      const struct nic_expect *e, char *why, size_t len);
 
+/* CAP_SYS_ADMIN out of the calling thread's effective, permitted and
+ * inheritable sets, the others (CAP_NET_ADMIN, CAP_BPF) kept: what a
+ * runtime without it has.  0 or -errno. */
+int st_drop_sys_admin(void);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 long long st_now_ms(void);
 
