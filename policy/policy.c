@@ -424,6 +424,18 @@ static int check_nic_of(struct vnic_policy *p, const struct pguest *g,
 	if (!info.created)
 		return bad(p, -EINVAL, g->name, "NIC %u of guest %s is not created",
 			   i, vnic_guest_name(ag));
+	/* The allocator knows the device's own MAC, which is the guest's
+	 * only where the guest uses the device itself: every MAC-keyed
+	 * switch (mac-spoof, arp-spoof, nd-spoof, the link-local) would
+	 * drop the guest's own frames. */
+	if (info.kind == VNIC_KIND_VETH || info.kind == VNIC_KIND_TAP)
+		return bad(p, -EOPNOTSUPP, g->name, "NIC %s (%u of allocator guest "
+			   "%s) is a %s: the guest sends from %s, not from the "
+			   "device's; add it with vnic_policy_add_nic() and the "
+			   "guest's MAC", info.name, i, vnic_guest_name(ag),
+			   vnic_kind_name(info.kind),
+			   info.kind == VNIC_KIND_VETH ? "the peer's MAC" :
+			   "the virtual machine's NIC's MAC");
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", info.mac[0],
 		 info.mac[1], info.mac[2], info.mac[3], info.mac[4], info.mac[5]);
 	o.ifname = info.name;

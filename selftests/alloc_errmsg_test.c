@@ -456,7 +456,7 @@ TEST_F_TIMEOUT(nomem, every_allocation_of_every_call, 120)
  * for guest g2 only when the failed call was about g2).
  */
 static int policy_call(struct vnic_ctx *ctx, struct vnic_policy *p,
-		       struct vnic_guest *g, int call)
+		       struct vnic_guest *g, struct vnic_guest *macv, int call)
 {
 	static const char *const v4[] = { "192.0.2.1", "192.0.2.2" };
 	static const char *const v6[] = { "2001:db8::1", "2001:db8::2" };
@@ -478,7 +478,7 @@ static int policy_call(struct vnic_ctx *ctx, struct vnic_policy *p,
 	case 2:
 		return vnic_policy_add_rule(p, "g0", &rule);
 	case 3:
-		return vnic_policy_add_nics_of(p, "g0", g);
+		return vnic_policy_add_nics_of(p, "g0", macv);
 	case 4:
 		return vnic_guest_add_nic(g, &veth, NULL);
 	default:
@@ -491,8 +491,10 @@ static int policy_call(struct vnic_ctx *ctx, struct vnic_policy *p,
 
 TEST_F_TIMEOUT(nomem, every_allocation_of_policy_calls, 60)
 {
+	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "pm%d");
+	struct vnic_guest *g, *macv;
 	struct vnic_policy *p;
-	struct vnic_guest *g;
 	int ret, call;
 	long nth;
 
@@ -500,12 +502,17 @@ TEST_F_TIMEOUT(nomem, every_allocation_of_policy_calls, 60)
 		SKIP(return, "allocation hooks conflict with the address sanitizer");
 	ASSERT_EQ(0, guest_build(self->ctx, &g));
 	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	/* vnic_policy_add_nics_of() takes macvtaps and macvlans only. */
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "g4", &macv));
+	ASSERT_EQ(0, vnic_guest_add_nic(macv, &mvt, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(macv, &mvt, NULL));
+	ASSERT_EQ(0, vnic_guest_create(macv)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
 	for (call = 0; call < 6; call++) {
 		for (nth = 1;; nth++) {
 			ASSERT_EQ(0, vnic_policy_new(self->ctx, &p));
 			ASSERT_EQ(0, vnic_policy_add_guest(p, "g0", NULL));
 			nomem_arm(nth);
-			ret = policy_call(self->ctx, p, g, call);
+			ret = policy_call(self->ctx, p, g, macv, call);
 			if (!nomem_disarm()) {
 				EXPECT_EQ(0, ret) TH_LOG("call %d: %s", call,
 							 vnic_policy_errmsg(p));
@@ -525,6 +532,7 @@ TEST_F_TIMEOUT(nomem, every_allocation_of_policy_calls, 60)
 		TH_LOG("call %d: %ld allocations", call, nth - 1);
 	}
 	EXPECT_EQ(0, vnic_guest_destroy(g));
+	EXPECT_EQ(0, vnic_guest_destroy(macv));
 }
 
 TEST_HARNESS_MAIN

@@ -688,6 +688,41 @@ static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
 	}
 PKT_CASES(PKT_TEST)
 
+/*
+ * vnic_policy_add_nics_of() takes each NIC's MAC from the allocator: the
+ * device's own.  That is the guest's MAC on a macvtap, but a veth's guest
+ * sends from the peer (here PKT_NIC_MAC) and a tap's from the virtual
+ * machine's NIC (PKT_NIC_MAC; the tap's own MAC is random): mac-spoof then
+ * dropped every frame the guest sent.  Whatever the call accepts must
+ * carry the guest's frames; a veth or tap is refused, naming the NIC, and
+ * nothing is added.
+ */
+TEST_F(pkt, nics_of_allocator_guest_carry_its_frames)
+{
+	VNIC_OPTS(vnic_guest_policy, gp, .switches = VNIC_SW_MAC_SPOOF,
+		  .switches_set = 1);
+	struct vnic_filter_result res;
+	int ret;
+
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	/* mac-spoof alone: the guest's legit frame (and the control after
+	 * it) need no address, which the call does not add. */
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, PKT_GUEST, &gp));
+	ret = vnic_policy_add_nics_of(self->p, PKT_GUEST, self->t.g);
+	if (ret) {
+		EXPECT_NE(VNIC_KIND_MACVTAP, (int)variant->kind)
+			TH_LOG("macvtap refused: %s", vnic_policy_errmsg(self->p));
+		EXPECT_EQ(-EOPNOTSUPP, ret);
+		EXPECT_NE(NULL, strstr(vnic_policy_errmsg(self->p), self->t.nic))
+			TH_LOG("%s", vnic_policy_errmsg(self->p));
+		EXPECT_EQ(-EINVAL, vnic_policy_check(self->p)) TH_LOG("a NIC was added");
+		return;
+	}
+	apply_policy_in(_metadata, &self->t, &self->n, variant->prefixes,
+			self->p, &res);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
 /* --- the table as nft(8) sees it; batches; ownership; restart --- */
 
 FIXTURE(nft) {

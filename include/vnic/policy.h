@@ -114,8 +114,11 @@ int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 			const struct vnic_nic_policy *nic);
 /* Every created NIC of an allocator guest, with its name, kind and MAC, and
  * no addresses (switches that need addresses then drop all but DHCP/DAD).
- * Returns 0, or as vnic_policy_add_nic() (-EINVAL also for a NIC of g not
- * created); nothing is added on failure. */
+ * Macvtap and macvlan NICs only: the device's MAC is the guest's there,
+ * where a veth's guest sends from the peer and a tap's from the virtual
+ * machine's NIC (add those with vnic_policy_add_nic()).  Returns 0, or as
+ * vnic_policy_add_nic() (-EINVAL also for a NIC of g not created,
+ * -EOPNOTSUPP also for a veth or tap); nothing is added on failure. */
 int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest,
 			    const struct vnic_guest *g);
 /* Append a rule to a guest added before.  Returns 0, -ENOENT (no such
