@@ -348,7 +348,7 @@ static struct nftnl_rule *custom_rule(struct put *pt, const char *chain,
 		e_meta(r, NFT_META_L4PROTO);
 		e_cmp(r, &pr->l4proto, 1);
 	}
-	if (pr->pmin)
+	if (pr->pmin || pr->pmax)	/* 0, 0: any port; 0-N is a range */
 		e_ports(r, pr);
 	if (!pr->accept) {
 		e = add_expr(r, "objref");

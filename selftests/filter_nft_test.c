@@ -35,6 +35,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/common.h>
 #include <libnftnl/table.h>
+#include <linux/if_ether.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
@@ -721,6 +722,46 @@ TEST_F(pkt, nics_of_allocator_guest_carry_its_frames)
 	apply_policy_in(_metadata, &self->t, &self->n, variant->prefixes,
 			self->p, &res);
 	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
+/* TCP from the guest to port dport: arrived (or not) as want says, and
+ * the control frame after it did. */
+static void expect_tcp_port(struct __test_metadata *_metadata, struct pkt_topo *t,
+			    uint16_t dport, enum pkt_verdict want)
+{
+	const struct pkt_frame f = { .ethertype = ETH_P_IP, .proto = IPPROTO_TCP,
+				     .dport = dport };
+	struct pkt_outcome o;
+
+	ASSERT_EQ(0, pkt_frame_run(t, &f, PKT_OUT, &o));
+	EXPECT_TRUE(o.control_seen) TH_LOG("TCP %u: the control never arrived", dport);
+	EXPECT_EQ(want == PKT_PASS, o.seen)
+		TH_LOG("TCP to port %u on %s: %s, expected it %s", dport,
+		       kind_str(t->kind), o.seen ? "arrived" : "dropped",
+		       want == PKT_PASS ? "to arrive" : "dropped");
+}
+
+/*
+ * A rule's port range may start at 0 (vnic_rule: only 0, 0 is "any"): the
+ * model keeps 0-100 and render prints "tcp dport 0-100", but the backend
+ * left the port match out whenever dport_min was 0, so the rule dropped
+ * every TCP packet of the guest.
+ */
+TEST_F(pkt, rule_port_range_from_zero)
+{
+	VNIC_OPTS(vnic_rule, r, .l4proto = IPPROTO_TCP, .dport_min = 0,
+		  .dport_max = 100, .action = VNIC_RULE_DROP);
+	struct vnic_filter_result res;
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_policy_add_rule(self->p, PKT_GUEST, &r))
+		TH_LOG("%s", vnic_policy_errmsg(self->p));
+	apply_policy_in(_metadata, &self->t, &self->n, variant->prefixes,
+			self->p, &res);
+	expect_tcp_port(_metadata, &self->t, 200, PKT_PASS);
+	expect_tcp_port(_metadata, &self->t, 100, PKT_DROP);
+	expect_tcp_port(_metadata, &self->t, 101, PKT_PASS);
 }
 
 /* --- the table as nft(8) sees it; batches; ownership; restart --- */
