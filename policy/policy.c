@@ -485,9 +485,11 @@ VNIC_EXPORT int vnic_policy_add_nics_of(struct vnic_policy *p, const char *guest
 	uint32_t gi;
 	int err;
 
-	if (!p || !ag)
+	if (!p)
 		return -EINVAL;
 	vnic_clear_err(p->ctx);
+	if (!ag)
+		return bad(p, -EINVAL, guest, "no allocator guest (NULL)");
 	if (!guest || policy_find(p, guest, &gi))
 		return bad(p, -ENOENT, guest, "no such guest in the policy");
 	g = p->g[gi];

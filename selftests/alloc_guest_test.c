@@ -490,6 +490,24 @@ TEST(policy_null_rule_refused)
 	vnic_policy_free(p);
 }
 
+/* A NULL allocator guest says so: the message is not the one an earlier
+ * call on the policy left (policy.h: why the last call failed). */
+TEST(policy_nics_of_null_guest_has_its_own_message)
+{
+	struct vnic_policy *p;
+
+	ASSERT_EQ(0, vnic_policy_new(NULL, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g", NULL));
+	EXPECT_EQ(-EEXIST, vnic_policy_add_guest(p, "g", NULL));
+	EXPECT_EQ(-EINVAL, vnic_policy_add_nics_of(p, "g", NULL));
+	EXPECT_EQ(NULL, strstr(vnic_policy_errmsg(p), "already"))
+		TH_LOG("the earlier failure's: %s", vnic_policy_errmsg(p));
+	EXPECT_NE(NULL, strstr(vnic_policy_errmsg(p), "guest g: no allocator guest"))
+		TH_LOG("%s", vnic_policy_errmsg(p));
+	EXPECT_EQ(-EINVAL, vnic_policy_check(p)) TH_LOG("a NIC was added");
+	vnic_policy_free(p);
+}
+
 /* --- all or nothing: the kernel rejects NIC k --- */
 
 FIXTURE(faults) {
