@@ -25,6 +25,8 @@ void inst_clear(struct vnic_nft *n)
 	n->inst = NULL;
 	n->ninst = n->capinst = 0;
 	strmap_free(&n->inst_map);
+	free(n->inst_keys);
+	n->inst_keys = NULL;
 	strmap_free(&n->nic_owner);
 	for (i = 0; i < n->nkey_blocks; i++)
 		free(n->nic_keys[i]);
@@ -107,17 +109,50 @@ struct installed *inst_find(struct vnic_nft *n, const char *name)
 	return &n->inst[i];
 }
 
-/* The map borrows inst[].name: the array only grows by realloc, so the
- * map is rebuilt then. */
+/* The slot of key in inst_keys: its entry, or the free slot it goes to
+ * (the table is at most half full).  An entry of a guest forgotten since
+ * (inst_forget()) is reused by the next guest of that key. */
+static uint32_t *key_slot(const struct vnic_nft *n, uint32_t key)
+{
+	uint32_t mask = 2 * n->capinst - 1, i;
+
+	for (i = (key * 2654435761u) & mask; n->inst_keys[i];
+	     i = (i + 1) & mask)
+		if (n->inst[n->inst_keys[i] - 1].key == key)
+			break;
+	return &n->inst_keys[i];
+}
+
+const struct installed *inst_by_key(const struct vnic_nft *n, uint32_t key)
+{
+	const struct installed *in;
+	uint32_t v;
+
+	if (!n->inst_keys)
+		return NULL;
+	v = *key_slot(n, key);
+	in = v ? &n->inst[v - 1] : NULL;
+	return in && in->name[0] ? in : NULL;
+}
+
+/* The maps borrow inst[].name and index inst[]: the array only grows by
+ * realloc, so they are rebuilt then. */
 static int inst_rehash(struct vnic_nft *n)
 {
 	unsigned int i;
 	int err = 0;
 
 	strmap_free(&n->inst_map);
-	for (i = 0; i < n->ninst && !err; i++)
-		if (n->inst[i].name[0])
-			err = strmap_add(&n->inst_map, n->inst[i].name, i);
+	free(n->inst_keys);
+	n->inst_keys = calloc(2 * n->capinst, sizeof(*n->inst_keys));
+	if (!n->inst_keys)
+		return -ENOMEM;
+	for (i = 0; i < n->ninst && !err; i++) {
+		if (!n->inst[i].name[0])
+			continue;
+		err = strmap_add(&n->inst_map, n->inst[i].name, i);
+		*key_slot(n, n->inst[i].key) = i + 1;
+	}
 	return err;
 }
 
@@ -152,9 +187,10 @@ struct installed *inst_new(struct vnic_nft *n, const char *name)
 	in = &n->inst[n->ninst];
 	memset(in, 0, sizeof(*in));
 	memcpy(in->name, name, len);
+	in->key = guest_key(in->name);
 	if (strmap_add(&n->inst_map, in->name, n->ninst))
 		return NULL;
-	n->ninst++;
+	*key_slot(n, in->key) = ++n->ninst;
 	return in;
 }
 

@@ -197,6 +197,7 @@ struct hook_prefix {
 
 struct installed {
 	char name[POLICY_GUEST_MAX + 1];
+	uint32_t key;			/* guest_key(name) */
 	uint64_t digest;
 	struct pguest *g;		/* what was installed, or NULL (read back) */
 	int *ifindex;			/* of g's NICs at install time */
@@ -221,6 +222,9 @@ struct vnic_nft {
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
 	struct strmap inst_map;		/* name -> index in inst */
+	/* guest_key() -> index in inst + 1 (0: free), open addressing,
+	 * twice capinst slots: which installed guest has a key. */
+	uint32_t *inst_keys;
 	/* NIC name -> index in inst of the guest that last claimed it (an
 	 * entry is checked against that guest before it is believed); the
 	 * keys are the handle's own copies. */
@@ -478,12 +482,17 @@ struct resolved {
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r);
 void resolved_free(struct resolved *r);
+/* No guest of p has the guests-set key of an installed guest of another
+ * name: 0, or -EEXIST naming both (resolve_policy() checks p's own). */
+int keys_free(struct vnic_nft *n, const struct vnic_policy *p);
 /* The handle's socket for SIOCGIFINDEX / SIOCGIFNAME, in ctx's netns. */
 int ifsock_get(struct vnic_nft *n);
 
 /* installed.c: the guests the handle knows. */
 void inst_clear(struct vnic_nft *n);
 struct installed *inst_find(struct vnic_nft *n, const char *name);
+/* The installed guest whose guests-set key is key, or NULL. */
+const struct installed *inst_by_key(const struct vnic_nft *n, uint32_t key);
 struct installed *inst_new(struct vnic_nft *n, const char *name);
 /* Room for more guests (and nics NICs) without moving the array or
  * growing the maps again. */

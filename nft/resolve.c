@@ -75,6 +75,66 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 }
 
 /*
+ * The guests set is keyed by a 32-bit hash of each guest's name
+ * (guest_key()), so two names among N guests share a key with a chance of
+ * about N^2 / 2^33 (1% at 10,000): vm337081 and vm523190 do.  Installed
+ * together, one element would stand for both guests: the commit fails on
+ * it, or a sync writes one of them and the table no longer reads back.  So
+ * a guest whose key another guest of the policy, or an installed guest the
+ * change keeps, has is refused before anything is sent, naming both.
+ */
+static int keys_clash(struct vnic_nft *n, const char *a, const char *b,
+		      uint32_t key)
+{
+	return vnic_set_err(n->ctx, -EEXIST, VNIC_STEP_VALIDATE, -1, NULL,
+			    "guests %s and %s have the same key 0x%08x in the "
+			    "guests set (a hash of the name): one table cannot "
+			    "hold both, rename one; nothing was changed",
+			    a, b, key);
+}
+
+/* Two guests of p with one key. */
+static int keys_unique(struct vnic_nft *n, const struct vnic_policy *p)
+{
+	unsigned int size = 16, i, h;
+	uint32_t *set, *keys;
+	int err = 0;
+
+	while (size < 2 * p->n)
+		size *= 2;
+	set = calloc(size, sizeof(*set));	/* guest index + 1, 0: free */
+	keys = calloc(p->n + 1, sizeof(*keys));
+	if (!set || !keys)
+		err = -ENOMEM;
+	for (i = 0; i < p->n && !err; i++) {
+		keys[i] = guest_key(p->g[i]->name);
+		for (h = (keys[i] * 2654435761u) & (size - 1);
+		     set[h] && keys[set[h] - 1] != keys[i]; h = (h + 1) & (size - 1))
+			;
+		if (set[h])
+			err = keys_clash(n, p->g[set[h] - 1]->name, p->g[i]->name,
+					 keys[i]);
+		set[h] = i + 1;
+	}
+	free(set);
+	free(keys);
+	return err;
+}
+
+int keys_free(struct vnic_nft *n, const struct vnic_policy *p)
+{
+	const struct installed *in;
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++) {
+		in = inst_by_key(n, guest_key(p->g[i]->name));
+		if (in && strcmp(in->name, p->g[i]->name))
+			return keys_clash(n, in->name, p->g[i]->name, in->key);
+	}
+	return 0;
+}
+
+/*
  * Every NIC of p by name (policy_resolve_nics(): from the context's link
  * table when it is exact, else SIOCGIFINDEX on a socket of the context's
  * namespace, which costs a name lookup where an RTM_GETLINK reply carries
@@ -84,8 +144,10 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {
-	int err = policy_resolve_nics(n->ctx, p, &n->ifsock, &r->ifi, &r->off);
+	int err = keys_unique(n, p);
 
+	if (!err)
+		err = policy_resolve_nics(n->ctx, p, &n->ifsock, &r->ifi, &r->off);
 	if (err)
 		return err;
 	r->digest = calloc(p->n + 1, sizeof(*r->digest));

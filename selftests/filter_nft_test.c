@@ -1516,6 +1516,114 @@ TEST_F(nft, one_device_two_guests_by_altname_refused)
 	free(after);
 }
 
+/* Two names whose guests-set keys (guest_key(): FNV-1a, low 32 bits)
+ * are the same, 0xf0268c22. */
+#define KEY_TWIN_A	"vm337081"
+#define KEY_TWIN_B	"vm523190"
+
+/* A policy of guest name with one NIC (dev, MAC mac) and, if name2, guest
+ * name2 with NIC dev2; mac-spoof alone on each. */
+static int policy_named(const char *name, const char *dev, const char *mac,
+			const char *name2, const char *dev2, struct vnic_policy **out)
+{
+	VNIC_OPTS(vnic_nic_policy, a, .ifname = dev, .kind = VNIC_KIND_VETH,
+		  .mac = mac, .switches = VNIC_SW_MAC_SPOOF, .switches_set = 1);
+	VNIC_OPTS(vnic_nic_policy, b, .ifname = dev2, .kind = VNIC_KIND_VETH,
+		  .mac = PKT_OTHER_MAC, .switches = VNIC_SW_MAC_SPOOF,
+		  .switches_set = 1);
+	struct vnic_policy *p;
+	int ret = vnic_policy_new(NULL, &p);
+
+	if (ret)
+		return ret;
+	ret = vnic_policy_add_guest(p, name, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, name, &a);
+	if (!ret && name2)
+		ret = vnic_policy_add_guest(p, name2, NULL);
+	if (!ret && name2)
+		ret = vnic_policy_add_nic(p, name2, &b);
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+static void says_both_twins(struct __test_metadata *_metadata,
+			    const struct vnic_ctx *ctx)
+{
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(ctx), KEY_TWIN_A))
+		TH_LOG("message: %s", vnic_ctx_errmsg(ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(ctx), KEY_TWIN_B))
+		TH_LOG("message: %s", vnic_ctx_errmsg(ctx));
+}
+
+/*
+ * The guests set is keyed by a 32-bit hash of the name: two guests whose
+ * keys are the same cannot be installed together (one element would stand
+ * for both; a sync once wrote one and left a table that no longer read
+ * back).  A policy holding both is refused by apply, sync and render,
+ * naming both, nothing written; so is an apply of one next to the other
+ * installed.  A sync that replaces one by the other is no clash: the
+ * table then holds the new one and reads back.
+ */
+TEST_F(nft, guests_with_one_key_refused)
+{
+	VNIC_OPTS(vnic_filter_opts, ro, .flags = VNIC_FILTER_READ_ONLY);
+	struct vnic_filter *h = NULL;
+	char *before, *after, *text = NULL;
+	uint32_t g0, g1;
+
+	ASSERT_EQ(0, policy_named(KEY_TWIN_A, self->t.nic, PKT_NIC_MAC,
+				  KEY_TWIN_B, PKT_OTHER_NIC, &self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g0));
+	EXPECT_EQ(-EEXIST, vnic_filter_apply(self->n, self->p, NULL));
+	says_both_twins(_metadata, self->t.ctx);
+	EXPECT_EQ(-EEXIST, vnic_filter_sync(self->n, self->p, NULL));
+	says_both_twins(_metadata, self->t.ctx);
+	EXPECT_EQ(-EEXIST, vnic_filter_render(self->n, self->p, &text));
+	says_both_twins(_metadata, self->t.ctx);
+	EXPECT_EQ(NULL, text);
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1);
+	vnic_policy_free(self->p);
+	self->p = NULL;
+
+	/* One installed, the other applied next to it. */
+	ASSERT_EQ(0, policy_named(KEY_TWIN_A, self->t.nic, PKT_NIC_MAC, NULL,
+				  NULL, &self->p));
+	ASSERT_EQ(0, policy_named(KEY_TWIN_B, PKT_OTHER_NIC, PKT_OTHER_MAC, NULL,
+				  NULL, &self->q));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	EXPECT_EQ(-EEXIST, vnic_filter_apply(self->n, self->q, NULL));
+	says_both_twins(_metadata, self->t.ctx);
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+
+	/* A sync to the other alone: one leaves as the other comes. */
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, self->n, (const char *[]){ KEY_TWIN_B }, 1);
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &ro, &h))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	expect_guests(_metadata, h, (const char *[]){ KEY_TWIN_B }, 1);
+	EXPECT_EQ(0, vnic_filter_diff(h, self->q, NULL, NULL, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(h);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+}
+
 TEST_F(nft, invalid_guest_first_leaves_ruleset_identical)
 {
 	invalid_batch(_metadata, self, true);
