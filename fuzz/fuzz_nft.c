@@ -30,8 +30,11 @@ static void guests(struct vnic_nft *n)
 	uint64_t pkts, bytes;
 	char **names = NULL;
 
-	if (vnic_nft_guests(n, &names, &count))
+	if (vnic_nft_guests(n, &names, &count)) {
+		if (getenv("FUZZ_VERBOSE"))
+			fprintf(stderr, "guests: %s\n", vnic_ctx_errmsg(ctx));
 		return;
+	}
 	for (i = 0; i < count; i++) {
 		int err;
 

@@ -67,18 +67,23 @@ case_ack_error_int_min() {
 case_nlmsg_len_2g() {
 	refused hostile-nlmsg-len-2g "a message overruns its datagram"
 }
-# A guest whose comment lacks its NUL is not believed; the other is read.
-case_comment_without_nul_ignored() {
+# A guest element whose comment lacks its NUL (vm2's, reading "vm9
+# 00000001" without it) is not believed: the comment is no comment, so the
+# guests set is damaged and listing the guests is refused, saying so; no
+# guest is read back from it, neither vm9 nor the vm2 of its key.
+case_comment_without_nul_refused() {
 	replay hostile-comment-no-nul || return
-	grep -q 'guest vm1: counter read' "$TMP/err" || fail "vm1 not read back"
-	! grep -q 'guest vm2' "$TMP/err" || fail "vm2 read from a broken comment"
+	grep -q '^open: ok$' "$TMP/err" || fail "open: $(cat "$TMP/err")" || return
+	grep -q '^guests: .*set guests: element 0x[0-9a-f]* has no "NAME DIGEST" comment' \
+		"$TMP/err" || fail "guests not refused: $(cat "$TMP/err")" || return
+	! grep -q '^guest ' "$TMP/err" || fail "a guest read from a damaged set: $(cat "$TMP/err")"
 }
 
 CASES=(corpus_link corpus_extack corpus_nft corpus_policy corpus_tag
        real_table_reads_both_guests elem_type_past_elem_max
        set_concat_of_20_fields table_name_without_nul chain_u32_of_2_bytes
        elem_expression_not_counter ack_error_int_min nlmsg_len_2g
-       comment_without_nul_ignored)
+       comment_without_nul_refused)
 
 setup_case() { :; }
 
