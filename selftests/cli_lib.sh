@@ -45,6 +45,22 @@ until_ok() {
 	return 1
 }
 
+# netns_child VAR: a child (a sleep) in a network namespace of its own,
+# its pid in VAR; the caller kills it.  Returns once the child is in that
+# namespace: before unshare(2) has run, /proc/PID/ns/net is still the
+# case's own namespace (right after the fork nearly always), and a loaded
+# host can delay the child by more than any sleep.
+netns_child() {
+	local ready=$TMP/netns-child.$BASHPID.$RANDOM i
+	unshare -n sh -c 'touch "$0"; exec sleep 600' "$ready" >/dev/null 2>&1 &
+	printf -v "$1" %s "$!"
+	for i in $(seq 1000); do
+		[ -e "$ready" ] && return 0
+		sleep 0.01
+	done
+	fail "the namespace holder never started"
+}
+
 expect_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', wanted '$2'"
 }

@@ -455,11 +455,9 @@ case_owned_show() {
 # -n: the filters go to another namespace's table.
 case_netns() {
 	local pid rc=0 ns
-	unshare -n sleep 60 &
-	pid=$!
-	sleep 0.2
+	netns_child pid || rc=1
 	ns=/proc/$pid/ns/net
-	write_policy "$TMP/p.json" || rc=1
+	[ "$rc" = 0 ] && { write_policy "$TMP/p.json" || rc=1; }
 	if [ "$rc" = 0 ]; then
 		# The same names there; only vm2's veth is needed.
 		jq '.guests |= map(select(.name == "vm2"))' "$TMP/p.json" >"$TMP/vm2.json"

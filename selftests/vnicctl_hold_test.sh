@@ -46,14 +46,9 @@ cleanup() {
 # A namespace for guest $1 and its veth; IPv6 off everywhere (no autoconf
 # chatter in the drop counters).
 make_guest() {
-	local g=$1 pid i
-	unshare -n sleep 600 &
-	pid=$!
+	local g=$1 pid
+	netns_child pid || { GPID[g]=$pid; return 1; }
 	GPID[g]=$pid
-	for i in $(seq 50); do
-		[ "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
-		sleep 0.02
-	done
 	ip link add "vm${g}h0" type veth peer name "vm${g}p0" &&
 	ip link set "vm${g}p0" netns "$pid" &&
 	ip addr add "${HOST[g]}/24" dev "vm${g}h0" &&

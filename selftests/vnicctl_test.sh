@@ -360,11 +360,9 @@ case_tap() {
 # -n: work in another namespace (a child held by a sleeping process).
 case_netns() {
 	local pid rc=0
-	unshare -n sleep 60 &
-	pid=$!
-	sleep 0.2
-	run 0 vc -n "/proc/$pid/ns/net" guest add c1 --kind veth --nics 2 \
-		--peer-name c1p%d || rc=1
+	netns_child pid || rc=1
+	[ "$rc" = 0 ] && { run 0 vc -n "/proc/$pid/ns/net" guest add c1 \
+		--kind veth --nics 2 --peer-name c1p%d || rc=1; }
 	[ "$rc" = 0 ] && { nsenter -t "$pid" -n ip -j link | jq -e \
 		'[.[] | select(.ifname | test("^c1p[01]$"))] | length == 2' \
 		>/dev/null || { fail "peers not in the namespace"; rc=1; }; }
