@@ -322,7 +322,9 @@ static char *table_text(void)
 TEST_F(shard, render_loads_back_the_same)
 {
 	char *text = NULL, *before, *after;
+	char path[] = "/tmp/vnic-shard-render-XXXXXX";
 	FILE *f;
+	int fd, ret;
 
 	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL));
 	before = table_text();
@@ -331,13 +333,18 @@ TEST_F(shard, render_loads_back_the_same)
 	vnic_filter_close(self->n);
 	self->n = NULL;
 	ASSERT_EQ(0, st_run_cmd("nft delete table netdev vnic"));
-	f = fopen("/tmp/vnic-shard-render.nft", "w");
+	/* A file of this run's own (not a fixed name: runs of the suite side
+	 * by side loaded each other's, or none), gone also when nft fails. */
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	f = fdopen(fd, "w");
 	ASSERT_NE(NULL, f);
 	fputs(text, f);
 	fclose(f);
 	free(text);
-	ASSERT_EQ(0, st_run_cmd("nft -f /tmp/vnic-shard-render.nft"));
-	remove("/tmp/vnic-shard-render.nft");
+	ret = st_run_cmd("nft -f %s", path);
+	remove(path);
+	ASSERT_EQ(0, ret);
 	after = table_text();
 	ASSERT_NE(NULL, after);
 	EXPECT_EQ(0, strcmp(before, after));
