@@ -42,6 +42,10 @@ static int damaged(struct vnic_nft *n, const char *fmt, ...)
 		return vnic_set_err(n->ctx, -EPERM, VNIC_STEP_DUMP, -1, NULL,
 				    "table netdev %s is owned by another process, "
 				    "and is not libvnic's (%s)", n->table, what);
+	/* What a later refusal of the table opened anyway says (damaged.c):
+	 * the damage, without this call's step, advice and errno. */
+	snprintf(n->damage, sizeof(n->damage), "table netdev %s: %s", n->table,
+		 what);
 	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
 			    "table netdev %s: %s: not made by libvnic, or damaged; "
 			    "nothing was changed; delete it (nft delete table netdev %s) "

@@ -14,6 +14,6 @@ int refuse_damaged(struct vnic_nft *n)
 	if (!n->damaged)
 		return 0;
 	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
-			    "%s; a sync repairs it (vnic_nft_sync(), vnicctl filter "
-			    "sync)", n->damage);
+			    "%s: damaged; a sync repairs it (vnic_nft_sync(), "
+			    "vnicctl filter sync)", n->damage);
 }

@@ -273,7 +273,7 @@ struct vnic_nft {
 	/* VNIC_NFT_CLAIM_AT_COMMIT: the table exists, unclaimed; the next
 	 * commit claims it in its batch (claim_msg()). */
 	bool claim_pending;
-	char damage[256];
+	char damage[384];
 };
 
 /* nfnl.c */

@@ -243,7 +243,8 @@ static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
  */
 static int open_damaged(struct vnic_nft *n)
 {
-	snprintf(n->damage, sizeof(n->damage), "%.255s", n->ctx->err.msg);
+	if (!n->damage[0])	/* not said by check.c's damaged() */
+		snprintf(n->damage, sizeof(n->damage), "%.383s", n->ctx->err.msg);
 	vnic_clear_err(n->ctx);
 	inst_clear(n);
 	shards_clear(n);
@@ -286,6 +287,7 @@ int open_state(struct vnic_nft *n)
 
 	n->pending = false;
 	n->damaged = n->clean = n->claim_pending = false;
+	n->damage[0] = '\0';
 	if (!err)
 		err = read_stable(n, &ti, &g0);
 	if (err == -EUCLEAN && ti.comment_ours)
