@@ -137,6 +137,14 @@ VNIC_EXPORT int vnic_ctx_set_old_peer_lookup(struct vnic_ctx *ctx, bool on)
 	return 0;
 }
 
+VNIC_EXPORT int vnic_ctx_set_seq(struct vnic_ctx *ctx, uint32_t seq)
+{
+	if (!ctx)
+		return -EINVAL;
+	ctx->nl.seq = seq;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
 				    uint32_t fault_nth, struct vnic_ctx **out)
 {

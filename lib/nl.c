@@ -254,11 +254,12 @@ static int nl_done_error(const struct nlmsghdr *nlh)
 static int handle_reply(struct nl_batch *b, uint32_t base, unsigned int lo,
 			unsigned int hi, const struct nlmsghdr *nlh, int *cb_err)
 {
+	/* Unsigned: the batch's seqs may wrap past UINT32_MAX. */
 	unsigned int i = nlh->nlmsg_seq - base;
 	const char *bad = NULL;
 	struct nl_req *r;
 
-	if (nlh->nlmsg_seq < base || i < lo || i >= hi)
+	if (i < lo || i >= hi)
 		return 0;	/* not ours, or stale: ignore */
 	r = &b->reqs[i];
 	if (nlh->nlmsg_type != NLMSG_ERROR) {

@@ -39,6 +39,14 @@ int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
 int vnic_ctx_set_old_peer_lookup(struct vnic_ctx *ctx, bool on);
 
 /*
+ * The sequence number of the context's last rtnetlink request: the next
+ * one is seq + 1, so seq close to UINT32_MAX makes the 32-bit counter wrap
+ * within the next batch, as it does once every 2^32 requests of a
+ * long-lived context.  -EINVAL for NULL.
+ */
+int vnic_ctx_set_seq(struct vnic_ctx *ctx, uint32_t seq);
+
+/*
  * Call fn(arg) after each change has read the ruleset generation and built
  * its batch, right before sending it (NULL: no hook).  A ruleset change made
  * there makes the commit fail with -EAGAIN.  Returns 0, or -EINVAL for a

@@ -10,12 +10,15 @@
  *               report is refused.
  *   callback.*  an error returned by a reply callback reaches the caller of
  *               the library (the link table's dump, through lib/nl.c).
+ *   seq_wrap    a batch whose sequence numbers wrap past UINT32_MAX (after
+ *               2^32 requests of one context) gets every ack.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <libmnl/libmnl.h>
@@ -362,6 +365,48 @@ TEST(callback_error_reaches_caller)
 	free(before);
 	free(after);
 	vnic_guest_free(g);
+	vnic_ctx_free(ctx);
+}
+
+/* --- seq_wrap ------------------------------------------------------------ */
+
+/* A guest of four macvlans made and deleted with the context's sequence
+ * numbers wrapping past UINT32_MAX at each point of the calls (their
+ * batches of creates and deletes numbered ..., UINT32_MAX, 0, 1, ...):
+ * each ack is matched to its request, so every call succeeds in the time
+ * it takes (an ack not taken for its batch's would leave the engine
+ * waiting for it for ever: the alarm ends that). */
+TEST(seq_wrap_batch_gets_every_ack)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = "sq");
+	const char *const names[] = { "sq0", "sq1", "sq2", "sq3" };
+	struct vnic_ctx *ctx;
+	uint32_t back;
+
+	ASSERT_EQ(0, st_test_netns_setup());
+	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));
+	for (back = 1; back <= 8; back++) {
+		struct vnic_guest *g;
+		unsigned int i;
+
+		ASSERT_EQ(0, vnic_guest_new(ctx, "g", &g));
+		for (i = 0; i < 4; i++) {
+			VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN,
+				  .lower = LOWER, .name = names[i]);
+
+			ASSERT_EQ(0, vnic_guest_add_nic(g, &nic, NULL));
+		}
+		ASSERT_EQ(0, vnic_ctx_set_seq(ctx, UINT32_MAX - back));
+		alarm(10);
+		ASSERT_EQ(0, vnic_guest_create(g))
+			TH_LOG("seq %u back: %s", back, vnic_ctx_errmsg(ctx));
+		EXPECT_EQ(4, st_prefixed_links_count("sq"));
+		ASSERT_EQ(0, vnic_ctx_set_seq(ctx, UINT32_MAX - back));
+		ASSERT_EQ(0, vnic_guest_destroy(g))
+			TH_LOG("seq %u back: %s", back, vnic_ctx_errmsg(ctx));
+		alarm(0);
+		EXPECT_EQ(0, st_prefixed_links_count("sq"));
+	}
 	vnic_ctx_free(ctx);
 }
 
