@@ -451,38 +451,6 @@ static void set_quar(struct lc_prefix *p, uint32_t s, uint32_t until)
 	pg->until[s % LC_PAGE_BITS] = until;
 }
 
-/* The freed name goes to the FIFO (for prefixes used later too) and is
- * quarantined under every prefix in use it is a name of. */
-static void quarantine(struct linkcache *lc, const char *name)
-{
-	uint32_t until = now_rel(lc) + lc->quarantine_ms;
-	struct lc_split sp[VNIC_IFNAME_MAX];
-	struct lc_free *f;
-	unsigned int n, k;
-
-	if (!lc->quarantine_ms)
-		return;
-	if (lc->fcount == lc->fcap) {
-		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64;
-
-		f = malloc(cap * sizeof(*f));
-		if (!f)
-			return;	/* no quarantine is better than no name */
-		for (k = 0; k < lc->fcount; k++)
-			f[k] = lc->fifo[(lc->fhead + k) % lc->fcap];
-		free(lc->fifo);
-		lc->fifo = f;
-		lc->fhead = 0;
-		lc->fcap = cap;
-	}
-	f = &lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap];
-	memcpy(f->name, name, strlen(name) + 1);
-	f->until = until;
-	n = name_splits(lc, name, sp);
-	for (k = 0; k < n; k++)
-		set_quar(sp[k].p, sp[k].suffix, until);
-}
-
 static void expire(struct linkcache *lc)
 {
 	struct lc_split sp[VNIC_IFNAME_MAX];
@@ -512,6 +480,41 @@ static void expire(struct linkcache *lc)
 		lc->fhead = (lc->fhead + 1) % lc->fcap;
 		lc->fcount--;
 	}
+}
+
+/* The freed name goes to the FIFO (for prefixes used later too) and is
+ * quarantined under every prefix in use it is a name of.  The frees whose
+ * time is up leave first: a table kept for the filters alone never picks,
+ * and its FIFO would otherwise hold every name freed since it was built. */
+static void quarantine(struct linkcache *lc, const char *name)
+{
+	uint32_t until = now_rel(lc) + lc->quarantine_ms;
+	struct lc_split sp[VNIC_IFNAME_MAX];
+	struct lc_free *f;
+	unsigned int n, k;
+
+	if (!lc->quarantine_ms)
+		return;
+	expire(lc);
+	if (lc->fcount == lc->fcap) {
+		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64;
+
+		f = malloc(cap * sizeof(*f));
+		if (!f)
+			return;	/* no quarantine is better than no name */
+		for (k = 0; k < lc->fcount; k++)
+			f[k] = lc->fifo[(lc->fhead + k) % lc->fcap];
+		free(lc->fifo);
+		lc->fifo = f;
+		lc->fhead = 0;
+		lc->fcap = cap;
+	}
+	f = &lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap];
+	memcpy(f->name, name, strlen(name) + 1);
+	f->until = until;
+	n = name_splits(lc, name, sp);
+	for (k = 0; k < n; k++)
+		set_quar(sp[k].p, sp[k].suffix, until);
 }
 
 /* --- applying links and events -------------------------------------- */

@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <signal.h>
@@ -3004,6 +3005,70 @@ TEST(link_table_overflow_resolves_the_new_devices)
 	EXPECT_TRUE(set_has_elem(vnic_set(root, SET_MAC),
 				 (const char *[]){ "ltnic" }, 1));
 	json_decref(root);
+	vnic_filter_close(n);
+	vnic_policy_free(p);
+	vnic_ctx_free(ctx);
+}
+
+/* Rename b0.. to d0.. and back (2n names ending in a digit freed),
+ * applying each half's events to the table through sync. */
+static void churn(struct __test_metadata *_metadata, struct vnic_filter *n,
+		  struct vnic_policy *p, unsigned int links)
+{
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq 0 %u); do "
+				"echo link set b$i name d$i; done | ip -batch -",
+				links - 1));
+	ASSERT_EQ(0, vnic_filter_sync(n, p, NULL));
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq 0 %u); do "
+				"echo link set d$i name b$i; done | ip -batch -",
+				links - 1));
+	ASSERT_EQ(0, vnic_filter_sync(n, p, NULL));
+}
+
+/*
+ * A runtime that builds the table for its filters only (explicit names,
+ * so no pick ever runs) keeps it for months while NICs come and go: each
+ * name freed is quarantined for quarantine_ms, and then forgotten.  The
+ * memory the library holds stays flat over rounds of 1,000 links renamed
+ * and renamed back (the table's own maps are as large as they will get
+ * from the start), with no resync that would skip the events.
+ */
+TEST(link_table_forgets_freed_names)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "lt", .quarantine_ms = 1);
+	VNIC_OPTS(vnic_nic_policy, a, .ifname = "lt0", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_NIC_MAC);
+	struct vnic_ctx_stats st = { .sz = sizeof(st) };
+	struct vnic_filter *n = NULL;
+	struct vnic_policy *p = NULL;
+	struct vnic_ctx *ctx = NULL;
+	size_t base, now;
+	unsigned int r;
+
+	ASSERT_EQ(0, st_netns_new());
+	ASSERT_EQ(0, st_run_cmd("ip link add lt0 type veth peer name lt0p"));
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq 0 999); do "
+				"echo link add b$i type veth peer name c$i; "
+				"done | ip -batch -"));
+	ASSERT_EQ(0, vnic_ctx_new(&co, &ctx));
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, vnic_policy_new(ctx, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "g", &a));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &n))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, vnic_filter_apply(n, p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	for (r = 0; r < 2; r++)
+		churn(_metadata, n, p, 1000);
+	base = mallinfo2().uordblks;
+	for (r = 0; r < 6; r++)
+		churn(_metadata, n, p, 1000);
+	now = mallinfo2().uordblks;
+	ASSERT_EQ(0, vnic_ctx_stats(ctx, &st));
+	EXPECT_EQ(0u, st.resyncs);
+	EXPECT_LT(now, base + 32 * 1024)
+		TH_LOG("%zu bytes held after 2 rounds, %zu after 8", base, now);
 	vnic_filter_close(n);
 	vnic_policy_free(p);
 	vnic_ctx_free(ctx);
