@@ -83,26 +83,22 @@ static int check_one(struct vnic_nft *n, struct nftnl_set *s,
 	uint32_t kl = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
 	uint32_t fl = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
 	char a[16], b[16];
-	int err = 0;
 
 	if (kt != d->key_type || kl != d->key_len)
-		err = damaged(n, "set %s has key type %s of %u bytes, expected %s "
-			      "of %u (%s)", name, type_str(kt, a, sizeof(a)), kl,
-			      type_str(d->key_type, b, sizeof(b)), d->key_len,
-			      d->render_type);
-	else if (fl != d->flags)
-		err = damaged(n, "set %s has flags 0x%x, expected 0x%x", name,
-			      fl, d->flags);
-	else if ((d->flags & NFT_SET_MAP) &&
-		 nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
-		err = damaged(n, "map %s does not map to %s", name, d->render_type);
-	else if ((d->flags & NFT_SET_OBJECT) &&
-		 nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != d->obj_type)
-		err = damaged(n, "map %s does not map to counters", name);
-	/* Rules refer to the set: a sync cannot make it again in place. */
-	if (err)
-		n->damage_final = true;
-	return err;
+		return damaged(n, "set %s has key type %s of %u bytes, expected %s "
+			       "of %u (%s)", name, type_str(kt, a, sizeof(a)), kl,
+			       type_str(d->key_type, b, sizeof(b)), d->key_len,
+			       d->render_type);
+	if (fl != d->flags)
+		return damaged(n, "set %s has flags 0x%x, expected 0x%x", name,
+			       fl, d->flags);
+	if ((d->flags & NFT_SET_MAP) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
+		return damaged(n, "map %s does not map to %s", name, d->render_type);
+	if ((d->flags & NFT_SET_OBJECT) &&
+	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != d->obj_type)
+		return damaged(n, "map %s does not map to counters", name);
+	return 0;
 }
 
 /* A set's size from its description, and the masks whose sets exist (a

@@ -13,11 +13,6 @@ int refuse_damaged(struct vnic_nft *n)
 {
 	if (!n->damaged)
 		return 0;
-	if (n->damage_final)
-		return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
-				    "%s: damaged; delete it (nft delete table "
-				    "netdev %s) and apply the policy again",
-				    n->damage, n->table);
 	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
 			    "%s: damaged; a sync repairs it (vnic_nft_sync(), "
 			    "vnicctl filter sync)", n->damage);

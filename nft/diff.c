@@ -1212,9 +1212,7 @@ static int refuse_shapes(struct dctx *dc)
 
 		if (h->ours && !h->shape_ok && dc->n->damaged)
 			return vnic_set_err(dc->n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1,
-					    NULL, "%s: damaged; delete it (nft delete "
-					    "table netdev %s) and apply the policy again",
-					    dc->n->damage, dc->n->table);
+					    NULL, "%s", dc->n->damage);
 		if (h->ours && !h->shape_ok)
 			return vnic_set_err(dc->n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1,
 					    NULL, "table netdev %s: set %s is not of the "

@@ -274,7 +274,6 @@ struct vnic_nft {
 	 * commit claims it in its batch (claim_msg()). */
 	bool claim_pending;
 	char damage[384];
-	bool damage_final;		/* only a delete of the table helps */
 };
 
 /* nfnl.c */
