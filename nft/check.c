@@ -43,13 +43,20 @@ static int damaged(struct vnic_nft *n, const char *fmt, ...)
 				    "table netdev %s is owned by another process, "
 				    "and is not libvnic's (%s)", n->table, what);
 	/* What a later refusal of the table opened anyway says (damaged.c):
-	 * the damage, without this call's step, advice and errno. */
+	 * the damage, without this call's step, advice and errno.  The last
+	 * call of a read is its damage: a torn read's earlier one is not. */
 	snprintf(n->damage, sizeof(n->damage), "table netdev %s: %s", n->table,
 		 what);
-	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
-			    "table netdev %s: %s: not made by libvnic, or damaged; "
-			    "nothing was changed; delete it (nft delete table netdev %s) "
-			    "and apply the policy again", n->table, what, n->table);
+	n->damage_final = false;
+	return refuse_table(n, n->damage);
+}
+
+/* damaged()'s err for a set of another type under a set's name: rules
+ * refer to it, so no sync can make it again. */
+static int final(struct vnic_nft *n, int err)
+{
+	n->damage_final = true;
+	return err;
 }
 
 bool check_table_comment(const uint8_t *ud, uint32_t len)
@@ -85,19 +92,21 @@ static int check_one(struct vnic_nft *n, struct nftnl_set *s,
 	char a[16], b[16];
 
 	if (kt != d->key_type || kl != d->key_len)
-		return damaged(n, "set %s has key type %s of %u bytes, expected %s "
-			       "of %u (%s)", name, type_str(kt, a, sizeof(a)), kl,
-			       type_str(d->key_type, b, sizeof(b)), d->key_len,
-			       d->render_type);
+		return final(n, damaged(n, "set %s has key type %s of %u bytes, "
+					"expected %s of %u (%s)", name,
+					type_str(kt, a, sizeof(a)), kl,
+					type_str(d->key_type, b, sizeof(b)),
+					d->key_len, d->render_type));
 	if (fl != d->flags)
-		return damaged(n, "set %s has flags 0x%x, expected 0x%x", name,
-			       fl, d->flags);
+		return final(n, damaged(n, "set %s has flags 0x%x, expected 0x%x",
+					name, fl, d->flags));
 	if ((d->flags & NFT_SET_MAP) &&
 	    nftnl_set_get_u32(s, NFTNL_SET_DATA_TYPE) != d->data_type)
-		return damaged(n, "map %s does not map to %s", name, d->render_type);
+		return final(n, damaged(n, "map %s does not map to %s", name,
+					d->render_type));
 	if ((d->flags & NFT_SET_OBJECT) &&
 	    nftnl_set_get_u32(s, NFTNL_SET_OBJ_TYPE) != d->obj_type)
-		return damaged(n, "map %s does not map to counters", name);
+		return final(n, damaged(n, "map %s does not map to counters", name));
 	return 0;
 }
 

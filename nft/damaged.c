@@ -9,11 +9,24 @@
 
 #include "nft/internal.h"
 
+int refuse_table(struct vnic_nft *n, const char *damage)
+{
+	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
+			    "%s: not made by libvnic, or damaged; nothing was "
+			    "changed; delete it (nft delete table netdev %s) and "
+			    "apply the policy again", damage, n->table);
+}
+
+/* Every way out, in a message that fits (the context keeps 256 bytes of
+ * it): a sync where it can repair the damage, and starting afresh. */
 int refuse_damaged(struct vnic_nft *n)
 {
 	if (!n->damaged)
 		return 0;
+	if (n->damage_final)
+		return refuse_table(n, n->damage);
 	return vnic_set_err(n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1, NULL,
 			    "%s: damaged; a sync repairs it (vnic_nft_sync(), "
-			    "vnicctl filter sync)", n->damage);
+			    "vnicctl filter sync), or delete it (nft delete table "
+			    "netdev %s)", n->damage, n->table);
 }

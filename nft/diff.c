@@ -1210,9 +1210,9 @@ static int refuse_shapes(struct dctx *dc)
 	for (i = 0; i < dc->have->sets.n; i++) {
 		struct st_set *h = dc->have->sets.v[i];
 
-		if (h->ours && !h->shape_ok && dc->n->damaged)
-			return vnic_set_err(dc->n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1,
-					    NULL, "%s", dc->n->damage);
+		if (h->ours && !h->shape_ok && dc->n->damaged &&
+		    dc->n->damage_final)
+			return refuse_table(dc->n, dc->n->damage);
 		if (h->ours && !h->shape_ok)
 			return vnic_set_err(dc->n->ctx, -EUCLEAN, VNIC_STEP_DUMP, -1,
 					    NULL, "table netdev %s: set %s is not of the "

@@ -274,6 +274,9 @@ struct vnic_nft {
 	 * commit claims it in its batch (claim_msg()). */
 	bool claim_pending;
 	char damage[384];
+	/* The damage is a set of another type under a set's name: rules
+	 * refer to it, so no sync can make it again; the table goes first. */
+	bool damage_final;
 };
 
 /* nfnl.c */
@@ -560,6 +563,9 @@ bool rule_tag_parse(const uint8_t *ud, uint32_t len, uint64_t *tag);
 
 /* damaged.c: -EUCLEAN with what open found damaged, or 0. */
 int refuse_damaged(struct vnic_nft *n);
+/* -EUCLEAN: damage ("table netdev T: WHAT") that only deleting the table
+ * mends, and how. */
+int refuse_table(struct vnic_nft *n, const char *damage);
 /* apply.c: shared with sync.c. */
 int result_check(struct vnic_nft *n, const struct vnic_nft_result *res);
 int result_out(struct vnic_nft_result *res, const struct vnic_nft_result *r,

@@ -288,6 +288,7 @@ int open_state(struct vnic_nft *n)
 	n->pending = false;
 	n->damaged = n->clean = n->claim_pending = false;
 	n->damage[0] = '\0';
+	n->damage_final = false;
 	if (!err)
 		err = read_stable(n, &ti, &g0);
 	if (err == -EUCLEAN && ti.comment_ours)

@@ -76,8 +76,8 @@ case_comment_without_nul_refused() {
 	grep -q '^open: ok$' "$TMP/err" || fail "open: $(cat "$TMP/err")" || return
 	grep -q '^guests: .*set guests: element 0x[0-9a-f]* has no "NAME DIGEST" comment' \
 		"$TMP/err" || fail "guests not refused: $(cat "$TMP/err")" || return
-	# Said once, whole: the damage, then what repairs it, then the errno.
-	grep -q '^guests: dump: table netdev vnic: set guests: [^:]*comment: damaged; a sync repairs it (vnic_nft_sync(), vnicctl filter sync): Structure needs cleaning$' \
+	# Said once, whole: the damage, then the ways out, then the errno.
+	grep -q '^guests: dump: table netdev vnic: set guests: [^:]*comment: damaged; a sync repairs it (vnic_nft_sync(), vnicctl filter sync), or delete it (nft delete table netdev vnic): Structure needs cleaning$' \
 		"$TMP/err" || fail "message: $(cat "$TMP/err")" || return
 	! grep -q '^guest ' "$TMP/err" || fail "a guest read from a damaged set: $(cat "$TMP/err")"
 }

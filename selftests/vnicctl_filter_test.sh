@@ -726,6 +726,16 @@ case_damaged_table_refused() {
 			grep -qF -- "$WANT" "$TMP/err" &&
 			grep -qF 'delete it (nft delete table netdev vnic)' "$TMP/err" ||
 				fail "$d: '$args': message: $(cat "$TMP/err")" || return
+			# Whole, not cut short by the context's room for it.
+			grep -qE '(\(nft delete table netdev vnic\)|apply the policy again): Structure needs cleaning$' "$TMP/err" ||
+				fail "$d: '$args': message cut: $(cat "$TMP/err")" || return
+			# A set of another type is no sync's to repair.
+			case $d in
+			wrong_type)
+				! grep -qF 'a sync repairs it' "$TMP/err" ||
+					fail "$d: '$args' promises a repair: $(cat "$TMP/err")" ||
+					return ;;
+			esac
 			nft -j list ruleset | cmp -s - "$TMP/before" ||
 				fail "$d: '$args' changed the ruleset" || return
 		done <<-EOF
