@@ -787,6 +787,31 @@ FIXTURE_TEARDOWN(nft)
 	pkt_topo_teardown(&self->t);
 }
 
+/* A policy of guest g1 with NIC n1 and, if g2, guest g2 with NIC n2. */
+static int policy_pair(struct vnic_ctx *ctx, const char *g1,
+		       const struct vnic_nic_policy *n1, const char *g2,
+		       const struct vnic_nic_policy *n2, struct vnic_policy **out)
+{
+	struct vnic_policy *p;
+	int ret = vnic_policy_new(ctx, &p);
+
+	if (ret)
+		return ret;
+	ret = vnic_policy_add_guest(p, g1, NULL);
+	if (!ret)
+		ret = vnic_policy_add_nic(p, g1, n1);
+	if (!ret && g2)
+		ret = vnic_policy_add_guest(p, g2, NULL);
+	if (!ret && g2)
+		ret = vnic_policy_add_nic(p, g2, n2);
+	if (ret) {
+		vnic_policy_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
 /* Both guests of pkt_policy_build(), with vm1's switches minus sw_off
  * and vm2's IPv4 address ip4 (NULL: vm1 alone). */
 static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
@@ -803,25 +828,9 @@ static int policy_two(const struct pkt_topo *t, uint32_t sw_off,
 	VNIC_OPTS(vnic_nic_policy, other, .ifname = PKT_OTHER_NIC,
 		  .kind = VNIC_KIND_VETH, .mac = PKT_OTHER_MAC, .ipv4 = o4,
 		  .n_ipv4 = 1, .ipv6 = o6, .n_ipv6 = 1);
-	struct vnic_policy *p;
-	int ret;
 
-	ret = vnic_policy_new(t->ctx, &p);
-	if (ret)
-		return ret;
-	ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
-	if (!ret)
-		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
-	if (!ret && ip4)
-		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
-	if (!ret && ip4)
-		ret = vnic_policy_add_nic(p, PKT_GUEST2, &other);
-	if (ret) {
-		vnic_policy_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return policy_pair(t->ctx, PKT_GUEST, &nic, ip4 ? PKT_GUEST2 : NULL,
+			   &other, out);
 }
 
 static void expect_guests(struct __test_metadata *_metadata, struct vnic_filter *n,
@@ -1532,24 +1541,8 @@ static int policy_named(const char *name, const char *dev, const char *mac,
 	VNIC_OPTS(vnic_nic_policy, b, .ifname = dev2, .kind = VNIC_KIND_VETH,
 		  .mac = PKT_OTHER_MAC, .switches = VNIC_SW_MAC_SPOOF,
 		  .switches_set = 1);
-	struct vnic_policy *p;
-	int ret = vnic_policy_new(NULL, &p);
 
-	if (ret)
-		return ret;
-	ret = vnic_policy_add_guest(p, name, NULL);
-	if (!ret)
-		ret = vnic_policy_add_nic(p, name, &a);
-	if (!ret && name2)
-		ret = vnic_policy_add_guest(p, name2, NULL);
-	if (!ret && name2)
-		ret = vnic_policy_add_nic(p, name2, &b);
-	if (ret) {
-		vnic_policy_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return policy_pair(NULL, name, &a, name2, &b, out);
 }
 
 static void says_both_twins(struct __test_metadata *_metadata,
