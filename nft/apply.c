@@ -157,7 +157,7 @@ static int prepare(struct vnic_nft *n, const struct vnic_policy *p,
 	if (!err)
 		err = resolve_policy(n, p, r);
 	if (!err)
-		err = keys_free(n, p);
+		err = keys_untaken(n, p);
 	if (!err)
 		n->change_nics = r->off[p->n];
 	if (!err)

@@ -487,7 +487,7 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 void resolved_free(struct resolved *r);
 /* No guest of p has the guests-set key of an installed guest of another
  * name: 0, or -EEXIST naming both (resolve_policy() checks p's own). */
-int keys_free(struct vnic_nft *n, const struct vnic_policy *p);
+int keys_untaken(struct vnic_nft *n, const struct vnic_policy *p);
 /* The handle's socket for SIOCGIFINDEX / SIOCGIFNAME, in ctx's netns. */
 int ifsock_get(struct vnic_nft *n);
 

@@ -121,7 +121,7 @@ static int keys_unique(struct vnic_nft *n, const struct vnic_policy *p)
 	return err;
 }
 
-int keys_free(struct vnic_nft *n, const struct vnic_policy *p)
+int keys_untaken(struct vnic_nft *n, const struct vnic_policy *p)
 {
 	const struct installed *in;
 	unsigned int i;
