@@ -303,6 +303,10 @@ int change_end(struct change *ch, int err, uint64_t genid)
 		n->clean = proven;
 		n->clean_gen = (uint32_t)genid + 1;
 	}
+	/* What it forgot: no index into inst or a list is held past here. */
+	inst_compact(n);
+	devlist_compact(&n->customs);
+	devlist_compact(&n->tochains);
 	if (ch->res && (err = nfnl_genid(n, &ch->res->genid)))
 		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "the change is committed, but reading the "

@@ -2,7 +2,8 @@
 /*
  * Device (and chain) name lists with O(1) membership: the devices of a
  * base chain, the custom and to-guest chains read back.  A removed name
- * stays in its slot, marked dead, so indexes stay valid within a batch.
+ * stays in its slot, marked dead, so indexes stay valid within a batch
+ * (devlist_compact() drops the dead between batches).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,8 +36,48 @@ void devlist_del(struct devlist *d, const char *name)
 {
 	uint32_t v;
 
-	if (!strmap_get(&d->map, name, &v))
+	if (!strmap_get(&d->map, name, &v) && d->live[v]) {
 		d->live[v] = false;
+		d->ndead++;
+	}
+}
+
+/* Dead names are dropped once there are at least this many and they are
+ * most of the list: a compaction costs no more than the deletes that made
+ * them. */
+#define DEVLIST_DEAD_MIN 64
+
+/*
+ * A handle's list of guests' chains outlives many guests: without this it
+ * would hold every name it ever had.  Between batches only (it moves the
+ * indexes the map holds).  The names are copies of their own, so the new
+ * map is built first: if it cannot be, the list stays as it was.
+ */
+void devlist_compact(struct devlist *d)
+{
+	struct strmap m;
+	unsigned int i, k = 0;
+
+	if (d->ndead < DEVLIST_DEAD_MIN || 2 * d->ndead <= d->n)
+		return;
+	strmap_init(&m);
+	for (i = 0; i < d->n; i++)
+		if (d->live[i] && strmap_add(&m, d->names[i], k++)) {
+			strmap_free(&m);
+			return;
+		}
+	for (i = 0, k = 0; i < d->n; i++) {
+		if (!d->live[i]) {
+			free(d->names[i]);
+			continue;
+		}
+		d->names[k] = d->names[i];
+		d->live[k++] = true;
+	}
+	strmap_free(&d->map);
+	d->map = m;
+	d->n = k;
+	d->ndead = 0;
 }
 
 int devlist_add(struct devlist *d, const char *name)
@@ -45,6 +86,7 @@ int devlist_add(struct devlist *d, const char *name)
 	char *copy;
 
 	if (!strmap_get(&d->map, name, &v)) {
+		d->ndead -= !d->live[v];
 		d->live[v] = true;
 		return 0;
 	}

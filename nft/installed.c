@@ -23,7 +23,7 @@ void inst_clear(struct vnic_nft *n)
 	}
 	free(n->inst);
 	n->inst = NULL;
-	n->ninst = n->capinst = 0;
+	n->ninst = n->capinst = n->nholes = 0;
 	strmap_free(&n->inst_map);
 	free(n->inst_keys);
 	n->inst_keys = NULL;
@@ -135,8 +135,8 @@ const struct installed *inst_by_key(const struct vnic_nft *n, uint32_t key)
 	return in && in->name[0] ? in : NULL;
 }
 
-/* The maps borrow inst[].name and index inst[]: the array only grows by
- * realloc, so they are rebuilt then. */
+/* The maps borrow inst[].name and index inst[]: the array moves only by
+ * realloc and inst_compact(), so they are rebuilt then. */
 static int inst_rehash(struct vnic_nft *n)
 {
 	unsigned int i;
@@ -201,6 +201,64 @@ void inst_forget(struct vnic_nft *n, struct installed *in)
 	in->g = NULL;
 	in->ifindex = NULL;
 	in->name[0] = '\0';	/* a hole; the map entry no longer matches */
+	n->nholes++;
+}
+
+/* The holes are dropped once there are at least this many and they are
+ * most of the array: each compaction then costs no more than the changes
+ * that made its holes. */
+#define INST_HOLES_MIN 64
+
+/* nic_owner and its key blocks again, from the live guests in order (the
+ * last to claim a NIC still wins); blocks no copy needs are freed. */
+static int nic_owner_rebuild(struct vnic_nft *n)
+{
+	unsigned int i, used;
+	int err = 0;
+
+	strmap_free(&n->nic_owner);
+	n->nnic_keys = 0;
+	for (i = 0; i < n->ninst && !err; i++)
+		if (n->inst[i].g)
+			err = inst_claim(n, i);
+	used = (n->nnic_keys + NIC_KEYS_BLOCK - 1) / NIC_KEYS_BLOCK;
+	while (n->nkey_blocks > used)
+		free(n->nic_keys[--n->nkey_blocks]);
+	return err;
+}
+
+/*
+ * A long-running handle applies and removes guests for days: each removal
+ * (or replacement) leaves a hole, and the maps keep entries for it, so
+ * what the handle holds would grow with every guest it ever applied.  Only
+ * between changes, when no index into inst is held: the live guests move
+ * down, the array shrinks to twice their number (at least 64) and the maps
+ * are made again.  If that fails the handle reads the table before its
+ * next change, as after any failure to record a commit.
+ */
+void inst_compact(struct vnic_nft *n)
+{
+	unsigned int i, k = 0, cap = 64;
+	struct installed *in;
+
+	if (n->nholes < INST_HOLES_MIN || 2 * n->nholes <= n->ninst)
+		return;
+	for (i = 0; i < n->ninst; i++)
+		if (n->inst[i].name[0])
+			n->inst[k++] = n->inst[i];
+	n->ninst = k;
+	n->nholes = 0;
+	while (cap < 2 * k)
+		cap *= 2;
+	if (cap < n->capinst && (in = realloc(n->inst, cap * sizeof(*in)))) {
+		n->inst = in;
+		n->capinst = cap;
+	}
+	if (inst_rehash(n) || nic_owner_rebuild(n)) {
+		inst_clear(n);
+		n->stale = true;
+		n->clean = false;
+	}
 }
 
 /* Order-independent digest of the whole state: XOR of these. */

@@ -140,6 +140,7 @@ struct devlist {
 	char **names;
 	bool *live;			/* false: removed since */
 	unsigned int n, cap;
+	unsigned int ndead;		/* of n, not live */
 	struct strmap map;
 };
 
@@ -148,6 +149,8 @@ void devlist_clear(struct devlist *d);
 bool devlist_has(const struct devlist *d, const char *name);
 int devlist_add(struct devlist *d, const char *name);
 void devlist_del(struct devlist *d, const char *name);
+/* Drop the dead names once they are many (between batches only). */
+void devlist_compact(struct devlist *d);
 struct nftnl_chain;
 int chain_set_devices(struct nftnl_chain *c, const char **devs);
 int chain_parsed_devs(const struct nlmsghdr *nlh, const struct nftnl_chain *c);
@@ -221,6 +224,7 @@ struct vnic_nft {
 
 	struct installed *inst;		/* guests in the table */
 	unsigned int ninst, capinst;
+	unsigned int nholes;		/* guests forgotten, still in inst */
 	struct strmap inst_map;		/* name -> index in inst */
 	/* guest_key() -> index in inst + 1 (0: free), open addressing,
 	 * twice capinst slots: which installed guest has a key. */
@@ -501,6 +505,9 @@ struct installed *inst_new(struct vnic_nft *n, const char *name);
  * growing the maps again. */
 int inst_reserve(struct vnic_nft *n, unsigned int more, unsigned int nics);
 void inst_forget(struct vnic_nft *n, struct installed *in);
+/* Drop the holes inst_forget() left once they are many: between changes
+ * only (it moves the guests, whose indexes the maps hold). */
+void inst_compact(struct vnic_nft *n);
 /* Guest i's NICs are its own now (nic_owner()). */
 int inst_claim(struct vnic_nft *n, uint32_t i);
 /* The names of the guests the handle knows (vnic_nft_guests()'s list). */
