@@ -267,9 +267,52 @@ static void link_local(const uint8_t mac[6], struct in6_addr *a)
 	a->s6_addr[15] = mac[5];
 }
 
+/*
+ * Why no NIC can own a, or NULL.  Each address is an allowed source of the
+ * guest's packets, so one no host sends from (RFC 1122 3.2.1.3, RFC 4291)
+ * would let through what the switches mean to drop: 0.0.0.0 every protocol
+ * from it, where ip-spoof lets only DHCP pass; a broadcast or multicast
+ * source makes every reply a broadcast or a group's; loopback a neighbour
+ * with route_localnet takes for its own.
+ */
+static const char *unownable4(const struct in_addr *a)
+{
+	uint32_t h = ntohl(a->s_addr);
+
+	if (!h)
+		return "the unspecified address (allowed as a source, it would "
+		       "let every protocol from 0.0.0.0 pass, not only DHCP)";
+	if (h == 0xffffffff)
+		return "the limited broadcast address, never a source";
+	if ((h >> 28) == 0xe)
+		return "a multicast address (224.0.0.0/4), never a source";
+	if ((h >> 24) == 127)
+		return "a loopback address (127.0.0.0/8), never on a link";
+	return NULL;
+}
+
+static const char *unownable6(const struct in6_addr *a)
+{
+	if (IN6_IS_ADDR_UNSPECIFIED(a))
+		return "the unspecified address (allowed as a source, it would "
+		       "let every packet from :: pass, not only DAD)";
+	if (IN6_IS_ADDR_LOOPBACK(a))
+		return "the loopback address, never on a link";
+	if (IN6_IS_ADDR_MULTICAST(a))
+		return "a multicast address (ff00::/8), never a source";
+	/* Linux drops these as a source (RFC 4291 2.5.5.2): the IPv4
+	 * address belongs in ipv4. */
+	if (IN6_IS_ADDR_V4MAPPED(a))
+		return "an IPv4-mapped address (::ffff:0:0/96), never a source; "
+		       "give the IPv4 address in ipv4";
+	return NULL;
+}
+
 static int parse_addrs(const struct vnic_policy *p, const char *guest,
 		       const struct vnic_nic_policy *o, struct pnic *nic)
 {
+	const char *why;
+
 	unsigned int i;
 
 	if (o->n_ipv4 > POLICY_ADDRS_MAX || o->n_ipv6 > POLICY_ADDRS_MAX)
@@ -285,16 +328,26 @@ static int parse_addrs(const struct vnic_policy *p, const char *guest,
 		return -ENOMEM;
 	/* The field and index as the caller's arrays have them, so that a
 	 * tool can point at the element (ipv6[1]) without checking it too. */
-	for (i = 0; i < o->n_ipv4; i++, nic->n4++)
+	for (i = 0; i < o->n_ipv4; i++, nic->n4++) {
 		if (!o->ipv4[i] || inet_pton(AF_INET, o->ipv4[i], &nic->v4[i]) != 1)
 			return bad(p, -EINVAL, guest, "NIC %s: ipv4[%u] '%s' is not an "
 				   "IPv4 address like 192.0.2.10", nic->ifname, i,
 				   o->ipv4[i] ? o->ipv4[i] : "(null)");
-	for (i = 0; i < o->n_ipv6; i++, nic->n6++)
+		why = unownable4(&nic->v4[i]);
+		if (why)
+			return bad(p, -EINVAL, guest, "NIC %s: ipv4[%u] '%s' is %s",
+				   nic->ifname, i, o->ipv4[i], why);
+	}
+	for (i = 0; i < o->n_ipv6; i++, nic->n6++) {
 		if (!o->ipv6[i] || inet_pton(AF_INET6, o->ipv6[i], &nic->v6[i]) != 1)
 			return bad(p, -EINVAL, guest, "NIC %s: ipv6[%u] '%s' is not an "
 				   "IPv6 address like 2001:db8::10", nic->ifname, i,
 				   o->ipv6[i] ? o->ipv6[i] : "(null)");
+		why = unownable6(&nic->v6[i]);
+		if (why)
+			return bad(p, -EINVAL, guest, "NIC %s: ipv6[%u] '%s' is %s",
+				   nic->ifname, i, o->ipv6[i], why);
+	}
 	for (i = 0; i < nic->n4; i++)
 		for (unsigned int k = 0; k < i; k++)
 			if (nic->v4[i].s_addr == nic->v4[k].s_addr)

@@ -1023,7 +1023,26 @@ case_bad_input_leaves_nothing() {
 	expect_eq "$(links)" "$base" "links" || return
 	expect_eq "$(leases)" 0 "leases" || return
 	expect_eq "$(states)" 0 "state files" || return
-	expect_eq "$(vc -j filter show)" "[]" "filter guests"
+	expect_eq "$(vc -j filter show)" "[]" "filter guests" || return
+	# Addresses IPAM may return that no container can send from (stock
+	# static IPAM hands out what it is given): the filter refuses each
+	# with libvnic's message naming it (allowed, 0.0.0.0 would let every
+	# protocol from it pass), before any address is set, and the ADD
+	# leaves nothing (eth0 is taken in the container by now: eth1).
+	local a
+	for a in 0.0.0.0/24 224.0.0.5/4 127.0.0.2/8 ::/64 ::1/128 ff02::1/64; do
+		cni ADD c1 eth1 "$ns" "$(conf "{\"ipam\": {\"type\": \"static\",
+			\"addresses\": [{\"address\": \"10.9.0.5/24\"},
+					{\"address\": \"$a\"}]}}")" &&
+			{ fail "IPAM address $a accepted"; return 1; }
+		jq -e --arg a "'${a%/*}' is " '.code == 104 and (.details | contains($a))' \
+			"$TMP/out" >/dev/null || fail "IPAM address $a: $(cat "$TMP/out")" || return
+		in_ns "$ns" ip link show eth1 >/dev/null 2>&1 &&
+			{ fail "eth1 left in the container after $a"; return 1; }
+		expect_eq "$(links)" "$base" "links after $a" || return
+		expect_eq "$(states)" 0 "state files after $a" || return
+		expect_eq "$(vc -j filter show)" "[]" "filter guests after $a" || return
+	done
 }
 
 # A verb newer than the configuration's version is refused with code 1,

@@ -1266,6 +1266,15 @@ int pkt_bad_add(const struct pkt_topo *t, struct vnic_policy *p,
 	case PKT_BAD_ipv6_bad:		v6[0] = "2001:db8:::10"; break;
 	case PKT_BAD_ipv6_is_ipv4:	v6[0] = PKT_NIC_IP4; break;
 	case PKT_BAD_ipv6_with_prefix:	v6[0] = "2001:db8::10/64"; break;
+	/* Sources no host sends from: each would widen what passes. */
+	case PKT_BAD_ipv4_unspecified:	addr = "0.0.0.0"; break;
+	case PKT_BAD_ipv4_broadcast:	addr = "255.255.255.255"; break;
+	case PKT_BAD_ipv4_multicast:	addr = "239.1.2.3"; break;
+	case PKT_BAD_ipv4_loopback:	addr = "127.0.0.1"; break;
+	case PKT_BAD_ipv6_unspecified:	v6[0] = "::"; break;
+	case PKT_BAD_ipv6_loopback:	v6[0] = "::1"; break;
+	case PKT_BAD_ipv6_multicast:	v6[0] = "ff02::1"; break;
+	case PKT_BAD_ipv6_v4mapped:	v6[0] = "::ffff:192.0.2.10"; break;
 	case PKT_BAD_cidr4_len_33:	rule.daddr = "198.51.100.0/33"; add_rule = true; break;
 	case PKT_BAD_cidr6_len_129:	rule.daddr = "2001:db8::/129"; add_rule = true; break;
 	case PKT_BAD_cidr_empty_len:	rule.daddr = "198.51.100.0/"; add_rule = true; break;

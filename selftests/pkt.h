@@ -281,6 +281,10 @@ int pkt_in_netns(int nsfd, int (*f)(void *arg), void *arg);
 	X(ipv4_too_many, -E2BIG)					\
 	X(ipv6_bad, -EINVAL) X(ipv6_is_ipv4, -EINVAL)			\
 	X(ipv6_with_prefix, -EINVAL)					\
+	X(ipv4_unspecified, -EINVAL) X(ipv4_broadcast, -EINVAL)		\
+	X(ipv4_multicast, -EINVAL) X(ipv4_loopback, -EINVAL)		\
+	X(ipv6_unspecified, -EINVAL) X(ipv6_loopback, -EINVAL)		\
+	X(ipv6_multicast, -EINVAL) X(ipv6_v4mapped, -EINVAL)		\
 	X(cidr4_len_33, -EINVAL) X(cidr6_len_129, -EINVAL)		\
 	X(cidr_empty_len, -EINVAL) X(cidr_garbage, -EINVAL)		\
 	X(cidr_negative_len, -EINVAL)					\

@@ -294,6 +294,12 @@ case_bad_json() {
 		.guests[0].nics[0].ipv6[0] = "2001:db8::zz"|guests[0].nics[0]: |NIC vm1m0: ipv6[0] '2001:db8::zz' is not an IPv6 address
 		.guests[0].nics[0].ipv4[0] = "192.0.2.10/24"|guests[0].nics[0]: |NIC vm1m0: ipv4[0] '192.0.2.10/24' is not an IPv4 address
 		.guests[0].nics[0].ipv6 += ["2001:db8::0010"]|guests[0].nics[0]: |ipv6[1] '2001:db8::0010' is ipv6[0] again
+		.guests[0].nics[0].ipv4 += ["0.0.0.0"]|guests[0].nics[0]: |NIC vm1m0: ipv4[1] '0.0.0.0' is the unspecified address
+		.guests[1].nics[0].ipv4 = ["127.0.0.1"]|guests[1].nics[0]: |NIC vm2h0: ipv4[0] '127.0.0.1' is a loopback address
+		.guests[0].nics[1].ipv4 += ["255.255.255.255"]|guests[0].nics[1]: |NIC vm1m1: ipv4[1] '255.255.255.255' is the limited broadcast address
+		.guests[0].nics[0].ipv6 += ["ff02::1"]|guests[0].nics[0]: |NIC vm1m0: ipv6[1] 'ff02::1' is a multicast address
+		.guests[0].nics[0].ipv6 = ["::"]|guests[0].nics[0]: |NIC vm1m0: ipv6[0] '::' is the unspecified address
+		.guests[0].nics[0].ipv6 = ["::ffff:192.0.2.10"]|guests[0].nics[0]: |NIC vm1m0: ipv6[0] '::ffff:192.0.2.10' is an IPv4-mapped address
 		.guests[0].nics[0].ipv4 = reduce range(65) as $i ([]; . + ["10.0.0.\($i)"])|guests[0].nics[0]: |65 ipv4 and 1 ipv6 addresses: at most 64 per family
 		.guests[1].switches[1] = "bogus"|guests[1].switches[1]: |unknown switch 'bogus' (known: mac-spoof,
 		.guests[1].switches[1] = "mac-spoof"|guests[1].switches[1]: |switch 'mac-spoof' repeats one listed before

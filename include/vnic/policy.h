@@ -68,9 +68,13 @@ struct vnic_nic_policy {
 	enum vnic_kind kind;		/* macvtap, macvlan, veth (host end), tap */
 	const char *mac;		/* the guest's MAC on this NIC */
 	const char *const *ipv4;	/* its IPv4 addresses, "192.0.2.10";
-					 * each at most once (-EEXIST) */
+					 * each at most once (-EEXIST); not
+					 * 0.0.0.0, 255.255.255.255,
+					 * multicast or 127/8 (-EINVAL) */
 	unsigned int n_ipv4;
-	const char *const *ipv6;	/* its IPv6 addresses (link-local added) */
+	const char *const *ipv6;	/* its IPv6 addresses (link-local
+					 * added); not ::, ::1, multicast or
+					 * IPv4-mapped (-EINVAL) */
 	unsigned int n_ipv6;
 	uint32_t switches;		/* with switches_set: override the guest's */
 	int switches_set;
@@ -108,7 +112,8 @@ int vnic_policy_add_guest(struct vnic_policy *p, const char *guest,
 /* A NIC of a guest added before.  Returns 0, or with nothing added: -EEXIST
  * if another NIC of any guest in the policy has the same ifname (or an
  * address is given twice), -ENOENT (no such guest), -EINVAL (an invalid
- * name, MAC, address or switch), -E2BIG (over 64 addresses per family, or
+ * name, MAC, address or switch; an address no host sends from, see
+ * above), -E2BIG (over 64 addresses per family, or
  * common.h), -EOPNOTSUPP (a kind that cannot be filtered), -ENOMEM. */
 int vnic_policy_add_nic(struct vnic_policy *p, const char *guest,
 			const struct vnic_nic_policy *nic);
