@@ -4,7 +4,9 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
+#include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
+#include <vnic/guest.h>
 
 #include "lib/internal.h"
 #include "lib/link.h"
@@ -93,6 +95,28 @@ int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
 		}
 	}
 	return la->ifindex > 0 ? 0 : -EBADMSG;
+}
+
+int link_kind(const struct link_attrs *la)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} kinds[] = {
+		{ "macvtap", VNIC_KIND_MACVTAP },
+		{ "macvlan", VNIC_KIND_MACVLAN },
+		{ "veth", VNIC_KIND_VETH },
+	};
+	unsigned int i;
+
+	if (!la->kind)
+		return 0;
+	if (!strcmp(la->kind, "tun"))
+		return la->tun_type == IFF_TUN ? VNIC_KIND_TUN : VNIC_KIND_TAP;
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strcmp(la->kind, kinds[i].name))
+			return kinds[i].kind;
+	return 0;
 }
 
 struct nlmsghdr *link_dump_request(char *buf)

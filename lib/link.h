@@ -24,6 +24,9 @@ struct link_attrs {
 
 /* 0, or -EBADMSG if nlh is not a link message.  Pointers point into nlh. */
 int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la);
+/* la's kind as an enum vnic_kind (a "tun" by its IFLA_TUN_TYPE), 0 for a
+ * kind libvnic does not make or none (a physical device). */
+int link_kind(const struct link_attrs *la);
 
 /* Fill an RTM_GETLINK request (header made by the caller) for one name. */
 void link_getlink_by_name(struct nlmsghdr *nlh, const char *name);

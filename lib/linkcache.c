@@ -72,6 +72,7 @@ struct lc_prefix {
 
 struct lc_link {
 	int ifindex;		/* 0: empty slot */
+	uint8_t kind;		/* link_kind() of its last message */
 	char name[VNIC_IFNAME_MAX + 1];
 };
 
@@ -323,7 +324,7 @@ static bool name_kept(const char *name)
 
 /* --- ifindex map ------------------------------------------------------ */
 
-static struct lc_link *find_link(struct linkcache *lc, int ifindex)
+static struct lc_link *find_link(const struct linkcache *lc, int ifindex)
 {
 	uint32_t i, mask = lc->cap_links - 1;
 
@@ -368,7 +369,8 @@ static int grow_links(struct linkcache *lc)
 
 /* A link not in the map, by ifindex and by name (at most
  * VNIC_IFNAME_MAX bytes): 0, or -ENOMEM with the map as it was. */
-static int insert_link(struct linkcache *lc, int ifindex, const char *name)
+static int insert_link(struct linkcache *lc, int ifindex, const char *name,
+		       int kind)
 {
 	struct lc_link *l;
 
@@ -378,6 +380,7 @@ static int insert_link(struct linkcache *lc, int ifindex, const char *name)
 		return -ENOMEM;
 	l = free_link_slot(lc, ifindex);
 	l->ifindex = ifindex;
+	l->kind = (uint8_t)kind;
 	memcpy(l->name, name, strlen(name) + 1);
 	lc->nlinks++;
 	return 0;
@@ -553,7 +556,9 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 			/* Same name: a state change.  The bits and the name
 			 * are set again: a replayed delete of an older link
 			 * of this name (one the dump still showed) may have
-			 * cleared them. */
+			 * cleared them.  Every RTM_NEWLINK carries the kind
+			 * (rtnl_link_fill()). */
+			l->kind = (uint8_t)link_kind(la);
 			err = claim(lc, l->name);
 			return err ? err : namemap_put(&lc->names, l->name,
 						       l->ifindex);
@@ -566,7 +571,7 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 	    strnlen(la->name, VNIC_IFNAME_MAX + 1) > VNIC_IFNAME_MAX)
 		return 0;
 	err = name_kept(la->name) ? claim(lc, la->name) : 0;
-	return err ? err : insert_link(lc, la->ifindex, la->name);
+	return err ? err : insert_link(lc, la->ifindex, la->name, link_kind(la));
 }
 
 /* Empty the ifindex map (memset of a map never allocated is UB even for 0
@@ -781,6 +786,13 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced)
 int linkcache_ifindex(const struct linkcache *lc, const char *name)
 {
 	return namemap_get(&lc->names, name);
+}
+
+int linkcache_kind(const struct linkcache *lc, int ifindex)
+{
+	const struct lc_link *l = find_link(lc, ifindex);
+
+	return l ? l->kind : 0;
 }
 
 /* --- picking ---------------------------------------------------------- */

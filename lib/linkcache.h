@@ -37,6 +37,9 @@ void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix)
 
 /* The ifindex of the link named name (its name, not an altname), or 0. */
 int linkcache_ifindex(const struct linkcache *lc, const char *name);
+/* The kind of link ifindex as an enum vnic_kind (link_kind()), 0 when it
+ * is none libvnic makes or the table lacks the link. */
+int linkcache_kind(const struct linkcache *lc, int ifindex);
 
 /* The context's table, built on first use and brought up to date. */
 int vnic_ctx_linkcache(struct vnic_ctx *ctx, struct linkcache **out);

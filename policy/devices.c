@@ -14,16 +14,18 @@
 #include "policy/model.h"
 
 /* NIC name's ifindex into *ifindex: from the table when it has the name,
- * else by SIOCGIFINDEX (which also finds an altname) on the socket *fd,
- * made on first use.  0, or a negative errno (with a message when the
- * socket could not be made). */
+ * with its kind into *kind, else by SIOCGIFINDEX (which also finds an
+ * altname) on the socket *fd, made on first use, and *kind 0 (unknown).
+ * 0, or a negative errno (with a message when the socket could not be
+ * made). */
 static int nic_ifindex(struct vnic_ctx *ctx, const struct linkcache *lc, int *fd,
-		       const char *name, int *ifindex)
+		       const char *name, int *ifindex, int *kind)
 {
 	struct ifreq ifr;
 	int s;
 
 	*ifindex = lc ? linkcache_ifindex(lc, name) : 0;
+	*kind = *ifindex ? linkcache_kind(lc, *ifindex) : 0;
 	if (*ifindex)
 		return 0;
 	s = vnic_ifsock(ctx, fd);
@@ -36,6 +38,28 @@ static int nic_ifindex(struct vnic_ctx *ctx, const struct linkcache *lc, int *fd
 		return -errno;
 	*ifindex = ifr.ifr_ifindex;
 	return 0;
+}
+
+/*
+ * The kind decides the hooks a NIC is filtered on (by name: ingress of a
+ * veth or tap, egress of a macvtap or macvlan), so a veth host end said
+ * to be a macvtap would have its guest's frames pass unfiltered and the
+ * frames to it judged as its guest's.  Only the link table knows the
+ * device's kind; kind 0 is not checked: a name asked of the kernel (whose
+ * SIOCGIFINDEX says nothing of kinds: a system call more per NIC to learn
+ * it would cost as much as the lookup), or a kind libvnic does not make.
+ */
+static int check_kind(struct vnic_ctx *ctx, const struct pguest *g,
+		      const struct pnic *nic, int kind)
+{
+	if (!kind || kind == (int)nic->kind)
+		return 0;
+	return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+			    "guest %s: NIC %s is declared %s, but the device is a "
+			    "%s (the kind decides the hooks its guest's frames "
+			    "are filtered on); nothing was changed", g->name,
+			    nic->ifname, vnic_kind_name(nic->kind),
+			    vnic_kind_name((enum vnic_kind)kind));
 }
 
 /*
@@ -54,7 +78,7 @@ int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
 {
 	const struct linkcache *lc = vnic_ctx_exact_links(ctx);
 	unsigned int gi, k, total = 0, *off;
-	int *ifi, err = 0;
+	int *ifi, kind, err = 0;
 
 	off = calloc(p->n + 1, sizeof(*off));
 	for (gi = 0; off && gi < p->n; gi++) {
@@ -71,11 +95,13 @@ int policy_resolve_nics(struct vnic_ctx *ctx, const struct vnic_policy *p,
 	for (gi = 0; gi < p->n && !err; gi++)
 		for (k = 0; k < p->g[gi]->nn && !err; k++) {
 			err = nic_ifindex(ctx, lc, fd, p->g[gi]->nics[k].ifname,
-					  &ifi[off[gi] + k]);
+					  &ifi[off[gi] + k], &kind);
 			if (err && *fd >= 0)	/* else the socket's message */
 				vnic_set_err(ctx, err, VNIC_STEP_VALIDATE, -1, NULL,
 					     "guest %s: NIC %s", p->g[gi]->name,
 					     p->g[gi]->nics[k].ifname);
+			if (!err)
+				err = check_kind(ctx, p->g[gi], &p->g[gi]->nics[k], kind);
 		}
 	if (!err)
 		err = policy_each_device_once(ctx, p, ifi, off);

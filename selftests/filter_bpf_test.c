@@ -646,6 +646,44 @@ static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
 	}
 PKT_CASES(PKT_TEST)
 
+/*
+ * A NIC's kind decides its hooks: a veth host end or a tap declared a
+ * macvtap got its program on egress only, and its guest's spoofed frames
+ * passed (ip-spoof, mac-spoof, RA: seen with frames); a macvtap declared
+ * a veth dropped everything its guest sent.  A context whose link table
+ * is exact knows each device's kind: the sync is refused, naming the NIC
+ * and both kinds, attaching nothing; the right kind then filters.
+ */
+TEST_F(pkt, declared_kind_checked_by_link_table)
+{
+	static const char *const v4[] = { PKT_NIC_IP4 };
+	enum vnic_kind wrong = variant->kind == VNIC_KIND_MACVTAP ?
+			       VNIC_KIND_VETH : VNIC_KIND_MACVTAP;
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic, .kind = wrong,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 1);
+	char want[128];
+
+	if (SETUP_ENDED())
+		return;
+	ASSERT_EQ(0, vnic_ctx_refresh(self->t.ctx));
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, PKT_GUEST, &nic));
+	snprintf(want, sizeof(want), "NIC %s is declared %s, but the device is a %s",
+		 self->t.nic, kind_str(wrong), kind_str(variant->kind));
+	EXPECT_EQ(-EINVAL, vnic_bpf_sync(self->b, self->p, NULL));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), want))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_FALSE(has_clsact(self->t.nic));
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
 /* --- lifecycle: restart, tampering, faults, bad input (veth and macvtap) --- */
 
 FIXTURE(life) {

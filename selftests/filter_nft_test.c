@@ -765,6 +765,63 @@ TEST_F(pkt, rule_port_range_from_zero)
 	expect_tcp_port(_metadata, &self->t, 101, PKT_PASS);
 }
 
+/*
+ * A NIC's kind decides its hooks.  Hooked by name, a veth host end or a
+ * tap declared a macvtap was hooked on egress: its guest's spoofed frames
+ * passed (ip-spoof, mac-spoof, RA: seen with frames, the bpf backend
+ * alike) and the frames to it were judged as its guest's; a macvtap
+ * declared a veth dropped everything its guest sent.  A context whose
+ * link table is exact knows each device's kind: the apply and the sync
+ * are refused, naming the NIC and both kinds, with nothing installed; the
+ * right kind then filters.
+ */
+TEST_F(pkt, declared_kind_checked_by_link_table)
+{
+	static const char *const v4[] = { PKT_NIC_IP4 };
+	enum vnic_kind wrong = variant->kind == VNIC_KIND_MACVTAP ?
+			       VNIC_KIND_VETH : VNIC_KIND_MACVTAP;
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = self->t.nic, .kind = wrong,
+		  .mac = PKT_NIC_MAC, .ipv4 = v4, .n_ipv4 = 1);
+	VNIC_OPTS(vnic_filter_opts, o, .hook_prefixes = variant->prefixes);
+	struct vnic_filter_result res;
+	char want[128], *before, *after;
+
+	ASSERT_EQ(0, vnic_ctx_refresh(self->t.ctx));
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, PKT_GUEST, NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, PKT_GUEST, &nic));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("vnic_filter_open: %s", vnic_ctx_errmsg(self->t.ctx));
+	if (variant->prefixes &&
+	    !(vnic_filter_features(self->n) & VNIC_FILTER_FEAT_PREFIX_HOOK))
+		SKIP(return, "kernel refuses prefix hooks (NFTA_DEVICE_PREFIX, Linux 6.17)");
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	snprintf(want, sizeof(want), "NIC %s is declared %s, but the device is a %s",
+		 self->t.nic, kind_str(wrong), kind_str(variant->kind));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	EXPECT_EQ(-EINVAL, vnic_filter_apply(self->n, self->p, &res));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), want))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(-EINVAL, vnic_filter_sync(self->n, self->p, &res));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx), want))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+	vnic_policy_free(self->p);
+	self->p = NULL;
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	apply_policy_in(_metadata, &self->t, &self->n, variant->prefixes,
+			self->p, &res);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
 /* --- the table as nft(8) sees it; batches; ownership; restart --- */
 
 FIXTURE(nft) {

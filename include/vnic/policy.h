@@ -65,7 +65,11 @@ struct vnic_guest_policy {
 struct vnic_nic_policy {
 	size_t sz;
 	const char *ifname;		/* the host-side device */
-	enum vnic_kind kind;		/* macvtap, macvlan, veth (host end), tap */
+	enum vnic_kind kind;		/* macvtap, macvlan, veth (host end),
+					 * tap: the device's, as it picks the
+					 * hooks; checked only where the
+					 * context's link table is exact, else
+					 * taken as given (filters.rst) */
 	const char *mac;		/* the guest's MAC on this NIC */
 	const char *const *ipv4;	/* its IPv4 addresses, "192.0.2.10";
 					 * each at most once (-EEXIST); not
