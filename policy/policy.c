@@ -312,7 +312,6 @@ static int parse_addrs(const struct vnic_policy *p, const char *guest,
 		       const struct vnic_nic_policy *o, struct pnic *nic)
 {
 	const char *why;
-
 	unsigned int i;
 
 	if (o->n_ipv4 > POLICY_ADDRS_MAX || o->n_ipv6 > POLICY_ADDRS_MAX)
