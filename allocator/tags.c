@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 
 #include <libmnl/libmnl.h>
@@ -89,15 +88,6 @@ static void remember(struct scan *sc, const struct link_attrs *la)
 	snprintf(a->name, sizeof(a->name), "%s", la->name);
 }
 
-static enum vnic_kind kind_of(const struct link_attrs *la)
-{
-	if (!la->kind)
-		return 0;
-	if (!strcmp(la->kind, "tun"))
-		return la->tun_type == IFF_TUN ? VNIC_KIND_TUN : VNIC_KIND_TAP;
-	return vnic_kind_from_name(la->kind);
-}
-
 /* Is la the owner's, by two marks (see the top)?  Fills guest and idx. */
 static bool ours(const char *owner, const struct link_attrs *la,
 		 enum vnic_kind kind, char *guest, unsigned int *idx)
@@ -132,7 +122,7 @@ static int scan_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	t = &sc->t[sc->n];
 	memset(t, 0, sizeof(*t));
-	t->kind = kind_of(&la);
+	t->kind = (enum vnic_kind)link_kind(&la);
 	if (!ours(sc->owner, &la, t->kind, t->guest, &t->idx))
 		return 0;
 	t->ifindex = la.ifindex;
