@@ -31,7 +31,9 @@
  * in it is first used, and a page's until[] on its first quarantine: a
  * name with a large number ("veth0a12345", "x1000000": anyone may name one
  * so) costs a prefix that matches it one page, not bitmaps and until[] from
- * 0 up to its number (4 MiB for 1,000,000).
+ * 0 up to its number (4 MiB for 1,000,000).  A prefix none of whose names
+ * is taken or quarantined is dropped (drop_if_empty()): templates used
+ * once each cost nothing once their names are gone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -64,6 +66,9 @@ struct lc_prefix {
 	struct lc_prefix *next;
 	struct lc_page **pages;	/* by suffix / LC_PAGE_BITS; NULL: none used */
 	uint32_t npages;
+	/* Suffixes with a used or a quar bit: a prefix with neither knows
+	 * nothing learn_prefix() would not learn again, and is dropped. */
+	uint32_t nused, nquar;
 	uint32_t hint;
 	uint32_t max;		/* largest suffix that fits IFNAMSIZ */
 	uint32_t len;		/* strlen(prefix) */
@@ -199,6 +204,24 @@ static struct lc_prefix *get_prefix(const struct linkcache *lc,
 	return find_prefix(lc, prefix, strlen(prefix), hash_str(prefix));
 }
 
+/*
+ * p holds no name: it goes, so that templates used once each (a runtime
+ * that names every guest's NICs by a template of its own) do not pile up
+ * over days.  Its next use learns again what there is (learn_prefix()).
+ * No caller may hold p after.
+ */
+static void drop_if_empty(struct linkcache *lc, struct lc_prefix *p)
+{
+	struct lc_prefix **pp = &lc->buckets[hash_str(p->prefix) % PREFIX_BUCKETS];
+
+	if (p->nused || p->nquar)
+		return;
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	free_prefix(p);
+}
+
 /* The page of suffix s, or NULL if none of its suffixes was ever used. */
 static struct lc_page *page_of(const struct lc_prefix *p, uint32_t s)
 {
@@ -235,7 +258,12 @@ static int grow_prefix(struct lc_prefix *p, uint32_t s)
 /* s's page exists (grow_prefix()). */
 static void set_used(struct lc_prefix *p, uint32_t s)
 {
-	page_of(p, s)->used[PAGE_WORD(s)] |= PAGE_BIT(s);
+	uint64_t *w = &page_of(p, s)->used[PAGE_WORD(s)];
+
+	if (*w & PAGE_BIT(s))
+		return;
+	*w |= PAGE_BIT(s);
+	p->nused++;
 }
 
 /* A suffix became free (or may become free): the hint must not pass it. */
@@ -245,6 +273,8 @@ static void clear_used(struct lc_prefix *p, uint32_t s)
 
 	if (!pg)
 		return;
+	if (pg->used[PAGE_WORD(s)] & PAGE_BIT(s))
+		p->nused--;
 	pg->used[PAGE_WORD(s)] &= ~PAGE_BIT(s);
 	if (s < p->hint)
 		p->hint = s;
@@ -432,6 +462,16 @@ static void release(struct linkcache *lc, const char *name)
 		clear_used(sp[k].p, sp[k].suffix);
 }
 
+/* The prefixes name was freed from go if that was their last name. */
+static void prune(struct linkcache *lc, const char *name)
+{
+	struct lc_split sp[VNIC_IFNAME_MAX];
+	unsigned int n = name_splits(lc, name, sp), k;
+
+	for (k = 0; k < n; k++)
+		drop_if_empty(lc, sp[k].p);
+}
+
 /* --- quarantine ------------------------------------------------------- */
 
 /* Suffix s of p is quarantined until 'until' (unless memory is short: no
@@ -447,6 +487,8 @@ static void set_quar(struct lc_prefix *p, uint32_t s, uint32_t until)
 		pg->until = malloc(LC_PAGE_BITS * sizeof(*pg->until));
 	if (!pg->until)
 		return;
+	if (!(pg->quar[PAGE_WORD(s)] & PAGE_BIT(s)))
+		p->nquar++;
 	pg->quar[PAGE_WORD(s)] |= PAGE_BIT(s);
 	pg->until[s % LC_PAGE_BITS] = until;
 }
@@ -476,6 +518,8 @@ static void expire(struct linkcache *lc)
 			pg->quar[PAGE_WORD(s)] &= ~PAGE_BIT(s);
 			if (s < p->hint)
 				p->hint = s;
+			if (!--p->nquar)
+				drop_if_empty(lc, p);
 		}
 		lc->fhead = (lc->fhead + 1) % lc->fcap;
 		lc->fcount--;
@@ -529,6 +573,7 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 		return;
 	release(lc, name);
 	quarantine(lc, name);
+	prune(lc, name);
 }
 
 /*
@@ -648,6 +693,7 @@ static void clear_all_used(struct linkcache *lc)
 				if (p->pages[k])
 					memset(p->pages[k]->used, 0,
 					       sizeof(p->pages[k]->used));
+			p->nused = 0;
 			p->hint = 0;
 		}
 	}
@@ -900,11 +946,13 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 	char name[VNIC_IFNAME_MAX + 1];
 	struct lc_prefix *p;
 	uint32_t w;
-	int err = use_prefix(lc, prefix, &p);
+	int err;
 
+	/* First: it may drop prefixes, p among them if made before. */
+	expire(lc);
+	err = use_prefix(lc, prefix, &p);
 	if (err)
 		return err;
-	expire(lc);
 	for (w = p->hint / 64;; w++) {
 		struct lc_page *pg = page_of(p, w * 64);
 		uint64_t busy = 0;
@@ -954,6 +1002,7 @@ void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix)
 		return;
 	name_format(name, p->prefix, suffix);
 	release(lc, name);
+	prune(lc, name);
 }
 
 static int ctx_cache_init(struct vnic_ctx *ctx)
