@@ -981,18 +981,6 @@ int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 	}
 }
 
-int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix)
-{
-	char name[VNIC_IFNAME_MAX + 1];
-	struct lc_prefix *p;
-	int err = use_prefix(lc, prefix, &p);
-
-	if (err || suffix > p->max)	/* no name we would pick */
-		return err;
-	name_format(name, p->prefix, suffix);
-	return claim(lc, name);
-}
-
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix)
 {
 	struct lc_prefix *p = get_prefix(lc, prefix);

@@ -30,8 +30,6 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced);
  * for every prefix it belongs to ("ab10": "ab" and "ab1").  -ENOSPC when
  * the names prefixN that fit IFNAMSIZ are all taken. */
 int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix);
-/* prefixN exists (learned from EEXIST). */
-int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix);
 /* A pick that was never created: free again, not quarantined. */
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix);
 
