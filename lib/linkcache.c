@@ -2,36 +2,15 @@
 /*
  * The link table (see linkcache.h).
  *
- * Per template prefix (one a pick used), two bitmaps of suffixes: 'used' (a
- * link has the name, or we picked it) and 'quar' (freed less than
- * quarantine_ms ago; until[] says when it may be handed out again, a FIFO
- * of freed names drives the expiry).  The lowest suffix that is neither is
- * handed out: names stay compact, but a name whose old guest's cleanup may
- * still be running is not reused at once.  'hint' is a lower bound of the
- * free suffixes, so a pick does not rescan what it scanned before.
- *
- * A name belongs to every prefix it is that prefix plus a suffix "%u"
- * prints: "ab10" is "ab" + 10 and "ab1" + 0, "ab0105" is "ab0" + 105 (but
- * no name of "ab%d"), "10" is "" + 10 and "1" + 0.  So the table keeps the
- * names themselves: an ifindex map holds each link's name (a delete or
- * rename event must free the name the link had), the FIFO the names
- * freed.  A name is filed under each of its splits whose prefix is in use,
- * at most one per trailing digit; a prefix first used learns the names it
- * matches from the links, from the quarantine and from the picks of the
- * prefixes it differs from by digits only (learn_prefix()).  Only names
- * that end in a digit are filed and quarantined: no template makes
- * another.
+ * Every link by ifindex, with its name (a delete or rename event must free
+ * the name the link had): the names taken, which lib/namepick.c hands out
+ * suffixes around; it is told each name taken and freed, and asks for the
+ * links' names when a prefix is first used (link_names()).
  *
  * Every link is also in a map by name (lib/namemap.h), so that the filter
  * backends can find a NIC's ifindex without asking the kernel: only while
  * the table is exact (vnic_ctx_exact_links()), the monitor having lost nothing
  * since a complete dump.
- *
- * The bitmaps are kept in pages of 4096 suffixes, each made when a suffix
- * in it is first used, and a page's until[] on its first quarantine: a
- * name with a large number ("veth0a12345", "x1000000": anyone may name one
- * so) costs a prefix that matches it one page, not bitmaps and until[] from
- * 0 up to its number (4 MiB for 1,000,000).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,47 +23,16 @@
 #include "lib/link.h"
 #include "lib/linkcache.h"
 #include "lib/namemap.h"
+#include "lib/namepick.h"
 
-#define PREFIX_BUCKETS 1024
 #define LC_BUF_SIZE (32 * 1024)
 /* Dumps one rebuild makes when the monitor keeps overflowing. */
 #define LC_REBUILD_TRIES 4
-
-#define LC_PAGE_WORDS	64
-#define LC_PAGE_BITS	(LC_PAGE_WORDS * 64)
-
-struct lc_page {
-	uint64_t used[LC_PAGE_WORDS], quar[LC_PAGE_WORDS];
-	uint32_t *until;	/* ms since lc->epoch, when quar[] bit expires;
-				 * LC_PAGE_BITS of them, NULL before the
-				 * page's first quarantine */
-};
-
-struct lc_prefix {
-	struct lc_prefix *next;
-	struct lc_page **pages;	/* by suffix / LC_PAGE_BITS; NULL: none used */
-	uint32_t npages;
-	uint32_t hint;
-	uint32_t max;		/* largest suffix that fits IFNAMSIZ */
-	uint32_t len;		/* strlen(prefix) */
-	char prefix[VNIC_IFNAME_MAX + 1];
-};
 
 struct lc_link {
 	int ifindex;		/* 0: empty slot */
 	uint8_t kind;		/* link_kind() of its last message */
 	char name[VNIC_IFNAME_MAX + 1];
-};
-
-struct lc_free {
-	char name[VNIC_IFNAME_MAX + 1];
-	uint32_t until;
-};
-
-/* A name as prefix p + suffix. */
-struct lc_split {
-	struct lc_prefix *p;
-	uint32_t suffix;
 };
 
 struct linkcache {
@@ -95,20 +43,11 @@ struct linkcache {
 	/* Built from a complete dump and kept by the monitor with no event
 	 * lost since: every link's name and ifindex are the kernel's. */
 	bool exact;
-	uint32_t quarantine_ms;
-	uint64_t epoch;
-	struct lc_prefix *buckets[PREFIX_BUCKETS];
+	struct namepick *np;		/* the names picked around the links */
 	struct lc_link *links;
 	uint32_t nlinks, cap_links;	/* open addressing, linear probing */
 	struct namemap names;		/* the same links by name */
-	struct lc_free *fifo;		/* ring of frees, oldest first */
-	uint32_t fhead, fcount, fcap;
 };
-
-static uint32_t now_rel(const struct linkcache *lc)
-{
-	return (uint32_t)(vnic_now_ms() - lc->epoch);
-}
 
 struct linkcache *linkcache_new(uint32_t quarantine_ms)
 {
@@ -116,210 +55,24 @@ struct linkcache *linkcache_new(uint32_t quarantine_ms)
 
 	if (!lc)
 		return NULL;
-	lc->quarantine_ms = quarantine_ms;
-	lc->epoch = vnic_now_ms();
-	return lc;
-}
-
-static void free_prefix(struct lc_prefix *p)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->npages; i++) {
-		if (p->pages[i])
-			free(p->pages[i]->until);
-		free(p->pages[i]);
+	lc->np = namepick_new(quarantine_ms);
+	if (!lc->np) {
+		free(lc);
+		return NULL;
 	}
-	free(p->pages);
-	free(p);
+	return lc;
 }
 
 void linkcache_free(struct linkcache *lc)
 {
-	unsigned int i;
-
 	if (!lc)
 		return;
-	for (i = 0; i < PREFIX_BUCKETS; i++) {
-		while (lc->buckets[i]) {
-			struct lc_prefix *p = lc->buckets[i];
-
-			lc->buckets[i] = p->next;
-			free_prefix(p);
-		}
-	}
+	namepick_free(lc->np);
 	if (lc->mon)
 		mnl_socket_close(lc->mon);
 	free(lc->links);
 	namemap_free(&lc->names);
-	free(lc->fifo);
 	free(lc);
-}
-
-/* --- prefixes ------------------------------------------------------- */
-
-/* FNV-1a, one byte at a time: name_splits() hashes every prefix of a name
- * in one pass. */
-#define HASH_START	2166136261u
-#define HASH_STEP(h, c)	(((h) ^ (uint8_t)(c)) * 16777619u)
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = HASH_START;
-
-	while (*s)
-		h = HASH_STEP(h, *s++);
-	return h;
-}
-
-static uint32_t max_suffix(size_t prefix_len)
-{
-	uint64_t m = 1;
-	size_t digits = VNIC_IFNAME_MAX - prefix_len;
-
-	while (digits-- && m <= LC_MAX_SUFFIX)
-		m *= 10;
-	return m - 1 > LC_MAX_SUFFIX ? LC_MAX_SUFFIX : (uint32_t)(m - 1);
-}
-
-/* The prefix in use that is the first len bytes of s (hash h), or NULL. */
-static struct lc_prefix *find_prefix(const struct linkcache *lc, const char *s,
-				     size_t len, uint32_t h)
-{
-	struct lc_prefix *p;
-
-	for (p = lc->buckets[h % PREFIX_BUCKETS]; p; p = p->next)
-		if (p->len == len && !memcmp(p->prefix, s, len))
-			return p;
-	return NULL;
-}
-
-static struct lc_prefix *get_prefix(const struct linkcache *lc,
-				    const char *prefix)
-{
-	return find_prefix(lc, prefix, strlen(prefix), hash_str(prefix));
-}
-
-/* The page of suffix s, or NULL if none of its suffixes was ever used. */
-static struct lc_page *page_of(const struct lc_prefix *p, uint32_t s)
-{
-	uint32_t i = s / LC_PAGE_BITS;
-
-	return i < p->npages ? p->pages[i] : NULL;
-}
-
-/* Bit s within its page's words. */
-#define PAGE_WORD(s)	((s) % LC_PAGE_BITS / 64)
-#define PAGE_BIT(s)	(1ull << ((s) % 64))
-
-/* Make the page of suffix s. */
-static int grow_prefix(struct lc_prefix *p, uint32_t s)
-{
-	uint32_t i = s / LC_PAGE_BITS, n = p->npages ? p->npages : 1;
-	struct lc_page **pages;
-
-	if (i >= p->npages) {
-		while (n <= i)
-			n *= 2;
-		pages = realloc(p->pages, n * sizeof(*pages));
-		if (!pages)
-			return -ENOMEM;
-		memset(pages + p->npages, 0, (n - p->npages) * sizeof(*pages));
-		p->pages = pages;
-		p->npages = n;
-	}
-	if (!p->pages[i])
-		p->pages[i] = calloc(1, sizeof(*p->pages[i]));
-	return p->pages[i] ? 0 : -ENOMEM;
-}
-
-/* s's page exists (grow_prefix()). */
-static void set_used(struct lc_prefix *p, uint32_t s)
-{
-	page_of(p, s)->used[PAGE_WORD(s)] |= PAGE_BIT(s);
-}
-
-/* A suffix became free (or may become free): the hint must not pass it. */
-static void clear_used(struct lc_prefix *p, uint32_t s)
-{
-	struct lc_page *pg = page_of(p, s);
-
-	if (!pg)
-		return;
-	pg->used[PAGE_WORD(s)] &= ~PAGE_BIT(s);
-	if (s < p->hint)
-		p->hint = s;
-}
-
-/* --- names ---------------------------------------------------------- */
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Whether digits (NUL-terminated, non-empty) are a suffix p hands out:
- * what "%u" prints (no sign, no leading zero), at most p->max. */
-static bool suffix_value(const struct lc_prefix *p, const char *digits,
-			 uint32_t *suffix)
-{
-	uint64_t v = 0;
-
-	if (!*digits || (digits[0] == '0' && digits[1]))
-		return false;
-	for (; *digits; digits++) {
-		if (!is_digit(*digits))
-			return false;
-		v = v * 10 + (uint64_t)(*digits - '0');
-		if (v > p->max)
-			return false;
-	}
-	*suffix = (uint32_t)v;
-	return true;
-}
-
-/* Whether name is p's prefix + a suffix p hands out. */
-static bool name_of(const struct lc_prefix *p, const char *name,
-		    uint32_t *suffix)
-{
-	return !strncmp(name, p->prefix, p->len) && strlen(name) > p->len &&
-	       suffix_value(p, name + p->len, suffix);
-}
-
-/*
- * Every prefix in use that name is a name of, with the suffix: at most one
- * per digit the name ends with ("ab10": "ab" + 10, "ab1" + 0).  sp has room
- * for VNIC_IFNAME_MAX; name is at most that long.
- */
-static unsigned int name_splits(const struct linkcache *lc, const char *name,
-				struct lc_split *sp)
-{
-	uint32_t h = HASH_START, hs[VNIC_IFNAME_MAX];
-	size_t len = strlen(name), start = len, i;
-	unsigned int n = 0;
-
-	while (start > 0 && is_digit(name[start - 1]))
-		start--;
-	for (i = 0; i < len; i++) {
-		hs[i] = h;	/* of name[0..i) */
-		h = HASH_STEP(h, name[i]);
-	}
-	for (i = start; i < len; i++) {
-		struct lc_prefix *p = find_prefix(lc, name, i, hs[i]);
-
-		if (p && suffix_value(p, name + i, &sp[n].suffix))
-			sp[n++].p = p;
-	}
-	return n;
-}
-
-/* Whether a name's suffixes are kept in the bitmaps: one a template could
- * make, that is ending in a digit, and short enough to be a name at all. */
-static bool name_kept(const char *name)
-{
-	size_t len = strnlen(name, VNIC_IFNAME_MAX + 1);
-
-	return len && len <= VNIC_IFNAME_MAX && is_digit(name[len - 1]);
 }
 
 /* --- ifindex map ------------------------------------------------------ */
@@ -409,117 +162,6 @@ static void remove_link(struct linkcache *lc, struct lc_link *l)
 	lc->nlinks--;
 }
 
-/* --- taking and freeing names ----------------------------------------- */
-
-/* name (name_kept()) is taken, by a link or a pick: so under every prefix
- * in use it is a name of.  0 or -ENOMEM (then no bit is set). */
-static int claim(struct linkcache *lc, const char *name)
-{
-	struct lc_split sp[VNIC_IFNAME_MAX];
-	unsigned int n = name_splits(lc, name, sp), k;
-
-	for (k = 0; k < n; k++)
-		if (grow_prefix(sp[k].p, sp[k].suffix))
-			return -ENOMEM;
-	for (k = 0; k < n; k++)
-		set_used(sp[k].p, sp[k].suffix);
-	return 0;
-}
-
-static void release(struct linkcache *lc, const char *name)
-{
-	struct lc_split sp[VNIC_IFNAME_MAX];
-	unsigned int n = name_splits(lc, name, sp), k;
-
-	for (k = 0; k < n; k++)
-		clear_used(sp[k].p, sp[k].suffix);
-}
-
-/* --- quarantine ------------------------------------------------------- */
-
-/* Suffix s of p is quarantined until 'until' (unless memory is short: no
- * quarantine is better than no name). */
-static void set_quar(struct lc_prefix *p, uint32_t s, uint32_t until)
-{
-	struct lc_page *pg;
-
-	if (grow_prefix(p, s))
-		return;
-	pg = page_of(p, s);
-	if (!pg->until)
-		pg->until = malloc(LC_PAGE_BITS * sizeof(*pg->until));
-	if (!pg->until)
-		return;
-	pg->quar[PAGE_WORD(s)] |= PAGE_BIT(s);
-	pg->until[s % LC_PAGE_BITS] = until;
-}
-
-static void expire(struct linkcache *lc)
-{
-	struct lc_split sp[VNIC_IFNAME_MAX];
-	uint32_t now = now_rel(lc);
-	unsigned int n, k;
-
-	while (lc->fcount) {
-		struct lc_free *f = &lc->fifo[lc->fhead];
-
-		if ((int32_t)(f->until - now) > 0)
-			break;
-		n = name_splits(lc, f->name, sp);
-		for (k = 0; k < n; k++) {
-			struct lc_prefix *p = sp[k].p;
-			uint32_t s = sp[k].suffix;
-			struct lc_page *pg = page_of(p, s);
-
-			if (!pg || !(pg->quar[PAGE_WORD(s)] & PAGE_BIT(s)))
-				continue;
-			/* A later free of the same name owns the bit. */
-			if ((int32_t)(pg->until[s % LC_PAGE_BITS] - now) > 0)
-				continue;
-			pg->quar[PAGE_WORD(s)] &= ~PAGE_BIT(s);
-			if (s < p->hint)
-				p->hint = s;
-		}
-		lc->fhead = (lc->fhead + 1) % lc->fcap;
-		lc->fcount--;
-	}
-}
-
-/* The freed name goes to the FIFO (for prefixes used later too) and is
- * quarantined under every prefix in use it is a name of.  The frees whose
- * time is up leave first: a table kept for the filters alone never picks,
- * and its FIFO would otherwise hold every name freed since it was built. */
-static void quarantine(struct linkcache *lc, const char *name)
-{
-	uint32_t until = now_rel(lc) + lc->quarantine_ms;
-	struct lc_split sp[VNIC_IFNAME_MAX];
-	struct lc_free *f;
-	unsigned int n, k;
-
-	if (!lc->quarantine_ms)
-		return;
-	expire(lc);
-	if (lc->fcount == lc->fcap) {
-		uint32_t cap = lc->fcap ? lc->fcap * 2 : 64;
-
-		f = malloc(cap * sizeof(*f));
-		if (!f)
-			return;	/* no quarantine is better than no name */
-		for (k = 0; k < lc->fcount; k++)
-			f[k] = lc->fifo[(lc->fhead + k) % lc->fcap];
-		free(lc->fifo);
-		lc->fifo = f;
-		lc->fhead = 0;
-		lc->fcap = cap;
-	}
-	f = &lc->fifo[(lc->fhead + lc->fcount++) % lc->fcap];
-	memcpy(f->name, name, strlen(name) + 1);
-	f->until = until;
-	n = name_splits(lc, name, sp);
-	for (k = 0; k < n; k++)
-		set_quar(sp[k].p, sp[k].suffix, until);
-}
-
 /* --- applying links and events -------------------------------------- */
 
 static void forget_link(struct linkcache *lc, struct lc_link *l)
@@ -528,10 +170,9 @@ static void forget_link(struct linkcache *lc, struct lc_link *l)
 
 	memcpy(name, l->name, sizeof(name));
 	remove_link(lc, l);
-	if (!name_kept(name))
+	if (!namepick_kept(name))
 		return;
-	release(lc, name);
-	quarantine(lc, name);
+	namepick_freed(lc->np, name);
 }
 
 /*
@@ -559,7 +200,7 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 			 * cleared them.  Every RTM_NEWLINK carries the kind
 			 * (rtnl_link_fill()). */
 			l->kind = (uint8_t)link_kind(la);
-			err = claim(lc, l->name);
+			err = namepick_claim(lc->np, l->name);
 			return err ? err : namemap_put(&lc->names, l->name,
 						       l->ifindex);
 		}
@@ -570,7 +211,7 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 	if (!named || !la->name[0] ||
 	    strnlen(la->name, VNIC_IFNAME_MAX + 1) > VNIC_IFNAME_MAX)
 		return 0;
-	err = name_kept(la->name) ? claim(lc, la->name) : 0;
+	err = namepick_kept(la->name) ? namepick_claim(lc->np, la->name) : 0;
 	return err ? err : insert_link(lc, la->ifindex, la->name, link_kind(la));
 }
 
@@ -597,7 +238,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	if (!nlh) {	/* dump restarted: forget what it gave so far */
 		for (i = 0; i < lc->cap_links; i++)
 			if (lc->links[i].ifindex)
-				release(lc, lc->links[i].name);
+				namepick_release(lc->np, lc->links[i].name);
 		forget_all_links(lc);
 		return 0;
 	}
@@ -637,26 +278,6 @@ int linkcache_monitor(struct linkcache *lc, int nsfd, uint32_t rcvbuf)
 	if (!err)
 		lc->mon = a.mnl;
 	return err;
-}
-
-/* Used bits of real links go; picks not yet seen as links go too (a later
- * EEXIST retry copes), quarantine stays: it is about time, not presence. */
-static void clear_all_used(struct linkcache *lc)
-{
-	unsigned int i;
-
-	for (i = 0; i < PREFIX_BUCKETS; i++) {
-		struct lc_prefix *p;
-
-		for (p = lc->buckets[i]; p; p = p->next) {
-			for (uint32_t k = 0; k < p->npages; k++)
-				if (p->pages[k])
-					memset(p->pages[k]->used, 0,
-					       sizeof(p->pages[k]->used));
-			p->hint = 0;
-		}
-	}
-	forget_all_links(lc);
 }
 
 /* Throw away queued events: the dump that follows supersedes them.  (An
@@ -718,7 +339,9 @@ static int rebuild_once(struct linkcache *lc, struct nl_sock *s, char *buf)
 	int err;
 
 	drain_monitor(lc, buf, LC_BUF_SIZE);
-	clear_all_used(lc);
+	/* Picks not yet seen as links go too (a later EEXIST retry copes). */
+	namepick_clear_used(lc->np);
+	forget_all_links(lc);
 	lc->replies = 0;
 	if (!lc->mon) {
 		err = nl_dump_settled(s, link_dump_request(buf), dump_cb, lc,
@@ -795,177 +418,31 @@ int linkcache_kind(const struct linkcache *lc, int ifindex)
 	return l ? l->kind : 0;
 }
 
-/* --- picking ---------------------------------------------------------- */
+/* --- picking (lib/namepick.c) ------------------------------------------ */
 
-/* Whether names of a and b can be the same: one prefix is the other plus
- * digits ("ab", "ab1"). */
-static bool digits_apart(const struct lc_prefix *a, const struct lc_prefix *b)
+/* The name of the first link at slot *pos or after, *pos moved past it;
+ * NULL after the last. */
+static const char *link_names(void *arg, uint32_t *pos)
 {
-	const struct lc_prefix *s = a->len < b->len ? a : b;
-	const struct lc_prefix *l = s == a ? b : a;
-	uint32_t i;
+	const struct linkcache *lc = arg;
 
-	if (a->len == b->len || memcmp(s->prefix, l->prefix, s->len))
-		return false;
-	for (i = s->len; i < l->len; i++)
-		if (!is_digit(l->prefix[i]))
-			return false;
-	return true;
-}
+	while (*pos < lc->cap_links) {
+		const struct lc_link *l = &lc->links[(*pos)++];
 
-/* p learns the used suffixes of q that are names of its own: picks of q
- * not yet seen as links (those are learned from the ifindex map). */
-static int learn_picks(struct lc_prefix *p, const struct lc_prefix *q)
-{
-	char name[VNIC_IFNAME_MAX + 1];
-	uint32_t k, w, s;
-
-	for (k = 0; k < q->npages; k++) {
-		for (w = 0; q->pages[k] && w < LC_PAGE_WORDS; w++) {
-			uint64_t bits = q->pages[k]->used[w];
-
-			for (; bits; bits &= bits - 1) {
-				name_format(name, q->prefix, k * LC_PAGE_BITS + w * 64 +
-					    (uint32_t)__builtin_ctzll(bits));
-				if (!name_of(p, name, &s))
-					continue;
-				if (grow_prefix(p, s))
-					return -ENOMEM;
-				set_used(p, s);
-			}
-		}
+		if (l->ifindex)
+			return l->name;
 	}
-	return 0;
-}
-
-/*
- * A prefix about to be used for the first time learns what the table knows
- * of its names: the links that have one, the names picked under prefixes
- * that differ from it by digits only, and the quarantined (the FIFO, in
- * order: a later free of a name has the later time).  O(links + frees +
- * those prefixes' suffixes), once per prefix.
- */
-static int learn_prefix(struct linkcache *lc, struct lc_prefix *p)
-{
-	uint32_t i, s;
-	int err;
-
-	for (i = 0; i < lc->cap_links; i++) {
-		if (!lc->links[i].ifindex || !name_of(p, lc->links[i].name, &s))
-			continue;
-		if (grow_prefix(p, s))
-			return -ENOMEM;
-		set_used(p, s);
-	}
-	for (i = 0; i < PREFIX_BUCKETS; i++) {
-		for (struct lc_prefix *q = lc->buckets[i]; q; q = q->next) {
-			if (!digits_apart(p, q))
-				continue;
-			err = learn_picks(p, q);
-			if (err)
-				return err;
-		}
-	}
-	for (i = 0; i < lc->fcount; i++) {
-		const struct lc_free *f = &lc->fifo[(lc->fhead + i) % lc->fcap];
-
-		if (name_of(p, f->name, &s))
-			set_quar(p, s, f->until);
-	}
-	return 0;
-}
-
-/* The prefix in use, made (and learned) on its first use. */
-static int use_prefix(struct linkcache *lc, const char *prefix,
-		      struct lc_prefix **out)
-{
-	size_t len = strlen(prefix);
-	uint32_t h = hash_str(prefix);
-	struct lc_prefix *p = find_prefix(lc, prefix, len, h);
-	int err;
-
-	if (p) {
-		*out = p;
-		return 0;
-	}
-	if (len >= VNIC_IFNAME_MAX)
-		return -ENAMETOOLONG;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	memcpy(p->prefix, prefix, len + 1);
-	p->len = (uint32_t)len;
-	p->max = max_suffix(len);
-	err = learn_prefix(lc, p);
-	if (err) {
-		free_prefix(p);
-		return err;
-	}
-	p->next = lc->buckets[h % PREFIX_BUCKETS];
-	lc->buckets[h % PREFIX_BUCKETS] = p;
-	*out = p;
-	return 0;
+	return NULL;
 }
 
 int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix)
 {
-	char name[VNIC_IFNAME_MAX + 1];
-	struct lc_prefix *p;
-	uint32_t w;
-	int err = use_prefix(lc, prefix, &p);
-
-	if (err)
-		return err;
-	expire(lc);
-	for (w = p->hint / 64;; w++) {
-		struct lc_page *pg = page_of(p, w * 64);
-		uint64_t busy = 0;
-		uint32_t s;
-
-		if (pg)
-			busy = pg->used[w % LC_PAGE_WORDS] | pg->quar[w % LC_PAGE_WORDS];
-		if (w == p->hint / 64)
-			busy |= (1ull << (p->hint % 64)) - 1;
-		if (busy == ~0ull) {
-			if (w * 64 + 63 >= p->max)
-				return -ENOSPC;
-			continue;
-		}
-		s = w * 64 + (uint32_t)__builtin_ctzll(~busy);
-		if (s > p->max)
-			return -ENOSPC;
-		/* Taken for every template whose name it is, too. */
-		name_format(name, p->prefix, s);
-		err = claim(lc, name);
-		if (err)
-			return err;
-		p->hint = s + 1;
-		*suffix = s;
-		return 0;
-	}
-}
-
-int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix)
-{
-	char name[VNIC_IFNAME_MAX + 1];
-	struct lc_prefix *p;
-	int err = use_prefix(lc, prefix, &p);
-
-	if (err || suffix > p->max)	/* no name we would pick */
-		return err;
-	name_format(name, p->prefix, suffix);
-	return claim(lc, name);
+	return namepick_pick(lc->np, prefix, link_names, lc, suffix);
 }
 
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix)
 {
-	struct lc_prefix *p = get_prefix(lc, prefix);
-	char name[VNIC_IFNAME_MAX + 1];
-
-	if (!p || suffix > p->max)
-		return;
-	name_format(name, p->prefix, suffix);
-	release(lc, name);
+	namepick_unpick(lc->np, prefix, suffix);
 }
 
 static int ctx_cache_init(struct vnic_ctx *ctx)

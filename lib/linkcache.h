@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The link table: which "prefixN" names are taken in a namespace, built by
- * one RTM_GETLINK dump and kept current by an RTNLGRP_LINK subscription.
- * Picking a name is O(1) amortized whatever the number of links.
+ * The link table: every link of a namespace by ifindex and by name, built
+ * by one RTM_GETLINK dump and kept current by an RTNLGRP_LINK
+ * subscription; the names it hands out are picked around the links'
+ * (lib/namepick.h).
  */
 #ifndef VNIC_LINKCACHE_H
 #define VNIC_LINKCACHE_H
@@ -12,9 +13,6 @@
 struct vnic_ctx;
 struct nl_sock;
 struct linkcache;
-
-/* Largest suffix the cache hands out (the kernel's own %d stops at 32767). */
-#define LC_MAX_SUFFIX ((1u << 20) - 1)
 
 struct linkcache *linkcache_new(uint32_t quarantine_ms);
 void linkcache_free(struct linkcache *lc);
@@ -30,8 +28,6 @@ int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced);
  * for every prefix it belongs to ("ab10": "ab" and "ab1").  -ENOSPC when
  * the names prefixN that fit IFNAMSIZ are all taken. */
 int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix);
-/* prefixN exists (learned from EEXIST). */
-int linkcache_mark(struct linkcache *lc, const char *prefix, uint32_t suffix);
 /* A pick that was never created: free again, not quarantined. */
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix);
 
