@@ -145,6 +145,14 @@ VNIC_EXPORT int vnic_ctx_set_seq(struct vnic_ctx *ctx, uint32_t seq)
 	return 0;
 }
 
+VNIC_EXPORT int vnic_ctx_set_lost_events(struct vnic_ctx *ctx, unsigned int n)
+{
+	if (!ctx)
+		return -EINVAL;
+	ctx->lost_events = n;
+	return 0;
+}
+
 VNIC_EXPORT int vnic_ctx_new_faulty(const struct vnic_ctx_opts *opts, int fault_step,
 				    uint32_t fault_nth, struct vnic_ctx **out)
 {

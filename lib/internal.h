@@ -72,6 +72,7 @@ struct vnic_ctx {
 	int fault_step;
 	uint32_t fault_nth;
 	bool old_peer_lookup;	/* vnic_ctx_set_old_peer_lookup() */
+	unsigned int lost_events;	/* vnic_ctx_set_lost_events() */
 	uint32_t name_timeout_ms;
 	uint64_t name_deadline;	/* of the create in progress, vnic_now_ms() */
 	uint64_t features;

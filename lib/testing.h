@@ -47,6 +47,15 @@ int vnic_ctx_set_old_peer_lookup(struct vnic_ctx *ctx, bool on);
 int vnic_ctx_set_seq(struct vnic_ctx *ctx, uint32_t seq);
 
 /*
+ * The next n reads of the link table's monitor report ENOBUFS, as the
+ * kernel does when the socket overflowed and events were lost (the events
+ * queued stay queued), so that a rebuild gives up after its
+ * LC_REBUILD_TRIES dumps without a burst timed to land inside each.
+ * -EINVAL for NULL.
+ */
+int vnic_ctx_set_lost_events(struct vnic_ctx *ctx, unsigned int n);
+
+/*
  * Call fn(arg) after each change has read the ruleset generation and built
  * its batch, right before sending it (NULL: no hook).  A ruleset change made
  * there makes the commit fail with -EAGAIN.  Returns 0, or -EINVAL for a
