@@ -43,7 +43,8 @@
 
 struct np_page {
 	uint64_t used[NP_PAGE_WORDS], quar[NP_PAGE_WORDS];
-	uint32_t *until;	/* ms since np->epoch, when quar[] bit expires;
+	uint32_t *until;	/* the low 32 bits of the FIFO entry's until
+				 * that set the quar[] bit (expire());
 				 * NP_PAGE_BITS of them, NULL before the
 				 * page's first quarantine */
 };
@@ -63,7 +64,7 @@ struct np_prefix {
 
 struct np_freed {
 	char name[VNIC_IFNAME_MAX + 1];
-	uint32_t until;
+	uint64_t until;		/* ms since np->epoch; 64 bits: see expire() */
 };
 
 /* A name as prefix p + suffix. */
@@ -80,9 +81,9 @@ struct namepick {
 	uint32_t fhead, fcount, fcap;
 };
 
-static uint32_t now_rel(const struct namepick *np)
+static uint64_t now_rel(const struct namepick *np)
 {
-	return (uint32_t)(vnic_now_ms() - np->epoch);
+	return vnic_now_ms() - np->epoch;
 }
 
 struct namepick *namepick_new(uint32_t quarantine_ms)
@@ -375,16 +376,23 @@ static void set_quar(struct np_prefix *p, uint32_t s, uint32_t until)
 	pg->until[s % NP_PAGE_BITS] = until;
 }
 
+/*
+ * The FIFO's times are 64-bit: expire() runs only when a name is freed or
+ * picked, and a context that does neither for 24.8 days would see 32-bit
+ * times of before the pause as in the future, and hold every name freed
+ * since for up to 24.8 days more.  A page's until[] stays 32-bit, compared
+ * only for equality with its FIFO entry's.
+ */
 static void expire(struct namepick *np)
 {
 	struct np_split sp[VNIC_IFNAME_MAX];
-	uint32_t now = now_rel(np);
+	uint64_t now = now_rel(np);
 	unsigned int n, k;
 
 	while (np->fcount) {
 		struct np_freed *f = &np->fifo[np->fhead];
 
-		if ((int32_t)(f->until - now) > 0)
+		if (f->until > now)
 			break;
 		n = name_splits(np, f->name, sp);
 		for (k = 0; k < n; k++) {
@@ -394,8 +402,9 @@ static void expire(struct namepick *np)
 
 			if (!pg || !(pg->quar[PAGE_WORD(s)] & PAGE_BIT(s)))
 				continue;
-			/* A later free of the same name owns the bit. */
-			if ((int32_t)(pg->until[s % NP_PAGE_BITS] - now) > 0)
+			/* A later free of the same name owns the bit (one
+			 * of the same millisecond leaves with this one). */
+			if (pg->until[s % NP_PAGE_BITS] != (uint32_t)f->until)
 				continue;
 			pg->quar[PAGE_WORD(s)] &= ~PAGE_BIT(s);
 			if (s < p->hint)
@@ -414,7 +423,7 @@ static void expire(struct namepick *np)
  * and its FIFO would otherwise hold every name freed since it was built. */
 static void quarantine(struct namepick *np, const char *name)
 {
-	uint32_t until = now_rel(np) + np->quarantine_ms;
+	uint64_t until = now_rel(np) + np->quarantine_ms;
 	struct np_split sp[VNIC_IFNAME_MAX];
 	struct np_freed *f;
 	unsigned int n, k;
@@ -440,7 +449,7 @@ static void quarantine(struct namepick *np, const char *name)
 	f->until = until;
 	n = name_splits(np, name, sp);
 	for (k = 0; k < n; k++)
-		set_quar(sp[k].p, sp[k].suffix, until);
+		set_quar(sp[k].p, sp[k].suffix, (uint32_t)until);
 }
 
 void namepick_freed(struct namepick *np, const char *name)
@@ -548,7 +557,7 @@ static int learn_prefix(struct namepick *np, struct np_prefix *p,
 		const struct np_freed *f = &np->fifo[(np->fhead + i) % np->fcap];
 
 		if (name_of(p, f->name, &s))
-			set_quar(p, s, f->until);
+			set_quar(p, s, (uint32_t)f->until);
 	}
 	return 0;
 }

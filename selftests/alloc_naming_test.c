@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +296,54 @@ TEST_F(naming, outside_free_quarantined_then_reused)
 	vnic_guest_free(g1);
 	vnic_guest_free(g2);
 	vnic_guest_free(g3);
+	vnic_ctx_free(ctx);
+}
+
+/*
+ * The monotonic clock as the library reads it, moved on by clock_skip_ms:
+ * this definition takes the place of libc's for the whole process.
+ */
+static long long clock_skip_ms;
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	int ret = (int)syscall(SYS_clock_gettime, id, ts);
+
+	if (!ret && id == CLOCK_MONOTONIC) {
+		ts->tv_sec += clock_skip_ms / 1000;
+		ts->tv_nsec += (clock_skip_ms % 1000) * 1000000;
+	}
+	return ret;
+}
+
+/*
+ * A runtime that neither frees nor picks a name for 25 days, and then does:
+ * the names freed before the pause (w0, w1) are long out of quarantine.  The times
+ * were 32-bit milliseconds, so after 24.8 days they read as in the future
+ * and the names stayed held for up to 24.8 days more.
+ */
+TEST_F(naming, quarantine_outlives_no_32_bit_clock)
+{
+	static const unsigned int zero[] = { 0 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .quarantine_ms = 60000);
+	struct vnic_ctx *ctx = ctx_new(_metadata, &o);
+	struct vnic_guest *g;
+
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, "w%d",
+		       VNIC_NAMING_CACHE, 1);
+	expect_suffixes(_metadata, g, "w", zero, 1);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	/* The table learns of the delete from its monitor at its next use:
+	 * w0's quarantine starts here, before the pause. */
+	g = guest_make(_metadata, ctx, "g0", VNIC_KIND_MACVLAN, "w%d",
+		       VNIC_NAMING_CACHE, 1);
+	expect_suffixes(_metadata, g, "w", (const unsigned int[]){ 1 }, 1);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	clock_skip_ms = 25LL * 24 * 3600 * 1000;
+	g = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, "w%d",
+		       VNIC_NAMING_CACHE, 1);
+	expect_suffixes(_metadata, g, "w", zero, 1);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
 	vnic_ctx_free(ctx);
 }
 
