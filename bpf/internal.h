@@ -199,6 +199,9 @@ void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 const struct binst *bpf_owner_of(struct vnic_bpf *b, int ifindex);
 struct bnic *bpf_nic_of(struct vnic_bpf *b, int ifindex);
 bool bpf_nic_counted(struct vnic_bpf *b, int ifindex);
+/* Whether NIC ifindex has its counter, installed for guest: one counting
+ * another guest's drops is not the guest's (a fresh one is written). */
+bool bpf_nic_counted_for(struct vnic_bpf *b, int ifindex, const char *guest);
 /* The installed guest name, or NULL: O(1) through an index of b->inst by
  * name, built on the first call after bpf_index_drop(). */
 struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name);
@@ -225,6 +228,8 @@ struct change {
 	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
 	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
 	int *kept;		/* the NICs of p sorted (NULL: ifi scanned) */
+	struct bpf_drop **carry; /* per guest of p: the per-CPU counts of
+				 * its NICs that leave, for its new counter */
 	struct ulog *log;
 };
 

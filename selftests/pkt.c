@@ -894,6 +894,12 @@ void pkt_topo_teardown(struct pkt_topo *t)
 int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 		     struct vnic_policy **out)
 {
+	return pkt_policy_build_as(t, c, PKT_GUEST, out);
+}
+
+int pkt_policy_build_as(const struct pkt_topo *t, const struct pkt_case *c,
+			const char *guest, struct vnic_policy **out)
+{
 	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B };
 	static const char *const v6[] = { PKT_NIC_IP6 };
 	static const char *const o4[] = { PKT_OTHER_IP4 };
@@ -915,11 +921,11 @@ int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 	ret = vnic_policy_new(t->ctx, &p);
 	if (ret)
 		return ret;
-	ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
+	ret = vnic_policy_add_guest(p, guest, NULL);
 	if (!ret)
-		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
+		ret = vnic_policy_add_nic(p, guest, &nic);
 	for (i = 0; !ret && c && c->rules && i < pkt_n_rules; i++)
-		ret = vnic_policy_add_rule(p, PKT_GUEST, &pkt_rules[i]);
+		ret = vnic_policy_add_rule(p, guest, &pkt_rules[i]);
 	if (!ret)
 		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
 	if (!ret)

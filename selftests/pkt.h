@@ -234,6 +234,10 @@ int pkt_topo_recreate_nic(struct pkt_topo *t, char *why, size_t len);
  */
 int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 		     struct vnic_policy **out);
+/* The same with t->nic in guest (not PKT_GUEST): another guest taking
+ * over the NIC. */
+int pkt_policy_build_as(const struct pkt_topo *t, const struct pkt_case *c,
+			const char *guest, struct vnic_policy **out);
 
 /* What pkt_case_run() saw. */
 struct pkt_outcome {
