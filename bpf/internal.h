@@ -32,6 +32,9 @@ enum bpf_fault {
 	BPF_FAULT_QDISC,	/* the nth qdisc of an attach batch */
 	BPF_FAULT_FILTER,	/* the nth filter of an attach batch */
 	BPF_FAULT_DETACH,	/* the nth detach batch (step 5) */
+	BPF_FAULT_SWAP_BACK,	/* the nth tcx swap back of an undo; armed
+				 * beside the others (fault_back_nth), since
+				 * only another fault makes an undo */
 	BPF_FAULT__MAX,
 };
 
@@ -108,7 +111,7 @@ struct vnic_bpf {
 					 * hash maps (before 5.14) */
 	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
-	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
+	unsigned int fault_nth, fault_back_nth, fault_seen[BPF_FAULT__MAX];
 };
 
 /* load.c: the programs and maps, loaded from the embedded object or adopted

@@ -2757,6 +2757,52 @@ static void tcx_reload(struct __test_metadata *_metadata, FIXTURE_DATA(tcx) *sel
 TEST_F(tcx, reload_fault_map_write_keeps_old_program) { tcx_reload(_metadata, self, 1); }
 TEST_F(tcx, reload_fault_attach_keeps_old_program) { tcx_reload(_metadata, self, 3); }
 
+/*
+ * tcx mode, after a reload: the attach fails at each hook in turn, and the
+ * first swap back of its undo fails too (ours no longer there to replace,
+ * as when another process detached it meanwhile).  Every hook of both NICs
+ * holds its older program again: the undo once detached ours after the
+ * failed swap back, and left that hook with no program at all.
+ */
+TEST_F(tcx, reload_swap_back_failure_keeps_old_program)
+{
+	unsigned int old[2][2], nth, d, h;
+	struct vnic_policy *q;
+	int ret = -EIO;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (d = 0; d < 2; d++)
+		for (h = 0; h < 2; h++)
+			old[d][h] = tcx_prog(d ? PKT_OTHER_NIC : self->t.nic, (int)h);
+	ASSERT_NE(0u, old[1][0]);
+	ASSERT_EQ(0, bump_state(old[1][0], 24));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	for (nth = 1; ret == -EIO && nth < 16; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 3, nth));
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 5, 1));
+		ret = vnic_bpf_sync(self->b, q, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		for (d = 0; d < 4; d++) {
+			const char *dev = d < 2 ? self->t.nic : PKT_OTHER_NIC;
+
+			EXPECT_EQ(old[d / 2][d % 2], tcx_prog(dev, (int)(d % 2)))
+				TH_LOG("fault at %u: %s hook %u", nth, dev, d % 2);
+		}
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	}
+	/* a swap back happened: more than one hook was swapped */
+	EXPECT_LT(3u, nth);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	vnic_policy_free(q);
+}
+
 /* A fault at the nth attach leaves no program on any hook. */
 TEST_F(tcx, fault_at_attach_leaves_nothing)
 {
