@@ -506,54 +506,6 @@ static int write_addrs(struct vnic_bpf *b, struct change *c, const struct pnic *
 	return err;
 }
 
-/* Step 4 for guest gi of p. */
-static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
-		       struct bpf_state *st)
-{
-	const struct pguest *g = c->p->g[gi];
-	struct bpf_guest gv = { .digest = pguest_digest(g), .nics = g->nn };
-	struct bpf_guest_key gk;
-	unsigned int k;
-	int err = 0;
-
-	for (k = 0; !err && k < g->nn; k++) {
-		int ifindex = c->ifi[c->off[gi] + k];
-		uint32_t key = (uint32_t)ifindex, gen = st->next_gen++;
-		const struct bnic *bn = bpf_nic_of(b, ifindex);
-		bool was = bn != NULL, counted = bn && bn->counted;
-		struct bpf_nic v;
-
-		if (!gen)
-			gen = st->next_gen++;
-		c->gen[c->off[gi] + k] = gen;
-		err = write_addrs(b, c, &g->nics[k], ifindex, gen);
-		if (!err && !counted) {
-			/* new, or its counter deleted by another process; a
-			 * per-CPU value: one copy per possible CPU */
-			int ncpu = bpf_ncpu(b);
-			struct bpf_drop *z = ncpu > 0 ? calloc(ncpu, sizeof(*z)) : NULL;
-
-			if (ncpu < 0)
-				err = ncpu;
-			else
-				err = z ? mwrite(b, c->log, b->map_drops, "drops", &key,
-						 sizeof(key), z, 0) : oom(b, "a drop counter");
-			free(z);
-		}
-		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);
-		/* a NIC or guest the maps did not hold when read: written
-		 * only if still absent, its undo a delete (write_new()) */
-		if (!err)
-			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
-				     &v, was ? sizeof(v) : 0);
-	}
-	guest_key(&gk, g->name);
-	if (!err)
-		err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
-			     bpf_inst_of(b, g->name) ? sizeof(gv) : 0);
-	return err;
-}
-
 /*
  * The counter of a NIC leaving: deleted with its nics entry, before the
  * new NICs' are written, so that at capacity what leaves makes room for
@@ -562,7 +514,8 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
  * is held aside for the undo; not counted in writes, as the delete was not
  * when it came after the change.
  */
-static int forget_counter(struct vnic_bpf *b, struct ulog *l, uint32_t key)
+static int forget_counter(struct vnic_bpf *b, struct ulog *l, uint32_t key,
+			  struct bpf_drop *carry)
 {
 	int ncpu = bpf_ncpu(b), err;
 	struct uop *u;
@@ -597,7 +550,101 @@ static int forget_counter(struct vnic_bpf *b, struct ulog *l, uint32_t key)
 		return map_err(b, err, "drops");
 	}
 	bpf_tap_map(b, b->map_drops, &key, sizeof(key), NULL);
+	for (int cpu = 0; carry && cpu < ncpu; cpu++) {
+		carry[cpu].packets += ((struct bpf_drop *)old)[cpu].packets;
+		carry[cpu].bytes += ((struct bpf_drop *)old)[cpu].bytes;
+	}
 	return 0;
+}
+
+/* Where the counts of a NIC that leaves guest i go: to the new counter of
+ * its replacement (c->carry, one per guest of the policy, NULL when the
+ * guest is removed, its counter with it). */
+static int carry_of(struct vnic_bpf *b, struct change *c, unsigned int i,
+		    struct bpf_drop **carry)
+{
+	unsigned int gi;
+	int ncpu;
+
+	*carry = NULL;
+	if (c->drop[i] || !c->p || policy_find(c->p, b->inst[i].name, &gi))
+		return 0;
+	if (!c->carry[gi]) {
+		ncpu = bpf_ncpu(b);
+		if (ncpu < 0)
+			return ncpu;
+		c->carry[gi] = calloc(ncpu, sizeof(struct bpf_drop));
+		if (!c->carry[gi])
+			return oom(b, "a drop counter");
+	}
+	*carry = c->carry[gi];
+	return 0;
+}
+
+/*
+ * A counter for NIC key of guest gi of the policy: new, missing (another
+ * process deleted it) or another guest's (was: the NIC changed guests; its
+ * counts are not this guest's, and go).  As nft's counter is the guest's
+ * and outlives its devices, the counts of the guest's NICs that left in
+ * this change (a NIC made again under its name: a new ifindex) start it,
+ * once; else it starts at 0.  A per-CPU value: one copy per possible CPU.
+ */
+static int new_counter(struct vnic_bpf *b, struct change *c, unsigned int gi,
+		       uint32_t key, bool was)
+{
+	int ncpu = bpf_ncpu(b), err = 0;
+	struct bpf_drop *z;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (was)
+		err = forget_counter(b, c->log, key, NULL);
+	z = err ? NULL : c->carry[gi] ? c->carry[gi] : calloc(ncpu, sizeof(*z));
+	if (!err && !z)
+		return oom(b, "a drop counter");
+	if (!err)
+		err = mwrite(b, c->log, b->map_drops, "drops", &key, sizeof(key), z, 0);
+	if (z == c->carry[gi])
+		c->carry[gi] = NULL;	/* carried once */
+	free(z);
+	return err;
+}
+
+/* Step 4 for guest gi of p. */
+static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
+		       struct bpf_state *st)
+{
+	const struct pguest *g = c->p->g[gi];
+	struct bpf_guest gv = { .digest = pguest_digest(g), .nics = g->nn };
+	struct bpf_guest_key gk;
+	unsigned int k;
+	int err = 0;
+
+	for (k = 0; !err && k < g->nn; k++) {
+		int ifindex = c->ifi[c->off[gi] + k];
+		uint32_t key = (uint32_t)ifindex, gen = st->next_gen++;
+		const struct bnic *bn = bpf_nic_of(b, ifindex);
+		bool was = bn != NULL;
+		struct bpf_nic v;
+
+		if (!gen)
+			gen = st->next_gen++;
+		c->gen[c->off[gi] + k] = gen;
+		err = write_addrs(b, c, &g->nics[k], ifindex, gen);
+		if (!err && !bpf_nic_counted_for(b, ifindex, g->name))
+			err = new_counter(b, c, gi, key, bn && bn->counted);
+		bpf_nic_value(&v, &g->nics[k], g->name, gen, k);
+		/* a NIC or guest the maps did not hold when read: written
+		 * only if still absent, its undo a delete (write_new()) */
+		if (!err)
+			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
+				     &v, was ? sizeof(v) : 0);
+	}
+	guest_key(&gk, g->name);
+	if (!err)
+		err = mwrite(b, c->log, b->map_guests, "guests", &gk, sizeof(gk), &gv,
+			     bpf_inst_of(b, g->name) ? sizeof(gv) : 0);
+	return err;
 }
 
 /* Step 4 for the NICs and entries of installed guests going away. */
@@ -608,9 +655,11 @@ static int write_removals(struct vnic_bpf *b, struct change *c)
 
 	for (i = 0; !err && i < b->ni; i++) {
 		struct bpf_guest_key gk;
+		struct bpf_drop *carry;
 
 		if (!c->gone[i])
 			continue;
+		err = carry_of(b, c, i, &carry);
 		for (k = 0; !err && k < b->inst[i].nn; k++) {
 			uint32_t key = (uint32_t)b->inst[i].nics[k].ifindex;
 
@@ -619,7 +668,7 @@ static int write_removals(struct vnic_bpf *b, struct change *c)
 			err = mwrite(b, c->log, b->map_nics, "nics", &key, sizeof(key),
 				     NULL, sizeof(struct bpf_nic));
 			if (!err)
-				err = forget_counter(b, c->log, key);
+				err = forget_counter(b, c->log, key, carry);
 		}
 		guest_key(&gk, b->inst[i].name);
 		if (!err && c->drop[i])
@@ -844,6 +893,9 @@ static void change_free(struct change *c)
 	free(c->have);
 	free(c->old);
 	free(c->kept);
+	for (unsigned int gi = 0; c->carry && c->p && gi < c->p->n; gi++)
+		free(c->carry[gi]);
+	free(c->carry);
 	ulog_free(c->log);
 }
 
@@ -904,7 +956,9 @@ int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	c.gone = calloc(b->ni + 1, sizeof(*c.gone));
 	c.drop = calloc(b->ni + 1, sizeof(*c.drop));
 	c.gen = calloc(total + 1, sizeof(*c.gen));
-	err = c.same && c.fix && c.gone && c.drop && c.gen ? 0 : oom(b, "the change's plan");
+	c.carry = calloc((p ? p->n : 0) + 1, sizeof(*c.carry));
+	err = c.same && c.fix && c.gone && c.drop && c.gen && c.carry ? 0 :
+	      oom(b, "the change's plan");
 	if (!err)
 		err = plan(b, &c, remove, nremove, sync);
 	if (!err)

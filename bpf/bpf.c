@@ -274,8 +274,14 @@ VNIC_EXPORT int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nt
 {
 	if (!b || what < 0 || what >= BPF_FAULT__MAX)
 		return -EINVAL;
+	if (what == BPF_FAULT_SWAP_BACK) {
+		b->fault_back_nth = nth;
+		return 0;
+	}
 	b->fault_what = what;
 	b->fault_nth = nth;
+	if (!what)
+		b->fault_back_nth = 0;
 	return 0;
 }
 

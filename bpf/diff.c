@@ -81,7 +81,7 @@ static unsigned int in_map(unsigned int n, unsigned int inline_max)
 }
 
 /* The map writes installing g makes: per NIC its nics entry, its counter
- * when new or missing, its addresses beyond the inline ones; the guests
+ * when new, missing or another guest's, its addresses beyond the inline ones; the guests
  * entry. */
 static uint32_t guest_writes(struct vnic_bpf *b, const struct pguest *g,
 			     const int *ifi)
@@ -90,7 +90,8 @@ static uint32_t guest_writes(struct vnic_bpf *b, const struct pguest *g,
 	unsigned int k;
 
 	for (k = 0; k < g->nn; k++)
-		w += 1 + !bpf_nic_counted(b, ifi[k]) + in_map(g->nics[k].n4, BPF_IN4) +
+		w += 1 + !bpf_nic_counted_for(b, ifi[k], g->name) +
+		     in_map(g->nics[k].n4, BPF_IN4) +
 		     in_map(g->nics[k].n6, BPF_IN6);
 	return w;
 }

@@ -9,6 +9,9 @@
 
 int bpf_fault(struct vnic_bpf *b, enum bpf_fault what)
 {
+	if (what == BPF_FAULT_SWAP_BACK)
+		return b->fault_back_nth &&
+		       ++b->fault_seen[what] == b->fault_back_nth ? -EIO : 0;
 	if (b->fault_what != (int)what)
 		return 0;
 	return ++b->fault_seen[what] == b->fault_nth ? -EIO : 0;

@@ -32,6 +32,9 @@ enum bpf_fault {
 	BPF_FAULT_QDISC,	/* the nth qdisc of an attach batch */
 	BPF_FAULT_FILTER,	/* the nth filter of an attach batch */
 	BPF_FAULT_DETACH,	/* the nth detach batch (step 5) */
+	BPF_FAULT_SWAP_BACK,	/* the nth tcx swap back of an undo; armed
+				 * beside the others (fault_back_nth), since
+				 * only another fault makes an undo */
 	BPF_FAULT__MAX,
 };
 
@@ -108,7 +111,7 @@ struct vnic_bpf {
 					 * hash maps (before 5.14) */
 	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
-	unsigned int fault_nth, fault_seen[BPF_FAULT__MAX];
+	unsigned int fault_nth, fault_back_nth, fault_seen[BPF_FAULT__MAX];
 };
 
 /* load.c: the programs and maps, loaded from the embedded object or adopted
@@ -199,6 +202,9 @@ void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 const struct binst *bpf_owner_of(struct vnic_bpf *b, int ifindex);
 struct bnic *bpf_nic_of(struct vnic_bpf *b, int ifindex);
 bool bpf_nic_counted(struct vnic_bpf *b, int ifindex);
+/* Whether NIC ifindex has its counter, installed for guest: one counting
+ * another guest's drops is not the guest's (a fresh one is written). */
+bool bpf_nic_counted_for(struct vnic_bpf *b, int ifindex, const char *guest);
 /* The installed guest name, or NULL: O(1) through an index of b->inst by
  * name, built on the first call after bpf_index_drop(). */
 struct binst *bpf_inst_of(struct vnic_bpf *b, const char *name);
@@ -225,6 +231,8 @@ struct change {
 	uint32_t *want, *have;	/* per NIC of p: hooks needed, ours already */
 	uint32_t *old;		/* 2 per NIC of p: our filter's older program */
 	int *kept;		/* the NICs of p sorted (NULL: ifi scanned) */
+	struct bpf_drop **carry; /* per guest of p: the per-CPU counts of
+				 * its NICs that leave, for its new counter */
 	struct ulog *log;
 };
 

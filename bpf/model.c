@@ -173,6 +173,13 @@ bool bpf_nic_counted(struct vnic_bpf *b, int ifindex)
 	return n && n->counted;
 }
 
+bool bpf_nic_counted_for(struct vnic_bpf *b, int ifindex, const char *guest)
+{
+	const struct binst *o = bpf_owner_of(b, ifindex);
+
+	return bpf_nic_counted(b, ifindex) && o && !strcmp(o->name, guest);
+}
+
 /*
  * The installed guests by name (lib/strmap.h, the keys borrowed from
  * b->inst): a scan per guest of a policy, and per entry a read finds,

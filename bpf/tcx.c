@@ -158,15 +158,25 @@ static int swap(int ifindex, uint32_t hook, int to_fd, int from_fd)
 	return bpf_prog_attach_opts(to_fd, ifindex, type_of(hook), &o) ? -errno : 0;
 }
 
-/* Undo one hook of an attach: ours off, or the older program back in its
- * place when ours replaced it. */
+/*
+ * Undo one hook of an attach: ours off, or the older program back in its
+ * place when ours replaced it.  Where the swap back fails (ours is no
+ * longer there to replace: detached by someone meanwhile), the older
+ * program is attached beside it before ours goes: detaching ours alone
+ * left the hook without either, its NIC unfiltered until the next sync.
+ */
 static void undo_hook(struct vnic_bpf *b, const struct tc_made *a, unsigned int i,
 		      uint32_t h)
 {
-	int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1;
+	int fd = a->old_fd ? a->old_fd[2 * i + (h == HOOK_EG)] : -1, err;
 
-	if (fd < 0 || swap(a->ifi[i], h, fd, prog_of(b, h)))
-		bpf_prog_detach2(prog_of(b, h), a->ifi[i], type_of(h));
+	if (fd >= 0) {
+		err = bpf_fault(b, BPF_FAULT_SWAP_BACK);
+		if (!err && !swap(a->ifi[i], h, fd, prog_of(b, h)))
+			return;
+		bpf_prog_attach(fd, a->ifi[i], type_of(h), 0);
+	}
+	bpf_prog_detach2(prog_of(b, h), a->ifi[i], type_of(h));
 }
 
 static int undo_here(struct tcx_call *c)

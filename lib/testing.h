@@ -129,7 +129,8 @@ int vnic_filter_set_bpf_tap(struct vnic_filter *f, const struct vnic_bpf_tap *ta
 /* The nth (1-based) unit of what fails with -EIO in the next changes:
  * 1 map write, 2 clsact qdisc, 3 cls_bpf filter (or tcx attach), 4 the
  * detach batch of a change's clean-up (step 5, which fails nothing);
- * 0 disarms. */
+ * 0 disarms (5 too).  5, the tcx swap back of an older program in an
+ * undo, is armed beside the others: one of them makes the undo. */
 int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth);
 
 /* BPF_PROG_TEST_RUN of prog (0 vnic_in, 1 vnic_eg, 2 the empty vnic_nop)

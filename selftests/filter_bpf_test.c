@@ -645,6 +645,7 @@ static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
 		run_case(_metadata, self, variant, PKT_CASE_##id);	\
 	}
 PKT_CASES(PKT_TEST)
+PKT_CASES_BPF(PKT_TEST)
 
 /*
  * A NIC's kind decides its hooks: a veth host end or a tap declared a
@@ -2112,6 +2113,71 @@ TEST_F(life, diff_names_foreign_drop_counter)
 	close(fd);
 }
 
+static uint64_t drops_of(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+			 const char *guest)
+{
+	uint64_t pk = ~0ull, by;
+
+	EXPECT_EQ(0, vnic_bpf_counter(self->b, guest, &pk, &by))
+		TH_LOG("counter %s: %s", guest, vnic_ctx_errmsg(self->t.ctx));
+	return pk;
+}
+
+/*
+ * A guest's counter is the guest's, as nft's counter object is
+ * (filter_nft_test's nft.counter_follows_the_guest): a NIC made again
+ * under its name (a new ifindex) keeps counting into it, and the old
+ * ifindex's per-CPU counter leaves the map (a fault at any map write of
+ * that sync leaves it as it was); a guest that takes over another's NIC
+ * starts at 0.  The bpf counters are per NIC: the NIC made
+ * again once started its guest at 0 again, and a NIC that changed guests
+ * brought the old guest's drops along.
+ */
+TEST_F(life, counter_follows_the_guest)
+{
+	struct bpf_drop *v = drops_zero();
+	struct vnic_policy *q = NULL;
+	uint32_t old = if_nametoindex(self->t.nic), now;
+	unsigned int nth;
+	int fd, ret = -EIO;
+	char why[256];
+
+	ASSERT_NE(NULL, v);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	EXPECT_EQ(1u, drops_of(_metadata, self, PKT_GUEST));
+	fd = our_map(self, "drops");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	now = if_nametoindex(self->t.nic);
+	ASSERT_NE(old, now);
+	/* a fault at any map write: the old counter back, whole; no new one */
+	for (nth = 1; ret == -EIO && nth < 64; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 1, nth));
+		ret = vnic_bpf_sync(self->b, self->p, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO)
+			break;
+		EXPECT_EQ(1u, drops_of(_metadata, self, PKT_GUEST)) TH_LOG("fault at %u", nth);
+		EXPECT_NE(0, bpf_map_lookup_elem(fd, &now, v)) TH_LOG("fault at %u", nth);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_LT(3u, nth);
+	EXPECT_EQ(1u, drops_of(_metadata, self, PKT_GUEST))
+		TH_LOG("the NIC made again reset its guest's counter");
+	EXPECT_NE(0, bpf_map_lookup_elem(fd, &old, v)) TH_LOG("the old ifindex's counter stayed");
+	close(fd);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	EXPECT_EQ(2u, drops_of(_metadata, self, PKT_GUEST));
+	ASSERT_EQ(0, pkt_policy_build_as(&self->t, NULL, "vm3", &q));
+	apply(_metadata, &self->t, self->b, q, NULL);
+	vnic_policy_free(q);
+	EXPECT_EQ(0u, drops_of(_metadata, self, "vm3")) TH_LOG("vm3 took over vm1's drops");
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	EXPECT_EQ(1u, drops_of(_metadata, self, "vm3"));
+	free(v);
+}
+
 /* --- damage without a policy (vnicctl filter show) ------------------------ */
 
 /* A diff without a policy names the damage (every needle) against what
@@ -2691,6 +2757,52 @@ static void tcx_reload(struct __test_metadata *_metadata, FIXTURE_DATA(tcx) *sel
 
 TEST_F(tcx, reload_fault_map_write_keeps_old_program) { tcx_reload(_metadata, self, 1); }
 TEST_F(tcx, reload_fault_attach_keeps_old_program) { tcx_reload(_metadata, self, 3); }
+
+/*
+ * tcx mode, after a reload: the attach fails at each hook in turn, and the
+ * first swap back of its undo fails too (ours no longer there to replace,
+ * as when another process detached it meanwhile).  Every hook of both NICs
+ * holds its older program again: the undo once detached ours after the
+ * failed swap back, and left that hook with no program at all.
+ */
+TEST_F(tcx, reload_swap_back_failure_keeps_old_program)
+{
+	unsigned int old[2][2], nth, d, h;
+	struct vnic_policy *q;
+	int ret = -EIO;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	for (d = 0; d < 2; d++)
+		for (h = 0; h < 2; h++)
+			old[d][h] = tcx_prog(d ? PKT_OTHER_NIC : self->t.nic, (int)h);
+	ASSERT_NE(0u, old[1][0]);
+	ASSERT_EQ(0, bump_state(old[1][0], 24));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, open_tcx(&self->t, &self->b)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, pkt_policy_build(&self->t, &pkt_cases[PKT_CASE_ip_spoof_off], &q));
+	for (nth = 1; ret == -EIO && nth < 16; nth++) {
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 3, nth));
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 5, 1));
+		ret = vnic_bpf_sync(self->b, q, NULL);
+		ASSERT_EQ(0, vnic_bpf_set_fault(self->b, 0, 0));
+		if (ret != -EIO) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+			break;
+		}
+		for (d = 0; d < 4; d++) {
+			const char *dev = d < 2 ? self->t.nic : PKT_OTHER_NIC;
+
+			EXPECT_EQ(old[d / 2][d % 2], tcx_prog(dev, (int)(d % 2)))
+				TH_LOG("fault at %u: %s hook %u", nth, dev, d % 2);
+		}
+		expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	}
+	/* a swap back happened: more than one hook was swapped */
+	EXPECT_LT(3u, nth);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	vnic_policy_free(q);
+}
 
 /* A fault at the nth attach leaves no program on any hook. */
 TEST_F(tcx, fault_at_attach_leaves_nothing)

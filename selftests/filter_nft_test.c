@@ -2324,6 +2324,45 @@ TEST_F(nft, counters_per_guest)
 	EXPECT_EQ(pk, pk2) TH_LOG("an apply of an unchanged guest reset its counter");
 }
 
+/*
+ * A guest's counter is the guest's, not a device's: a NIC made again under
+ * its name (a new ifindex) keeps counting into it, and a guest that takes
+ * over another's NIC starts at 0.  The bpf backend's counters must agree
+ * (filter_bpf_test's life.*.counter_follows_the_guest).
+ */
+TEST_F(nft, counter_follows_the_guest)
+{
+	struct vnic_filter_result res;
+	uint64_t pk;
+	char why[256];
+
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	apply_policy(_metadata, &self->t, &self->n, self->p, &res);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST, &pk);
+	EXPECT_EQ(1u, pk);
+	ASSERT_EQ(0, pkt_topo_recreate_nic(&self->t, why, sizeof(why))) TH_LOG("%s", why);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST, &pk);
+	EXPECT_EQ(1u, pk) TH_LOG("the NIC made again reset its guest's counter");
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	counter_of(_metadata, &self->t, self->n, PKT_GUEST, &pk);
+	EXPECT_EQ(2u, pk);
+	ASSERT_EQ(0, pkt_policy_build_as(&self->t, NULL, "vm3", &self->q));
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	ASSERT_EQ(0, vnic_filter_sync(self->n, self->q, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	counter_of(_metadata, &self->t, self->n, "vm3", &pk);
+	EXPECT_EQ(0u, pk) TH_LOG("vm3 took over vm1's NIC and its drops");
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	counter_of(_metadata, &self->t, self->n, "vm3", &pk);
+	EXPECT_EQ(1u, pk);
+}
+
 /* remove with one unknown name does nothing; sync drops what the state
  * no longer has. */
 TEST_F(nft, remove_and_sync_remove)

@@ -297,6 +297,25 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	OUT_DROP(ipv6_dad_behind_ah, "DAD from :: behind an AH header",
 		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
 			    .dst_mac = "33:33:ff:00:00:10", .ah = true)),
+
+	/* IPv4 fragments: only the first carries the UDP header.  A later
+	 * fragment whose first bytes read as ports 68 -> 67 is no DHCP
+	 * discover, and one that reads as port 67 no DHCP reply (the
+	 * reply's first fragment is dropped).  These two are PKT_CASES_BPF:
+	 * nf_tables' fast payload path reads the ports there all the same. */
+	OUT_DROP(dhcp_discover_later_fragment,
+		 "0.0.0.0, a later fragment whose data reads 68 -> 67",
+		 .f = UDP4(.saddr = "0.0.0.0", .daddr = "255.255.255.255",
+			   .sport = 68, .dport = 67, .dst_mac = PKT_BCAST_MAC,
+			   .frag = 1)),
+	OUT_PASS(dhcp_server_later_fragment,
+		 "a later fragment whose data reads 67 -> 68: not a DHCP reply",
+		 .f = UDP4(.sport = 67, .dport = 68, .daddr = "255.255.255.255",
+			   .dst_mac = PKT_BCAST_MAC, .frag = 1)),
+	OUT_DROP(dhcp_server_first_fragment,
+		 "dhcp-server: UDP 67 -> 68, the first fragment of several",
+		 .f = UDP4(.sport = 67, .dport = 68, .daddr = "255.255.255.255",
+			   .dst_mac = PKT_BCAST_MAC, .frag = 0x2000)),
 };
 
 enum pkt_verdict pkt_expect(const struct pkt_case *c, enum vnic_kind kind,
@@ -440,6 +459,7 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		l4len = hlen + PKT_MARKER_LEN;
 		l3[0] = 0x45;
 		put16(l3 + 2, 20 + l4len + f->len_over);
+		put16(l3 + 6, f->frag);
 		l3[8] = 64;
 		l3[9] = f->proto;
 		memcpy(l3 + 12, &s, 4);
@@ -894,6 +914,12 @@ void pkt_topo_teardown(struct pkt_topo *t)
 int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 		     struct vnic_policy **out)
 {
+	return pkt_policy_build_as(t, c, PKT_GUEST, out);
+}
+
+int pkt_policy_build_as(const struct pkt_topo *t, const struct pkt_case *c,
+			const char *guest, struct vnic_policy **out)
+{
 	static const char *const v4[] = { PKT_NIC_IP4, PKT_NIC_IP4B };
 	static const char *const v6[] = { PKT_NIC_IP6 };
 	static const char *const o4[] = { PKT_OTHER_IP4 };
@@ -915,11 +941,11 @@ int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 	ret = vnic_policy_new(t->ctx, &p);
 	if (ret)
 		return ret;
-	ret = vnic_policy_add_guest(p, PKT_GUEST, NULL);
+	ret = vnic_policy_add_guest(p, guest, NULL);
 	if (!ret)
-		ret = vnic_policy_add_nic(p, PKT_GUEST, &nic);
+		ret = vnic_policy_add_nic(p, guest, &nic);
 	for (i = 0; !ret && c && c->rules && i < pkt_n_rules; i++)
-		ret = vnic_policy_add_rule(p, PKT_GUEST, &pkt_rules[i]);
+		ret = vnic_policy_add_rule(p, guest, &pkt_rules[i]);
 	if (!ret)
 		ret = vnic_policy_add_guest(p, PKT_GUEST2, NULL);
 	if (!ret)

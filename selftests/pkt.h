@@ -115,6 +115,9 @@ struct pkt_frame {
 					 * 1, 2 (link-layer address) carry
 					 * nd_opt_mac, others 6 zero bytes */
 	const char *nd_opt_mac;		/* NULL: the NIC's MAC */
+	uint16_t frag;			/* IPv4: flags and fragment offset
+					 * (0x2000 more fragments, the offset
+					 * in 8-byte units below) */
 	uint16_t len_over;		/* the IPv4 total length or IPv6
 					 * payload length claims this many
 					 * bytes more than the frame has */
@@ -170,11 +173,23 @@ struct pkt_case {
 	X(in_other_unicast) X(in_other_guest_unicast) X(no_promisc_off)	\
 	X(ext_legit_udp6) X(ext_ip6_spoof) X(ext_ra) X(ext_ra_six_headers) \
 	X(ext_dhcp6_server) X(ext_nd_spoof_target)			\
-	X(dhcp_discover_len_over) X(ipv6_dad_len_over) X(ipv6_dad_behind_ah)
+	X(dhcp_discover_len_over) X(ipv6_dad_len_over) X(ipv6_dad_behind_ah) \
+	X(dhcp_server_first_fragment)
+
+/*
+ * Cases the nft backend judges otherwise on this kernel, in the table so
+ * that the frames are one definition, but run by filter_bpf_test only
+ * (Documentation/bpf.rst, Limits): nf_tables' fast payload path loads a
+ * later IPv4 fragment's first data bytes as its ports, where the slow
+ * path (nft_payload_eval()) refuses a fragment.
+ */
+#define PKT_CASES_BPF(X)						\
+	X(dhcp_discover_later_fragment) X(dhcp_server_later_fragment)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,
 	PKT_CASES(PKT_CASE_ENUM)
+	PKT_CASES_BPF(PKT_CASE_ENUM)
 #undef PKT_CASE_ENUM
 	PKT_CASE__MAX
 };
@@ -234,6 +249,10 @@ int pkt_topo_recreate_nic(struct pkt_topo *t, char *why, size_t len);
  */
 int pkt_policy_build(const struct pkt_topo *t, const struct pkt_case *c,
 		     struct vnic_policy **out);
+/* The same with t->nic in guest (not PKT_GUEST): another guest taking
+ * over the NIC. */
+int pkt_policy_build_as(const struct pkt_topo *t, const struct pkt_case *c,
+			const char *guest, struct vnic_policy **out);
 
 /* What pkt_case_run() saw. */
 struct pkt_outcome {

@@ -268,7 +268,8 @@ int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
  * on a handle that does not own it, VNIC_FILTER_READ_ONLY or
  * VNIC_FILTER_NO_OWNER, when anyone committed since it was read). */
 int vnic_filter_guests(struct vnic_filter *f, char ***names, unsigned int *count);
-/* A guest's drop counter (bpf: the sum over its NICs and CPUs).  Returns 0
+/* A guest's drop counter (bpf: the sum over its NICs and CPUs; a NIC made
+ * again under its name keeps counting into it).  Returns 0
  * with both set, -EINVAL, or a negative errno (-ENOENT: no such guest
  * installed). */
 int vnic_filter_counter(struct vnic_filter *f, const char *guest,
