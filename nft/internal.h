@@ -382,6 +382,9 @@ int shard_note_devs(struct vnic_nft *n, enum nchain c, const char **devs,
 int shards_flush(struct vnic_nft *n, struct nbatch *b);
 /* Forget noted changes (the batch was dropped). */
 void shards_drop(struct vnic_nft *n);
+/* Drop the names of unhooked devices once they are many (between
+ * batches only). */
+void shards_compact(struct vnic_nft *n);
 
 #define PFX_FROM_IN	"pfx_from_in"
 #define PFX_FROM_EG	"pfx_from_eg"

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -3194,6 +3195,89 @@ TEST(applied_and_removed_guests_are_forgotten)
 	EXPECT_EQ(NULL, strstr(set, "\"vm0 ")) TH_LOG("%s", set);
 	EXPECT_EQ(NULL, strstr(set, "\"keep ")) TH_LOG("%s", set);
 	free(set);
+	vnic_filter_close(n);
+	vnic_ctx_free(ctx);
+}
+
+/* Rename device from to to (it is down: a new veth is). */
+static int rename_dev(const char *from, const char *to)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", from);
+	snprintf(ifr.ifr_newname, sizeof(ifr.ifr_newname), "%s", to);
+	ret = ioctl(fd, SIOCSIFNAME, &ifr) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The same runtime's NICs come and go under names of their own too (a
+ * guest's NIC named after it): the shared chain's devices, in the handle
+ * and in the kernel, are those of the guests installed, not every NIC a
+ * guest ever had.  One veth renamed before each guest stands for a NIC
+ * made for it; keep's NIC holds the chain, which would otherwise go with
+ * its last device.
+ */
+TEST(guests_on_fresh_nics_are_forgotten)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "fr");
+	VNIC_OPTS(vnic_nic_policy, a, .kind = VNIC_KIND_VETH,
+		  .mac = PKT_NIC_MAC);
+	VNIC_OPTS(vnic_nic_policy, k, .ifname = "fr1", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_OTHER_MAC);
+	struct vnic_filter *n = NULL;
+	struct vnic_ctx *ctx = NULL;
+	char buf[32], dev[IFNAMSIZ] = "fr0", *chain;
+	const char *name[1] = { buf };
+	size_t base = 0, now;
+	unsigned int r;
+
+	ASSERT_EQ(0, st_netns_new());
+	ASSERT_EQ(0, st_run_cmd("ip link add fr0 type veth peer name fr0p && "
+				"ip link add fr1 type veth peer name fr1p"));
+	ASSERT_EQ(0, vnic_ctx_new(&co, &ctx));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &n))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, apply_one(ctx, n, "keep", &k))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	a.ifname = dev;
+	for (r = 0; r < 2300; r++) {
+		char next[IFNAMSIZ];
+
+		if (r == 300)
+			base = heap_held();
+		snprintf(next, sizeof(next), "nic%u", r);
+		ASSERT_EQ(0, rename_dev(dev, next));
+		memcpy(dev, next, sizeof(dev));
+		snprintf(buf, sizeof(buf), "vm%u", r);
+		ASSERT_EQ(0, apply_one(ctx, n, buf, &a))
+			TH_LOG("round %u: %s", r, vnic_ctx_errmsg(ctx));
+		ASSERT_EQ(0, vnic_filter_remove(n, name, 1, NULL))
+			TH_LOG("round %u: %s", r, vnic_ctx_errmsg(ctx));
+	}
+	now = heap_held();
+	EXPECT_LT(now, base + 16 * 1024)
+		TH_LOG("%zu bytes held after 300 NICs, %zu after 2,300",
+		       base, now);
+	expect_guests(_metadata, n, (const char *[]){ "keep" }, 1);
+	chain = text_of("nft list chain netdev vnic in0");
+	ASSERT_NE(NULL, chain);
+	EXPECT_NE(NULL, strstr(chain, "devices = { fr1 }") ?:
+			strstr(chain, "device \"fr1\"")) TH_LOG("%s", chain);
+	EXPECT_EQ(NULL, strstr(chain, "\"nic")) TH_LOG("%s", chain);
+	free(chain);
+	/* The chain still takes and gives back a device. */
+	snprintf(buf, sizeof(buf), "vm%u", r);
+	EXPECT_EQ(0, apply_one(ctx, n, buf, &a))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	chain = text_of("nft list chain netdev vnic in0");
+	ASSERT_NE(NULL, chain);
+	EXPECT_NE(NULL, strstr(chain, dev)) TH_LOG("%s", chain);
+	free(chain);
 	vnic_filter_close(n);
 	vnic_ctx_free(ctx);
 }
