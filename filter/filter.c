@@ -356,6 +356,16 @@ VNIC_EXPORT int vnic_filter_set_before_commit(struct vnic_filter *f, void (*fn)(
 	return vnic_nft_set_before_commit(f->h, fn, arg);
 }
 
+VNIC_EXPORT int vnic_filter_set_render_version(struct vnic_filter *f, uint32_t version)
+{
+	if (!f)
+		return -EINVAL;
+	if (f->backend != VNIC_BACKEND_NFT)
+		return vnic_set_err(f->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_filter_set_render_version: nft backend only");
+	return vnic_nft_set_render_version(f->h, version);
+}
+
 VNIC_EXPORT int vnic_filter_set_batch_tap(struct vnic_filter *f,
 					  void (*fn)(void *arg, const void *buf,
 						     size_t len),

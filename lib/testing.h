@@ -152,4 +152,13 @@ int vnic_filter_set_batch_tap(struct vnic_filter *f,
 			      void (*fn)(void *arg, const void *buf, size_t len),
 			      void *arg);
 
+/*
+ * Digest guests as a library of rendering version version does
+ * (nft/internal.h, NFT_RENDER_VERSION; 0: a library before the version,
+ * whose digests covered none), so that a test can make the table an older
+ * library leaves.  Returns 0, -EINVAL for a NULL handle, or -EOPNOTSUPP
+ * for bpf.
+ */
+int vnic_filter_set_render_version(struct vnic_filter *f, uint32_t version);
+
 #endif /* VNIC_LIB_TESTING_H */

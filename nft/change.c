@@ -307,6 +307,7 @@ int change_end(struct change *ch, int err, uint64_t genid)
 	inst_compact(n);
 	devlist_compact(&n->customs);
 	devlist_compact(&n->tochains);
+	shards_compact(n);
 	if (ch->res && (err = nfnl_genid(n, &ch->res->genid)))
 		return vnic_set_err(n->ctx, err, VNIC_STEP_DUMP, -1, NULL,
 				    "the change is committed, but reading the "

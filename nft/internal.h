@@ -261,6 +261,7 @@ struct vnic_nft {
 	/* vnic_nft_set_batch_tap(): each batch's bytes, right before sendmsg. */
 	void (*batch_tap)(void *arg, const void *buf, size_t len);
 	void *batch_tap_arg;
+	uint32_t render_version;	/* NFT_RENDER_VERSION but in tests */
 	struct nfnl_replay *replay;	/* fuzzing and seeds, or NULL */
 	/* The table is as libvnic's last commit left it at generation
 	 * clean_gen (sync.c): a sync may then skip reading it back. */
@@ -382,6 +383,9 @@ int shard_note_devs(struct vnic_nft *n, enum nchain c, const char **devs,
 int shards_flush(struct vnic_nft *n, struct nbatch *b);
 /* Forget noted changes (the batch was dropped). */
 void shards_drop(struct vnic_nft *n);
+/* Drop the names of unhooked devices once they are many (between
+ * batches only). */
+void shards_compact(struct vnic_nft *n);
 
 #define PFX_FROM_IN	"pfx_from_in"
 #define PFX_FROM_EG	"pfx_from_eg"
@@ -480,14 +484,25 @@ uint32_t layout_set_size(const struct vnic_nft *n, enum nset s);
 struct resolved {
 	int *ifi;
 	unsigned int *off;
-	/* Guest g's digest: vnic_hash64() of its policy's digest bytes
-	 * (pguest_digest_bytes()) and then its NICs' ifindexes, so a NIC made
-	 * again under its name is a change (its elements are keyed by
-	 * ifindex). */
+	/* Guest g's digest: vnic_hash64() of the rendering's version, its
+	 * policy's digest bytes (pguest_digest_bytes()) and then its NICs'
+	 * ifindexes, so a NIC made again under its name is a change (its
+	 * elements are keyed by ifindex), and so is a guest an older library
+	 * rendered. */
 	uint64_t *digest;
 };
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r);
+/*
+ * The version of what a policy renders into: each guest's digest covers
+ * it (resolve.c), so a guest installed by a library that rendered its
+ * objects otherwise reads as changed, and apply and sync write it again
+ * instead of trusting the digest.  Bump it with any change to the
+ * messages some policy renders into (rules, elements, chains, counters).
+ * 0 is a library before the version: its digests covered none.
+ *   1: a custom rule's port range starting at 0 gets its port match.
+ */
+#define NFT_RENDER_VERSION 1
 void resolved_free(struct resolved *r);
 /* No guest of p has the guests-set key of an installed guest of another
  * name: 0, or -EEXIST naming both (resolve_policy() checks p's own). */

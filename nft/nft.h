@@ -207,5 +207,7 @@ int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg), void *
 int vnic_nft_set_batch_tap(struct vnic_nft *n,
 			   void (*fn)(void *arg, const void *buf, size_t len),
 			   void *arg);
+/* Test hook behind vnic_filter_set_render_version() (lib/testing.h). */
+int vnic_nft_set_render_version(struct vnic_nft *n, uint32_t version);
 
 #endif /* VNIC_NFT_NFT_H */

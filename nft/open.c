@@ -344,6 +344,7 @@ static int nft_open(struct vnic_ctx *ctx, const struct vnic_nft_opts *opts,
 	n->flags = o.flags;
 	n->capacity = o.capacity ? o.capacity : NFT_DEFAULT_CAPACITY;
 	n->ifsock = -1;
+	n->render_version = NFT_RENDER_VERSION;
 	snprintf(n->table, sizeof(n->table), "%s", o.table ? o.table : NFT_DEFAULT_TABLE);
 	err = prefix_ask(n, o.hook_prefixes);
 	if (err) {
@@ -415,6 +416,14 @@ int vnic_nft_set_before_commit(struct vnic_nft *n, void (*fn)(void *arg),
 		return -EINVAL;
 	n->before_commit = fn;
 	n->before_commit_arg = arg;
+	return 0;
+}
+
+int vnic_nft_set_render_version(struct vnic_nft *n, uint32_t version)
+{
+	if (!n)
+		return -EINVAL;
+	n->render_version = version;
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * The NICs of a policy resolved to their ifindexes (elements are keyed by
  * ifindex, so a NIC renamed or made again is a different NIC), and a
- * guest's digest over its policy and those ifindexes.
+ * guest's digest over the rendering's version, its policy and those
+ * ifindexes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,8 +53,12 @@ static int digest_input(const struct vnic_policy *p, const struct resolved *r,
  * guest leaves mostly waiting (at 1,000 guests it was a seventh of the
  * batch's building).
  */
-static int digests(const struct vnic_policy *p, struct resolved *r)
+static int digests(const struct vnic_policy *p, struct resolved *r,
+		   uint32_t version)
 {
+	/* Version 0 hashes nothing: the digests of libraries before it. */
+	uint64_t seed = version ? vnic_hash64(&version, sizeof(version),
+					      VNIC_HASH_INIT) : VNIC_HASH_INIT;
 	uint8_t *bytes[VNIC_HASH_LANES] = { NULL };
 	size_t cap[VNIC_HASH_LANES] = { 0 }, len[VNIC_HASH_LANES];
 	unsigned int i, j, k;
@@ -63,7 +68,7 @@ static int digests(const struct vnic_policy *p, struct resolved *r)
 		k = p->n - i < VNIC_HASH_LANES ? p->n - i : VNIC_HASH_LANES;
 		for (j = 0; j < k && !err; j++) {
 			err = digest_input(p, r, i + j, &bytes[j], &cap[j], &len[j]);
-			r->digest[i + j] = VNIC_HASH_INIT;
+			r->digest[i + j] = seed;
 		}
 		if (!err)
 			vnic_hash64_n((const uint8_t *const *)bytes, len,
@@ -153,5 +158,5 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 	r->digest = calloc(p->n + 1, sizeof(*r->digest));
 	if (!r->digest)
 		return -ENOMEM;
-	return digests(p, r);
+	return digests(p, r, n->render_version);
 }

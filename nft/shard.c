@@ -238,6 +238,18 @@ int shards_flush(struct vnic_nft *n, struct nbatch *b)
 	return err;
 }
 
+/* A shard's devices outlive its guests' NICs, which come and go under
+ * names of their own: without this it would hold every name it ever
+ * hooked.  Between batches only, as devlist_compact(). */
+void shards_compact(struct vnic_nft *n)
+{
+	unsigned int c, k;
+
+	for (c = 0; c < C__MAX; c++)
+		for (k = 0; k < n->nshards[c]; k++)
+			devlist_compact(&n->shards[c][k].devs);
+}
+
 void shards_drop(struct vnic_nft *n)
 {
 	unsigned int c, k;

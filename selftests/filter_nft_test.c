@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -3292,6 +3293,189 @@ TEST(applied_and_removed_guests_are_forgotten)
 	free(set);
 	vnic_filter_close(n);
 	vnic_ctx_free(ctx);
+}
+
+/* Rename device from to to (it is down: a new veth is). */
+static int rename_dev(const char *from, const char *to)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", from);
+	snprintf(ifr.ifr_newname, sizeof(ifr.ifr_newname), "%s", to);
+	ret = ioctl(fd, SIOCSIFNAME, &ifr) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The same runtime's NICs come and go under names of their own too (a
+ * guest's NIC named after it): the shared chain's devices, in the handle
+ * and in the kernel, are those of the guests installed, not every NIC a
+ * guest ever had.  One veth renamed before each guest stands for a NIC
+ * made for it; keep's NIC holds the chain, which would otherwise go with
+ * its last device.
+ */
+TEST(guests_on_fresh_nics_are_forgotten)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "fr");
+	VNIC_OPTS(vnic_nic_policy, a, .kind = VNIC_KIND_VETH,
+		  .mac = PKT_NIC_MAC);
+	VNIC_OPTS(vnic_nic_policy, k, .ifname = "fr1", .kind = VNIC_KIND_VETH,
+		  .mac = PKT_OTHER_MAC);
+	struct vnic_filter *n = NULL;
+	struct vnic_ctx *ctx = NULL;
+	char buf[32], dev[IFNAMSIZ] = "fr0", *chain;
+	const char *name[1] = { buf };
+	size_t base = 0, now;
+	unsigned int r;
+
+	ASSERT_EQ(0, st_netns_new());
+	ASSERT_EQ(0, st_run_cmd("ip link add fr0 type veth peer name fr0p && "
+				"ip link add fr1 type veth peer name fr1p"));
+	ASSERT_EQ(0, vnic_ctx_new(&co, &ctx));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &n))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ASSERT_EQ(0, apply_one(ctx, n, "keep", &k))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	a.ifname = dev;
+	for (r = 0; r < 2300; r++) {
+		char next[IFNAMSIZ];
+
+		if (r == 300)
+			base = heap_held();
+		snprintf(next, sizeof(next), "nic%u", r);
+		ASSERT_EQ(0, rename_dev(dev, next));
+		memcpy(dev, next, sizeof(dev));
+		snprintf(buf, sizeof(buf), "vm%u", r);
+		ASSERT_EQ(0, apply_one(ctx, n, buf, &a))
+			TH_LOG("round %u: %s", r, vnic_ctx_errmsg(ctx));
+		ASSERT_EQ(0, vnic_filter_remove(n, name, 1, NULL))
+			TH_LOG("round %u: %s", r, vnic_ctx_errmsg(ctx));
+	}
+	now = heap_held();
+	EXPECT_LT(now, base + 16 * 1024)
+		TH_LOG("%zu bytes held after 300 NICs, %zu after 2,300",
+		       base, now);
+	expect_guests(_metadata, n, (const char *[]){ "keep" }, 1);
+	chain = text_of("nft list chain netdev vnic in0");
+	ASSERT_NE(NULL, chain);
+	EXPECT_NE(NULL, strstr(chain, "devices = { fr1 }") ?:
+			strstr(chain, "device \"fr1\"")) TH_LOG("%s", chain);
+	EXPECT_EQ(NULL, strstr(chain, "\"nic")) TH_LOG("%s", chain);
+	free(chain);
+	/* The chain still takes and gives back a device. */
+	snprintf(buf, sizeof(buf), "vm%u", r);
+	EXPECT_EQ(0, apply_one(ctx, n, buf, &a))
+		TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	chain = text_of("nft list chain netdev vnic in0");
+	ASSERT_NE(NULL, chain);
+	EXPECT_NE(NULL, strstr(chain, dev)) TH_LOG("%s", chain);
+	free(chain);
+	vnic_filter_close(n);
+	vnic_ctx_free(ctx);
+}
+
+/*
+ * The state element's comment with its g= set to gen, for a transaction
+ * that writes the table as libvnic would (a test's own), into buf.
+ */
+static int state_comment_at(uint32_t gen, char *buf, size_t len)
+{
+	char *set = text_of("nft list set netdev vnic guests"), *c, *e, *g;
+	int ret = -1;
+
+	c = set ? strstr(set, "\"libvnic-state ") : NULL;
+	e = c ? strchr(c + 1, '"') : NULL;
+	g = c ? strstr(c, " g=") : NULL;
+	if (e && g && g < e && (size_t)(e - c) + 16 < len) {
+		*e = '\0';
+		g[0] = '\0';
+		g = strchr(g + 1, ' ');
+		snprintf(buf, len, "%s g=%u%s", c + 1, gen, g ? g : "");
+		ret = 0;
+	}
+	free(set);
+	return ret;
+}
+
+/*
+ * A library whose rendering changed is started on the table an older one
+ * wrote, with the same policy: what it renders otherwise is written again,
+ * by a sync or an apply.  The older library here digests as libraries did
+ * before the rendering had a version, and its rule is the one those
+ * libraries wrote for "tcp dport 0-100 drop" (no port match: every TCP
+ * packet dropped), put there with the state element's g= moved along, as
+ * the older library's own commit leaves it.  Before, the digests (and for
+ * the sync the generation) vouched for the guest: nothing was written and
+ * the rule went on dropping every TCP packet.  Once written, the same
+ * call writes nothing.
+ */
+static void upgrade_rewrites(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(nft) *self, bool sync)
+{
+	VNIC_OPTS(vnic_rule, r, .l4proto = IPPROTO_TCP, .dport_min = 0,
+		  .dport_max = 100, .action = VNIC_RULE_DROP);
+	VNIC_OPTS(vnic_filter_result, res);
+	struct vnic_filter *old = NULL;
+	char state[256], cmd[1024], *chain;
+	uint32_t gen, now;
+
+	if (!kernel_persists(_metadata, self->t.ctx))
+		SKIP(return, "kernel lacks the persist flag (Linux 6.9): a table "
+		     "does not outlive its owner");
+	ASSERT_EQ(0, pkt_policy_build(&self->t, NULL, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_rule(self->p, PKT_GUEST, &r))
+		TH_LOG("%s", vnic_policy_errmsg(self->p));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &old));
+	ASSERT_EQ(0, vnic_filter_set_render_version(old, 0));
+	ASSERT_EQ(0, vnic_filter_apply(old, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	vnic_filter_close(old);
+	ASSERT_EQ(0, nft_genid(&gen));
+	ASSERT_EQ(0, state_comment_at(gen + 1, state, sizeof(state)));
+	/* One invocation: one transaction. */
+	snprintf(cmd, sizeof(cmd),
+		 "nft 'flush chain netdev vnic g_" PKT_GUEST "; "
+		 "add rule netdev vnic g_" PKT_GUEST " meta l4proto tcp "
+		 "counter name \"c_" PKT_GUEST "\" drop; "
+		 "delete element netdev vnic guests { 0 }; "
+		 "add element netdev vnic guests { 0 comment \"%s\" }'", state);
+	ASSERT_EQ(0, st_run_cmd("%s", cmd));
+	ASSERT_EQ(0, nft_genid(&now));
+	ASSERT_EQ(gen + 1, now) TH_LOG("g= is not the generation");
+	expect_tcp_port(_metadata, &self->t, 200, PKT_DROP);
+
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, NULL, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, sync ? vnic_filter_sync(self->n, self->p, &res) :
+			    vnic_filter_apply(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(0, res.writes);
+	chain = text_of("nft list chain netdev vnic g_" PKT_GUEST);
+	ASSERT_NE(NULL, chain);
+	EXPECT_NE(NULL, strstr(chain, "dport 0-100")) TH_LOG("%s", chain);
+	free(chain);
+	expect_tcp_port(_metadata, &self->t, 200, PKT_PASS);
+	expect_tcp_port(_metadata, &self->t, 100, PKT_DROP);
+	memset(&res, 0, sizeof(res));
+	res.sz = sizeof(res);
+	EXPECT_EQ(0, sync ? vnic_filter_sync(self->n, self->p, &res) :
+			    vnic_filter_apply(self->n, self->p, &res))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, res.writes);
+}
+
+TEST_F(nft, upgraded_library_sync_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, true);
+}
+
+TEST_F(nft, upgraded_library_apply_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, false);
 }
 
 /*
