@@ -447,6 +447,40 @@ case_gc_removes_only_the_stale() {
 	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
 }
 
+# The valid list as runtimes send it.  CNI 1.1.0 as released named it
+# "cni.dev/attachments" (libcni sends both names since, containernetworking/
+# cni#1101): a runtime written to that text sends only it, and GC took the
+# list for missing and removed every attachment, the valid ones too.  A Go
+# runtime whose list is a nil slice sends null, which Go plugins read as an
+# empty list: GC refused it (code 7) and removed nothing.  A delegated IPAM
+# GC gets the list under the name Go plugins read.
+case_gc_valid_list_spellings() {
+	local ns1 ns2 fconf
+	container ns1 && container ns2 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	cni GC "" "" "" "$(conf '{"cni.dev/attachments": [{"containerID": "c1", "ifname": "eth0"}]}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests after GC with cni.dev/attachments" || return
+	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 ||
+		fail "GC with cni.dev/attachments removed the valid c1" || return
+	expect_eq "$(leases)" 1 "leases after GC with cni.dev/attachments" || return
+	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": null}')" ||
+		fail "GC with a null list: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "" "filter guests after GC with a null list" || return
+	expect_eq "$(leases)" 0 "leases after GC with a null list" || return
+	expect_eq "$(states)" 0 "state files after GC with a null list" || return
+	fake_ipam || return
+	fconf=$(fake_conf)
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth0 "$ns1" "$fconf" ||
+		fail "ADD with fake-ipam: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" "$(jq -c '. + {"cni.dev/attachments":
+		[{"containerID": "cq", "ifname": "eth0"}]}' <<<"$fconf")" ||
+		fail "GC with fake-ipam: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/gc")" '[{"containerID":"cq","ifname":"eth0"}]' \
+		"IPAM GC's valid list" || return
+	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC"
+}
+
 # An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0; FAKE_IPAM_VERSIONS,
 # a JSON list, makes it list others; FAKE_IPAM_VERSION_ERROR fails it):
 # ADD hands out 10.7.0.N, DEL and GC write down what they got.
@@ -1141,7 +1175,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        host_end_name_hashed_or_kernel_picked network_names_never_collide
        ipam_version_cache_renamed_into_place
        check_reports_faults check_reports_an_unreadable_filter
-       gc_removes_only_the_stale gc_releases_leases_in_bulk
+       gc_removes_only_the_stale gc_valid_list_spellings
+       gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
