@@ -944,6 +944,24 @@ case_gc_on_an_unreadable_filter() {
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
+# STATUS says whether an ADD could succeed: with dataDir unusable (under a
+# regular file, or the network's directory taken by a file, as an earlier
+# vnic-cni's "lock" was for a network of that name) every ADD fails with
+# code 5 before it touches anything, and STATUS must say so (code 50, the
+# reason in details).  It passed.
+case_status_sees_an_unusable_data_dir() {
+	local ns c
+	container ns && touch "$TMP/file" || return
+	for c in "$(conf "{\"dataDir\": \"$TMP/file/d\"}")" \
+		 "$(mkdir -p "$TMP/d2" && touch "$TMP/d2/net1" && conf "{\"dataDir\": \"$TMP/d2\"}")"; do
+		cni ADD c1 eth0 "$ns" "$c" && { fail "ADD passed with $c"; return 1; }
+		jqo '.code == 5' || return
+		cni STATUS "" "" "" "$c" && { fail "STATUS passed where ADD fails: $c"; return 1; }
+		jqo '.code == 50 and (.details | test("Not a directory"))' || return
+	done
+	expect_eq "$(guests)" "" "filter guests after the STATUS calls"
+}
+
 case_status() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
 	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
@@ -1184,7 +1202,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal second_add_keeps_first_state
        held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
-       gc_on_an_unreadable_filter status status_sees_a_held_table
+       gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
+       status_sees_a_held_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)
