@@ -447,6 +447,40 @@ case_gc_removes_only_the_stale() {
 	expect_eq "$(leases)" 0 "net1 leases after an empty GC"
 }
 
+# The valid list as runtimes send it.  CNI 1.1.0 as released named it
+# "cni.dev/attachments" (libcni sends both names since, containernetworking/
+# cni#1101): a runtime written to that text sends only it, and GC took the
+# list for missing and removed every attachment, the valid ones too.  A Go
+# runtime whose list is a nil slice sends null, which Go plugins read as an
+# empty list: GC refused it (code 7) and removed nothing.  A delegated IPAM
+# GC gets the list under the name Go plugins read.
+case_gc_valid_list_spellings() {
+	local ns1 ns2 fconf
+	container ns1 && container ns2 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	cni GC "" "" "" "$(conf '{"cni.dev/attachments": [{"containerID": "c1", "ifname": "eth0"}]}')" ||
+		fail "GC: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests after GC with cni.dev/attachments" || return
+	in_ns "$ns1" ip link show eth0 >/dev/null 2>&1 ||
+		fail "GC with cni.dev/attachments removed the valid c1" || return
+	expect_eq "$(leases)" 1 "leases after GC with cni.dev/attachments" || return
+	cni GC "" "" "" "$(conf '{"cni.dev/valid-attachments": null}')" ||
+		fail "GC with a null list: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "" "filter guests after GC with a null list" || return
+	expect_eq "$(leases)" 0 "leases after GC with a null list" || return
+	expect_eq "$(states)" 0 "state files after GC with a null list" || return
+	fake_ipam || return
+	fconf=$(fake_conf)
+	CNI_PATH_T=$TMP/bin:$STOCK cni ADD cq eth0 "$ns1" "$fconf" ||
+		fail "ADD with fake-ipam: $(cat "$TMP/out")" || return
+	CNI_PATH_T=$TMP/bin:$STOCK cni GC "" "" "" "$(jq -c '. + {"cni.dev/attachments":
+		[{"containerID": "cq", "ifname": "eth0"}]}' <<<"$fconf")" ||
+		fail "GC with fake-ipam: $(cat "$TMP/out")" || return
+	expect_eq "$(cat "$TMP/fake/gc")" '[{"containerID":"cq","ifname":"eth0"}]' \
+		"IPAM GC's valid list" || return
+	expect_eq "$(guests)" "cq.eth0" "filter guests after the delegated GC"
+}
+
 # An IPAM plugin that speaks 1.1 (VERSION lists 1.1.0; FAKE_IPAM_VERSIONS,
 # a JSON list, makes it list others; FAKE_IPAM_VERSION_ERROR fails it):
 # ADD hands out 10.7.0.N, DEL and GC write down what they got.
@@ -910,6 +944,24 @@ case_gc_on_an_unreadable_filter() {
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
+# STATUS says whether an ADD could succeed: with dataDir unusable (under a
+# regular file, or the network's directory taken by a file, as an earlier
+# vnic-cni's "lock" was for a network of that name) every ADD fails with
+# code 5 before it touches anything, and STATUS must say so (code 50, the
+# reason in details).  It passed.
+case_status_sees_an_unusable_data_dir() {
+	local ns c
+	container ns && touch "$TMP/file" || return
+	for c in "$(conf "{\"dataDir\": \"$TMP/file/d\"}")" \
+		 "$(mkdir -p "$TMP/d2" && touch "$TMP/d2/net1" && conf "{\"dataDir\": \"$TMP/d2\"}")"; do
+		cni ADD c1 eth0 "$ns" "$c" && { fail "ADD passed with $c"; return 1; }
+		jqo '.code == 5' || return
+		cni STATUS "" "" "" "$c" && { fail "STATUS passed where ADD fails: $c"; return 1; }
+		jqo '.code == 50 and (.details | test("Not a directory"))' || return
+	done
+	expect_eq "$(guests)" "" "filter guests after the STATUS calls"
+}
+
 case_status() {
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
 	[ ! -s "$TMP/out" ] || fail "STATUS printed $(cat "$TMP/out")" || return
@@ -1160,7 +1212,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        host_end_name_hashed_or_kernel_picked network_names_never_collide
        ipam_version_cache_renamed_into_place
        check_reports_faults check_reports_an_unreadable_filter
-       gc_removes_only_the_stale gc_releases_leases_in_bulk
+       gc_removes_only_the_stale gc_valid_list_spellings
+       gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy
        dotted_names_stay_apart
        ipam_result_then_failure_undone ipam_output_after_result
@@ -1168,7 +1221,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal second_add_keeps_first_state
        held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
-       gc_on_an_unreadable_filter status status_sees_a_held_table
+       gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
+       status_sees_a_held_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)

@@ -164,6 +164,8 @@ json_t *result_build(struct cni_run *r, json_t *ipam_res,
 
 /* state.c */
 int state_lock(struct cni_run *r);
+/* STATUS: 0 if state_lock() and state_write() could work (code 50 if not). */
+int state_usable(struct cni_run *r);
 /* dataDir's own file NAME (as "_NAME", state.c) in buf; -1 if too long
  * (no error recorded: for the caches a missing file is only a lost hint). */
 int state_file(const struct cni_run *r, const char *name, char *buf, size_t len);

@@ -191,26 +191,44 @@ static int parse_numbers(struct cni_run *r)
 	return 0;
 }
 
+/*
+ * The valid list.  CNI 1.1.0 as released named it "cni.dev/attachments"
+ * (libcni sends both names, containernetworking/cni#1101): a runtime written
+ * to that text sends only it, and reading it as no list would remove every
+ * attachment.  null (a Go runtime's nil slice) is the empty list, as Go
+ * plugins read it.  The list is put back under the spec's name, which the
+ * IPAM plugin's GC reads.
+ */
 static int parse_gc(struct cni_run *r)
 {
-	json_t *v = json_object_get(r->conf.root, "cni.dev/valid-attachments");
+	const char *key = "cni.dev/valid-attachments";
+	json_t *v = json_object_get(r->conf.root, key);
 	json_t *a;
 	size_t i;
 
+	if (!v) {
+		key = "cni.dev/attachments";
+		v = json_object_get(r->conf.root, key);
+	}
 	if (!v)
 		return 0;
-	if (!json_is_array(v))
+	if (json_is_null(v))
+		v = json_array();
+	else if (json_is_array(v))
+		json_incref(v);
+	else
 		return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
-				"\"cni.dev/valid-attachments\" must be an array");
+				"\"%s\" must be an array", key);
+	if (json_object_set_new(r->conf.root, "cni.dev/valid-attachments", v))
+		return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
 	json_array_foreach(v, i, a) {
 		json_t *id = json_object_get(a, "containerID");
 		json_t *ifn = json_object_get(a, "ifname");
 
 		if (!json_is_string(id) || !json_is_string(ifn))
 			return cni_fail(r, CNI_ERR_CONFIG, "invalid network config",
-					"\"cni.dev/valid-attachments\"[%zu]: "
-					"needs \"containerID\" and \"ifname\" "
-					"strings", i);
+					"\"%s\"[%zu]: needs \"containerID\" "
+					"and \"ifname\" strings", key, i);
 	}
 	r->conf.valid = v;
 	return 0;

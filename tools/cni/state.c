@@ -94,6 +94,37 @@ int state_lock(struct cni_run *r)
 	return 0;
 }
 
+/*
+ * STATUS: what state_lock() and state_write() need, without the lock (a
+ * running call holds it): the network's directory (made, as an ADD would
+ * make it), writable, and the lock file.  Code 50 with the reason.
+ */
+int state_usable(struct cni_run *r)
+{
+	char path[PATH_MAX];
+	int err, fd;
+
+	if (net_dir(r, path, sizeof(path)))
+		return -1;
+	err = mkdirs(path);
+	if (!err && access(path, W_OK | X_OK))
+		err = -errno;
+	if (!err && state_file(r, "lock", path, sizeof(path)))
+		err = -ENAMETOOLONG;
+	if (!err) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			err = -errno;
+		else
+			close(fd);
+	}
+	if (err)
+		return cni_fail(r, CNI_ERR_UNAVAILABLE, "plugin not available: "
+				"cannot use dataDir", "%s: %s", path,
+				strerror(-err));
+	return 0;
+}
+
 int state_write(struct cni_run *r, const char *host)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 96];

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * STATUS: could an ADD succeed now?  Code 50 when the filter backend
- * cannot be used (a table of that name libvnic did not make, one another
- * process owns, which refuses every write of ours, nf_tables missing, no
- * CAP_NET_ADMIN) or the IPAM plugin cannot be found.  It writes nothing:
+ * STATUS: could an ADD succeed now?  Code 50 when dataDir cannot be used
+ * (state_usable(): the network's directory is made, as ADD makes it), the
+ * filter backend cannot be used (a table of that name libvnic did not make,
+ * one another process owns, which refuses every write of ours, nf_tables
+ * missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  It
+ * writes no rule:
  * filter_usable() says how it sees an owned table without a claim.  An IPAM
  * plugin that speaks 1.1 is asked its STATUS and its error passed on, as
  * the spec asks of a plugin that delegates; the stock ones (1.0.0) know no
@@ -21,6 +23,8 @@ int cni_status(struct cni_run *r)
 
 	char path[PATH_MAX];
 
+	if (state_usable(r))
+		return -1;
 	if (r->conf.ipam && ipam_path(r, path, sizeof(path))) {
 		r->err.code = CNI_ERR_UNAVAILABLE;
 		return -1;
