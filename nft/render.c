@@ -82,23 +82,29 @@ static const struct {
 } switch_rules[] = {
 	{ VNIC_SW_L2_ALLOW, "@ll,96,16 != @l2_allowed counter name @K map @drops drop" },
 	{ VNIC_SW_MAC_SPOOF, "@K . @ll,48,48 != @macs counter name @K map @drops drop" },
-	{ VNIC_SW_IP_SPOOF, "ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept" },
+	{ VNIC_SW_IP_SPOOF, "ip saddr 0.0.0.0 ip frag-off & 0x1fff == 0 "
+			    "udp sport 68 udp dport 67 accept" },
 	{ VNIC_SW_IP_SPOOF, "@K . ip saddr != @ip4s counter name @K map @drops drop" },
-	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type nd-neighbor-solicit accept" },
-	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type mld2-listener-report accept" },
+	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: exthdr frag missing "
+			     "icmpv6 type nd-neighbor-solicit accept" },
+	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: exthdr frag missing "
+			     "icmpv6 type mld2-listener-report accept" },
 	{ VNIC_SW_IP6_SPOOF, "meta protocol ip6 @K . @nh,64,128 != @ip6s "
 			     "counter name @K map @drops drop" },
 	{ VNIC_SW_ARP_SPOOF, "meta protocol arp @K . @nh,64,48 != @macs "
 			     "counter name @K map @drops drop" },
 	{ VNIC_SW_ARP_SPOOF, "arp saddr ip != 0.0.0.0 @K . arp saddr ip != @ip4s "
 			     "counter name @K map @drops drop" },
+	{ VNIC_SW_ND_SPOOF | VNIC_SW_DHCP6_SERVER | VNIC_SW_RA_GUARD,
+	  "frag frag-off != 0 return" },
 	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,64,128 != @ip6s "
 			    "counter name @K map @drops drop" },
 	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @th,192,16 != 0x0101 "
 			    "@th,192,16 != 0x0201 counter name @K map @drops drop" },
 	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,208,48 != @macs "
 			    "counter name @K map @drops drop" },
-	{ VNIC_SW_DHCP_SERVER, "meta protocol ip udp sport 67 counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP_SERVER, "meta protocol ip ip frag-off & 0x1fff == 0 udp sport 67 "
+			       "counter name @K map @drops drop" },
 	{ VNIC_SW_DHCP6_SERVER, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
 	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-router-advert counter name @K map @drops drop" },
 	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-redirect counter name @K map @drops drop" },
