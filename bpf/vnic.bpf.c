@@ -369,6 +369,12 @@ static __always_inline int from_guest(struct __sk_buff *skb, const struct bpf_ni
 		return drop(skb, ifindex);
 	if ((nic->flags & BF_MAC) && !mac_eq(eth->h_source, nic->mac))
 		return drop(skb, ifindex);
+	/* A tag still in the frame (a macvtap's or macvlan's egress, the
+	 * second tag on ingress) hides the packet from the address checks:
+	 * dropped when one is on, as the nft backend's rules do. */
+	if ((nic->flags & (BF_IP4 | BF_IP6 | BF_ARP | BF_ND)) &&
+	    (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)))
+		return drop(skb, ifindex);
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = data + ETH_HLEN;
 

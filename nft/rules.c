@@ -255,6 +255,30 @@ static void r_mac(struct rb *rb, uint32_t key)
 	count_drop(rb, key);
 }
 
+/*
+ * A tag still in the frame: skb->protocol is 802.1Q or 802.1ad, so the
+ * address checks (meta protocol ip, ip6, arp) never match.  A veth's or
+ * tap's receive path strips one tag before the hook, but a macvtap's or
+ * macvlan's egress keeps it (and a second tag stays on ingress); the frame
+ * is dropped when an address check is on.  With l2-allow on, its rule
+ * drops them already (the switch table leaves these out).
+ */
+static void r_tagged(struct rb *rb, uint32_t key, uint16_t ethertype)
+{
+	need_proto(rb, ethertype);
+	count_drop(rb, key);
+}
+
+static void r_tagged_q(struct rb *rb, uint32_t key)
+{
+	r_tagged(rb, key, ETH_P_8021Q);
+}
+
+static void r_tagged_ad(struct rb *rb, uint32_t key)
+{
+	r_tagged(rb, key, ETH_P_8021AD);
+}
+
 /* DHCP discover/request from 0.0.0.0:68 to port 67 skips the IPv4 check. */
 static void r_dhcp_client(struct rb *rb, uint32_t key)
 {
@@ -460,29 +484,35 @@ static void r_promisc(struct rb *rb, uint32_t key)
 }
 
 
+#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
+		 VNIC_SW_ND_SPOOF)
+
 /* The rules of each from-guest switch, in the order a mask chain has them
- * (a rule of several switches: when any of them is on). */
+ * (a rule of several switches: when any of them is on, and none of
+ * unless). */
 static const struct {
-	uint32_t sw;
+	uint32_t sw, unless;
 	rule_fn fn;
 } switch_rules[] = {
-	{ VNIC_SW_L2_ALLOW, r_l2 },
-	{ VNIC_SW_MAC_SPOOF, r_mac },
-	{ VNIC_SW_IP_SPOOF, r_dhcp_client },
-	{ VNIC_SW_IP_SPOOF, r_ip4 },
-	{ VNIC_SW_IP6_SPOOF, r_dad_ns },
-	{ VNIC_SW_IP6_SPOOF, r_dad_mld },
-	{ VNIC_SW_IP6_SPOOF, r_ip6 },
-	{ VNIC_SW_ARP_SPOOF, r_arp_mac },
-	{ VNIC_SW_ARP_SPOOF, r_arp_ip },
-	{ VNIC_SW_ND_SPOOF | VNIC_SW_DHCP6_SERVER | VNIC_SW_RA_GUARD, r_later_frag6 },
-	{ VNIC_SW_ND_SPOOF, r_na_target },
-	{ VNIC_SW_ND_SPOOF, r_na_option },
-	{ VNIC_SW_ND_SPOOF, r_na_lladdr },
-	{ VNIC_SW_DHCP_SERVER, r_dhcp4_server },
-	{ VNIC_SW_DHCP6_SERVER, r_dhcp6_server },
-	{ VNIC_SW_RA_GUARD, r_ra_adv },
-	{ VNIC_SW_RA_GUARD, r_ra_redirect },
+	{ VNIC_SW_L2_ALLOW, 0, r_l2 },
+	{ VNIC_SW_MAC_SPOOF, 0, r_mac },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, r_tagged_q },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, r_tagged_ad },
+	{ VNIC_SW_IP_SPOOF, 0, r_dhcp_client },
+	{ VNIC_SW_IP_SPOOF, 0, r_ip4 },
+	{ VNIC_SW_IP6_SPOOF, 0, r_dad_ns },
+	{ VNIC_SW_IP6_SPOOF, 0, r_dad_mld },
+	{ VNIC_SW_IP6_SPOOF, 0, r_ip6 },
+	{ VNIC_SW_ARP_SPOOF, 0, r_arp_mac },
+	{ VNIC_SW_ARP_SPOOF, 0, r_arp_ip },
+	{ VNIC_SW_ND_SPOOF | VNIC_SW_DHCP6_SERVER | VNIC_SW_RA_GUARD, 0, r_later_frag6 },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_target },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_option },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_lladdr },
+	{ VNIC_SW_DHCP_SERVER, 0, r_dhcp4_server },
+	{ VNIC_SW_DHCP6_SERVER, 0, r_dhcp6_server },
+	{ VNIC_SW_RA_GUARD, 0, r_ra_adv },
+	{ VNIC_SW_RA_GUARD, 0, r_ra_redirect },
 };
 
 /* A rule of chain to fill with expressions (rb.err on allocation failure). */
@@ -569,7 +599,7 @@ int rules_switch(struct vnic_nft *n, struct nbatch *b, const char *name,
 	int err = 0;
 
 	for (i = 0; !err && i < ARRAY_SIZE(switch_rules); i++)
-		if (switch_rules[i].sw & mask)
+		if ((switch_rules[i].sw & mask) && !(switch_rules[i].unless & mask))
 			err = add_rule(n, b, name, switch_rules[i].fn, key);
 	return err;
 }

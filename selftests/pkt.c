@@ -185,6 +185,15 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	OUT_PASS(arp_spoof_off, "arp-spoof off: foreign ARP sender IP passes",
 		 .sw_off = SW(ARP_SPOOF),
 		 .f = ARP(.dst_mac = PKT_BCAST_MAC, .saddr = "192.0.2.99")),
+	/* l2-allow off, the spoof switches on: a tag must not hide a spoofed
+	 * source.  A veth's or tap's receive path strips one tag before the
+	 * hook and the inner packet is judged; on a macvtap's egress the tag
+	 * stays in the frame, and the frame is dropped whole. */
+	OUT_DROP(vlan_ip_spoof, "l2-allow off: 802.1Q tag around a spoofed IPv4 source",
+		 .sw_off = SW(L2_ALLOW), .f = UDP4(.vlan = 10, .saddr = "192.0.2.99")),
+	OUT_DROP(vlan_arp_spoof, "l2-allow off: 802.1Q tag around ARP with a spoofed sender IP",
+		 .sw_off = SW(L2_ALLOW),
+		 .f = ARP(.vlan = 10, .dst_mac = PKT_BCAST_MAC, .saddr = "192.0.2.99")),
 	OUT_PASS(l2_allow_off, "l2-allow off: ethertype 0x88b5 passes",
 		 .sw_off = SW(L2_ALLOW), .f = { .ethertype = 0x88b5 }),
 	OUT_PASS(dhcp_server_off, "dhcp-server off: UDP 67 -> 68 passes",

@@ -181,7 +181,8 @@ struct pkt_case {
 	X(dhcp_discover_len_over) X(ipv6_dad_len_over) X(ipv6_dad_behind_ah) \
 	X(dhcp_server_first_fragment) X(dhcp_discover_later_fragment)	\
 	X(dhcp_server_later_fragment) X(dad_later_fragment6)		\
-	X(ra_later_fragment6) X(dad_first_fragment6) X(ra_first_fragment6)
+	X(ra_later_fragment6) X(dad_first_fragment6) X(ra_first_fragment6)	\
+	X(vlan_ip_spoof) X(vlan_arp_spoof)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,
