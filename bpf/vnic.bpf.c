@@ -131,9 +131,10 @@ static __always_inline int own6(const struct bpf_nic *nic, __u32 ifindex, const 
  * Returns 1 with *proto and *thoff, 0 for a later fragment (proto only), -1
  * when it cannot be read, -2 when the chain is longer than IP6_EXT_MAX.
  * *ah: an AH header was walked, where nft's hooks stop (IP6_FH_F_AUTH) and
- * take AH for the transport protocol. */
+ * take AH for the transport protocol.  *frag: a fragment header was walked
+ * (nft's DAD exception asks for none: "exthdr frag missing"). */
 static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff,
-				  __u8 *proto, __u8 *ah)
+				  __u8 *proto, __u8 *ah, __u8 *frag)
 {
 	__u32 off = ETH_HLEN + sizeof(struct ipv6hdr);
 	__u8 h[4];
@@ -149,6 +150,7 @@ static __always_inline int ip6_l4(struct __sk_buff *skb, __u8 next, __u32 *thoff
 		if (bpf_skb_load_bytes(skb, off, h, 4))
 			return -1;
 		if (next == 44) {
+			*frag = 1;
 			if ((((__u16)h[2] << 8) | h[3]) & 0xfff8) {
 				*proto = h[0];
 				return 0;
@@ -264,7 +266,7 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 {
 	struct ipv6hdr ip6 __attribute__((aligned(8)));
 	__u32 thoff = 0;
-	__u8 proto = 0, type = 0, ah = 0;
+	__u8 proto = 0, type = 0, ah = 0, frag = 0;
 	__u16 sport = 0;
 	int l4;
 
@@ -278,7 +280,7 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 			return drop(skb, ifindex);
 		return PASS;
 	}
-	l4 = ip6_l4(skb, ip6.nexthdr, &thoff, &proto, &ah);
+	l4 = ip6_l4(skb, ip6.nexthdr, &thoff, &proto, &ah, &frag);
 	if (l4 == 1 && proto == IPPROTO_ICMPV6 &&
 	    bpf_skb_load_bytes(skb, thoff, &type, 1))
 		l4 = 0;
@@ -287,7 +289,8 @@ static __always_inline int from_ip6(struct __sk_buff *skb, const struct bpf_nic 
 		l4 = 0;
 	if (nic->flags & BF_IP6) {
 		if (l4 == 1 && proto == IPPROTO_ICMPV6 && (type == 135 || type == 143) &&
-		    is_zero16((const __u8 *)&ip6.saddr) && !ah && ip6_valid(skb, &ip6))
+		    is_zero16((const __u8 *)&ip6.saddr) && !ah && !frag &&
+		    ip6_valid(skb, &ip6))
 			return PASS;		/* DAD and its MLD report */
 		if (!own6(nic, ifindex, (const __u8 *)&ip6.saddr))
 			return drop(skb, ifindex);
@@ -365,6 +368,12 @@ static __always_inline int from_guest(struct __sk_buff *skb, const struct bpf_ni
 				   eth->h_proto != bpf_htons(ETH_P_IPV6))))
 		return drop(skb, ifindex);
 	if ((nic->flags & BF_MAC) && !mac_eq(eth->h_source, nic->mac))
+		return drop(skb, ifindex);
+	/* A tag still in the frame (a macvtap's or macvlan's egress, the
+	 * second tag on ingress) hides the packet from the address checks:
+	 * dropped when one is on, as the nft backend's rules do. */
+	if ((nic->flags & (BF_IP4 | BF_IP6 | BF_ARP | BF_ND)) &&
+	    (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)))
 		return drop(skb, ifindex);
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = data + ETH_HLEN;

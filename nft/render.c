@@ -76,32 +76,43 @@ static void put(struct out *o, const char *fmt, ...)
 static const char *const custom_rule_text = "@K vmap @custom";
 
 /* The rules of each from-guest switch, in rules.c's order. */
+#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
+		 VNIC_SW_ND_SPOOF)
+
 static const struct {
-	uint32_t sw;
+	uint32_t sw, unless;
 	const char *rule;
 } switch_rules[] = {
-	{ VNIC_SW_L2_ALLOW, "@ll,96,16 != @l2_allowed counter name @K map @drops drop" },
-	{ VNIC_SW_MAC_SPOOF, "@K . @ll,48,48 != @macs counter name @K map @drops drop" },
-	{ VNIC_SW_IP_SPOOF, "ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept" },
-	{ VNIC_SW_IP_SPOOF, "@K . ip saddr != @ip4s counter name @K map @drops drop" },
-	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type nd-neighbor-solicit accept" },
-	{ VNIC_SW_IP6_SPOOF, "ip6 saddr :: icmpv6 type mld2-listener-report accept" },
-	{ VNIC_SW_IP6_SPOOF, "meta protocol ip6 @K . @nh,64,128 != @ip6s "
+	{ VNIC_SW_L2_ALLOW, 0, "@ll,96,16 != @l2_allowed counter name @K map @drops drop" },
+	{ VNIC_SW_MAC_SPOOF, 0, "@K . @ll,48,48 != @macs counter name @K map @drops drop" },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, "meta protocol 8021q counter name @K map @drops drop" },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, "meta protocol 8021ad counter name @K map @drops drop" },
+	{ VNIC_SW_IP_SPOOF, 0, "ip saddr 0.0.0.0 ip frag-off & 0x1fff == 0 "
+			    "udp sport 68 udp dport 67 accept" },
+	{ VNIC_SW_IP_SPOOF, 0, "@K . ip saddr != @ip4s counter name @K map @drops drop" },
+	{ VNIC_SW_IP6_SPOOF, 0, "ip6 saddr :: exthdr frag missing "
+			     "icmpv6 type nd-neighbor-solicit accept" },
+	{ VNIC_SW_IP6_SPOOF, 0, "ip6 saddr :: exthdr frag missing "
+			     "icmpv6 type mld2-listener-report accept" },
+	{ VNIC_SW_IP6_SPOOF, 0, "meta protocol ip6 @K . @nh,64,128 != @ip6s "
 			     "counter name @K map @drops drop" },
-	{ VNIC_SW_ARP_SPOOF, "meta protocol arp @K . @nh,64,48 != @macs "
+	{ VNIC_SW_ARP_SPOOF, 0, "meta protocol arp @K . @nh,64,48 != @macs "
 			     "counter name @K map @drops drop" },
-	{ VNIC_SW_ARP_SPOOF, "arp saddr ip != 0.0.0.0 @K . arp saddr ip != @ip4s "
+	{ VNIC_SW_ARP_SPOOF, 0, "arp saddr ip != 0.0.0.0 @K . arp saddr ip != @ip4s "
 			     "counter name @K map @drops drop" },
-	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,64,128 != @ip6s "
+	{ VNIC_SW_ND_SPOOF | VNIC_SW_DHCP6_SERVER | VNIC_SW_RA_GUARD, 0,
+	  "frag frag-off != 0 return" },
+	{ VNIC_SW_ND_SPOOF, 0, "icmpv6 type nd-neighbor-advert @K . @th,64,128 != @ip6s "
 			    "counter name @K map @drops drop" },
-	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @th,192,16 != 0x0101 "
+	{ VNIC_SW_ND_SPOOF, 0, "icmpv6 type nd-neighbor-advert @th,192,16 != 0x0101 "
 			    "@th,192,16 != 0x0201 counter name @K map @drops drop" },
-	{ VNIC_SW_ND_SPOOF, "icmpv6 type nd-neighbor-advert @K . @th,208,48 != @macs "
+	{ VNIC_SW_ND_SPOOF, 0, "icmpv6 type nd-neighbor-advert @K . @th,208,48 != @macs "
 			    "counter name @K map @drops drop" },
-	{ VNIC_SW_DHCP_SERVER, "meta protocol ip udp sport 67 counter name @K map @drops drop" },
-	{ VNIC_SW_DHCP6_SERVER, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
-	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-router-advert counter name @K map @drops drop" },
-	{ VNIC_SW_RA_GUARD, "icmpv6 type nd-redirect counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP_SERVER, 0, "meta protocol ip ip frag-off & 0x1fff == 0 udp sport 67 "
+			       "counter name @K map @drops drop" },
+	{ VNIC_SW_DHCP6_SERVER, 0, "meta protocol ip6 udp sport 547 counter name @K map @drops drop" },
+	{ VNIC_SW_RA_GUARD, 0, "icmpv6 type nd-router-advert counter name @K map @drops drop" },
+	{ VNIC_SW_RA_GUARD, 0, "icmpv6 type nd-redirect counter name @K map @drops drop" },
 };
 
 static const char *const to_rules[] = {
@@ -377,7 +388,8 @@ static void sw_chains(struct out *o, const struct pnic *nic)
 		swchain_name((enum nchain)c, mask, name, sizeof(name));
 		put(o, "\tchain %s {\n", name);
 		for (i = 0; i < ARRAY_SIZE(switch_rules); i++)
-			if (switch_rules[i].sw & mask)
+			if ((switch_rules[i].sw & mask) &&
+			    !(switch_rules[i].unless & mask))
 				rules_text(o, &switch_rules[i].rule, 1,
 					   c == C_IN ? "iif" : "oif");
 		put(o, "\t}\n\n");

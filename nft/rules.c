@@ -130,6 +130,82 @@ static void need_l4(struct rb *rb, uint8_t proto)
 	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &proto, sizeof(proto));
 }
 
+/* x & mask op v, on a 2-byte load already in NFT_REG32_01. */
+static void mask16(struct rb *rb, uint16_t mask, uint32_t op, uint16_t v)
+{
+	struct nftnl_expr *e = ex(rb, "bitwise");
+	uint16_t m = htons(mask), x = 0, be = htons(v);
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG32_01);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG32_01);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 2);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &m, 2);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &x, 2);
+	}
+	cmp(rb, NFT_REG32_01, op, &be, 2);
+}
+
+/*
+ * Fragments.  A later fragment has no transport header, but nf_tables
+ * still gives it a protocol (meta l4proto), and its fast payload path
+ * (nft_payload_fast_eval(): loads of 1, 2 or 4 aligned bytes) does not
+ * look at the fragment offset as nft_payload_eval() does: it reads an
+ * IPv4 fragment's data, and for a later IPv6 fragment, whose transport
+ * offset ipv6_find_hdr() leaves at 0, the start of skb->data (the
+ * Ethernet header on a macvtap's egress), as the transport header.  So
+ * every rule that reads the transport header asks for a first fragment
+ * or none.
+ *
+ * IPv4: "ip frag-off & 0x1fff == 0", in the rule.
+ */
+static void first_frag4(struct rb *rb)
+{
+	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NFT_REG32_01);
+	mask16(rb, 0x1fff, NFT_CMP_EQ, 0);
+}
+
+/* IPv6, for an exception that accepts: "exthdr frag missing" (DAD and
+ * its MLD report are never fragmented; a fragmented one meets the source
+ * check). */
+static void no_frag6(struct rb *rb)
+{
+	struct nftnl_expr *e = ex(rb, "exthdr");
+	uint8_t zero = 0;
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_DREG, NFT_REG32_01);
+		nftnl_expr_set_u8(e, NFTNL_EXPR_EXTHDR_TYPE, 44);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OFFSET, 0);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_LEN, 1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_FLAGS, NFT_EXTHDR_F_PRESENT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OP, NFT_EXTHDR_OP_IPV6);
+	}
+	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &zero, 1);
+}
+
+/* IPv6, before the checks that drop: "frag frag-off != 0 return".  A rule
+ * cannot say "no fragment header or offset 0" (the header's load breaks
+ * the rule when it is missing), and a first fragment must still be
+ * judged; so a later fragment leaves the switch chain here, past the
+ * source check, as if no rule after matched. */
+static void r_later_frag6(struct rb *rb, uint32_t key)
+{
+	struct nftnl_expr *e;
+
+	need_proto(rb, ETH_P_IPV6);
+	e = ex(rb, "exthdr");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_DREG, NFT_REG32_01);
+		nftnl_expr_set_u8(e, NFTNL_EXPR_EXTHDR_TYPE, 44);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OFFSET, 2);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_LEN, 2);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OP, NFT_EXTHDR_OP_IPV6);
+	}
+	mask16(rb, 0xfff8, NFT_CMP_NEQ, 0);
+	verdict(rb, NFT_RETURN, NULL);
+}
+
 static void th_u8(struct rb *rb, uint32_t off, uint8_t v)
 {
 	payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, off, 1, NFT_REG32_01);
@@ -179,6 +255,30 @@ static void r_mac(struct rb *rb, uint32_t key)
 	count_drop(rb, key);
 }
 
+/*
+ * A tag still in the frame: skb->protocol is 802.1Q or 802.1ad, so the
+ * address checks (meta protocol ip, ip6, arp) never match.  A veth's or
+ * tap's receive path strips one tag before the hook, but a macvtap's or
+ * macvlan's egress keeps it (and a second tag stays on ingress); the frame
+ * is dropped when an address check is on.  With l2-allow on, its rule
+ * drops them already (the switch table leaves these out).
+ */
+static void r_tagged(struct rb *rb, uint32_t key, uint16_t ethertype)
+{
+	need_proto(rb, ethertype);
+	count_drop(rb, key);
+}
+
+static void r_tagged_q(struct rb *rb, uint32_t key)
+{
+	r_tagged(rb, key, ETH_P_8021Q);
+}
+
+static void r_tagged_ad(struct rb *rb, uint32_t key)
+{
+	r_tagged(rb, key, ETH_P_8021AD);
+}
+
 /* DHCP discover/request from 0.0.0.0:68 to port 67 skips the IPv4 check. */
 static void r_dhcp_client(struct rb *rb, uint32_t key)
 {
@@ -187,6 +287,7 @@ static void r_dhcp_client(struct rb *rb, uint32_t key)
 	need_proto(rb, ETH_P_IP);
 	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, NFT_REG32_01);
 	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, &zero, 4);
+	first_frag4(rb);
 	need_l4(rb, IPPROTO_UDP);
 	th_port(rb, 0, 68);
 	th_port(rb, 2, 67);
@@ -210,6 +311,7 @@ static void r_dad(struct rb *rb, uint32_t key, uint8_t type)
 	need_proto(rb, ETH_P_IPV6);
 	payload(rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, NFT_REG32_01);
 	cmp(rb, NFT_REG32_01, NFT_CMP_EQ, zero, 16);
+	no_frag6(rb);
 	need_l4(rb, IPPROTO_ICMPV6);
 	th_u8(rb, 0, type);
 	verdict(rb, NF_ACCEPT, NULL);
@@ -307,6 +409,8 @@ static void r_na_lladdr(struct rb *rb, uint32_t key)
 static void r_dhcp_server(struct rb *rb, uint32_t key, uint16_t proto, uint16_t port)
 {
 	need_proto(rb, proto);
+	if (proto == ETH_P_IP)
+		first_frag4(rb);
 	need_l4(rb, IPPROTO_UDP);
 	th_port(rb, 0, port);
 	count_drop(rb, key);
@@ -380,27 +484,35 @@ static void r_promisc(struct rb *rb, uint32_t key)
 }
 
 
-/* The rules of each from-guest switch, in the order a mask chain has them. */
+#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
+		 VNIC_SW_ND_SPOOF)
+
+/* The rules of each from-guest switch, in the order a mask chain has them
+ * (a rule of several switches: when any of them is on, and none of
+ * unless). */
 static const struct {
-	uint32_t sw;
+	uint32_t sw, unless;
 	rule_fn fn;
 } switch_rules[] = {
-	{ VNIC_SW_L2_ALLOW, r_l2 },
-	{ VNIC_SW_MAC_SPOOF, r_mac },
-	{ VNIC_SW_IP_SPOOF, r_dhcp_client },
-	{ VNIC_SW_IP_SPOOF, r_ip4 },
-	{ VNIC_SW_IP6_SPOOF, r_dad_ns },
-	{ VNIC_SW_IP6_SPOOF, r_dad_mld },
-	{ VNIC_SW_IP6_SPOOF, r_ip6 },
-	{ VNIC_SW_ARP_SPOOF, r_arp_mac },
-	{ VNIC_SW_ARP_SPOOF, r_arp_ip },
-	{ VNIC_SW_ND_SPOOF, r_na_target },
-	{ VNIC_SW_ND_SPOOF, r_na_option },
-	{ VNIC_SW_ND_SPOOF, r_na_lladdr },
-	{ VNIC_SW_DHCP_SERVER, r_dhcp4_server },
-	{ VNIC_SW_DHCP6_SERVER, r_dhcp6_server },
-	{ VNIC_SW_RA_GUARD, r_ra_adv },
-	{ VNIC_SW_RA_GUARD, r_ra_redirect },
+	{ VNIC_SW_L2_ALLOW, 0, r_l2 },
+	{ VNIC_SW_MAC_SPOOF, 0, r_mac },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, r_tagged_q },
+	{ SW_ADDR, VNIC_SW_L2_ALLOW, r_tagged_ad },
+	{ VNIC_SW_IP_SPOOF, 0, r_dhcp_client },
+	{ VNIC_SW_IP_SPOOF, 0, r_ip4 },
+	{ VNIC_SW_IP6_SPOOF, 0, r_dad_ns },
+	{ VNIC_SW_IP6_SPOOF, 0, r_dad_mld },
+	{ VNIC_SW_IP6_SPOOF, 0, r_ip6 },
+	{ VNIC_SW_ARP_SPOOF, 0, r_arp_mac },
+	{ VNIC_SW_ARP_SPOOF, 0, r_arp_ip },
+	{ VNIC_SW_ND_SPOOF | VNIC_SW_DHCP6_SERVER | VNIC_SW_RA_GUARD, 0, r_later_frag6 },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_target },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_option },
+	{ VNIC_SW_ND_SPOOF, 0, r_na_lladdr },
+	{ VNIC_SW_DHCP_SERVER, 0, r_dhcp4_server },
+	{ VNIC_SW_DHCP6_SERVER, 0, r_dhcp6_server },
+	{ VNIC_SW_RA_GUARD, 0, r_ra_adv },
+	{ VNIC_SW_RA_GUARD, 0, r_ra_redirect },
 };
 
 /* A rule of chain to fill with expressions (rb.err on allocation failure). */
@@ -487,7 +599,7 @@ int rules_switch(struct vnic_nft *n, struct nbatch *b, const char *name,
 	int err = 0;
 
 	for (i = 0; !err && i < ARRAY_SIZE(switch_rules); i++)
-		if (switch_rules[i].sw & mask)
+		if ((switch_rules[i].sw & mask) && !(switch_rules[i].unless & mask))
 			err = add_rule(n, b, name, switch_rules[i].fn, key);
 	return err;
 }

@@ -645,7 +645,6 @@ static void run_case(struct __test_metadata *_metadata, FIXTURE_DATA(pkt) *self,
 		run_case(_metadata, self, variant, PKT_CASE_##id);	\
 	}
 PKT_CASES(PKT_TEST)
-PKT_CASES_BPF(PKT_TEST)
 
 /*
  * A NIC's kind decides its hooks: a veth host end or a tap declared a

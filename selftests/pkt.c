@@ -185,6 +185,15 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	OUT_PASS(arp_spoof_off, "arp-spoof off: foreign ARP sender IP passes",
 		 .sw_off = SW(ARP_SPOOF),
 		 .f = ARP(.dst_mac = PKT_BCAST_MAC, .saddr = "192.0.2.99")),
+	/* l2-allow off, the spoof switches on: a tag must not hide a spoofed
+	 * source.  A veth's or tap's receive path strips one tag before the
+	 * hook and the inner packet is judged; on a macvtap's egress the tag
+	 * stays in the frame, and the frame is dropped whole. */
+	OUT_DROP(vlan_ip_spoof, "l2-allow off: 802.1Q tag around a spoofed IPv4 source",
+		 .sw_off = SW(L2_ALLOW), .f = UDP4(.vlan = 10, .saddr = "192.0.2.99")),
+	OUT_DROP(vlan_arp_spoof, "l2-allow off: 802.1Q tag around ARP with a spoofed sender IP",
+		 .sw_off = SW(L2_ALLOW),
+		 .f = ARP(.vlan = 10, .dst_mac = PKT_BCAST_MAC, .saddr = "192.0.2.99")),
 	OUT_PASS(l2_allow_off, "l2-allow off: ethertype 0x88b5 passes",
 		 .sw_off = SW(L2_ALLOW), .f = { .ethertype = 0x88b5 }),
 	OUT_PASS(dhcp_server_off, "dhcp-server off: UDP 67 -> 68 passes",
@@ -301,8 +310,9 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 	/* IPv4 fragments: only the first carries the UDP header.  A later
 	 * fragment whose first bytes read as ports 68 -> 67 is no DHCP
 	 * discover, and one that reads as port 67 no DHCP reply (the
-	 * reply's first fragment is dropped).  These two are PKT_CASES_BPF:
-	 * nf_tables' fast payload path reads the ports there all the same. */
+	 * reply's first fragment is dropped).  nf_tables' fast payload path
+	 * reads the ports there all the same: the rules that read ports ask
+	 * for a first fragment (nft/rules.c). */
 	OUT_DROP(dhcp_discover_later_fragment,
 		 "0.0.0.0, a later fragment whose data reads 68 -> 67",
 		 .f = UDP4(.saddr = "0.0.0.0", .daddr = "255.255.255.255",
@@ -316,6 +326,29 @@ const struct pkt_case pkt_cases[PKT_CASE__MAX] = {
 		 "dhcp-server: UDP 67 -> 68, the first fragment of several",
 		 .f = UDP4(.sport = 67, .dport = 68, .daddr = "255.255.255.255",
 			   .dst_mac = PKT_BCAST_MAC, .frag = 0x2000)),
+
+	/* IPv6 fragments.  For a later one nf_tables has the protocol but
+	 * no transport header offset (ipv6_find_hdr() returns before
+	 * setting it: 0), and its fast payload path reads from the start of
+	 * skb->data: the IPv6 header on ingress (version 6 first: no ICMPv6
+	 * type or port the rules look for), the Ethernet header on a
+	 * macvtap's egress, whose destination MAC's first byte is then the
+	 * "ICMPv6 type". */
+	OUT_DROP(dad_later_fragment6,
+		 "::, a later ICMPv6 fragment to a MAC whose first byte is 135",
+		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
+			    .dst_mac = "87:00:00:00:00:10", .frag6 = 8)),
+	OUT_PASS(ra_later_fragment6,
+		 "a later ICMPv6 fragment to a MAC whose first byte is 134: not an RA",
+		 .f = ICMP6(134, .daddr = "ff02::1",
+			    .dst_mac = "86:00:00:00:00:01", .frag6 = 8)),
+	OUT_DROP(dad_first_fragment6,
+		 "::, DAD in fragments: not excepted from ip6-spoof",
+		 .f = ICMP6(135, .saddr = "::", .daddr = "ff02::1:ff00:10",
+			    .dst_mac = "33:33:ff:00:00:10", .frag6 = 1)),
+	OUT_DROP(ra_first_fragment6, "ra-guard: an RA, the first fragment of several",
+		 .f = ICMP6(134, .saddr = PKT_NIC_LL6, .daddr = "ff02::1",
+			    .dst_mac = "33:33:00:00:00:01", .frag6 = 1)),
 };
 
 enum pkt_verdict pkt_expect(const struct pkt_case *c, enum vnic_kind kind,
@@ -482,7 +515,9 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 	}
 	case ETH_P_IPV6: {
 		struct in6_addr s, d, t;
-		size_t ext = (f->hbh ? 8 : 0) + 8u * f->dstopts + (f->ah ? 16 : 0);
+		size_t ext = (f->hbh ? 8 : 0) + 8u * f->dstopts + (f->ah ? 16 : 0) +
+			     (f->frag6 ? 8 : 0);
+		uint8_t l4next = f->frag6 ? 44 : f->proto;
 		unsigned char *h;
 		int off;
 
@@ -504,7 +539,7 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		l4len = hlen + PKT_MARKER_LEN;
 		l3[0] = 0x60;
 		put16(l3 + 4, ext + l4len + f->len_over);
-		l3[6] = f->hbh ? 0 : f->dstopts ? 60 : f->ah ? 51 : f->proto;
+		l3[6] = f->hbh ? 0 : f->dstopts ? 60 : f->ah ? 51 : l4next;
 		l3[7] = f->proto == IPPROTO_ICMPV6 ? 255 : 64;
 		if (f->hbh)
 			l3[7] = 1;
@@ -512,7 +547,7 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		memcpy(l3 + 24, &d, 16);
 		h = l3 + 40;
 		if (f->hbh) {
-			h[0] = f->dstopts ? 60 : f->ah ? 51 : f->proto;	/* next */
+			h[0] = f->dstopts ? 60 : f->ah ? 51 : l4next;	/* next */
 			h[1] = 0;		/* 8 bytes */
 			h[2] = 5;		/* router alert */
 			h[3] = 2;
@@ -524,15 +559,21 @@ size_t pkt_build(unsigned char *buf, size_t cap, const struct pkt_frame *f,
 		/* destination options (PadN only), then AH: ipv6_find_hdr()
 		 * and the bpf program walk both to the transport header */
 		for (off = 0; off < f->dstopts; off++, h += 8) {
-			h[0] = off + 1 < f->dstopts ? 60 : f->ah ? 51 : f->proto;
+			h[0] = off + 1 < f->dstopts ? 60 : f->ah ? 51 : l4next;
 			h[1] = 0;		/* 8 bytes */
 			h[2] = 1;		/* PadN, 4 bytes */
 			h[3] = 4;
 		}
 		if (f->ah) {
-			h[0] = f->proto;
+			h[0] = l4next;
 			h[1] = 2;		/* (2 + 2) * 4 = 16 bytes */
 			h[7] = 1;		/* SPI 1; sequence 0; ICV 4 zero bytes */
+			h += 16;
+		}
+		if (f->frag6) {
+			h[0] = f->proto;
+			put16(h + 2, f->frag6);
+			h[7] = 1;		/* identification 1 */
 		}
 		if (f->proto == IPPROTO_UDP)
 			put16(l4 + 4, l4len);

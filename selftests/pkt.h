@@ -118,6 +118,11 @@ struct pkt_frame {
 	uint16_t frag;			/* IPv4: flags and fragment offset
 					 * (0x2000 more fragments, the offset
 					 * in 8-byte units below) */
+	uint16_t frag6;			/* IPv6: a fragment header last before
+					 * the transport header, with this
+					 * offset field (offset in 8-byte
+					 * units << 3, 1 more fragments); 0:
+					 * none */
 	uint16_t len_over;		/* the IPv4 total length or IPv6
 					 * payload length claims this many
 					 * bytes more than the frame has */
@@ -174,22 +179,14 @@ struct pkt_case {
 	X(ext_legit_udp6) X(ext_ip6_spoof) X(ext_ra) X(ext_ra_six_headers) \
 	X(ext_dhcp6_server) X(ext_nd_spoof_target)			\
 	X(dhcp_discover_len_over) X(ipv6_dad_len_over) X(ipv6_dad_behind_ah) \
-	X(dhcp_server_first_fragment)
-
-/*
- * Cases the nft backend judges otherwise on this kernel, in the table so
- * that the frames are one definition, but run by filter_bpf_test only
- * (Documentation/bpf.rst, Limits): nf_tables' fast payload path loads a
- * later IPv4 fragment's first data bytes as its ports, where the slow
- * path (nft_payload_eval()) refuses a fragment.
- */
-#define PKT_CASES_BPF(X)						\
-	X(dhcp_discover_later_fragment) X(dhcp_server_later_fragment)
+	X(dhcp_server_first_fragment) X(dhcp_discover_later_fragment)	\
+	X(dhcp_server_later_fragment) X(dad_later_fragment6)		\
+	X(ra_later_fragment6) X(dad_first_fragment6) X(ra_first_fragment6)	\
+	X(vlan_ip_spoof) X(vlan_arp_spoof)
 
 enum pkt_case_id {
 #define PKT_CASE_ENUM(id) PKT_CASE_##id,
 	PKT_CASES(PKT_CASE_ENUM)
-	PKT_CASES_BPF(PKT_CASE_ENUM)
 #undef PKT_CASE_ENUM
 	PKT_CASE__MAX
 };
