@@ -501,8 +501,11 @@ int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
  * messages some policy renders into (rules, elements, chains, counters).
  * 0 is a library before the version: its digests covered none.
  *   1: a custom rule's port range starting at 0 gets its port match.
+ *   2: rules that read the transport header match a first fragment only;
+ *      a frame with its VLAN tag still in it is dropped where an address
+ *      switch is on and l2-allow off.
  */
-#define NFT_RENDER_VERSION 1
+#define NFT_RENDER_VERSION 2
 void resolved_free(struct resolved *r);
 /* No guest of p has the guests-set key of an installed guest of another
  * name: 0, or -EEXIST naming both (resolve_policy() checks p's own). */
