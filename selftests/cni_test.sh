@@ -841,10 +841,10 @@ hold_table() {
 # STATUS succeeds again.
 case_status_sees_a_held_table() {
 	hold_table || return
-	nft -j list ruleset >"$TMP/before" || return
+	nft_json >"$TMP/before" || return
 	cni STATUS "" "" "" "$(conf)" && { fail "STATUS passed with the table held"; return 1; }
 	jqo '.code == 50 and (.details | test("owned by another process"))' || return
-	nft -j list ruleset | cmp -s - "$TMP/before" || fail "STATUS changed the ruleset" || return
+	nft_json | cmp -s - "$TMP/before" || fail "STATUS changed the ruleset" || return
 	kill "$HOLD" && wait "$HOLD"
 	cni STATUS "" "" "" "$(conf)" || fail "STATUS after the holder: $(cat "$TMP/out")"
 }

@@ -451,13 +451,13 @@ case_claim_then_foreign_commit_reads_back() {
 # that does not exist; nothing is written either way.
 case_diff_errors_exit_2() {
 	run 0 vc filter sync "$TMP/A.json" || return
-	nft -j list ruleset >"$TMP/before"
+	nft_json >"$TMP/before"
 	echo '{"guests": [' >"$TMP/bad.json"
 	run 2 vc filter diff "$TMP/bad.json" || return
 	jq '.guests[0].nics[0].ifname = "nosuch0"' "$TMP/A.json" >"$TMP/nonic.json"
 	run 2 vc filter diff "$TMP/nonic.json" || return
 	grep -q nosuch0 "$TMP/err" || fail "no NIC named: $(cat "$TMP/err")" || return
-	nft -j list ruleset | cmp -s - "$TMP/before" || fail "diff wrote"
+	nft_json | cmp -s - "$TMP/before" || fail "diff wrote"
 }
 
 CASES=(flushed_ip4s flushed_macs flushed_sets flushed_guests element_deleted

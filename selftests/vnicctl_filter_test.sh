@@ -26,7 +26,7 @@ jqo() {
 mac_of() { ip -j link show "$1" | jq -r '.[0].address'; }
 
 # The ruleset as JSON; every string in it, one a line.
-ruleset_json() { nft -j list ruleset; }
+ruleset_json() { nft_json; }
 ruleset_strings() { ruleset_json | jq -r '.. | strings'; }
 
 # has_string S: the ruleset holds the string S somewhere (a set element,
@@ -51,7 +51,7 @@ has_mac() {
 # The state element's generation (g=) is masked: apply records the one its
 # commit made, a rendered text loaded by nft -f none.
 ruleset_norm() {
-	nft -j list ruleset | jq -S '
+	nft_json | jq -S '
 	  def norm: walk(if type == "object" then
 			   del(.handle) |
 			   (if has("packets") and has("bytes")
@@ -597,12 +597,12 @@ case_failures_leave_nothing() {
 		if [ "$pass" = installed ]; then
 			run 0 vc filter apply "$TMP/p.json" || return
 		fi
-		nft -j list ruleset >"$TMP/before"
+		nft_json >"$TMP/before"
 		while IFS='|' read -r rc args; do
 			# shellcheck disable=SC2086
 			run "$rc" vc $args || { log "$pass: $args"; return 1; }
 			grep -q '^vnicctl: ' "$TMP/err" || fail "$args: no message" || return
-			nft -j list ruleset | cmp -s - "$TMP/before" ||
+			nft_json | cmp -s - "$TMP/before" ||
 				fail "$pass: '$args' changed the ruleset:" \
 				     "$(nft list ruleset | head -5)" || return
 		done <<-EOF
@@ -623,7 +623,7 @@ case_failures_leave_nothing() {
 			run 1 vc filter apply "$TMP/taken.json" || return
 			grep -Eq 'belongs to (another )?installed guest' "$TMP/err" ||
 				fail "taken: $(cat "$TMP/err")" || return
-			nft -j list ruleset | cmp -s - "$TMP/before" ||
+			nft_json | cmp -s - "$TMP/before" ||
 				fail "a conflicting apply changed the ruleset" || return
 		fi
 	done
@@ -721,7 +721,7 @@ case_damaged_table_refused() {
 		nft delete table netdev vnic 2>/dev/null
 		WANT=
 		"damage_$d" || { fail "damage $d could not be made"; return 1; }
-		nft -j list ruleset >"$TMP/before"
+		nft_json >"$TMP/before"
 		while IFS= read -r args; do
 			case "$d:$args" in
 			empty:*|wrong_type:*) ;;
@@ -742,7 +742,7 @@ case_damaged_table_refused() {
 					fail "$d: '$args' promises a repair: $(cat "$TMP/err")" ||
 					return ;;
 			esac
-			nft -j list ruleset | cmp -s - "$TMP/before" ||
+			nft_json | cmp -s - "$TMP/before" ||
 				fail "$d: '$args' changed the ruleset" || return
 		done <<-EOF
 		filter show

@@ -155,7 +155,7 @@ wait_for() {
 }
 
 # Not grep -q: its early exit would fail jq with SIGPIPE (pipefail).
-ruleset_has() { nft -j list ruleset | jq -r '.. | strings' | grep -xF -- "$1" >/dev/null; }
+ruleset_has() { nft_json | jq -r '.. | strings' | grep -xF -- "$1" >/dev/null; }
 lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 owned() {
 	nft -j list tables netdev |
@@ -258,13 +258,13 @@ case_sighup() {
 	write_policy "$TMP/p.json" && start_hold || return
 	ip link add vm3h0x type veth peer name vm3p0 || return
 	m3=$(ip -j link show vm3p0 | jq -r '.[0].address')
-	nft -j list ruleset >"$TMP/before"
+	nft_json >"$TMP/before"
 	replace_policy "$TMP/p.json" "${LEGIT[2]}" "$(jq -nc --arg m "$m3" \
 		'{name: "vm3", nics: [{ifname: "vm3h0", kind: "veth", mac: $m}]}')" || return
 	wait_for "refusal reported" grep -q 'not applied; the rules synced before stay' \
 		"$TMP/hold.err" || return
 	grep -q 'vm3h0' "$TMP/hold.err" || fail "refusal: $(cat "$TMP/hold.err")" || return
-	nft -j list ruleset | cmp -s - "$TMP/before" ||
+	nft_json | cmp -s - "$TMP/before" ||
 		fail "a refused sync changed the ruleset" || return
 	kill -0 "$HOLD" || fail "hold exited" || return
 	filters_work after the refusal || return
@@ -345,7 +345,7 @@ case_sigterm() {
 # filters work; a valid file afterwards is applied.
 case_invalid_file() {
 	write_policy "$TMP/p.json" && start_hold || return
-	nft -j list ruleset >"$TMP/before"
+	nft_json >"$TMP/before"
 	printf '{"guests": [' >"$TMP/new.json" && mv "$TMP/new.json" "$TMP/p.json" || return
 	wait_for "bad JSON reported" grep -q 'p.json:1:' "$TMP/hold.err" || return
 	write_policy "$TMP/new.json" && jq '.guests[1].nics[0].mac = "ff:ff:ff:ff:ff:ff"' \
@@ -355,7 +355,7 @@ case_invalid_file() {
 	expect_eq "$(grep -c 'not applied; the rules synced before stay' "$TMP/hold.err")" 2 \
 		"refusals reported" || return
 	kill -0 "$HOLD" || fail "hold exited" || return
-	nft -j list ruleset | cmp -s - "$TMP/before" ||
+	nft_json | cmp -s - "$TMP/before" ||
 		fail "an invalid file changed the ruleset" || return
 	filters_work after invalid files || return
 	replace_policy "$TMP/p.json" "${SPOOF[2]}" || return
