@@ -404,6 +404,11 @@ int rules_base_chain(struct vnic_nft *n, struct nbatch *b, enum nchain c,
 /* "iif @sw_7f jump sw_in_7f" into chain, appended or first (prepend). */
 int rule_mask(struct vnic_nft *n, struct nbatch *b, const char *chain,
 	      enum nchain c, uint32_t mask, bool prepend);
+/* The switches that check a source address: a frame whose VLAN tag is still
+ * in it hides its addresses from them (rules.c r_tagged(); render.c has
+ * the same rules as text). */
+#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
+		 VNIC_SW_ND_SPOOF)
 /* The rules of the switches of mask, into its chain name for kind c. */
 int rules_switch(struct vnic_nft *n, struct nbatch *b, const char *name,
 		 enum nchain c, uint32_t mask);

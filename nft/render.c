@@ -76,9 +76,6 @@ static void put(struct out *o, const char *fmt, ...)
 static const char *const custom_rule_text = "@K vmap @custom";
 
 /* The rules of each from-guest switch, in rules.c's order. */
-#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
-		 VNIC_SW_ND_SPOOF)
-
 static const struct {
 	uint32_t sw, unless;
 	const char *rule;

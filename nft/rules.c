@@ -484,9 +484,6 @@ static void r_promisc(struct rb *rb, uint32_t key)
 }
 
 
-#define SW_ADDR	(VNIC_SW_IP_SPOOF | VNIC_SW_IP6_SPOOF | VNIC_SW_ARP_SPOOF | \
-		 VNIC_SW_ND_SPOOF)
-
 /* The rules of each from-guest switch, in the order a mask chain has them
  * (a rule of several switches: when any of them is on, and none of
  * unless). */
