@@ -31,14 +31,20 @@ run() {
 	return 1
 }
 
-# The ruleset as JSON, as "nft -j list ruleset" has it, but listed object
-# by object: nft 1.0.6 cannot name a table's persist flag, and its JSON of
-# such a table prints garbage from uninitialised memory or cuts the whole
-# listing short after '"flags": ', depending on what the heap held.  The
-# tables come from the text listing (name and family: their flags are not
-# read here), sets, maps and counters by kind, the rules chain by chain.
+# nft_json [FAMILY TABLE]: the ruleset as JSON, as "nft -j list ruleset"
+# has it (with FAMILY TABLE: as "nft -j list table FAMILY TABLE" has it, and
+# 1 when there is no such table), but listed object by object: nft 1.0.6
+# cannot name a table's persist flag, and its JSON of such a table prints
+# garbage from uninitialised memory or cuts the whole listing short after
+# '"flags": ', depending on what the heap held.  The tables come from the
+# text listing (name and family: their flags are not read here), sets,
+# maps and counters by kind, the rules chain by chain.
 nft_json() {
 	local f t c
+	if [ $# = 2 ]; then
+		# not grep -q: its early exit would fail nft with SIGPIPE (pipefail)
+		nft list tables "$1" | grep -xF "table $1 $2" >/dev/null || return 1
+	fi
 	{
 		nft list tables | while read -r _ f t; do
 			printf '{"nftables": [{"table": {"family": "%s", "name": "%s"}}]}\n' \
@@ -50,8 +56,13 @@ nft_json() {
 		while read -r f t c; do
 			nft -j list chain "$f" "$t" "$c" || return
 		done
-	} | jq -cs '{nftables: [.[].nftables[] | select(has("metainfo") | not)]}'
+	} | jq -cs --arg f "${1-}" --arg t "${2-}" '
+		def in_table: ($f == "") or (to_entries[0] | .key as $k | .value |
+			.family == $f and (if $k == "table" then .name else .table end) == $t);
+		{nftables: [.[].nftables[] | select(has("metainfo") | not) | select(in_table)]}'
 }
+# for the cases that list a table from a shell of their own (bash -c)
+export -f nft_json
 
 vc() { "$VNICCTL" "$@"; }
 

@@ -236,7 +236,7 @@ no_egress_hook() {
 			fail "no vnic filter on $1 ingress"
 		return
 	fi
-	nft -j list table netdev vnic >"$TMP/out" || return
+	nft_json netdev vnic >"$TMP/out" || return
 	jqo '[.nftables[].chain | select(. != null and .hook == "ingress")] | length == 1' &&
 	jqo '[.nftables[].chain | select(. != null and .hook == "egress")] | length == 0'
 }

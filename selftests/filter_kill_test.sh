@@ -17,10 +17,10 @@
 # duration of the last whole sync (with its check): most land before the
 # commit, some after; how many of each is logged.
 #
-# What is compared (normalise): `nft -j list table netdev vnic` without
-# handles, without the generation the state element records (history, like
-# handles), without the table's flags (owner belongs to the process that
-# holds the table, and goes with it; nft 1.0.6 cannot print persist),
+# What is compared (normalise): the table as nft_json (cli_lib.sh) lists
+# it, without handles, without the generation the state element records
+# (history, like handles), without the table's flags (owner belongs to the
+# process that holds the table; nft 1.0.6 cannot print persist),
 # counters zeroed; sets, maps, counters and chains sorted (their listing
 # order is the order they were made in) and each set's elements sorted
 # (hash order); rules in their order within each chain.  Set sizes are
@@ -49,8 +49,8 @@ setup_case() {
 
 # The table, normalised (see the head of this file); empty when absent.
 normalise() {
-	nft list tables netdev | grep -qx 'table netdev vnic' || return 0
-	nft -j list table netdev vnic | jq -cS '
+	nft list tables netdev | grep -x 'table netdev vnic' >/dev/null || return 0
+	nft_json netdev vnic | jq -cS '
 	  def norm: walk(if type == "object" then
 			   del(.handle) |
 			   (if (.comment? | type) == "string"

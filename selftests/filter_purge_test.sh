@@ -19,7 +19,7 @@ set -u -o pipefail
 
 N=300
 
-norm() { nft -j list table netdev vnic | jq -S -f "$here/nft_norm.jq"; }
+norm() { nft_json netdev vnic | jq -S -f "$here/nft_norm.jq"; }
 
 setup_case() {
 	"$here/restart_nics.sh" $N >/dev/null &&
@@ -32,7 +32,7 @@ same_as_clean() {
 	unshare -n bash -c 'h=$1 n=$2 v=$3; shift 3
 		"$h/restart_nics.sh" "$n" >/dev/null || exit
 		for p; do "$v" filter sync "$p" >/dev/null || exit; done
-		nft -j list table netdev vnic' _ "$here" $N "$VNICCTL" "$@" |
+		nft_json netdev vnic' _ "$here" $N "$VNICCTL" "$@" |
 		jq -S -f "$here/nft_norm.jq" >"$TMP/clean" ||
 		fail "clean sync of $* in a fresh namespace" || return
 	norm >"$TMP/now" || return
@@ -79,7 +79,7 @@ case_remove_200_of_300() {
 case_remove_all() {
 	run 0 vc filter sync "$TMP/A.json" || return
 	run 0 vc filter remove $(names 0 $((N - 1))) || return
-	nft -j list table netdev vnic >"$TMP/now" || return
+	nft_json netdev vnic >"$TMP/now" || return
 	jq -e '[.nftables[] | (.set? // .map? // empty)
 		| select(.name != "l2_allowed" and .name != "guests")
 		| .elem // [] | length] | add == 0' "$TMP/now" >/dev/null ||

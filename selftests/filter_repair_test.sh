@@ -18,7 +18,7 @@ set -u -o pipefail
 
 N=20
 
-norm() { nft -j list table netdev vnic | jq -S -f "$here/nft_norm.jq"; }
+norm() { nft_json netdev vnic | jq -S -f "$here/nft_norm.jq"; }
 
 setup_case() {
 	"$here/restart_nics.sh" $N >/dev/null &&
@@ -31,7 +31,7 @@ setup_case() {
 clean() {
 	unshare -n bash -c '"$1/restart_nics.sh" "$2" >/dev/null &&
 		"$3" filter sync "$4" >/dev/null &&
-		nft -j list table netdev vnic' _ "$here" $N "$VNICCTL" "$1" |
+		nft_json netdev vnic' _ "$here" $N "$VNICCTL" "$1" |
 		jq -S -f "$here/nft_norm.jq" >"$TMP/clean" ||
 		fail "clean sync of $1 in a fresh namespace"
 }
@@ -85,7 +85,7 @@ unhook() {
 		echo "$body" | tail -n +2 | sed "s/^\t*/add rule netdev vnic $chain /"
 	} >"$TMP/unhook.nft"
 	nft -f "$TMP/unhook.nft" || { cat "$TMP/unhook.nft" >&2; return 1; }
-	nft list chain netdev vnic "$chain" | grep -q "\b$dev\b" &&
+	nft list chain netdev vnic "$chain" | grep "\b$dev\b" >/dev/null &&
 		fail "$dev is still hooked"
 	return 0
 }
@@ -205,7 +205,7 @@ case_sync_to_no_guests() {
 	run 0 vc filter sync "$TMP/none.json" || return
 	run 0 vc filter diff "$TMP/none.json" || return
 	expect_eq "$(vc -j filter show | jq length)" 0 "guests shown" || return
-	nft -j list table netdev vnic >"$TMP/now" || return
+	nft_json netdev vnic >"$TMP/now" || return
 	expect_eq "$(jq '[.nftables[] | select(has("counter"))] | length' "$TMP/now")" 0 \
 		"counters left" || return
 	# The guests set keeps one element: the state's.
@@ -223,7 +223,7 @@ case_diff_after_remove() {
 	echo '{"guests": []}' >"$TMP/none.json"
 	run 0 vc filter apply "$TMP/A.json" || return
 	run 0 vc filter remove $(jq -r '.guests[].name' "$TMP/A.json") || return
-	expect_eq "$(nft -j list table netdev vnic |
+	expect_eq "$(nft_json netdev vnic |
 		jq '[.nftables[] | .set? // empty | select(.name | startswith("sw_"))] | length > 0')" \
 		true "a mask set left by remove" || return
 	run 0 vc filter diff "$TMP/none.json" || return

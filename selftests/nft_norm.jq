@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# `nft -j list table ...` made comparable across namespaces, processes and
+# A table's JSON (nft_json in cli_lib.sh) made comparable across namespaces, processes and
 # histories: no handles, no table flags (owner and persist belong to the
 # process that made the table), counters zeroed, the elements of every set
 # sorted; tables, sets, maps, counters and chains sorted (they list in the
@@ -8,7 +8,7 @@
 # what they mean), grouped by chain.  The generation libvnic's state
 # element records (" g=N") is history too, like handles.
 #
-#   nft -j list table netdev vnic | jq -S -f selftests/nft_norm.jq
+#   nft_json netdev vnic | jq -S -f selftests/nft_norm.jq    (cli_lib.sh)
 
 def norm: walk(if type == "object" then
 		 del(.handle) |

@@ -471,7 +471,7 @@ case_netns() {
 			--peer-name vm2p0 || rc=1
 	fi
 	[ "$rc" = 0 ] && { run 0 vc -n "$ns" filter apply "$TMP/vm2.json" || rc=1; }
-	[ "$rc" = 0 ] && { nsenter -t "$pid" -n nft list tables | grep -q ' vnic$' ||
+	[ "$rc" = 0 ] && { nsenter -t "$pid" -n nft list tables | grep ' vnic$' >/dev/null ||
 		{ fail "no table in the namespace"; rc=1; }; }
 	[ "$rc" = 0 ] && { expect_eq "$(nft list ruleset | wc -c)" 0 "ruleset here" || rc=1; }
 	[ "$rc" = 0 ] && { run 0 vc -j -n "$ns" filter show || rc=1; }
@@ -488,8 +488,8 @@ case_netns() {
 case_owner() {
 	write_policy "$TMP/p.json" || return
 	run 0 vc filter apply "$TMP/p.json" || return
-	nft list tables | grep -q ' vnic$' || fail "the table did not outlive vnicctl" || return
-	nft list table netdev vnic | head -1 | grep -q progname &&
+	nft list tables | grep ' vnic$' >/dev/null || fail "the table did not outlive vnicctl" || return
+	nft list table netdev vnic | sed -n 1p | grep progname >/dev/null &&
 		fail "still owned: $(nft list table netdev vnic | head -1)" && return 1
 	run 0 vc -j filter remove vm1 || return
 	jqo '.removed == 1' || return
@@ -510,7 +510,7 @@ case_held() {
 	exec 3>"$TMP/fifo"
 	echo 'add table netdev vnic { flags owner; }' >&3
 	for i in $(seq 20); do
-		nft list tables | grep -q ' vnic$' && break
+		nft list tables | grep ' vnic$' >/dev/null && break
 		sleep 0.1
 	done
 	nft list ruleset >"$TMP/before"
@@ -779,9 +779,9 @@ case_bpf_backend() {
 		>"$TMP/b.json" || return
 	run 0 vc --backend bpf -j filter sync "$TMP/b.json" || return
 	jqo '.added == 2 and .writes == true' || return
-	tc filter show dev vm1m0 egress | grep -q 'vnic direct-action' ||
+	tc filter show dev vm1m0 egress | grep 'vnic direct-action' >/dev/null ||
 		{ fail "no vnic filter on vm1m0 egress"; return 1; }
-	tc filter show dev vm2h0 ingress | grep -q 'vnic direct-action' ||
+	tc filter show dev vm2h0 ingress | grep 'vnic direct-action' >/dev/null ||
 		{ fail "no vnic filter on vm2h0 ingress"; return 1; }
 	run 0 vc --backend bpf -j filter sync "$TMP/b.json" || return
 	jqo '.writes == false and .unchanged == 2' || return
@@ -806,7 +806,7 @@ case_bpf_backend() {
 	run 2 vc --backend bpf --no-owner filter show || return
 	run 2 vc --backend xdp filter show || return
 	run 0 vc --backend bpf filter remove vm1 vm2 || return
-	if tc qdisc show dev vm2h0 | grep -q clsact; then
+	if tc qdisc show dev vm2h0 | grep clsact >/dev/null; then
 		fail "clsact left on vm2h0"
 		return 1
 	fi
