@@ -2112,6 +2112,99 @@ TEST_F(life, diff_names_foreign_drop_counter)
 	close(fd);
 }
 
+/* A program named name, returning TC_ACT_UNSPEC, with fds[] bound. */
+static int lookalike_prog(const char *name, const int *fds, unsigned int n)
+{
+	struct bpf_insn ret[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = -1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, name, "GPL", ret, 2, NULL);
+	unsigned int i;
+
+	for (i = 0; fd >= 0 && i < n; i++)
+		if (bpf_prog_bind_map(fd, fds[i], NULL)) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* This namespace's state[0], as the set a handle loaded holds it. */
+static int ns_state(struct bpf_state *out)
+{
+	uint64_t cookie;
+	socklen_t len = sizeof(cookie);
+	uint32_t id = 0, zero = 0;
+	int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = -ENOENT;
+
+	if (sk < 0 || getsockopt(sk, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, &cookie, &len))
+		ret = -errno;
+	if (sk >= 0)
+		close(sk);
+	while (ret == -ENOENT && !bpf_prog_get_next_id(id, &id)) {
+		int fd = map_fd(id, "state");
+
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, out) &&
+		    out->magic == BPF_MAGIC && out->netns_cookie == cookie)
+			ret = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
+/*
+ * A set whose state[0] says ours (magic, layout, namespace, build) but
+ * whose state value is larger than this build's, as a newer layout's
+ * would be after a downgrade: the open must neither adopt it nor read its
+ * value into a struct of our size.  It read it into one on the stack (the
+ * kernel copies the map's value size), and took the set for ours.
+ */
+TEST_F(life, set_with_larger_state_value_not_adopted)
+{
+	struct { const char *name; enum bpf_map_type type; uint32_t k, v, max; } m[] = {
+		{ "nics", BPF_MAP_TYPE_HASH, 4, sizeof(struct bpf_nic), 16 },
+		{ "ip4s", BPF_MAP_TYPE_HASH, sizeof(struct bpf_a4), 1, 32 },
+		{ "ip6s", BPF_MAP_TYPE_HASH, sizeof(struct bpf_a6), 1, 48 },
+		{ "drops", BPF_MAP_TYPE_PERCPU_HASH, 4, sizeof(struct bpf_drop), 16 },
+		{ "guests", BPF_MAP_TYPE_HASH, sizeof(struct bpf_guest_key),
+		  sizeof(struct bpf_guest), 16 },
+		{ "state", BPF_MAP_TYPE_ARRAY, 4, 4096, 1 },
+	};
+	unsigned char big[4096];
+	struct bpf_state st;
+	int fds[6], prog;
+	uint32_t zero = 0;
+	unsigned int i;
+
+	/* the state the fixture's handle wrote; its set goes with it (no
+	 * filter holds it) */
+	ASSERT_EQ(0, ns_state(&st));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	for (i = 0; i < 6; i++) {
+		fds[i] = bpf_map_create(m[i].type, m[i].name, m[i].k, m[i].v, m[i].max, NULL);
+		ASSERT_LE(0, fds[i]) TH_LOG("map %s: %s", m[i].name, strerror(errno));
+	}
+	memset(big, 0xa5, sizeof(big));
+	memcpy(big, &st, sizeof(st));
+	ASSERT_EQ(0, bpf_map_update_elem(fds[5], &zero, big, BPF_ANY));
+	prog = lookalike_prog("vnic_eg", fds, 6);
+	ASSERT_LE(0, prog) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	/* ours, not the look-alike that passes everything */
+	EXPECT_NE(0, bpf_map_lookup_elem(fds[0], &(uint32_t){ if_nametoindex(self->t.nic) },
+					 big));
+	filtering(_metadata, &self->t);
+	close(prog);
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+}
+
 static uint64_t drops_of(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 			 const char *guest)
 {
