@@ -131,9 +131,10 @@ void binst_free(struct binst *g);
 /* The NICs (ifindex) an older set of ours lists, for bpf_drop_orphans(). */
 void bpf_note_orphans(struct vnic_bpf *b, int nics_fd);
 struct change;
-/* Step 5 of the first change after a reload: the NICs an older set listed
+/* Step 5 of the first sync after a reload: the NICs an older set listed
  * that the new policy (c) does not hold lose the filter of ours that still
- * runs an older program (else it would enforce the old policy for good). */
+ * runs an older program (else it would enforce the old policy for good).
+ * An apply or a remove keeps them, and the list, for the next sync. */
 void bpf_drop_orphans(struct vnic_bpf *b, const struct change *c,
 		      struct vnic_filter_result *res);
 

@@ -2112,6 +2112,44 @@ TEST_F(life, diff_names_foreign_drop_counter)
 	close(fd);
 }
 
+/*
+ * After a reload (an older set not adopted), an apply names only some
+ * guests: the others the older set holds keep our filter on its older
+ * program, and their old policy with it, until a sync's policy leaves
+ * them out.  An apply is not the whole policy: the first one once took
+ * our filter off every NIC the older set listed besides the apply's, and
+ * vm1's NIC passed every frame.
+ */
+TEST_F(life, reload_apply_keeps_old_filters_of_guests_not_given)
+{
+	const char *hook = from_hook(self->t.kind);
+	struct vnic_policy *q;
+	unsigned int old;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	old = filter_prog(self->t.nic, hook);
+	ASSERT_NE(0u, old);
+	ASSERT_EQ(0, bump_state(old, 24));	/* an older layout */
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	guests_are(_metadata, self->b, 0);
+	ASSERT_EQ(0, pkt_policy_base(&self->t, &q));	/* vm2 alone */
+	ASSERT_EQ(0, vnic_bpf_apply(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(old, filter_prog(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	/* a second apply, then a remove: neither is the whole policy */
+	ASSERT_EQ(0, vnic_bpf_apply(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, (const char *[]){ PKT_GUEST2 }, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(old, filter_prog(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	/* a sync's policy is the whole one: vm1, not in it, loses it */
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0u, filter_prog(self->t.nic, hook));
+	vnic_policy_free(q);
+}
+
 /* A program named name, returning TC_ACT_UNSPEC, with fds[] bound. */
 static int lookalike_prog(const char *name, const int *fds, unsigned int n)
 {
