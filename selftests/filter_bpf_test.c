@@ -22,6 +22,11 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 #include <vnic/vnic.h>
 
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -2148,6 +2153,79 @@ TEST_F(life, reload_apply_keeps_old_filters_of_guests_not_given)
 	ASSERT_EQ(0, vnic_bpf_sync(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
 	EXPECT_EQ(0u, filter_prog(self->t.nic, hook));
 	vnic_policy_free(q);
+}
+
+/* Our filter on dev's hook replaced in place (same handle, name and
+ * program) by one without direct-action, as `tc filter replace ... bpf`
+ * without `da` makes it: 0 or a negative errno. */
+static int replace_without_da(const char *dev, const char *hook)
+{
+	char buf[8192];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int id = filter_prog(dev, hook);
+	struct mnl_socket *nl = NULL;
+	struct nlattr *opts;
+	struct tcmsg *t;
+	int fd, ret;
+
+	fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+	if (fd < 0)
+		return -ENOENT;
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_seq = 1;
+	t = mnl_nlmsg_put_extra_header(nlh, sizeof(*t));
+	t->tcm_family = AF_UNSPEC;
+	t->tcm_ifindex = (int)if_nametoindex(dev);
+	t->tcm_parent = TC_H_MAKE(TC_H_CLSACT, strcmp(hook, "ingress") ? TC_H_MIN_EGRESS
+									: TC_H_MIN_INGRESS);
+	t->tcm_handle = 1;
+	t->tcm_info = TC_H_MAKE(30318u << 16, htons(ETH_P_ALL));
+	mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, TCA_BPF_FD, (uint32_t)fd);
+	mnl_attr_put_strz(nlh, TCA_BPF_NAME, "vnic");
+	mnl_attr_nest_end(nlh, opts);
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	ret = nl && !mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) &&
+	      mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0 ? 0 : -errno;
+	if (!ret) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+
+		ret = n < 0 ? -errno : mnl_cb_run(buf, (size_t)n, 1, 0, NULL, NULL) < 0 ?
+		      -errno : 0;
+	}
+	if (nl)
+		mnl_socket_close(nl);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Our filter, same program, name and handle, made again without
+ * direct-action: the program's verdict is then taken for a classid and,
+ * with no action, every frame passes.  A sync must see that the hook does
+ * not filter and put ours back; it took such a filter for ours and
+ * repaired nothing, every spoofed frame passing.
+ */
+TEST_F(life, our_filter_without_direct_action_repaired)
+{
+	const char *hook = from_hook(self->t.kind);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, replace_without_da(self->t.nic, hook));
+	EXPECT_FALSE(has_our_filter(self->t.nic, hook));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	ASSERT_EQ(0, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	EXPECT_LT(0u, r.repaired);
+	EXPECT_NE(NULL, strstr(l.text, "pref 30318")) TH_LOG("sync_diff: %s", l.text);
+	EXPECT_TRUE(has_our_filter(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	diff_clean(_metadata, self);
 }
 
 /* A program named name, returning TC_ACT_UNSPEC, with fds[] bound. */
