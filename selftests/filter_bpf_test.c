@@ -2228,6 +2228,63 @@ TEST_F(life, our_filter_without_direct_action_repaired)
 	diff_clean(_metadata, self);
 }
 
+/*
+ * A library whose rendering of a policy into the maps changed is started
+ * on maps an older one wrote, with the same policy: what it renders
+ * otherwise is written again, by an apply as by a sync.  The older
+ * library here digests as libraries did before the rendering had a
+ * version, and the nics value of vm1's NIC lacks the IPv4 check, as a
+ * rendering that missed it would write.  An apply trusted the digest: it
+ * wrote nothing, and spoofed IPv4 went on passing.  Once written, the
+ * same call writes nothing.
+ */
+static void upgrade_rewrites(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+			     bool sync)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	uint32_t key = if_nametoindex(self->t.nic);
+	struct bpf_nic v;
+	int fd;
+
+	ASSERT_EQ(0, vnic_bpf_set_render_version(self->b, 0));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "nics");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &key, &v));
+	v.flags &= (uint16_t)~BF_IP4;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &key, &v, BPF_EXIST));
+	close(fd);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 2);
+	EXPECT_EQ(0, sync ? vnic_bpf_sync(self->b, self->p, &r) :
+			    vnic_bpf_apply(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	filtering(_metadata, &self->t);
+	memset(&r, 0, sizeof(r));
+	r.sz = sizeof(r);
+	EXPECT_EQ(0, sync ? vnic_bpf_sync(self->b, self->p, &r) :
+			    vnic_bpf_apply(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes);
+	EXPECT_EQ(2u, r.guests_unchanged);
+}
+
+TEST_F(life, upgraded_library_sync_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, true);
+}
+
+TEST_F(life, upgraded_library_apply_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, false);
+}
+
 /* A program named name, returning TC_ACT_UNSPEC, with fds[] bound. */
 static int lookalike_prog(const char *name, const int *fds, unsigned int n)
 {
