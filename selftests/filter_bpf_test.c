@@ -2920,6 +2920,43 @@ TEST_F(tcx, filters_restarts_and_removes)
 	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
 }
 
+/* Every program on dev's tcx hook (46 ingress, 47 egress) detached, as
+ * another CAP_NET_ADMIN process can: how many went, or -1. */
+static int tcx_detach_all(const char *dev, int type)
+{
+	int ifindex = (int)if_nametoindex(dev), n = 0;
+	uint32_t ids[16], cnt = 16, flags = 0, i;
+
+	if (bpf_prog_query(ifindex, (enum bpf_attach_type)type, 0, &flags, ids, &cnt))
+		return -1;
+	for (i = 0; i < cnt && i < 16; i++) {
+		int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return -1;
+		if (!bpf_prog_detach2(fd, ifindex, (enum bpf_attach_type)type))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+/* Another process detaches our program from the guest's hook: its frames
+ * pass until the next sync, which attaches ours again. */
+TEST_F(tcx, detached_program_repaired)
+{
+	int type = self->t.kind == VNIC_KIND_MACVTAP ? 47 : 46;
+	VNIC_OPTS(vnic_filter_result, r);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(1, tcx_detach_all(self->t.nic, type));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
+}
+
 /*
  * The mode is part of the state: a handle opened without VNIC_BPF_TCX over
  * filters attached with tcx is refused and changes nothing (it once
