@@ -216,14 +216,14 @@ static void guest_key(struct bpf_guest_key *k, const char *name)
 /* --- the installed model ---------------------------------------------------- */
 
 /* The installed form of guest g of p with the ifindexes and generations. */
-static int binst_make(struct binst *out, const struct pguest *g, const int *ifi,
-		      const uint32_t *gen)
+static int binst_make(struct binst *out, const struct pguest *g, uint64_t digest,
+		      const int *ifi, const uint32_t *gen)
 {
 	unsigned int k;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", g->name);
-	out->digest = pguest_digest(g);
+	out->digest = digest;
 	out->nics = calloc(g->nn + 1, sizeof(*out->nics));
 	if (!out->nics)
 		return -ENOMEM;
@@ -272,11 +272,12 @@ static int check_policy(struct vnic_bpf *b, const struct vnic_policy *p)
 
 /* --- the change ------------------------------------------------------------------ */
 
-static bool same_guest(const struct binst *in, const struct pguest *g, const int *ifi)
+static bool same_guest(const struct binst *in, const struct pguest *g, uint64_t digest,
+		       const int *ifi)
 {
 	unsigned int k;
 
-	if (!in || in->digest != pguest_digest(g) || in->nn != g->nn)
+	if (!in || in->digest != digest || in->nn != g->nn)
 		return false;
 	for (k = 0; k < g->nn; k++)
 		if (in->nics[k].ifindex != ifi[k])
@@ -368,6 +369,7 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 	for (gi = 0; p && gi < p->n; gi++) {
 		const struct pguest *g = p->g[gi];
 		struct binst *in = bpf_inst_of(b, g->name);
+		uint64_t digest = bpf_digest(b, g);
 
 		for (k = 0; k < g->nn; k++) {
 			const struct binst *o = bpf_owner_of(b, c->ifi[c->off[gi] + k]);
@@ -378,13 +380,13 @@ static int plan(struct vnic_bpf *b, struct change *c, const char *const *remove,
 						    "guest %s; nothing was changed", g->name,
 						    g->nics[k].ifname, o->name);
 		}
-		c->same[gi] = same_guest(in, g, &c->ifi[c->off[gi]]);
+		c->same[gi] = same_guest(in, g, digest, &c->ifi[c->off[gi]]);
 		if (c->same[gi] && sync && !maps_intact(in, g))
 			c->same[gi] = false;
 		/* the guest's policy is what is installed (or its guests
 		 * entry is gone): what differs is another process's doing */
 		c->fix[gi] = sync && in && !c->same[gi] &&
-			     (in->digest == pguest_digest(g) || !in->digest);
+			     (in->digest == digest || !in->digest);
 		if (in && !c->same[gi])
 			c->gone[in - b->inst] = true;
 	}
@@ -615,7 +617,7 @@ static int write_guest(struct vnic_bpf *b, struct change *c, unsigned int gi,
 		       struct bpf_state *st)
 {
 	const struct pguest *g = c->p->g[gi];
-	struct bpf_guest gv = { .digest = pguest_digest(g), .nics = g->nn };
+	struct bpf_guest gv = { .digest = bpf_digest(b, g), .nics = g->nn };
 	struct bpf_guest_key gk;
 	unsigned int k;
 	int err = 0;
@@ -702,7 +704,7 @@ static int write_maps(struct vnic_bpf *b, struct change *c, struct bpf_state *st
 		}
 	for (gi = 0; c->p && gi < c->p->n; gi++)
 		if (!c->same[gi]) {
-			st->digest ^= pguest_digest(c->p->g[gi]);
+			st->digest ^= bpf_digest(b, c->p->g[gi]);
 			st->guests++;
 		}
 	/* Nothing written: state stays as it is, and so must the handle's
@@ -859,7 +861,8 @@ static int commit(struct vnic_bpf *b, struct change *c, struct vnic_filter_resul
 		if (c->same[gi])
 			continue;
 		in = &next[n];
-		if (binst_make(in, c->p->g[gi], &c->ifi[c->off[gi]], &c->gen[c->off[gi]]))
+		if (binst_make(in, c->p->g[gi], bpf_digest(b, c->p->g[gi]), &c->ifi[c->off[gi]],
+			       &c->gen[c->off[gi]]))
 			err = -ENOMEM;	/* the kernel is right; a re-read fixes us */
 		else
 			n++;

@@ -75,6 +75,7 @@ VNIC_EXPORT int vnic_bpf_open(struct vnic_ctx *ctx, const struct vnic_bpf_opts *
 	b->map_drops = b->map_guests = b->map_state = -1;
 	b->capacity = o.capacity ? o.capacity : BPF_CAPACITY_DEFAULT;
 	b->cap_asked = o.capacity;
+	b->render_version = BPF_RENDER_VERSION;
 	err = tcx_probe();
 	if (!err)
 		b->features |= VNIC_BPF_FEAT_TCX;
@@ -282,6 +283,14 @@ VNIC_EXPORT int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nt
 	b->fault_nth = nth;
 	if (!what)
 		b->fault_back_nth = 0;
+	return 0;
+}
+
+VNIC_EXPORT int vnic_bpf_set_render_version(struct vnic_bpf *b, uint32_t version)
+{
+	if (!b)
+		return -EINVAL;
+	b->render_version = version;
 	return 0;
 }
 

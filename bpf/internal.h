@@ -25,6 +25,19 @@
 #define BPF_FILTER_PRIO	0x766e		/* "vn": ours, recognisably */
 #define BPF_FILTER_HANDLE 1
 
+/*
+ * The version of what a policy renders into in the maps where the object's
+ * hash (state.obj_hash) does not see it: the nics values, the addresses'
+ * places, the guests entries (bpf_flags_of(), bpf_nic_value(), apply.c).
+ * Each guest's digest covers it (bpf_digest()), so a guest a library of
+ * another version wrote reads as changed, and an apply writes it again
+ * instead of trusting its digest (a sync compares the maps anyway).  Bump
+ * it with any change to those values for some policy.  0 is a library
+ * before the version: its digests covered none.
+ *   1: the version enters the digests.
+ */
+#define BPF_RENDER_VERSION 1
+
 /* Test faults (lib/testing.h, vnic_bpf_set_fault()). */
 enum bpf_fault {
 	BPF_FAULT_NONE = 0,
@@ -109,6 +122,7 @@ struct vnic_bpf {
 	bool tcx;			/* VNIC_BPF_TCX: tcx, not cls_bpf */
 	bool no_take;			/* no BPF_MAP_LOOKUP_AND_DELETE_ELEM on
 					 * hash maps (before 5.14) */
+	uint32_t render_version;	/* BPF_RENDER_VERSION but in tests */
 	struct vnic_bpf_tap tap;	/* vnic_bpf_set_tap() */
 	int fault_what;
 	unsigned int fault_nth, fault_back_nth, fault_seen[BPF_FAULT__MAX];
@@ -131,9 +145,10 @@ void binst_free(struct binst *g);
 /* The NICs (ifindex) an older set of ours lists, for bpf_drop_orphans(). */
 void bpf_note_orphans(struct vnic_bpf *b, int nics_fd);
 struct change;
-/* Step 5 of the first change after a reload: the NICs an older set listed
+/* Step 5 of the first sync after a reload: the NICs an older set listed
  * that the new policy (c) does not hold lose the filter of ours that still
- * runs an older program (else it would enforce the old policy for good). */
+ * runs an older program (else it would enforce the old policy for good).
+ * An apply or a remove keeps them, and the list, for the next sync. */
 void bpf_drop_orphans(struct vnic_bpf *b, const struct change *c,
 		      struct vnic_filter_result *res);
 
@@ -190,7 +205,10 @@ enum ch_mode { CH_APPLY, CH_SYNC, CH_DIFF };
 int bpf_change(struct vnic_bpf *b, const struct vnic_policy *p,
 	       const char *const *remove, unsigned int nremove, enum ch_mode mode,
 	       vnic_filter_diff_fn fn, void *arg, struct vnic_filter_result *res);
-/* model.c: the program flags of a NIC of a kind with switches sw. */
+/* model.c: guest g's digest as this handle records it (its policy and the
+ * rendering version, BPF_RENDER_VERSION). */
+uint64_t bpf_digest(const struct vnic_bpf *b, const struct pguest *g);
+/* The program flags of a NIC of a kind with switches sw. */
 uint16_t bpf_flags_of(uint32_t sw, uint32_t kind);
 /* The nics value guest's NIC pn, idx-th of it, holds at generation gen. */
 void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,

@@ -29,6 +29,20 @@ static const char *const map_names[] = {
 	"nics", "ip4s", "ip6s", "drops", "guests", "state",
 };
 
+/* The key and value sizes this build reads each map with, in map_names'
+ * order: a set whose maps differ is another layout's, whatever its state
+ * says, and a lookup into one of our structs would overrun it (the kernel
+ * copies the map's value size). */
+static const uint32_t map_sizes[][2] = {
+	{ sizeof(uint32_t), sizeof(struct bpf_nic) },
+	{ sizeof(struct bpf_a4), sizeof(uint8_t) },
+	{ sizeof(struct bpf_a6), sizeof(uint8_t) },
+	{ sizeof(uint32_t), sizeof(struct bpf_drop) },	/* per CPU */
+	{ sizeof(struct bpf_guest_key), sizeof(struct bpf_guest) },
+	{ sizeof(uint32_t), sizeof(struct bpf_state) },
+};
+_Static_assert(ARRAY_SIZE(map_sizes) == ARRAY_SIZE(map_names), "a size per map");
+
 static int *map_slot(struct vnic_bpf *b, unsigned int i)
 {
 	int *slots[] = { &b->map_nics, &b->map_ip4, &b->map_ip6, &b->map_drops,
@@ -109,6 +123,7 @@ static uint32_t obj_hash(void)
 	return h ? h : 1;
 }
 
+/* Called only when every map has our sizes (take_maps()). */
 static bool state_is_ours(struct vnic_bpf *b)
 {
 	struct bpf_state st;
@@ -126,24 +141,42 @@ static bool state_is_ours(struct vnic_bpf *b)
 /* Maps of an older set of ours for this namespace (another layout or
  * build): its NICs are noted, so that the first change can take our old
  * filters off those the new policy does not hold. */
-static void note_older(struct vnic_bpf *b)
-{
-	struct bpf_state st;
-	uint32_t zero = 0;
-
-	memset(&st, 0, sizeof(st));
-	if (bpf_map_lookup_elem(b->map_state, &zero, &st) || st.magic != BPF_MAGIC ||
-	    st.netns_cookie != b->cookie)
-		return;
-	bpf_note_orphans(b, b->map_nics);
-}
-
 static int map_info(int fd, struct bpf_map_info *mi)
 {
 	uint32_t len = sizeof(*mi);
 
 	memset(mi, 0, len);
 	return bpf_obj_get_info_by_fd(fd, mi, &len) ? -errno : 0;
+}
+
+/* Whether an older or newer set's state[0] names this namespace: its
+ * magic and cookie, which every layout keeps first (bpf/maps.h), read
+ * through a buffer of the map's own value size. */
+static bool older_is_ours(struct vnic_bpf *b)
+{
+	struct bpf_map_info mi;
+	struct bpf_state st;
+	uint32_t zero = 0;
+	void *v;
+	bool ours;
+
+	if (map_info(b->map_state, &mi) || mi.key_size != sizeof(zero) ||
+	    mi.value_size < 2 * sizeof(uint64_t) || mi.value_size > 65536)
+		return false;
+	v = calloc(1, mi.value_size);
+	if (!v)
+		return false;	/* best effort, as bpf_note_orphans() */
+	memset(&st, 0, sizeof(st));
+	ours = !bpf_map_lookup_elem(b->map_state, &zero, v);
+	memcpy(&st, v, mi.value_size < sizeof(st) ? mi.value_size : sizeof(st));
+	free(v);
+	return ours && st.magic == BPF_MAGIC && st.netns_cookie == b->cookie;
+}
+
+static void note_older(struct vnic_bpf *b)
+{
+	if (older_is_ours(b))
+		bpf_note_orphans(b, b->map_nics);
 }
 
 static int fd_of(struct bpf_object *obj, const char *prog)
@@ -329,10 +362,11 @@ static int walk(struct vnic_bpf *b, struct cand **out, unsigned int *nout)
 }
 
 /* The maps of candidate c by name, into b's slots: 0 when all six were
- * found, -ENOENT when not, or a fatal error.  No size is taken here: a
+ * found, -ENOENT when not, or a fatal error; *fits: each has the key and
+ * value sizes this build reads it with.  No capacity is taken here: a
  * candidate may be another namespace's set, and what it says must not
  * outlive its rejection (see adopt()). */
-static int take_maps(struct vnic_bpf *b, const struct cand *c)
+static int take_maps(struct vnic_bpf *b, const struct cand *c, bool *fits)
 {
 	unsigned int found = 0;
 	uint32_t i, k;
@@ -358,6 +392,8 @@ static int take_maps(struct vnic_bpf *b, const struct cand *c)
 		}
 		*map_slot(b, k) = mfd;
 		found |= 1u << k;
+		if (mi.key_size != map_sizes[k][0] || mi.value_size != map_sizes[k][1])
+			*fits = false;
 	}
 	return found == (1u << ARRAY_SIZE(map_names)) - 1 ? 0 : -ENOENT;
 }
@@ -406,10 +442,12 @@ static int adopt(struct vnic_bpf *b)
 	if (err)
 		return err;
 	for (i = 0, err = -ENOENT; err == -ENOENT && i < n; i++) {
+		bool fits = true;
+
 		if (!strcmp(c[i].name, "vnic_nop"))
 			continue;
-		err = take_maps(b, &c[i]);
-		if (err == -ENOENT || (!err && (!state_is_ours(b) ||
+		err = take_maps(b, &c[i], &fits);
+		if (err == -ENOENT || (!err && (!fits || !state_is_ours(b) ||
 						map_info(b->map_nics, &mi) ||
 						!mi.max_entries))) {
 			if (b->map_state >= 0 && b->map_nics >= 0)

@@ -88,7 +88,9 @@ struct bpf_guest {
 	__u32 pad;
 };
 
-/* state[0]: whose maps these are. */
+/* state[0]: whose maps these are.  magic and netns_cookie stay first in
+ * every layout: a handle tells an older or newer set of its namespace by
+ * them (bpf/load.c), whatever the size of the rest. */
 struct bpf_state {
 	__u64 magic;		/* BPF_MAGIC */
 	__u64 netns_cookie;	/* SO_NETNS_COOKIE of the namespace served */

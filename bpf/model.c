@@ -38,6 +38,16 @@ uint16_t bpf_flags_of(uint32_t sw, uint32_t kind)
 	return f;
 }
 
+uint64_t bpf_digest(const struct vnic_bpf *b, const struct pguest *g)
+{
+	uint64_t h = pguest_digest(g);
+
+	/* Version 0 hashes nothing: the digests of libraries before it. */
+	if (b->render_version)
+		h = vnic_hash64(&b->render_version, sizeof(b->render_version), h);
+	return h;
+}
+
 void bpf_nic_value(struct bpf_nic *v, const struct pnic *pn, const char *guest,
 		   uint32_t gen, unsigned int idx)
 {

@@ -288,6 +288,11 @@ void bpf_drop_orphans(struct vnic_bpf *b, const struct change *c,
 	int *ifi = NULL, *drop = NULL;
 	unsigned int i, n = 0, nd = 0;
 
+	/* Only a sync's policy is the whole one: an apply or a remove names
+	 * some guests, and the older set's others are still enforced by its
+	 * program (the list is kept for the first sync). */
+	if (c->mode != CH_SYNC)
+		return;
 	if (!b->norphans || b->tcx)
 		goto out;
 	ifi = calloc(b->norphans, sizeof(*ifi));

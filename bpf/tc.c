@@ -158,6 +158,12 @@ static int probe_cb(const struct nlmsghdr *nlh, void *data)
 	    mnl_attr_validate(ba.tb[TCA_BPF_ID], MNL_TYPE_U32) < 0 ||
 	    mnl_attr_validate(ba.tb[TCA_BPF_NAME], MNL_TYPE_NUL_STRING) < 0)
 		return MNL_CB_OK;
+	/* Without direct-action, cls_bpf takes the program's verdict for a
+	 * classid and passes the frame: not a filter of ours, whatever it
+	 * runs (replaced, as anything else in our slot). */
+	if (!ba.tb[TCA_BPF_FLAGS] || mnl_attr_validate(ba.tb[TCA_BPF_FLAGS], MNL_TYPE_U32) < 0 ||
+	    !(mnl_attr_get_u32(ba.tb[TCA_BPF_FLAGS]) & TCA_BPF_FLAG_ACT_DIRECT))
+		return MNL_CB_OK;
 	want = pr->hook == HOOK_IN ? pr->b->id_in : pr->b->id_eg;
 	if (t->tcm_handle == BPF_FILTER_HANDLE &&
 	    mnl_attr_get_u32(ba.tb[TCA_BPF_ID]) == want &&

@@ -360,9 +360,8 @@ VNIC_EXPORT int vnic_filter_set_render_version(struct vnic_filter *f, uint32_t v
 {
 	if (!f)
 		return -EINVAL;
-	if (f->backend != VNIC_BACKEND_NFT)
-		return vnic_set_err(f->ctx, -EOPNOTSUPP, VNIC_STEP_VALIDATE, -1, NULL,
-				    "vnic_filter_set_render_version: nft backend only");
+	if (f->backend == VNIC_BACKEND_BPF)
+		return vnic_bpf_set_render_version(((struct bpf_h *)f->h)->b, version);
 	return vnic_nft_set_render_version(f->h, version);
 }
 

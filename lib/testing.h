@@ -133,6 +133,12 @@ int vnic_filter_set_bpf_tap(struct vnic_filter *f, const struct vnic_bpf_tap *ta
  * undo, is armed beside the others: one of them makes the undo. */
 int vnic_bpf_set_fault(struct vnic_bpf *b, int what, unsigned int nth);
 
+/* Digest guests as a library of rendering version version does
+ * (bpf/internal.h, BPF_RENDER_VERSION; 0: a library before the version),
+ * so that a test can make the maps an older library leaves.  0, or
+ * -EINVAL for a NULL handle.  vnic_filter_set_render_version() too. */
+int vnic_bpf_set_render_version(struct vnic_bpf *b, uint32_t version);
+
 /* BPF_PROG_TEST_RUN of prog (0 vnic_in, 1 vnic_eg, 2 the empty vnic_nop)
  * on frame as if on ifindex, repeat times: the verdict (-1 pass, 2 drop)
  * and the mean ns per run. */
@@ -154,10 +160,11 @@ int vnic_filter_set_batch_tap(struct vnic_filter *f,
 
 /*
  * Digest guests as a library of rendering version version does
- * (nft/internal.h, NFT_RENDER_VERSION; 0: a library before the version,
- * whose digests covered none), so that a test can make the table an older
- * library leaves.  Returns 0, -EINVAL for a NULL handle, or -EOPNOTSUPP
- * for bpf.
+ * (nft/internal.h, NFT_RENDER_VERSION, or bpf/internal.h,
+ * BPF_RENDER_VERSION, each backend its own; 0: a library before the
+ * version, whose digests covered none), so that a test can make the table
+ * or maps an older library leaves.  Returns 0, or -EINVAL for a NULL
+ * handle.
  */
 int vnic_filter_set_render_version(struct vnic_filter *f, uint32_t version);
 

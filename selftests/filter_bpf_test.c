@@ -22,6 +22,11 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 #include <vnic/vnic.h>
 
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -2112,6 +2117,267 @@ TEST_F(life, diff_names_foreign_drop_counter)
 	close(fd);
 }
 
+/*
+ * After a reload (an older set not adopted), an apply names only some
+ * guests: the others the older set holds keep our filter on its older
+ * program, and their old policy with it, until a sync's policy leaves
+ * them out.  An apply is not the whole policy: the first one once took
+ * our filter off every NIC the older set listed besides the apply's, and
+ * vm1's NIC passed every frame.
+ */
+TEST_F(life, reload_apply_keeps_old_filters_of_guests_not_given)
+{
+	const char *hook = from_hook(self->t.kind);
+	struct vnic_policy *q;
+	unsigned int old;
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	old = filter_prog(self->t.nic, hook);
+	ASSERT_NE(0u, old);
+	ASSERT_EQ(0, bump_state(old, 24));	/* an older layout */
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b));
+	guests_are(_metadata, self->b, 0);
+	ASSERT_EQ(0, pkt_policy_base(&self->t, &q));	/* vm2 alone */
+	ASSERT_EQ(0, vnic_bpf_apply(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(old, filter_prog(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	/* a second apply, then a remove: neither is the whole policy */
+	ASSERT_EQ(0, vnic_bpf_apply(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, vnic_bpf_remove(self->b, (const char *[]){ PKT_GUEST2 }, 1, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(old, filter_prog(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	/* a sync's policy is the whole one: vm1, not in it, loses it */
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, q, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0u, filter_prog(self->t.nic, hook));
+	vnic_policy_free(q);
+}
+
+/* Our filter on dev's hook replaced in place (same handle, name and
+ * program) by one without direct-action, as `tc filter replace ... bpf`
+ * without `da` makes it: 0 or a negative errno. */
+static int replace_without_da(const char *dev, const char *hook)
+{
+	char buf[8192];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int id = filter_prog(dev, hook);
+	struct mnl_socket *nl = NULL;
+	struct nlattr *opts;
+	struct tcmsg *t;
+	int fd, ret;
+
+	fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+	if (fd < 0)
+		return -ENOENT;
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_seq = 1;
+	t = mnl_nlmsg_put_extra_header(nlh, sizeof(*t));
+	t->tcm_family = AF_UNSPEC;
+	t->tcm_ifindex = (int)if_nametoindex(dev);
+	t->tcm_parent = TC_H_MAKE(TC_H_CLSACT, strcmp(hook, "ingress") ? TC_H_MIN_EGRESS
+									: TC_H_MIN_INGRESS);
+	t->tcm_handle = 1;
+	t->tcm_info = TC_H_MAKE(30318u << 16, htons(ETH_P_ALL));
+	mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, TCA_BPF_FD, (uint32_t)fd);
+	mnl_attr_put_strz(nlh, TCA_BPF_NAME, "vnic");
+	mnl_attr_nest_end(nlh, opts);
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	ret = nl && !mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) &&
+	      mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0 ? 0 : -errno;
+	if (!ret) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+
+		ret = n < 0 ? -errno : mnl_cb_run(buf, (size_t)n, 1, 0, NULL, NULL) < 0 ?
+		      -errno : 0;
+	}
+	if (nl)
+		mnl_socket_close(nl);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Our filter, same program, name and handle, made again without
+ * direct-action: the program's verdict is then taken for a classid and,
+ * with no action, every frame passes.  A sync must see that the hook does
+ * not filter and put ours back; it took such a filter for ours and
+ * repaired nothing, every spoofed frame passing.
+ */
+TEST_F(life, our_filter_without_direct_action_repaired)
+{
+	const char *hook = from_hook(self->t.kind);
+	VNIC_OPTS(vnic_filter_result, r);
+	struct dlog l = { .stop = 0 };
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(0, replace_without_da(self->t.nic, hook));
+	EXPECT_FALSE(has_our_filter(self->t.nic, hook));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	ASSERT_EQ(0, vnic_bpf_sync_diff(self->b, self->p, dlog_cb, &l, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	EXPECT_LT(0u, r.repaired);
+	EXPECT_NE(NULL, strstr(l.text, "pref 30318")) TH_LOG("sync_diff: %s", l.text);
+	EXPECT_TRUE(has_our_filter(self->t.nic, hook));
+	filtering(_metadata, &self->t);
+	diff_clean(_metadata, self);
+}
+
+/*
+ * A library whose rendering of a policy into the maps changed is started
+ * on maps an older one wrote, with the same policy: what it renders
+ * otherwise is written again, by an apply as by a sync.  The older
+ * library here digests as libraries did before the rendering had a
+ * version, and the nics value of vm1's NIC lacks the IPv4 check, as a
+ * rendering that missed it would write.  An apply trusted the digest: it
+ * wrote nothing, and spoofed IPv4 went on passing.  Once written, the
+ * same call writes nothing.
+ */
+static void upgrade_rewrites(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
+			     bool sync)
+{
+	VNIC_OPTS(vnic_filter_result, r);
+	uint32_t key = if_nametoindex(self->t.nic);
+	struct bpf_nic v;
+	int fd;
+
+	ASSERT_EQ(0, vnic_bpf_set_render_version(self->b, 0));
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	fd = our_map(self, "nics");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &key, &v));
+	v.flags &= (uint16_t)~BF_IP4;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &key, &v, BPF_EXIST));
+	close(fd);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_PASS);
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 2);
+	EXPECT_EQ(0, sync ? vnic_bpf_sync(self->b, self->p, &r) :
+			    vnic_bpf_apply(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_ip_spoof], PKT_DROP);
+	filtering(_metadata, &self->t);
+	memset(&r, 0, sizeof(r));
+	r.sz = sizeof(r);
+	EXPECT_EQ(0, sync ? vnic_bpf_sync(self->b, self->p, &r) :
+			    vnic_bpf_apply(self->b, self->p, &r))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(0, r.writes);
+	EXPECT_EQ(2u, r.guests_unchanged);
+}
+
+TEST_F(life, upgraded_library_sync_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, true);
+}
+
+TEST_F(life, upgraded_library_apply_rewrites_what_it_renders_otherwise)
+{
+	upgrade_rewrites(_metadata, self, false);
+}
+
+/* A program named name, returning TC_ACT_UNSPEC, with fds[] bound. */
+static int lookalike_prog(const char *name, const int *fds, unsigned int n)
+{
+	struct bpf_insn ret[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = -1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, name, "GPL", ret, 2, NULL);
+	unsigned int i;
+
+	for (i = 0; fd >= 0 && i < n; i++)
+		if (bpf_prog_bind_map(fd, fds[i], NULL)) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* This namespace's state[0], as the set a handle loaded holds it. */
+static int ns_state(struct bpf_state *out)
+{
+	uint64_t cookie;
+	socklen_t len = sizeof(cookie);
+	uint32_t id = 0, zero = 0;
+	int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = -ENOENT;
+
+	if (sk < 0 || getsockopt(sk, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, &cookie, &len))
+		ret = -errno;
+	if (sk >= 0)
+		close(sk);
+	while (ret == -ENOENT && !bpf_prog_get_next_id(id, &id)) {
+		int fd = map_fd(id, "state");
+
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, out) &&
+		    out->magic == BPF_MAGIC && out->netns_cookie == cookie)
+			ret = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
+/*
+ * A set whose state[0] says ours (magic, layout, namespace, build) but
+ * whose state value is larger than this build's, as a newer layout's
+ * would be after a downgrade: the open must neither adopt it nor read its
+ * value into a struct of our size.  It read it into one on the stack (the
+ * kernel copies the map's value size), and took the set for ours.
+ */
+TEST_F(life, set_with_larger_state_value_not_adopted)
+{
+	struct { const char *name; enum bpf_map_type type; uint32_t k, v, max; } m[] = {
+		{ "nics", BPF_MAP_TYPE_HASH, 4, sizeof(struct bpf_nic), 16 },
+		{ "ip4s", BPF_MAP_TYPE_HASH, sizeof(struct bpf_a4), 1, 32 },
+		{ "ip6s", BPF_MAP_TYPE_HASH, sizeof(struct bpf_a6), 1, 48 },
+		{ "drops", BPF_MAP_TYPE_PERCPU_HASH, 4, sizeof(struct bpf_drop), 16 },
+		{ "guests", BPF_MAP_TYPE_HASH, sizeof(struct bpf_guest_key),
+		  sizeof(struct bpf_guest), 16 },
+		{ "state", BPF_MAP_TYPE_ARRAY, 4, 4096, 1 },
+	};
+	unsigned char big[4096];
+	struct bpf_state st;
+	int fds[6], prog;
+	uint32_t zero = 0;
+	unsigned int i;
+
+	/* the state the fixture's handle wrote; its set goes with it (no
+	 * filter holds it) */
+	ASSERT_EQ(0, ns_state(&st));
+	vnic_bpf_close(self->b);
+	self->b = NULL;
+	for (i = 0; i < 6; i++) {
+		fds[i] = bpf_map_create(m[i].type, m[i].name, m[i].k, m[i].v, m[i].max, NULL);
+		ASSERT_LE(0, fds[i]) TH_LOG("map %s: %s", m[i].name, strerror(errno));
+	}
+	memset(big, 0xa5, sizeof(big));
+	memcpy(big, &st, sizeof(st));
+	ASSERT_EQ(0, bpf_map_update_elem(fds[5], &zero, big, BPF_ANY));
+	prog = lookalike_prog("vnic_eg", fds, 6);
+	ASSERT_LE(0, prog) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vnic_bpf_open(self->t.ctx, NULL, &self->b))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	guests_are(_metadata, self->b, 0);
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	/* ours, not the look-alike that passes everything */
+	EXPECT_NE(0, bpf_map_lookup_elem(fds[0], &(uint32_t){ if_nametoindex(self->t.nic) },
+					 big));
+	filtering(_metadata, &self->t);
+	close(prog);
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+}
+
 static uint64_t drops_of(struct __test_metadata *_metadata, FIXTURE_DATA(life) *self,
 			 const char *guest)
 {
@@ -2652,6 +2918,43 @@ TEST_F(tcx, filters_restarts_and_removes)
 	 * ask the kernel */
 	EXPECT_EQ(0, tcx_count(self->t.nic));
 	EXPECT_EQ(0, tcx_count(PKT_OTHER_NIC));
+}
+
+/* Every program on dev's tcx hook (46 ingress, 47 egress) detached, as
+ * another CAP_NET_ADMIN process can: how many went, or -1. */
+static int tcx_detach_all(const char *dev, int type)
+{
+	int ifindex = (int)if_nametoindex(dev), n = 0;
+	uint32_t ids[16], cnt = 16, flags = 0, i;
+
+	if (bpf_prog_query(ifindex, (enum bpf_attach_type)type, 0, &flags, ids, &cnt))
+		return -1;
+	for (i = 0; i < cnt && i < 16; i++) {
+		int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return -1;
+		if (!bpf_prog_detach2(fd, ifindex, (enum bpf_attach_type)type))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+/* Another process detaches our program from the guest's hook: its frames
+ * pass until the next sync, which attaches ours again. */
+TEST_F(tcx, detached_program_repaired)
+{
+	int type = self->t.kind == VNIC_KIND_MACVTAP ? 47 : 46;
+	VNIC_OPTS(vnic_filter_result, r);
+
+	apply(_metadata, &self->t, self->b, self->p, NULL);
+	ASSERT_EQ(1, tcx_detach_all(self->t.nic, type));
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_PASS);
+	ASSERT_EQ(0, vnic_bpf_sync(self->b, self->p, &r)) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(1, r.writes);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_mac_spoof], PKT_DROP);
+	expect_case(_metadata, &self->t, &pkt_cases[PKT_CASE_legit_ipv4], PKT_PASS);
 }
 
 /*
