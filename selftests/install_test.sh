@@ -89,6 +89,8 @@ case_prefix_usr() {
 	[ -x "$TMP/root/usr/bin/vnicctl" ] || fail "no vnicctl in /usr/bin" || return
 	[ -r "$TMP/root/usr/share/man/man8/vnicctl.8" ] || fail "no man page" || return
 	[ -r "$TMP/root/usr/include/vnic/vnic.h" ] || fail "no header" || return
+	grep -qx 'Type=notify' "$TMP/root/usr/lib/systemd/system/vnicctl-filter-hold@.service" ||
+		fail "the hold unit is not Type=notify (hold sends READY=1)" || return
 	grep -qx 'ExecStart=/usr/bin/vnicctl filter hold %f' \
 		"$TMP/root/usr/lib/systemd/system/vnicctl-filter-hold@.service" ||
 		fail "the hold unit does not run /usr/bin/vnicctl"
