@@ -391,7 +391,9 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
-	if (ret == CLI_OK && argc == 1)
+	/* A guest's counter says nothing of whether its filter is still
+	 * what was installed: the damage is checked for one guest too. */
+	if (ret == CLI_OK)
 		ret = cli_filter_damage(cli, n);
 	vnic_filter_close(n);
 	return ret;
