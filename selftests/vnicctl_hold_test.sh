@@ -416,6 +416,20 @@ case_bad_start() {
 	EOF
 }
 
+# Each sync prints what it did as filter sync does, the repairs included:
+# a table damaged while no hold owned it (ip4s flushed by nft) is repaired
+# by the first sync, which says so on a second line.
+case_repaired() {
+	write_policy "$TMP/p.json" || return
+	run 0 vc filter sync "$TMP/p.json" || return
+	nft flush set netdev vnic ip4s || return
+	start_hold || return
+	wait_for "second line" lines "$TMP/hold.out" 2 || return
+	grep -qx 'repaired: set ip4s, 2 elements restored' "$TMP/hold.out" ||
+		fail "hold's output: $(cat "$TMP/hold.out")" || return
+	filters_work after the repair && stop_hold TERM
+}
+
 # Run by systemd (NOTIFY_SOCKET, the unit's Type=notify), hold says
 # READY=1 once the first sync is in, and only then: `systemctl start`
 # then fails with a first sync that fails, and units ordered after the
@@ -452,6 +466,6 @@ case_notify_ready() {
 }
 
 CASES=(tamper file_change symlink_file sighup sighup_at_start sigterm invalid_file bad_start
-       notify_ready)
+       repaired notify_ready)
 
 tap_main ip jq nft unshare nsenter python3 timeout -- "$@"

@@ -88,11 +88,14 @@ int cli_policy_load(const char *file, struct vnic_policy **out);
 
 /* cli_filter.c: a filter command's operands (-1: go on, else the exit
  * status); the table opened for writing (claimed unless --no-owner)
- * or read-only; a commit's result printed.  Both return an exit status. */
+ * or read-only; a commit's result printed, with what it repaired (a
+ * sync's, NULL or "": none) on a second line.  Both return an exit
+ * status. */
 int cli_filter_operands(const char *cmd, const char *what, int argc,
 			char **argv, int min, int max);
 int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out);
-int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r);
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r,
+		      const char *repaired);
 
 /* cli_diff.c: filter diff, and the differences sync and show report */
 struct vnic_filter;

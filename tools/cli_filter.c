@@ -135,7 +135,8 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 	return CLI_OK;
 }
 
-int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r)
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r,
+		      const char *repaired)
 {
 	if (cli->json)
 		return cli_json_print(cli, json_pack(
@@ -159,6 +160,8 @@ int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r)
 	else
 		printf("nothing written; ");
 	printf("generation %u\n", r->genid);
+	if (repaired && *repaired)
+		printf("repaired: %s\n", repaired);
 	return CLI_OK;
 }
 
@@ -235,9 +238,8 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 			err = how == C_APPLY ?
 			      vnic_filter_apply(job.n, job.p, &res) :
 			      cli_filter_sync(job.n, job.p, &res, repaired);
-		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
-		if (!err && *repaired && !cli->json)
-			printf("repaired: %s\n", repaired);
+		ret = err ? cli_fail(cli, err, "%s", cmd) :
+			    cli_filter_result(cli, &res, repaired);
 	}
 	file_job_close(cli, &job);
 	return ret;
@@ -283,7 +285,8 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	for (i = 0, err = -EAGAIN; i < COMMIT_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_remove(n, (const char *const *)argv + 1,
 					 (unsigned int)argc - 1, &res);
-	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
+	ret = err ? cli_fail(cli, err, "filter remove") :
+		    cli_filter_result(cli, &res, NULL);
 	commit_close(cli, n);
 	return ret;
 }

@@ -114,6 +114,7 @@ static long long now_ms(void)
 static int resync(struct hold *h, struct vnic_policy *p, bool first)
 {
 	VNIC_OPTS(vnic_filter_result, res);
+	char repaired[1024];
 	int ret = 0, err, i;
 
 	if (!p) {
@@ -122,10 +123,10 @@ static int resync(struct hold *h, struct vnic_policy *p, bool first)
 	}
 	if (!ret) {
 		for (i = 0, err = -EAGAIN; i < HOLD_TRIES && err == -EAGAIN; i++)
-			err = vnic_filter_sync(h->n, p, &res);
+			err = cli_filter_sync(h->n, p, &res, repaired);
 		vnic_policy_free(p);
 		ret = err ? cli_fail(h->cli, err, "filter hold: sync") :
-			    cli_filter_result(h->cli, &res);
+			    cli_filter_result(h->cli, &res, repaired);
 	}
 	if (ret && !first)
 		fprintf(stderr, "vnicctl: filter hold: %s not applied; the rules "
