@@ -132,13 +132,15 @@ case_uninstall_prefix_usr() {
 
 case_uninstall_libdir_incdir() {
 	local vars=(PREFIX=/opt/vn LIBDIR=/opt/vn/lib64 INCDIR=/opt/vn/inc
-		BINDIR=/opt/vn/sbin MANDIR=/opt/vn/man)
+		BINDIR=/opt/vn/sbin MANDIR=/opt/vn/man
+		SYSTEMDUNITDIR=/opt/vn/units CNIDIR=/opt/vn/cni)
 	install_and_run /opt/vn/lib64 "${vars[@]}" || return
 	[ -x "$TMP/root/opt/vn/sbin/vnicctl" ] || fail "no vnicctl in BINDIR" || return
+	[ -x "$TMP/root/opt/vn/cni/vnic-cni" ] || fail "no vnic-cni in CNIDIR" || return
 	[ -r "$TMP/root/opt/vn/man/man8/vnicctl.8" ] || fail "no man page in MANDIR" || return
 	grep -qx 'ExecStart=/opt/vn/sbin/vnicctl filter hold %f' \
-		"$TMP/root/opt/vn/lib/systemd/system/vnicctl-filter-hold@.service" ||
-		fail "the hold unit does not run BINDIR's vnicctl" || return
+		"$TMP/root/opt/vn/units/vnicctl-filter-hold@.service" ||
+		fail "the hold unit (in SYSTEMDUNITDIR) does not run BINDIR's vnicctl" || return
 	uninstall_leaves_nothing "${vars[@]}" || return
 	[ ! -e "$TMP/root/opt/vn/inc/vnic" ] || fail "uninstall left INCDIR/vnic"
 }
