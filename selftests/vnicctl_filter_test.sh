@@ -184,6 +184,25 @@ case_show_damaged() {
 	done
 }
 
+# A guest name or a file name that begins with '-': after "--" it is an
+# operand, for every filter command; before it, an unknown option.
+case_dash_name() {
+	write_policy "$TMP/p.json" || return
+	jq '.guests[0].name = "-vm1"' "$TMP/p.json" >"$TMP/-p.json" || return
+	cd "$TMP" || return
+	run 2 vc filter apply -p.json || return
+	run 0 vc filter apply -- -p.json || return
+	run 0 vc -j filter show -- -vm1 || return
+	jqo '.guest == "-vm1"' || return
+	run 0 vc filter diff -- -p.json || return
+	run 0 vc filter render -- -p.json || return
+	run 0 vc filter remove -- -vm1 || return
+	run 0 vc -j filter show || return
+	jqo '[.[].guest] == ["vm2"]' || return
+	run 0 vc filter sync -- -p.json || return
+	run 2 vc filter show -- -vm1 extra || return
+}
+
 # The counter counts what a guest's filter dropped: vm2 (arp-spoof) sends
 # ARP from an address it does not own.
 case_counter() {
@@ -889,7 +908,7 @@ case_feature_cache() {
 		fail "a file written with VNICCTL_FEATURES_FILE empty"
 }
 
-CASES=(apply show show_damaged counter remove sync_same sync_changed bad_json unreadable_file render
+CASES=(apply show show_damaged dash_name counter remove sync_same sync_changed bad_json unreadable_file render
        readonly owned_show netns owner held usage help
        failures_leave_nothing
        damaged_table_refused bpf_backend feature_cache)

@@ -152,6 +152,19 @@ case_signal_during_add() {
 	done
 }
 
+# A guest name may begin with '-' (1..64 of [A-Za-z0-9_.-]): after "--"
+# it is a name, for every command that takes one, as for guest add.
+case_dash_name() {
+	run 0 vc guest add --kind tap -- -vm1 || return
+	run 0 vc -j guest show -- -vm1 || return
+	jq -e '.guest == "-vm1" and (.nics | length) == 1' "$TMP/out" >/dev/null ||
+		fail "show: $(cat "$TMP/out")" || return
+	run 2 vc guest del -vm1 || return	# an option, unknown
+	run 0 vc guest del -- -vm1 || return
+	expect_eq "$(tagged vnic:vnic:-vm1:)" 0 "-vm1's NICs after del" || return
+	run 2 vc guest list -- extra || return
+}
+
 # gc: collects the orphan guest, keeps the --keep'd one and other owners'.
 case_gc() {
 	add_mvt keepme 3 || return
@@ -453,7 +466,7 @@ case_stdout_full() {
 
 CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage usage_messages
        append gap append_template veth veth_peer_up tap netns features help
-       signal_during_add)
+       signal_during_add dash_name)
 
 # ------------------------------------------------------------------- main
 

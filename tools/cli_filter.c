@@ -16,15 +16,17 @@
 
 /*
  * Operands of a filter subcommand: -h/--help prints help, other options are
- * refused ("-" alone is an operand: stdin), the operand count must be in
- * min..max.  Returns -1 to go on, else an exit status.
+ * refused ("-" alone is an operand: stdin), "--" ends the options (and is
+ * taken out: *argc counts the operands after it too), the operand count
+ * must be in min..max.  Returns -1 to go on, else an exit status.
  */
-int cli_filter_operands(const char *cmd, const char *what, int argc,
+int cli_filter_operands(const char *cmd, const char *what, int *argcp,
 			char **argv, int min, int max)
 {
-	int i;
+	int argc, end = cli_end_of_options(argcp, argv), i;
 
-	for (i = 1; i < argc; i++) {
+	argc = *argcp;
+	for (i = 1; i < end; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_filter(stdout);
 			return CLI_OK;
@@ -178,7 +180,7 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 	int ret;
 
 	memset(job, 0, sizeof(*job));
-	ret = cli_filter_operands(cmd, "policy file", argc, argv, 1, 1);
+	ret = cli_filter_operands(cmd, "policy file", &argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_policy_load(argv[1], &job->p);
@@ -272,7 +274,7 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	struct vnic_filter *n;
 	int ret, err, i;
 
-	ret = cli_filter_operands("filter remove", "guest name", argc, argv, 1, argc);
+	ret = cli_filter_operands("filter remove", "guest name", &argc, argv, 1, argc);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
@@ -384,7 +386,7 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	struct vnic_filter *n;
 	int ret;
 
-	ret = cli_filter_operands("filter show", "guest name", argc, argv, 0, 1);
+	ret = cli_filter_operands("filter show", "guest name", &argc, argv, 0, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);

@@ -331,7 +331,7 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 	sigset_t set;
 	int ret;
 
-	ret = cli_filter_operands("filter hold", "policy file", argc, argv, 1, 1);
+	ret = cli_filter_operands("filter hold", "policy file", &argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
 	h.file = argv[1];
