@@ -7,7 +7,8 @@
 #   make bench      vnic-bench
 #   make check      build all that, run the selftests (root; own netns each)
 #   make demo       the 82-NIC macvtap guest against its anchors (root)
-#   make install    PREFIX=/usr/local DESTDIR=; make uninstall, same vars
+#   make install    PREFIX=/usr/local DESTDIR= (LIBDIR, INCDIR, BINDIR, MANDIR,
+#                   SYSTEMDUNITDIR, CNIDIR); make uninstall, same vars
 #   make doccheck   docutils and groff over the docs, warnings are errors
 #   make hdrcheck   every public header compiles on its own
 #   make importcheck  no two files of a layer import each other (nm)

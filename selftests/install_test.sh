@@ -89,6 +89,8 @@ case_prefix_usr() {
 	[ -x "$TMP/root/usr/bin/vnicctl" ] || fail "no vnicctl in /usr/bin" || return
 	[ -r "$TMP/root/usr/share/man/man8/vnicctl.8" ] || fail "no man page" || return
 	[ -r "$TMP/root/usr/include/vnic/vnic.h" ] || fail "no header" || return
+	grep -qx 'Type=notify' "$TMP/root/usr/lib/systemd/system/vnicctl-filter-hold@.service" ||
+		fail "the hold unit is not Type=notify (hold sends READY=1)" || return
 	grep -qx 'ExecStart=/usr/bin/vnicctl filter hold %f' \
 		"$TMP/root/usr/lib/systemd/system/vnicctl-filter-hold@.service" ||
 		fail "the hold unit does not run /usr/bin/vnicctl"
@@ -130,13 +132,15 @@ case_uninstall_prefix_usr() {
 
 case_uninstall_libdir_incdir() {
 	local vars=(PREFIX=/opt/vn LIBDIR=/opt/vn/lib64 INCDIR=/opt/vn/inc
-		BINDIR=/opt/vn/sbin MANDIR=/opt/vn/man)
+		BINDIR=/opt/vn/sbin MANDIR=/opt/vn/man
+		SYSTEMDUNITDIR=/opt/vn/units CNIDIR=/opt/vn/cni)
 	install_and_run /opt/vn/lib64 "${vars[@]}" || return
 	[ -x "$TMP/root/opt/vn/sbin/vnicctl" ] || fail "no vnicctl in BINDIR" || return
+	[ -x "$TMP/root/opt/vn/cni/vnic-cni" ] || fail "no vnic-cni in CNIDIR" || return
 	[ -r "$TMP/root/opt/vn/man/man8/vnicctl.8" ] || fail "no man page in MANDIR" || return
 	grep -qx 'ExecStart=/opt/vn/sbin/vnicctl filter hold %f' \
-		"$TMP/root/opt/vn/lib/systemd/system/vnicctl-filter-hold@.service" ||
-		fail "the hold unit does not run BINDIR's vnicctl" || return
+		"$TMP/root/opt/vn/units/vnicctl-filter-hold@.service" ||
+		fail "the hold unit (in SYSTEMDUNITDIR) does not run BINDIR's vnicctl" || return
 	uninstall_leaves_nothing "${vars[@]}" || return
 	[ ! -e "$TMP/root/opt/vn/inc/vnic" ] || fail "uninstall left INCDIR/vnic"
 }

@@ -155,6 +155,54 @@ case_show() {
 	grep -q '^vnicctl: ' "$TMP/err" || fail "no message for nosuch"
 }
 
+# show on a table another process damaged (vm1's IPv4 addresses flushed
+# from ip4s: its filter no longer what was installed) says so on stderr
+# and exits 1, with a guest operand too, whose counter is still printed;
+# after a sync, exit 0 and nothing on stderr.
+case_show_damaged() {
+	local args
+	write_policy "$TMP/p.json" || return
+	run 0 vc filter apply "$TMP/p.json" || return
+	nft flush set netdev vnic ip4s || return
+	while IFS='|' read -r args; do
+		# shellcheck disable=SC2086
+		run 1 vc $args || return
+		grep -q '^vnicctl: filter show: the table is damaged: set ip4s, 3 elements to restore; .*filter sync POLICY. repairs it$' \
+			"$TMP/err" || fail "'$args': $(cat "$TMP/err")" || return
+	done <<-EOF
+	filter show
+	filter show vm1
+	-j filter show vm1
+	EOF
+	jqo '.guest == "vm1" and (.packets | type) == "number"' || return
+	run 0 vc filter sync "$TMP/p.json" || return
+	for args in "filter show" "filter show vm1"; do
+		# shellcheck disable=SC2086
+		run 0 vc $args || return
+		[ ! -s "$TMP/err" ] || fail "'$args' after the sync: $(cat "$TMP/err")" ||
+			return
+	done
+}
+
+# A guest name or a file name that begins with '-': after "--" it is an
+# operand, for every filter command; before it, an unknown option.
+case_dash_name() {
+	write_policy "$TMP/p.json" || return
+	jq '.guests[0].name = "-vm1"' "$TMP/p.json" >"$TMP/-p.json" || return
+	cd "$TMP" || return
+	run 2 vc filter apply -p.json || return
+	run 0 vc filter apply -- -p.json || return
+	run 0 vc -j filter show -- -vm1 || return
+	jqo '.guest == "-vm1"' || return
+	run 0 vc filter diff -- -p.json || return
+	run 0 vc filter render -- -p.json || return
+	run 0 vc filter remove -- -vm1 || return
+	run 0 vc -j filter show || return
+	jqo '[.[].guest] == ["vm2"]' || return
+	run 0 vc filter sync -- -p.json || return
+	run 2 vc filter show -- -vm1 extra || return
+}
+
 # The counter counts what a guest's filter dropped: vm2 (arp-spoof) sends
 # ARP from an address it does not own.
 case_counter() {
@@ -860,7 +908,7 @@ case_feature_cache() {
 		fail "a file written with VNICCTL_FEATURES_FILE empty"
 }
 
-CASES=(apply show counter remove sync_same sync_changed bad_json unreadable_file render
+CASES=(apply show show_damaged dash_name counter remove sync_same sync_changed bad_json unreadable_file render
        readonly owned_show netns owner held usage help
        failures_leave_nothing
        damaged_table_refused bpf_backend feature_cache)

@@ -183,6 +183,35 @@ stop_hold() {
 	expect_eq "$rc" 0 "hold's exit status on SIG$1 ($(cat "$TMP/hold.err"))"
 }
 
+# notify_listen SOCKET OUT: a datagram socket as systemd's NOTIFY_SOCKET
+# ("@NAME": abstract), each message received appended to OUT as a line;
+# its pid in NOTIFY_PID, killed by cleanup.  Returns once it is bound.
+notify_listen() {
+	python3 -c '
+import os, socket, sys
+path, out = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + path[1:] if path[0] == "@" else path)
+open(out + ".bound", "w").close()
+while True:
+	with open(out, "a") as f:
+		f.write(s.recv(4096).decode() + "\n")
+' "$1" "$2" &
+	NOTIFY_PID=$!
+	GPID+=("$NOTIFY_PID")
+	wait_for "notify socket bound" test -e "$2.bound"
+}
+
+# notify_send SOCKET MESSAGE: a datagram to it, as a process would.
+notify_send() {
+	python3 -c '
+import socket, sys
+path, msg = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(msg.encode(), "\0" + path[1:] if path[0] == "@" else path)
+' "$1" "$2"
+}
+
 # ------------------------------------------------------------------ cases
 
 # While hold runs, other processes' flush and delete leave every filter
@@ -390,6 +419,56 @@ case_bad_start() {
 	EOF
 }
 
-CASES=(tamper file_change symlink_file sighup sighup_at_start sigterm invalid_file bad_start)
+# Each sync prints what it did as filter sync does, the repairs included:
+# a table damaged while no hold owned it (ip4s flushed by nft) is repaired
+# by the first sync, which says so on a second line.
+case_repaired() {
+	write_policy "$TMP/p.json" || return
+	run 0 vc filter sync "$TMP/p.json" || return
+	nft flush set netdev vnic ip4s || return
+	start_hold || return
+	wait_for "second line" lines "$TMP/hold.out" 2 || return
+	grep -qx 'repaired: set ip4s, 2 elements restored' "$TMP/hold.out" ||
+		fail "hold's output: $(cat "$TMP/hold.out")" || return
+	filters_work after the repair && stop_hold TERM
+}
+
+# Run by systemd (NOTIFY_SOCKET, the unit's Type=notify), hold says
+# READY=1 once the first sync is in, and only then: `systemctl start`
+# then fails with a first sync that fails, and units ordered after the
+# unit start with the filters in place.  A path and an abstract socket;
+# a start that fails (a missing device) sends nothing.
+case_notify_ready() {
+	local sock rc
+	write_policy "$TMP/p.json" || return
+	jq '.guests[0].nics[0].ifname = "nosuch0"' "$TMP/p.json" >"$TMP/nodev.json"
+	for sock in "$TMP/notify" "@vnicctl-hold-test-$$"; do
+		rm -f "$TMP/notified" "$TMP/notified.bound"
+		notify_listen "$sock" "$TMP/notified" || return
+		NOTIFY_SOCKET=$sock "$VNICCTL" filter hold "$TMP/nodev.json" \
+			>"$TMP/hold.out" 2>"$TMP/hold.err"
+		rc=$?
+		expect_eq "$rc" 1 "hold of a missing device ($(cat "$TMP/hold.err"))" || return
+		# Whatever hold sent is queued before this marker.
+		notify_send "$sock" MARK &&
+		wait_for "marker" grep -qx MARK "$TMP/notified" || return
+		expect_eq "$(cat "$TMP/notified")" MARK "messages of a failed start" ||
+			return
+		NOTIFY_SOCKET=$sock "$VNICCTL" filter hold "$TMP/p.json" \
+			>"$TMP/hold.out" 2>"$TMP/hold.err" &
+		HOLD=$!
+		wait_for "READY=1 on $sock" grep -qx 'READY=1' "$TMP/notified" || return
+		# The first sync's result is flushed before the notification.
+		grep -q '^2 added' "$TMP/hold.out" ||
+			fail "READY=1 before the first sync: $(cat "$TMP/hold.out")" || return
+		owned || fail "table not owned at READY=1" || return
+		stop_hold TERM || return
+		kill "$NOTIFY_PID" && wait "$NOTIFY_PID" 2>/dev/null
+		run 0 vc filter remove vm1 vm2 || return
+	done
+}
+
+CASES=(tamper file_change symlink_file sighup sighup_at_start sigterm invalid_file bad_start
+       repaired notify_ready)
 
 tap_main ip jq nft unshare nsenter python3 timeout -- "$@"

@@ -119,6 +119,52 @@ case_del() {
 	run 1 vc guest del vm1
 }
 
+# A signal that comes while guest add creates its NICs (SIGTERM, as from
+# timeout(1) or systemctl; SIGINT, as from ^C) ends vnicctl once the
+# creation is over: every NIC it made is tagged (guest list and guest del
+# see them), never a batch of untagged ones only gc, which takes every
+# guest not kept, could find.  Exit by the signal (128 + its number).
+case_signal_during_add() {
+	local sig pid rc i
+	for sig in TERM INT; do
+		# set -m: a background job of a script ignores SIGINT otherwise.
+		set -m
+		"$VNICCTL" guest add vm1 --kind macvlan --lower lower0 --nics 4000 \
+			>/dev/null 2>"$TMP/err" &
+		pid=$!
+		set +m
+		for i in $(seq 2000); do
+			[ -n "$(ip -o link show type macvlan 2>/dev/null)" ] && break
+		done
+		kill -"$sig" "$pid"
+		wait "$pid"
+		rc=$?
+		expect_eq "$rc" $((128 + $(kill -l "$sig"))) "exit status on SIG$sig ($(cat "$TMP/err"))" ||
+			return
+		expect_eq "$(links | jq '[.[] | select(.linkinfo.info_kind? == "macvlan" and
+			((.ifalias // "") | startswith("vnic:vnic:vm1:") | not))] | length')" \
+			0 "untagged macvlans after SIG$sig" || return
+		log "# SIG$sig: $(kind_count macvlan) macvlans made, all tagged"
+		if [ "$(kind_count macvlan)" -gt 0 ]; then
+			run 0 vc guest del vm1 || return
+		fi
+		expect_eq "$(kind_count macvlan)" 0 "macvlans after guest del" || return
+	done
+}
+
+# A guest name may begin with '-' (1..64 of [A-Za-z0-9_.-]): after "--"
+# it is a name, for every command that takes one, as for guest add.
+case_dash_name() {
+	run 0 vc guest add --kind tap -- -vm1 || return
+	run 0 vc -j guest show -- -vm1 || return
+	jq -e '.guest == "-vm1" and (.nics | length) == 1' "$TMP/out" >/dev/null ||
+		fail "show: $(cat "$TMP/out")" || return
+	run 2 vc guest del -vm1 || return	# an option, unknown
+	run 0 vc guest del -- -vm1 || return
+	expect_eq "$(tagged vnic:vnic:-vm1:)" 0 "-vm1's NICs after del" || return
+	run 2 vc guest list -- extra || return
+}
+
 # gc: collects the orphan guest, keeps the --keep'd one and other owners'.
 case_gc() {
 	add_mvt keepme 3 || return
@@ -419,7 +465,8 @@ case_stdout_full() {
 }
 
 CASES=(stdout_full add_82 list_json show del gc gc_bad_keep gc_forged err_lower err_rollback err_kernel usage usage_messages
-       append gap append_template veth veth_peer_up tap netns features help)
+       append gap append_template veth veth_peer_up tap netns features help
+       signal_during_add dash_name)
 
 # ------------------------------------------------------------------- main
 

@@ -65,6 +65,7 @@ int cli_bad_opt(const char *cmd, const struct option *opts, char **argv, int c);
 int cli_parse_u32(const char *cmd, const char *opt, const char *arg,
 		  uint32_t min, uint32_t max, uint32_t *out);
 bool cli_has_template(const char *s);
+int cli_end_of_options(int *argc, char **argv);
 int cli_expand(const char *cmd, const char *opt, const char *tmpl,
 	       unsigned int idx, char *buf, size_t len);
 int cli_json_print(struct cli *cli, json_t *root);
@@ -88,11 +89,14 @@ int cli_policy_load(const char *file, struct vnic_policy **out);
 
 /* cli_filter.c: a filter command's operands (-1: go on, else the exit
  * status); the table opened for writing (claimed unless --no-owner)
- * or read-only; a commit's result printed.  Both return an exit status. */
-int cli_filter_operands(const char *cmd, const char *what, int argc,
+ * or read-only; a commit's result printed, with what it repaired (a
+ * sync's, NULL or "": none) on a second line.  Both return an exit
+ * status. */
+int cli_filter_operands(const char *cmd, const char *what, int *argc,
 			char **argv, int min, int max);
 int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out);
-int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r);
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r,
+		      const char *repaired);
 
 /* cli_diff.c: filter diff, and the differences sync and show report */
 struct vnic_filter;

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,30 @@ static int get_guest(struct cli *cli, const struct add_args *a,
 	return err ? cli_fail(cli, err, "guest %s", a->guest) : CLI_OK;
 }
 
+/*
+ * vnic_guest_create() with the signals that end vnicctl (^C, timeout(1),
+ * systemctl, a closed terminal) held until it returns: killed inside, it
+ * would leave the NICs made but not yet tagged, which no command but gc
+ * (which takes every guest not kept) can find.  After it, the guest is
+ * whole or gone, and a signal that came ends vnicctl then.
+ */
+static int create_held(struct vnic_guest *g)
+{
+	sigset_t stop, old;
+	int err, blocked;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	blocked = !sigprocmask(SIG_BLOCK, &stop, &old);
+	err = vnic_guest_create(g);
+	if (blocked)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 static int create(struct cli *cli, const struct add_args *a)
 {
 	struct vnic_guest *g;
@@ -449,7 +474,7 @@ static int create(struct cli *cli, const struct add_args *a)
 	from = vnic_guest_nic_count(g);
 	ret = add_nics(cli, a, g);
 	if (!ret) {
-		ret = vnic_guest_create(g);
+		ret = create_held(g);
 		if (ret)
 			ret = cli_fail(cli, ret, "guest %s", a->guest);
 	}

@@ -16,15 +16,17 @@
 
 /*
  * Operands of a filter subcommand: -h/--help prints help, other options are
- * refused ("-" alone is an operand: stdin), the operand count must be in
- * min..max.  Returns -1 to go on, else an exit status.
+ * refused ("-" alone is an operand: stdin), "--" ends the options (and is
+ * taken out: *argc counts the operands after it too), the operand count
+ * must be in min..max.  Returns -1 to go on, else an exit status.
  */
-int cli_filter_operands(const char *cmd, const char *what, int argc,
+int cli_filter_operands(const char *cmd, const char *what, int *argcp,
 			char **argv, int min, int max)
 {
-	int i;
+	int argc, end = cli_end_of_options(argcp, argv), i;
 
-	for (i = 1; i < argc; i++) {
+	argc = *argcp;
+	for (i = 1; i < end; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_filter(stdout);
 			return CLI_OK;
@@ -135,7 +137,8 @@ int cli_filter_open(struct cli *cli, bool write, struct vnic_filter **out)
 	return CLI_OK;
 }
 
-int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r)
+int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r,
+		      const char *repaired)
 {
 	if (cli->json)
 		return cli_json_print(cli, json_pack(
@@ -159,6 +162,8 @@ int cli_filter_result(struct cli *cli, const struct vnic_filter_result *r)
 	else
 		printf("nothing written; ");
 	printf("generation %u\n", r->genid);
+	if (repaired && *repaired)
+		printf("repaired: %s\n", repaired);
 	return CLI_OK;
 }
 
@@ -175,7 +180,7 @@ static int file_job_open(struct cli *cli, const char *cmd, int argc, char **argv
 	int ret;
 
 	memset(job, 0, sizeof(*job));
-	ret = cli_filter_operands(cmd, "policy file", argc, argv, 1, 1);
+	ret = cli_filter_operands(cmd, "policy file", &argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_policy_load(argv[1], &job->p);
@@ -235,9 +240,8 @@ static int commit_file(struct cli *cli, int argc, char **argv, enum commit how)
 			err = how == C_APPLY ?
 			      vnic_filter_apply(job.n, job.p, &res) :
 			      cli_filter_sync(job.n, job.p, &res, repaired);
-		ret = err ? cli_fail(cli, err, "%s", cmd) : cli_filter_result(cli, &res);
-		if (!err && *repaired && !cli->json)
-			printf("repaired: %s\n", repaired);
+		ret = err ? cli_fail(cli, err, "%s", cmd) :
+			    cli_filter_result(cli, &res, repaired);
 	}
 	file_job_close(cli, &job);
 	return ret;
@@ -270,7 +274,7 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	struct vnic_filter *n;
 	int ret, err, i;
 
-	ret = cli_filter_operands("filter remove", "guest name", argc, argv, 1, argc);
+	ret = cli_filter_operands("filter remove", "guest name", &argc, argv, 1, argc);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
@@ -283,7 +287,8 @@ static int filter_remove(struct cli *cli, int argc, char **argv)
 	for (i = 0, err = -EAGAIN; i < COMMIT_TRIES && err == -EAGAIN; i++)
 		err = vnic_filter_remove(n, (const char *const *)argv + 1,
 					 (unsigned int)argc - 1, &res);
-	ret = err ? cli_fail(cli, err, "filter remove") : cli_filter_result(cli, &res);
+	ret = err ? cli_fail(cli, err, "filter remove") :
+		    cli_filter_result(cli, &res, NULL);
 	commit_close(cli, n);
 	return ret;
 }
@@ -381,7 +386,7 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	struct vnic_filter *n;
 	int ret;
 
-	ret = cli_filter_operands("filter show", "guest name", argc, argv, 0, 1);
+	ret = cli_filter_operands("filter show", "guest name", &argc, argv, 0, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
@@ -391,7 +396,9 @@ static int filter_show(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = argc > 1 ? show_one(cli, n, argv[1]) : show_all(cli, n);
-	if (ret == CLI_OK && argc == 1)
+	/* A guest's counter says nothing of whether its filter is still
+	 * what was installed: the damage is checked for one guest too. */
+	if (ret == CLI_OK)
 		ret = cli_filter_damage(cli, n);
 	vnic_filter_close(n);
 	return ret;

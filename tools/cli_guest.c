@@ -12,20 +12,20 @@
 
 /*
  * Operands of a subcommand without options: -h/--help prints help, other
- * options are refused, the operand count must be in min..max.  Returns -1
- * to go on, else an exit status.
+ * options are refused, "--" ends the options (and is taken out: *argc
+ * counts the operands after it too), the operand count must be in
+ * min..max.  Returns -1 to go on, else an exit status.
  */
-static int operands(const char *cmd, int argc, char **argv, int min, int max)
+static int operands(const char *cmd, int *argcp, char **argv, int min, int max)
 {
-	int i;
+	int argc, end = cli_end_of_options(argcp, argv), i;
 
-	for (i = 1; i < argc; i++) {
+	argc = *argcp;
+	for (i = 1; i < end; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_guest(stdout);
 			return CLI_OK;
 		}
-		if (!strcmp(argv[i], "--"))
-			return cli_usage_err(cmd, "'--' is not supported");
 		if (argv[i][0] == '-')
 			return cli_usage_err(cmd, "unknown option '%s'", argv[i]);
 	}
@@ -137,7 +137,7 @@ static int guest_list(struct cli *cli, int argc, char **argv)
 	char **names;
 	int ret;
 
-	ret = operands("guest list", argc, argv, 0, 0);
+	ret = operands("guest list", &argc, argv, 0, 0);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
@@ -156,7 +156,7 @@ static int guest_show(struct cli *cli, int argc, char **argv)
 	struct vnic_guest *g;
 	int ret;
 
-	ret = operands("guest show", argc, argv, 1, 1);
+	ret = operands("guest show", &argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);
@@ -187,7 +187,7 @@ static int guest_del(struct cli *cli, int argc, char **argv)
 {
 	int i, ret, worst = CLI_OK;
 
-	ret = operands("guest del", argc, argv, 1, argc);
+	ret = operands("guest del", &argc, argv, 1, argc);
 	if (ret >= 0)
 		return ret;
 	ret = cli_open(cli);

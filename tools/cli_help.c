@@ -113,7 +113,7 @@ void usage_filter(FILE *f)
 "\n"
 "The guests' anti-spoofing filters, in libvnic's nftables table \"vnic\"\n"
 "(netdev family) of the namespace of -n.  FILE is a JSON policy file, - for\n"
-"standard input:\n"
+"standard input (not for hold):\n"
 "\n"
 "  {\"guests\": [{\"name\": \"vm1\",\n"
 "               \"switches\": [\"mac-spoof\", \"ip-spoof\", ...],   (default: all)\n"

@@ -7,7 +7,7 @@
  *
  *   1. Block the signals of step 2, load FILE (exit 2 if it is bad), open
  *      the table claiming it (owner and persist flags, cli_filter_open()),
- *      sync (exit 1 if refused).
+ *      sync (exit 1 if refused), then tell systemd it is ready (Type=notify).
  *   2. Wait in poll() on a signalfd (SIGHUP, SIGTERM, SIGINT: blocked, so
  *      nothing runs in a handler) and an inotify watch of FILE's directory:
  *      an editor that writes a new file and renames it over FILE replaces
@@ -36,8 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <stddef.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include "cli.h"
 
@@ -111,6 +114,7 @@ static long long now_ms(void)
 static int resync(struct hold *h, struct vnic_policy *p, bool first)
 {
 	VNIC_OPTS(vnic_filter_result, res);
+	char repaired[1024];
 	int ret = 0, err, i;
 
 	if (!p) {
@@ -119,10 +123,10 @@ static int resync(struct hold *h, struct vnic_policy *p, bool first)
 	}
 	if (!ret) {
 		for (i = 0, err = -EAGAIN; i < HOLD_TRIES && err == -EAGAIN; i++)
-			err = vnic_filter_sync(h->n, p, &res);
+			err = cli_filter_sync(h->n, p, &res, repaired);
 		vnic_policy_free(p);
 		ret = err ? cli_fail(h->cli, err, "filter hold: sync") :
-			    cli_filter_result(h->cli, &res);
+			    cli_filter_result(h->cli, &res, repaired);
 	}
 	if (ret && !first)
 		fprintf(stderr, "vnicctl: filter hold: %s not applied; the rules "
@@ -250,6 +254,42 @@ static int read_signals(struct hold *h, bool *hup)
 	return 0;
 }
 
+/*
+ * systemd's readiness protocol (sd_notify(3)): "READY=1" to the datagram
+ * socket NOTIFY_SOCKET names ("@NAME": abstract), sent once the first sync
+ * is in.  The unit is Type=notify, so `systemctl start` waits for it and
+ * fails when the first sync does, and units ordered after hold start with
+ * the filters in place.  Not run by systemd: nothing to do.
+ */
+static void notify_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = path ? strlen(path) : 0;
+	int fd, err = 0;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	if (len < 2 || len > sizeof(sa.sun_path)) {
+		fprintf(stderr, "vnicctl: filter hold: NOTIFY_SOCKET '%s' is not a socket path\n",
+			path);
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		fprintf(stderr, "vnicctl: filter hold: telling systemd it is ready (%s): %s\n",
+			path, strerror(err));
+}
+
 static int loop(struct hold *h)
 {
 	long long due = -1;
@@ -291,7 +331,7 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 	sigset_t set;
 	int ret;
 
-	ret = cli_filter_operands("filter hold", "policy file", argc, argv, 1, 1);
+	ret = cli_filter_operands("filter hold", "policy file", &argc, argv, 1, 1);
 	if (ret >= 0)
 		return ret;
 	h.file = argv[1];
@@ -320,6 +360,8 @@ int cmd_filter_hold(struct cli *cli, int argc, char **argv)
 		ret = resync(&h, p, true);
 		p = NULL;
 	}
+	if (!ret)
+		notify_ready();
 	if (!ret)
 		ret = loop(&h);
 	vnic_policy_free(p);

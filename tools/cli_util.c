@@ -160,3 +160,24 @@ int cli_subcommand(struct cli *cli, const char *what,
 			return cmds[i].run(cli, argc - 1, argv + 1);
 	return cli_usage_err(what, "unknown subcommand '%s'", argv[1]);
 }
+
+/*
+ * The first "--" of argv[1..*argc-1] taken out (the arguments after it
+ * move down, *argc is one less); returns its index, or *argc if there is
+ * none.  Arguments from there on are operands even when they begin with
+ * '-': a guest may be named "-vm1", as guest add (getopt) takes it.
+ */
+int cli_end_of_options(int *argc, char **argv)
+{
+	int i, j;
+
+	for (i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		for (j = i; j + 1 < *argc; j++)
+			argv[j] = argv[j + 1];
+		argv[--*argc] = NULL;
+		return i;
+	}
+	return *argc;
+}
