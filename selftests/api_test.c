@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The public API as a runtime author reads it (include/vnic/common.h):
+ * every struct that carries sz, from a caller built against an older,
+ * smaller copy and from one built against a newer, larger copy; the
+ * filter calls on both backends.  Each struct's two copies are declared
+ * here, apart from the library's own sizes.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define GUARD 0xa5
+
+/* Whether p[0..n-1] are all GUARD: bytes the library must not write. */
+static bool untouched(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		if (*c++ != GUARD)
+			return false;
+	return true;
+}
+
+/* The end of a field: the size of a struct whose last field it is. */
+#define END(TYPE, FIELD) \
+	(offsetof(struct TYPE, FIELD) + sizeof(((struct TYPE *)0)->FIELD))
+
+/* vnic_filter_result of libvnic 0.1: up to 'writes'. */
+#define RESULT_0_1	END(vnic_filter_result, writes)
+
+/* A caller built against a newer header: one more field, set or not. */
+#define NEWER(TYPE)			\
+	struct TYPE##_next {		\
+		struct TYPE o;		\
+		uint64_t added;		\
+	}
+
+NEWER(vnic_filter_opts);
+NEWER(vnic_guest_policy);
+NEWER(vnic_nic_policy);
+NEWER(vnic_rule);
+
+FIXTURE(api) {
+	struct vnic_ctx *ctx;
+	struct vnic_guest *g;		/* one macvlan, "api0" */
+	struct vnic_policy *p;		/* guest "g" with that NIC */
+	struct vnic_filter *f;
+	char mac[18];
+};
+
+FIXTURE_VARIANT(api) {
+	enum vnic_backend backend;
+};
+
+FIXTURE_VARIANT_ADD(api, nft) { VNIC_BACKEND_NFT };
+FIXTURE_VARIANT_ADD(api, bpf) { VNIC_BACKEND_BPF };
+
+FIXTURE_SETUP(api)
+{
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "api");
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "api0", .up = 1);
+	VNIC_OPTS(vnic_filter_opts, fo, .backend = variant->backend);
+	VNIC_OPTS(vnic_nic_info, info);
+	int err;
+
+	ST_SETUP_NETNS();
+	ASSERT_EQ(0, vnic_ctx_new(&co, &self->ctx));
+	ASSERT_EQ(0, vnic_guest_new(self->ctx, "g", &self->g));
+	ASSERT_EQ(0, vnic_guest_add_nic(self->g, &nic, NULL));
+	ASSERT_EQ(0, vnic_guest_create(self->g)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, vnic_guest_nic_info(self->g, 0, &info));
+	st_mac_format(info.mac, self->mac);
+	ASSERT_EQ(0, vnic_policy_new(self->ctx, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "g", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nics_of(self->p, "g", self->g));
+	err = vnic_filter_open(self->ctx, &fo, &self->f);
+	if (err == -EOPNOTSUPP)
+		SKIP(return, "%s", vnic_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, err) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+}
+
+FIXTURE_TEARDOWN(api)
+{
+	vnic_filter_close(self->f);
+	vnic_policy_free(self->p);
+	vnic_guest_free(self->g);
+	vnic_ctx_free(self->ctx);
+}
+
+/* --- vnic_filter_opts ------------------------------------------------------ */
+
+/* An older caller that knew no capacity: the default, not its stack. */
+TEST_F(api, filter_opts_smaller_ok)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .backend = variant->backend,
+		  .capacity = 1u << 30);
+	struct vnic_filter *f = NULL;
+
+	/* Past sz: a capacity over every backend's limit, never read. */
+	o.sz = offsetof(struct vnic_filter_opts, capacity);
+	vnic_filter_close(self->f);
+	self->f = NULL;
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, &o, &f)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(variant->backend, vnic_filter_backend(f));
+	EXPECT_EQ(0, vnic_filter_sync(f, self->p, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	vnic_filter_close(f);
+}
+
+TEST_F(api, filter_opts_larger)
+{
+	struct vnic_filter_opts_next next;
+	struct vnic_filter *f = (void *)1;
+
+	memset(&next, 0, sizeof(next));
+	next.o.sz = sizeof(next);
+	next.o.backend = variant->backend;
+	next.added = 1;
+	EXPECT_EQ(-E2BIG, vnic_filter_open(self->ctx, &next.o, &f));
+	EXPECT_EQ((void *)1, f);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_filter_opts"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+	next.added = 0;
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, &next.o, &f))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(variant->backend, vnic_filter_backend(f));
+	vnic_filter_close(f);
+}
+
+/* --- vnic_filter_result, through every call that fills one ----------------- */
+
+enum call { APPLY, SYNC, SYNC_DIFF, DIFF, DIFF_NULL, REMOVE, CALLS };
+
+static const char *const call_names[CALLS] = {
+	"apply", "sync", "sync_diff", "diff", "diff (no policy)", "remove",
+};
+
+static int run(struct vnic_filter *f, const struct vnic_policy *p, enum call c,
+	       struct vnic_filter_result *res)
+{
+	static const char *const g[] = { "g" };
+
+	switch (c) {
+	case APPLY:	return vnic_filter_apply(f, p, res);
+	case SYNC:	return vnic_filter_sync(f, p, res);
+	case SYNC_DIFF:	return vnic_filter_sync_diff(f, p, NULL, NULL, res);
+	case DIFF:	return vnic_filter_diff(f, p, NULL, NULL, res);
+	case DIFF_NULL:	return vnic_filter_diff(f, NULL, NULL, NULL, res);
+	case REMOVE:	return vnic_filter_remove(f, g, 1, res);
+	default:	return -EINVAL;
+	}
+}
+
+/*
+ * Below the 0.1 struct: -EINVAL with a message, not a byte written, nothing
+ * done; at it (the oldest caller): exactly its bytes; larger (a newer
+ * caller): ours, its tail untouched, and sz says how much was written.
+ * The guest is installed before each call but remove's.
+ */
+TEST_F(api, filter_result_sz_every_call)
+{
+	struct {
+		struct vnic_filter_result r;
+		unsigned char guard[32];
+	} b;
+	char **names;
+	unsigned int n;
+	enum call c;
+
+	for (c = 0; c < CALLS; c++) {
+		ASSERT_EQ(0, vnic_filter_sync(self->f, self->p, NULL))
+			TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+		memset(&b, GUARD, sizeof(b));
+		b.r.sz = RESULT_0_1 - 1;
+		EXPECT_EQ(-EINVAL, run(self->f, self->p, c, &b.r)) TH_LOG("%s", call_names[c]);
+		EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_filter_result"))
+			TH_LOG("%s: %s", call_names[c], vnic_ctx_errmsg(self->ctx));
+		EXPECT_EQ(RESULT_0_1 - 1, b.r.sz);
+		EXPECT_TRUE(untouched((char *)&b + sizeof(size_t), sizeof(b) - sizeof(size_t)))
+			TH_LOG("%s", call_names[c]);
+		ASSERT_EQ(0, vnic_filter_guests(self->f, &names, &n));
+		EXPECT_EQ(1u, n) TH_LOG("%s: refused, yet it acted", call_names[c]);
+		free(names);
+
+		memset(&b, GUARD, sizeof(b));
+		b.r.sz = RESULT_0_1;
+		ASSERT_EQ(0, run(self->f, self->p, c, &b.r))
+			TH_LOG("%s: %s", call_names[c], vnic_ctx_errmsg(self->ctx));
+		EXPECT_EQ(RESULT_0_1, b.r.sz);
+		EXPECT_TRUE(untouched((char *)&b + RESULT_0_1, sizeof(b) - RESULT_0_1))
+			TH_LOG("%s", call_names[c]);
+		if (c == REMOVE)
+			EXPECT_EQ(1u, b.r.guests_removed);
+
+		ASSERT_EQ(0, vnic_filter_sync(self->f, self->p, NULL));
+		memset(&b, 0, sizeof(b));
+		memset(b.guard, GUARD, sizeof(b.guard));
+		b.r.sz = sizeof(b);
+		ASSERT_EQ(0, run(self->f, self->p, c, &b.r))
+			TH_LOG("%s: %s", call_names[c], vnic_ctx_errmsg(self->ctx));
+		EXPECT_EQ(sizeof(struct vnic_filter_result), b.r.sz);
+		EXPECT_TRUE(untouched(b.guard, sizeof(b.guard))) TH_LOG("%s", call_names[c]);
+	}
+}
+
+/* A failed change writes no result at all (filter.h: success only). */
+TEST_F(api, filter_result_untouched_on_failure)
+{
+	static const char *const nope[] = { "nope" };
+	struct vnic_filter_result r;
+
+	memset(&r, GUARD, sizeof(r));
+	r.sz = sizeof(r);
+	EXPECT_EQ(-ENOENT, vnic_filter_remove(self->f, nope, 1, &r));
+	EXPECT_EQ(sizeof(r), r.sz);
+	EXPECT_TRUE(untouched((char *)&r + sizeof(size_t), sizeof(r) - sizeof(size_t)));
+}
+
+/* The diff struct the library hands to a callback says its own size. */
+static int diff_sz_cb(const struct vnic_filter_diff *d, void *arg)
+{
+	size_t *sz = arg;
+
+	*sz = d->sz;
+	return 0;
+}
+
+TEST_F(api, filter_diff_sz)
+{
+	size_t sz = 0;
+
+	ASSERT_EQ(0, vnic_filter_diff(self->f, self->p, diff_sz_cb, &sz, NULL));
+	EXPECT_EQ(sizeof(struct vnic_filter_diff), sz);
+}
+
+/* --- the policy's structs ---------------------------------------------------- */
+
+/* An older caller without the switch fields: stack bytes past its sz
+ * (switches_set 1, unknown switches) are not read. */
+TEST_F(api, guest_policy_sz)
+{
+	VNIC_OPTS(vnic_guest_policy, gp, .switches = 0xffffffff, .switches_set = 1);
+	struct vnic_guest_policy_next next;
+
+	EXPECT_EQ(-EINVAL, vnic_policy_add_guest(self->p, "old", &gp));	/* control */
+	gp.sz = offsetof(struct vnic_guest_policy, switches);
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "old", &gp))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+	memset(&next, 0, sizeof(next));
+	next.o.sz = sizeof(next);
+	next.added = 1;
+	EXPECT_EQ(-E2BIG, vnic_policy_add_guest(self->p, "new", &next.o));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_guest_policy"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	next.added = 0;
+	EXPECT_EQ(0, vnic_policy_add_guest(self->p, "new", &next.o));
+	EXPECT_EQ(3u, vnic_policy_guest_count(self->p));
+}
+
+/* An older caller without the switch fields: stack bytes past its sz
+ * (switches_set 1, unknown switches) are not read. */
+TEST_F(api, nic_policy_sz)
+{
+	VNIC_OPTS(vnic_nic_policy, np, .ifname = "api0", .kind = VNIC_KIND_MACVLAN,
+		  .mac = self->mac, .switches = 0xffffffff, .switches_set = 1);
+	struct vnic_nic_policy_next next;
+
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "h", NULL));
+	/* The whole struct: the unknown switches are refused (the control). */
+	EXPECT_EQ(-EINVAL, vnic_policy_add_nic(self->p, "h", &np));
+	memset(&next, 0, sizeof(next));
+	memcpy(&next.o, &np, sizeof(np));
+	next.o.sz = sizeof(next);
+	next.o.switches_set = 0;
+	next.added = 1;
+	EXPECT_EQ(-E2BIG, vnic_policy_add_nic(self->p, "h", &next.o));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_nic_policy"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+	/* api0 is guest g's: the older struct goes to a new policy. */
+	vnic_policy_free(self->p);
+	ASSERT_EQ(0, vnic_policy_new(self->ctx, &self->p));
+	ASSERT_EQ(0, vnic_policy_add_guest(self->p, "h", NULL));
+	np.sz = offsetof(struct vnic_nic_policy, switches);
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, "h", &np)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	EXPECT_EQ(0, vnic_filter_sync(self->f, self->p, NULL)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+}
+
+/* An older caller without 'action': a drop (0), not its stack's value. */
+TEST_F(api, rule_sz)
+{
+	VNIC_OPTS(vnic_rule, r, .l4proto = 6, .dport_min = 22, .action = 77);
+	struct vnic_rule_next next;
+
+	EXPECT_EQ(-EINVAL, vnic_policy_add_rule(self->p, "g", &r));	/* control */
+	r.sz = offsetof(struct vnic_rule, action);
+	EXPECT_EQ(0, vnic_policy_add_rule(self->p, "g", &r)) TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+
+	memset(&next, 0, sizeof(next));
+	next.o.sz = sizeof(next);
+	next.o.l4proto = 6;
+	next.added = 1;
+	EXPECT_EQ(-E2BIG, vnic_policy_add_rule(self->p, "g", &next.o));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "vnic_rule"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	next.added = 0;
+	EXPECT_EQ(0, vnic_policy_add_rule(self->p, "g", &next.o));
+}
+
+TEST_HARNESS_MAIN
