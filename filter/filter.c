@@ -296,19 +296,31 @@ static struct vnic_filter *begin(struct vnic_filter *f)
 VNIC_EXPORT int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
 				  struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->apply(f->h, p, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->apply(f->h, p, res);
 }
 
 VNIC_EXPORT int vnic_filter_remove(struct vnic_filter *f, const char *const *guests,
 				   unsigned int count, struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->remove(f->h, guests, count, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (count && !guests)
+		return vnic_null_arg(f->ctx, __func__, "guest list");
+	return f->ops->remove(f->h, guests, count, res);
 }
 
 VNIC_EXPORT int vnic_filter_sync(struct vnic_filter *f, const struct vnic_policy *p,
 				 struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->sync(f->h, p, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->sync(f->h, p, res);
 }
 
 VNIC_EXPORT int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
@@ -322,25 +334,42 @@ VNIC_EXPORT int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_p
 				      vnic_filter_diff_fn fn, void *arg,
 				      struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->diff(f->h, p, fn, arg, res, 1) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->diff(f->h, p, fn, arg, res, 1);
 }
 
 VNIC_EXPORT int vnic_filter_guests(struct vnic_filter *f, char ***names,
 				   unsigned int *count)
 {
-	return begin(f) ? f->ops->guests(f->h, names, count) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!names || !count)
+		return vnic_null_arg(f->ctx, __func__, names ? "count" : "names");
+	return f->ops->guests(f->h, names, count);
 }
 
 VNIC_EXPORT int vnic_filter_counter(struct vnic_filter *f, const char *guest,
 				    uint64_t *packets, uint64_t *bytes)
 {
-	return begin(f) ? f->ops->counter(f->h, guest, packets, bytes) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!guest || !packets || !bytes)
+		return vnic_null_arg(f->ctx, __func__, !guest ? "guest" :
+				     !packets ? "packets" : "bytes");
+	return f->ops->counter(f->h, guest, packets, bytes);
 }
 
 VNIC_EXPORT int vnic_filter_render(struct vnic_filter *f, const struct vnic_policy *p,
 				   char **text)
 {
-	return begin(f) ? f->ops->render(f->h, p, text) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p || !text)
+		return vnic_null_arg(f->ctx, __func__, p ? "text" : "policy");
+	return f->ops->render(f->h, p, text);
 }
 
 /* --- test hooks ---------------------------------------------------------------- */

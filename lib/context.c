@@ -192,10 +192,14 @@ VNIC_EXPORT int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats
 {
 	int err;
 
-	if (!ctx || !st)
+	if (!ctx)
 		return -EINVAL;
-	/* The context's error slot changes on any call, even a query: the
-	 * context itself is allocated mutable, so the cast is sound. */
+	/* A query leaves the last failure alone, but its own replaces it.
+	 * The context itself is allocated mutable, so the cast is sound. */
+	if (!st) {
+		vnic_clear_err((struct vnic_ctx *)ctx);
+		return vnic_null_arg((struct vnic_ctx *)ctx, __func__, "st");
+	}
 	err = vnic_out_check((struct vnic_ctx *)ctx, st,
 			     VNIC_SZ_0_1(vnic_ctx_stats, dumps_interrupted),
 			     "vnic_ctx_stats");

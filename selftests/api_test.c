@@ -318,4 +318,95 @@ TEST_F(api, rule_sz)
 	EXPECT_EQ(0, vnic_policy_add_rule(self->p, "g", &next.o));
 }
 
+/* --- NULL arguments: -EINVAL, a message of the call's own --------------- */
+
+/* A failure before the call: its message must not stand for the call's. */
+#define STALE	"stale-failure"
+
+static void fail_before(struct vnic_ctx *ctx)
+{
+	struct vnic_guest *g;
+
+	vnic_guest_new(ctx, STALE "!", &g);
+}
+
+/* call (with a NULL it needs) is -EINVAL, and the context then says so,
+ * naming the function, not the failure before it. */
+#define EXPECT_NULL_REFUSED(ctx, fn, call) do {				\
+	const char *m_;							\
+									\
+	fail_before(ctx);						\
+	EXPECT_EQ(-EINVAL, (call)) TH_LOG("%s", #call);			\
+	m_ = vnic_ctx_errmsg(ctx);					\
+	EXPECT_EQ(NULL, strstr(m_, STALE)) TH_LOG("%s: %s", #call, m_);	\
+	EXPECT_NE(NULL, strstr(m_, fn)) TH_LOG("%s: %s", #call, m_);	\
+	EXPECT_EQ((int)VNIC_STEP_VALIDATE, (int)vnic_ctx_errstep(ctx));\
+} while (0)
+
+TEST_F(api, filter_null_args)
+{
+	struct vnic_ctx *ctx = self->ctx;
+	struct vnic_filter *f = self->f;
+	char **names = (void *)1, *text = (void *)1;
+	unsigned int n = 7;
+	uint64_t pk = 7, by = 7;
+
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_apply", vnic_filter_apply(f, NULL, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_sync", vnic_filter_sync(f, NULL, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_sync_diff",
+			    vnic_filter_sync_diff(f, NULL, NULL, NULL, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_remove", vnic_filter_remove(f, NULL, 1, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_guests", vnic_filter_guests(f, NULL, &n));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_guests", vnic_filter_guests(f, &names, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_counter", vnic_filter_counter(f, NULL, &pk, &by));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_counter", vnic_filter_counter(f, "g", NULL, &by));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_counter", vnic_filter_counter(f, "g", &pk, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_render", vnic_filter_render(f, NULL, &text));
+	EXPECT_NULL_REFUSED(ctx, "vnic_filter_render", vnic_filter_render(f, self->p, NULL));
+	/* Out-parameters written on success only. */
+	EXPECT_EQ((void *)1, names);
+	EXPECT_EQ(7u, n);
+	EXPECT_EQ(7u, pk);
+	EXPECT_EQ(7u, by);
+	EXPECT_EQ((void *)1, text);
+	/* The control: the same handle works, and success leaves "". */
+	fail_before(ctx);
+	EXPECT_EQ(0, vnic_filter_sync(f, self->p, NULL)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	EXPECT_STREQ("", vnic_ctx_errmsg(ctx));
+}
+
+/* The same for every allocator call and the policy's, on a context. */
+TEST_F(api, alloc_null_args)
+{
+	static const char *const ifnames[] = { "api0" };
+	struct vnic_ctx *ctx = self->ctx;
+	struct vnic_guest *g = (void *)1;
+	struct vnic_policy *p = (void *)1;
+	char **names = (void *)1;
+	unsigned int n = 7;
+
+	if (variant->backend != VNIC_BACKEND_NFT)
+		SKIP(return, "no filter in it: run once");
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_new", vnic_guest_new(ctx, "x", NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_add_nic", vnic_guest_add_nic(self->g, NULL, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_nic_info", vnic_guest_nic_info(self->g, 0, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_list", vnic_guest_list(ctx, NULL, &n));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_list", vnic_guest_list(ctx, &names, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_adopt", vnic_guest_adopt(ctx, "g", NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_adopt_named",
+			    vnic_guest_adopt_named(ctx, "g", NULL, 1, &g));
+	EXPECT_NULL_REFUSED(ctx, "vnic_guest_adopt_named",
+			    vnic_guest_adopt_named(ctx, "g", ifnames, 1, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_collect_orphans", vnic_collect_orphans(ctx, NULL, 1, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_ctx_stats", vnic_ctx_stats(ctx, NULL));
+	EXPECT_NULL_REFUSED(ctx, "vnic_policy_new", vnic_policy_new(ctx, NULL));
+	EXPECT_EQ((void *)1, g);
+	EXPECT_EQ((void *)1, p);
+	EXPECT_EQ((void *)1, names);
+	EXPECT_EQ(7u, n);
+	EXPECT_EQ(1u, vnic_guest_nic_count(self->g));
+	/* Nothing was collected or deleted. */
+	EXPECT_EQ(1, st_vnic_links_count());
+}
+
 TEST_HARNESS_MAIN
