@@ -35,6 +35,10 @@ _Static_assert(sizeof(struct vnic_filter_diff) == sizeof(struct vnic_nft_diff) &
 
 #define RES(r) ((struct vnic_nft_result *)(r))
 
+#define FILTER_FLAGS	(VNIC_FILTER_NO_OWNER | VNIC_FILTER_NO_PERSIST |	\
+			 VNIC_FILTER_READ_ONLY | VNIC_FILTER_TCX |		\
+			 VNIC_FILTER_CLAIM_AT_COMMIT)
+
 struct filter_ops {
 	void (*close)(void *h);
 	uint32_t (*features)(const void *h);
@@ -246,6 +250,12 @@ VNIC_EXPORT int vnic_filter_open(struct vnic_ctx *ctx, const struct vnic_filter_
 	if (o.backend != VNIC_BACKEND_NFT && o.backend != VNIC_BACKEND_BPF)
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "vnic_filter_opts: unknown backend %d", (int)o.backend);
+	/* A newer caller's flag this library lacks: never ignored (a
+	 * read-only open that claimed the table would be worse than none). */
+	if (o.flags & ~(uint32_t)FILTER_FLAGS)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_filter_opts: unknown flags 0x%x",
+				    o.flags & ~(uint32_t)FILTER_FLAGS);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;

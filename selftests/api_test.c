@@ -318,6 +318,52 @@ TEST_F(api, rule_sz)
 	EXPECT_EQ(0, vnic_policy_add_rule(self->p, "g", &next.o));
 }
 
+/* --- flags: a bit this library does not know is refused, not ignored ------- */
+
+/*
+ * A caller built against a newer header may set a flag this library lacks;
+ * ignoring it would do something else than asked (a read-only open that
+ * claims the table, say).  -EINVAL, as for tap flags and switches.
+ */
+TEST_F(api, ctx_opts_unknown_flag)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .flags = VNIC_CTX_NO_ECHO | VNIC_CTX_NO_MONITOR);
+	struct vnic_ctx *ctx = (void *)1;
+
+	if (variant->backend != VNIC_BACKEND_NFT)
+		SKIP(return, "no filter in it: run once");
+	ASSERT_EQ(0, vnic_ctx_new(&o, &ctx));		/* the control */
+	vnic_ctx_free(ctx);
+	ctx = (void *)1;
+	o.flags |= 1u << 31;
+	EXPECT_EQ(-EINVAL, vnic_ctx_new(&o, &ctx));
+	EXPECT_EQ((void *)1, ctx);
+	if (ctx != (void *)1)
+		vnic_ctx_free(ctx);
+}
+
+TEST_F(api, filter_opts_unknown_flag)
+{
+	VNIC_OPTS(vnic_filter_opts, o, .backend = variant->backend,
+		  .flags = variant->backend == VNIC_BACKEND_NFT ?
+			   VNIC_FILTER_NO_PERSIST : 0);
+	struct vnic_filter *f = NULL;
+
+	vnic_filter_close(self->f);
+	self->f = NULL;
+	ASSERT_EQ(0, vnic_filter_open(self->ctx, &o, &f))	/* the control */
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+	vnic_filter_close(f);
+	f = (void *)1;
+	o.flags |= 1u << 31;
+	EXPECT_EQ(-EINVAL, vnic_filter_open(self->ctx, &o, &f));
+	EXPECT_EQ((void *)1, f);
+	if (f != (void *)1)
+		vnic_filter_close(f);
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->ctx), "unknown flags 0x80000000"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->ctx));
+}
+
 /* --- NULL arguments: -EINVAL, a message of the call's own --------------- */
 
 /* A failure before the call: its message must not stand for the call's. */
