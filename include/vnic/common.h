@@ -31,6 +31,8 @@ extern "C" {
 /*
  * VNIC_OPTS(vnic_ctx_opts, opts, .owner = "myrt");
  * declares 'struct vnic_ctx_opts opts', zeroed (padding too), with .sz set.
+ * GNU C (a statement expression, as gcc and clang take it); in ISO C or
+ * C++ (-pedantic warns), memset() the struct to 0 and set sz yourself.
  */
 #define VNIC_OPTS(TYPE, NAME, ...)						\
 	struct TYPE NAME = ({							\
