@@ -7,6 +7,7 @@
  * here, apart from the library's own sizes.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -453,6 +454,91 @@ TEST_F(api, alloc_null_args)
 	EXPECT_EQ(1u, vnic_guest_nic_count(self->g));
 	/* Nothing was collected or deleted. */
 	EXPECT_EQ(1, st_vnic_links_count());
+}
+
+/* --- thread safety (context.h): distinct contexts share no state --------- */
+
+#define THREADS	2
+#define ROUNDS	15
+#define NICS	4
+
+struct worker {
+	unsigned int id;
+	int failures;		/* calls that failed (0 expected) */
+	int foreign_msgs;	/* messages that were not this thread's */
+	char why[256];
+};
+
+static void worker_fail(struct worker *w, const char *what, struct vnic_ctx *ctx)
+{
+	if (!w->failures++)
+		snprintf(w->why, sizeof(w->why), "%s: %s", what, vnic_ctx_errmsg(ctx));
+}
+
+/* Its own context: guests of NICS macvlans named from one template that
+ * every thread uses (the names race), and a failure of its own whose
+ * message must be its own, between each. */
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	VNIC_OPTS(vnic_ctx_opts, co, .owner = "thr");
+	VNIC_OPTS(vnic_nic_opts, nic, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "thr%d", .naming = VNIC_NAMING_CACHE);
+	struct vnic_ctx *ctx;
+	char name[32], bad[32];
+	unsigned int r, i;
+
+	if (vnic_ctx_new(&co, &ctx)) {
+		w->failures++;
+		return NULL;
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		struct vnic_guest *g;
+
+		snprintf(bad, sizeof(bad), "bad name %u.%u", w->id, r);
+		if (vnic_guest_new(ctx, bad, &g) != -EINVAL ||
+		    !strstr(vnic_ctx_errmsg(ctx), bad))
+			w->foreign_msgs++;
+		snprintf(name, sizeof(name), "t%u-%u", w->id, r);
+		if (vnic_guest_new(ctx, name, &g)) {
+			worker_fail(w, "new", ctx);
+			continue;
+		}
+		for (i = 0; i < NICS; i++)
+			if (vnic_guest_add_nic(g, &nic, NULL))
+				worker_fail(w, "add", ctx);
+		if (vnic_guest_create(g))
+			worker_fail(w, "create", ctx);
+		else if (vnic_ctx_errmsg(ctx)[0])
+			w->foreign_msgs++;
+		if (vnic_guest_destroy(g))
+			worker_fail(w, "destroy", ctx);
+	}
+	vnic_ctx_free(ctx);
+	return NULL;
+}
+
+TEST_F(api, contexts_in_threads)
+{
+	struct worker w[THREADS];
+	pthread_t t[THREADS];
+	unsigned int i;
+
+	if (variant->backend != VNIC_BACKEND_NFT)
+		SKIP(return, "no filter in it: run once");
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < THREADS; i++) {
+		w[i].id = i;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, worker_run, &w[i]));
+	}
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < THREADS; i++) {
+		EXPECT_EQ(0, w[i].failures) TH_LOG("thread %u: %s", i, w[i].why);
+		EXPECT_EQ(0, w[i].foreign_msgs) TH_LOG("thread %u", i);
+	}
+	EXPECT_EQ(0, st_prefixed_links_count("thr"));
+	EXPECT_EQ(1, st_vnic_links_count());	/* the fixture's api0 */
 }
 
 TEST_HARNESS_MAIN
