@@ -10,7 +10,7 @@
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR, INCDIR, BINDIR, MANDIR,
 #                   SYSTEMDUNITDIR, CNIDIR); make uninstall, same vars
 #   make doccheck   docutils and groff over the docs, warnings are errors
-#   make hdrcheck   every public header compiles on its own
+#   make hdrcheck   every public header compiles on its own (C99, C++11, -pedantic)
 #   make importcheck  no two files of a layer import each other (nm)
 #   make abicheck   exports, version script, headers and the ABI baseline agree
 #   make fuzz       every fuzz/fuzz_*.c target, FUZZ_SECONDS each (clang)
@@ -192,8 +192,8 @@ demo: all bench
 
 hdrcheck:
 	@for h in $(PUBLIC_HDRS); do \
-		echo "#include <$${h#include/}>" | $(CC) -std=gnu11 -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only - || exit 1; \
-		echo "#include <$${h#include/}>" | $(CXX) -Wall -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
+		echo "#include <$${h#include/}>" | $(CC) -std=c99 -Wall -Wextra -pedantic -Werror -Iinclude -x c -fsyntax-only - || exit 1; \
+		echo "#include <$${h#include/}>" | $(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -Iinclude -x c++ -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles alone"
 
 # Each layer's files call one another one way only (scripts/importcheck.sh).

@@ -62,9 +62,11 @@ VNIC_EXPORT int vnic_guest_new(struct vnic_ctx *ctx, const char *name,
 {
 	struct vnic_guest *g;
 
-	if (!ctx || !out)
+	if (!ctx)
 		return -EINVAL;
 	vnic_clear_err(ctx);
+	if (!out)
+		return vnic_null_arg(ctx, __func__, "out");
 	if (!vnic_valid_tag(name, GUEST_NAME_MAX))
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "guest name '%s' must be 1..64 of [A-Za-z0-9_.-]",
@@ -130,9 +132,13 @@ VNIC_EXPORT int vnic_guest_nic_info(const struct vnic_guest *g, unsigned int idx
 	const struct vnic_nic *nic;
 	int err;
 
-	if (!g || !info)
+	if (!g)
 		return -EINVAL;
 	/* A query leaves the last failure alone, but its own replaces it. */
+	if (!info) {
+		vnic_clear_err(g->ctx);
+		return vnic_null_arg(g->ctx, __func__, "info");
+	}
 	if (idx >= g->n) {
 		vnic_clear_err(g->ctx);
 		return vnic_set_err(g->ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,

@@ -294,10 +294,12 @@ VNIC_EXPORT int vnic_guest_add_nic(struct vnic_guest *g,
 	struct check c;
 	int err;
 
-	if (!g || !opts)
+	if (!g)
 		return -EINVAL;
 	c = (struct check){ g->ctx, (int)g->n };
 	vnic_clear_err(g->ctx);
+	if (!opts)
+		return vnic_null_arg(g->ctx, __func__, "options");
 	err = vnic_opts_copy(&o, sizeof(o), opts);
 	if (err)
 		return bad(&c, err, "vnic_nic_opts");

@@ -223,9 +223,11 @@ VNIC_EXPORT int vnic_guest_list(struct vnic_ctx *ctx, char ***names,
 	char **out, *p;
 	int err;
 
-	if (!ctx || !names || !count)
+	if (!ctx)
 		return -EINVAL;
 	vnic_clear_err(ctx);
+	if (!names || !count)
+		return vnic_null_arg(ctx, __func__, names ? "count" : "names");
 	err = scan_links(ctx, &sc);
 	if (err)
 		return err;
@@ -318,8 +320,12 @@ VNIC_EXPORT int vnic_guest_adopt(struct vnic_ctx *ctx, const char *name,
 	struct scan sc;
 	int err;
 
-	if (!ctx || !out)
+	if (!ctx)
 		return -EINVAL;
+	if (!out) {
+		vnic_clear_err(ctx);
+		return vnic_null_arg(ctx, __func__, "out");
+	}
 	err = vnic_guest_new(ctx, name, &g);
 	if (err)
 		return err;
@@ -419,10 +425,12 @@ VNIC_EXPORT int vnic_guest_adopt_named(struct vnic_ctx *ctx, const char *name,
 	unsigned int i;
 	int err;
 
-	if (!ctx || !out || (n && !ifnames))
+	if (!ctx)
 		return -EINVAL;
 	/* Before the names are checked: a refusal here is this call's. */
 	vnic_clear_err(ctx);
+	if (!out || (n && !ifnames))
+		return vnic_null_arg(ctx, __func__, out ? "ifnames" : "out");
 	for (i = 0; i < n; i++)
 		if (!ifnames[i] || !ifnames[i][0] || strlen(ifnames[i]) >= IFNAMSIZ)
 			return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
@@ -473,9 +481,11 @@ VNIC_EXPORT int vnic_collect_orphans(struct vnic_ctx *ctx,
 	struct scan sc;
 	int err;
 
-	if (!ctx || (nkeep && !keep))
+	if (!ctx)
 		return -EINVAL;
 	vnic_clear_err(ctx);
+	if (nkeep && !keep)
+		return vnic_null_arg(ctx, __func__, "keep");
 	err = check_keep(ctx, keep, nkeep);
 	if (!err)
 		err = scan_links(ctx, &sc);

@@ -35,6 +35,10 @@ _Static_assert(sizeof(struct vnic_filter_diff) == sizeof(struct vnic_nft_diff) &
 
 #define RES(r) ((struct vnic_nft_result *)(r))
 
+#define FILTER_FLAGS	(VNIC_FILTER_NO_OWNER | VNIC_FILTER_NO_PERSIST |	\
+			 VNIC_FILTER_READ_ONLY | VNIC_FILTER_TCX |		\
+			 VNIC_FILTER_CLAIM_AT_COMMIT)
+
 struct filter_ops {
 	void (*close)(void *h);
 	uint32_t (*features)(const void *h);
@@ -246,6 +250,12 @@ VNIC_EXPORT int vnic_filter_open(struct vnic_ctx *ctx, const struct vnic_filter_
 	if (o.backend != VNIC_BACKEND_NFT && o.backend != VNIC_BACKEND_BPF)
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "vnic_filter_opts: unknown backend %d", (int)o.backend);
+	/* A newer caller's flag this library lacks: never ignored (a
+	 * read-only open that claimed the table would be worse than none). */
+	if (o.flags & ~(uint32_t)FILTER_FLAGS)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_filter_opts: unknown flags 0x%x",
+				    o.flags & ~(uint32_t)FILTER_FLAGS);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -296,19 +306,31 @@ static struct vnic_filter *begin(struct vnic_filter *f)
 VNIC_EXPORT int vnic_filter_apply(struct vnic_filter *f, const struct vnic_policy *p,
 				  struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->apply(f->h, p, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->apply(f->h, p, res);
 }
 
 VNIC_EXPORT int vnic_filter_remove(struct vnic_filter *f, const char *const *guests,
 				   unsigned int count, struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->remove(f->h, guests, count, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (count && !guests)
+		return vnic_null_arg(f->ctx, __func__, "guest list");
+	return f->ops->remove(f->h, guests, count, res);
 }
 
 VNIC_EXPORT int vnic_filter_sync(struct vnic_filter *f, const struct vnic_policy *p,
 				 struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->sync(f->h, p, res) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->sync(f->h, p, res);
 }
 
 VNIC_EXPORT int vnic_filter_diff(struct vnic_filter *f, const struct vnic_policy *p,
@@ -322,25 +344,42 @@ VNIC_EXPORT int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_p
 				      vnic_filter_diff_fn fn, void *arg,
 				      struct vnic_filter_result *res)
 {
-	return begin(f) ? f->ops->diff(f->h, p, fn, arg, res, 1) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p)
+		return vnic_null_arg(f->ctx, __func__, "policy");
+	return f->ops->diff(f->h, p, fn, arg, res, 1);
 }
 
 VNIC_EXPORT int vnic_filter_guests(struct vnic_filter *f, char ***names,
 				   unsigned int *count)
 {
-	return begin(f) ? f->ops->guests(f->h, names, count) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!names || !count)
+		return vnic_null_arg(f->ctx, __func__, names ? "count" : "names");
+	return f->ops->guests(f->h, names, count);
 }
 
 VNIC_EXPORT int vnic_filter_counter(struct vnic_filter *f, const char *guest,
 				    uint64_t *packets, uint64_t *bytes)
 {
-	return begin(f) ? f->ops->counter(f->h, guest, packets, bytes) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!guest || !packets || !bytes)
+		return vnic_null_arg(f->ctx, __func__, !guest ? "guest" :
+				     !packets ? "packets" : "bytes");
+	return f->ops->counter(f->h, guest, packets, bytes);
 }
 
 VNIC_EXPORT int vnic_filter_render(struct vnic_filter *f, const struct vnic_policy *p,
 				   char **text)
 {
-	return begin(f) ? f->ops->render(f->h, p, text) : -EINVAL;
+	if (!begin(f))
+		return -EINVAL;
+	if (!p || !text)
+		return vnic_null_arg(f->ctx, __func__, p ? "text" : "policy");
+	return f->ops->render(f->h, p, text);
 }
 
 /* --- test hooks ---------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #define DEFAULT_RCVBUF		(4u << 20)
 #define DEFAULT_MONITOR_RCVBUF	(8u << 20)
 #define DEFAULT_NAME_TIMEOUT_MS	10000
+#define CTX_FLAGS		(VNIC_CTX_NO_ECHO | VNIC_CTX_NO_MONITOR)
 
 /* Owners and guests end up in a ':'-separated alias tag: keep them simple. */
 int vnic_valid_tag(const char *s, size_t max)
@@ -42,6 +43,11 @@ static int ctx_apply_opts(struct vnic_ctx *ctx, const struct vnic_ctx_opts *o)
 		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
 				    "owner '%s' must be 1..32 of [A-Za-z0-9_.-]",
 				    owner);
+	/* A newer caller's flag this library lacks: not silently ignored. */
+	if (o->flags & ~(uint32_t)CTX_FLAGS)
+		return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+				    "vnic_ctx_opts: unknown flags 0x%x",
+				    o->flags & ~(uint32_t)CTX_FLAGS);
 	strcpy(ctx->owner, owner);
 	ctx->flags = o->flags;
 	ctx->quarantine_ms = o->quarantine_ms ? o->quarantine_ms : DEFAULT_QUARANTINE_MS;
@@ -192,10 +198,14 @@ VNIC_EXPORT int vnic_ctx_stats(const struct vnic_ctx *ctx, struct vnic_ctx_stats
 {
 	int err;
 
-	if (!ctx || !st)
+	if (!ctx)
 		return -EINVAL;
-	/* The context's error slot changes on any call, even a query: the
-	 * context itself is allocated mutable, so the cast is sound. */
+	/* A query leaves the last failure alone, but its own replaces it.
+	 * The context itself is allocated mutable, so the cast is sound. */
+	if (!st) {
+		vnic_clear_err((struct vnic_ctx *)ctx);
+		return vnic_null_arg((struct vnic_ctx *)ctx, __func__, "st");
+	}
 	err = vnic_out_check((struct vnic_ctx *)ctx, st,
 			     VNIC_SZ_0_1(vnic_ctx_stats, dumps_interrupted),
 			     "vnic_ctx_stats");

@@ -101,6 +101,13 @@ int vnic_err_fallback(struct vnic_ctx *ctx, int err, enum vnic_step step,
 	return err;
 }
 
+/* A NULL argument a call needs, named with the call (common.h: -EINVAL). */
+int vnic_null_arg(struct vnic_ctx *ctx, const char *call, const char *what)
+{
+	return vnic_set_err(ctx, -EINVAL, VNIC_STEP_VALIDATE, -1, NULL,
+			    "%s: NULL %s", call, what);
+}
+
 int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit)
 {
 	if (ctx->fault_step && ctx->fault_step == (int)step &&

@@ -94,6 +94,8 @@ void vnic_clear_err(struct vnic_ctx *ctx);
 /* err, with a message "STEP: what: ERRNO" recorded if none was (err < 0). */
 int vnic_err_fallback(struct vnic_ctx *ctx, int err, enum vnic_step step,
 		      const char *what);
+/* -EINVAL, "validate: CALL: NULL WHAT": an argument a public call needs. */
+int vnic_null_arg(struct vnic_ctx *ctx, const char *call, const char *what);
 /* Test hook (vnic_ctx_new_faulty()): -EIO when ctx->fault_step/fault_nth
  * name this unit. */
 int vnic_fault(const struct vnic_ctx *ctx, enum vnic_step step, unsigned int unit);

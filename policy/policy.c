@@ -63,8 +63,12 @@ VNIC_EXPORT int vnic_policy_new(struct vnic_ctx *ctx, struct vnic_policy **out)
 {
 	struct vnic_policy *p;
 
-	if (!out)
-		return -EINVAL;
+	if (!out) {
+		if (!ctx)
+			return -EINVAL;
+		vnic_clear_err(ctx);
+		return vnic_null_arg(ctx, __func__, "out");
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

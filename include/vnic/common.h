@@ -4,8 +4,9 @@
  *
  * Every function that returns int returns 0 or a negative errno, and then
  * the context's vnic_ctx_errmsg() says why (except where no context exists,
- * as a failed vnic_ctx_new()).  -EINVAL always covers a NULL handle or
- * out-pointer.  Out-parameters are written only on success.
+ * as a failed vnic_ctx_new() or a NULL handle).  -EINVAL always covers a
+ * NULL handle, out-pointer or argument the call needs; the message then
+ * names the call.  Out-parameters are written only on success.
  *
  * Structs start with a size_t 'sz' member that the caller sets to sizeof()
  * of the struct it was compiled against, so that fields can be appended
@@ -30,6 +31,8 @@ extern "C" {
 /*
  * VNIC_OPTS(vnic_ctx_opts, opts, .owner = "myrt");
  * declares 'struct vnic_ctx_opts opts', zeroed (padding too), with .sz set.
+ * GNU C (a statement expression, as gcc and clang take it); in ISO C or
+ * C++ (-pedantic warns), memset() the struct to 0 and set sz yourself.
  */
 #define VNIC_OPTS(TYPE, NAME, ...)						\
 	struct TYPE NAME = ({							\

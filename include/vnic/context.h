@@ -84,7 +84,8 @@ struct vnic_ctx_opts {
 /*
  * A context (opts may be NULL: every default).  Returns 0 with *out set, or
  * a negative errno with nothing made (no context, so no message): -EINVAL
- * (an invalid owner, a netns_fd that is no network namespace), -EBADF (a
+ * (an invalid owner, an unknown flag, a netns_fd that is no network
+ * namespace), -EBADF (a
  * negative netns_fd), -E2BIG (see common.h), -ENOMEM, or the errno of
  * opening or configuring the netlink socket (e.g. -EPERM).
  */

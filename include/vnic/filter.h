@@ -150,8 +150,8 @@ enum vnic_filter_feature {
  * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP).  bpf: the programs
  * and maps serving the context's namespace are found through the kernel
  * (no bpffs), or loaded.  Returns 0 with *out set, or a negative errno:
- * those, -EINVAL (an unknown backend, an option of the other backend, an
- * invalid table name, prefix or capacity), -E2BIG (common.h), -ENOMEM,
+ * those, -EINVAL (an unknown backend or flag, an option of the other
+ * backend, an invalid table name, prefix or capacity), -E2BIG (common.h), -ENOMEM,
  * bpf: -EBUSY (the namespace's filters are attached in the other mode,
  * tcx or not) and -ENOSPC (a capacity above that of the maps in use), or
  * the kernel's (e.g. -EPERM without CAP_NET_ADMIN or CAP_BPF; bpf: also
