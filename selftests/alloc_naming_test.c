@@ -259,6 +259,43 @@ TEST_F(naming, quarantine_expires)
 }
 
 /*
+ * A template of 100 names (a 13-character prefix: two digits) whose every
+ * free name is only quarantined: the quarantine is a preference, not a
+ * reason to fail.  A runtime that restarts a guest at once gets names
+ * back, the one freed longest ago first, where the kernel's "%d" would
+ * give them too.
+ */
+#define Q13 "qqqqqqqqqqqqq"
+
+TEST_F(naming, quarantine_yields_when_every_free_name_is_quarantined)
+{
+	static const unsigned int two[] = { 30, 70 };
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx = ctx_new(_metadata, &o);
+	unsigned int all[100], i;
+	struct vnic_guest *g;
+
+	for (i = 0; i < 100; i++)
+		all[i] = i;
+	g = guest_make(_metadata, ctx, "g1", VNIC_KIND_MACVLAN, Q13 "%d",
+		       VNIC_NAMING_CACHE, 100);
+	expect_suffixes(_metadata, g, Q13, all, 100);
+	ASSERT_EQ(0, vnic_guest_destroy(g));
+	g = guest_make(_metadata, ctx, "g2", VNIC_KIND_MACVLAN, Q13 "%d",
+		       VNIC_NAMING_CACHE, 100);
+	/* 30 freed before 70, both after every other. */
+	ASSERT_EQ(0, st_run_cmd("ip link del " Q13 "30"));
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	ASSERT_EQ(0, st_run_cmd("ip link del " Q13 "70"));
+	vnic_guest_free(g);
+	g = guest_make(_metadata, ctx, "g3", VNIC_KIND_MACVLAN, Q13 "%d",
+		       VNIC_NAMING_CACHE, 2);
+	expect_suffixes(_metadata, g, Q13, two, 2);
+	vnic_guest_free(g);
+	vnic_ctx_free(ctx);
+}
+
+/*
  * A name freed by someone else while this context watched: vnic/context.h
  * quarantines any name freed less than quarantine_ms ago, so it too waits
  * before it is handed out again.
