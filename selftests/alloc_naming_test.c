@@ -791,6 +791,62 @@ TEST_F(naming, monitor_sees_outside_creates)
 	vnic_ctx_free(ctx);
 }
 
+/*
+ * A bridge port's own notifications (family AF_BRIDGE: enslaved, port
+ * state, released) carry its name but no IFLA_LINKINFO, and a release is
+ * an RTM_DELLINK of a link that stays.  The table took them for the
+ * link's: a veth or a tap in a bridge (a VM's tap in virbr0) lost its
+ * kind, so a policy declaring it a macvtap (hooked on egress: its guest's
+ * spoofed frames pass) was taken as given where the exact table should
+ * refuse it (filter/devices: the kind decides the hooks).
+ */
+static void expect_kind_refused(struct __test_metadata *_metadata,
+				struct vnic_ctx *ctx, const char *ifname,
+				const char *kind)
+{
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = ifname,
+		  .kind = VNIC_KIND_MACVTAP, .mac = "02:00:00:00:00:01");
+	VNIC_OPTS(vnic_filter_result, res);
+	struct vnic_filter *f = NULL;
+	struct vnic_policy *p = NULL;
+	char want[96];
+
+	ASSERT_EQ(0, vnic_policy_new(ctx, &p));
+	ASSERT_EQ(0, vnic_policy_add_guest(p, "g1", NULL));
+	ASSERT_EQ(0, vnic_policy_add_nic(p, "g1", &nic));
+	ASSERT_EQ(0, vnic_filter_open(ctx, NULL, &f)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	snprintf(want, sizeof(want), "NIC %s is declared macvtap, but the device is a %s",
+		 ifname, kind);
+	EXPECT_EQ(-EINVAL, vnic_filter_sync(f, p, &res));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(ctx), want))
+		TH_LOG("%s: %s", ifname, vnic_ctx_errmsg(ctx));
+	vnic_filter_close(f);
+	vnic_policy_free(p);
+}
+
+TEST_F(naming, monitor_keeps_kind_of_bridge_ports)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx;
+
+	if (st_run_cmd("ip link add br0 type bridge"))
+		SKIP(return, "no bridge link kind");
+	ASSERT_EQ(0, st_run_cmd("ip link add bv0 type veth peer name bv1 && "
+				"ip tuntap add dev bt0 mode tap && "
+				"ip link add bv2 type veth peer name bv3"));
+	ctx = ctx_new(_metadata, &o);
+	ASSERT_EQ(0, vnic_ctx_refresh(ctx));
+	/* bv2 joins and leaves: released, it is still there. */
+	ASSERT_EQ(0, st_run_cmd("ip link set bv0 master br0 && ip link set bt0 "
+				"master br0 && ip link set bv2 master br0 && "
+				"ip link set br0 up && ip link set bv0 up && "
+				"ip link set bv2 nomaster"));
+	expect_kind_refused(_metadata, ctx, "bv0", "veth");
+	expect_kind_refused(_metadata, ctx, "bt0", "tap");
+	expect_kind_refused(_metadata, ctx, "bv2", "veth");
+	vnic_ctx_free(ctx);
+}
+
 /* Without the monitor the table is dumped again before each use. */
 TEST_F(naming, no_monitor_dumps_before_use)
 {
