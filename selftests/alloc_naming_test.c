@@ -384,6 +384,69 @@ TEST_F(naming, quarantine_outlives_no_32_bit_clock)
 	vnic_ctx_free(ctx);
 }
 
+/*
+ * A guest whose template NICs come before an explicit NIC, a veth peer
+ * and a tap named like the template's names: those names are the caller's,
+ * free, and the create must not take them for the template and then fail
+ * the NIC that asked for them with EEXIST.  Under either strategy that
+ * resolves "%d" (the kernel's, too).
+ */
+static void template_then_explicit(struct __test_metadata *_metadata,
+				   enum vnic_naming naming, uint32_t flags)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER, .flags = flags);
+	VNIC_OPTS(vnic_nic_opts, tmpl, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "xe%d", .naming = naming);
+	VNIC_OPTS(vnic_nic_opts, exact, .kind = VNIC_KIND_MACVLAN, .lower = LOWER,
+		  .name = "xe1");
+	VNIC_OPTS(vnic_nic_opts, veth, .kind = VNIC_KIND_VETH, .name = "xv0",
+		  .peer_name = "xe3");
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "xe5");
+	static const char *const want[] = {
+		"xe0", "xe2", "xe1", "xe4", "xv0", "xe6", "xe5", "xe7",
+	};
+	struct vnic_ctx_stats st;
+	struct vnic_ctx *ctx = ctx_new(_metadata, &o);
+	struct vnic_guest *g;
+	unsigned int i;
+
+	ASSERT_EQ(0, vnic_guest_new(ctx, "g1", &g));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tmpl, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tmpl, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &exact, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tmpl, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &veth, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tmpl, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tap, NULL));
+	ASSERT_EQ(0, vnic_guest_add_nic(g, &tmpl, NULL));
+	ASSERT_EQ(0, vnic_guest_create(g)) TH_LOG("%s", vnic_ctx_errmsg(ctx));
+	ST_STATS(ctx, &st);
+	EXPECT_EQ(0ULL, st.name_retries);
+	for (i = 0; i < 8; i++) {
+		VNIC_OPTS(vnic_nic_info, info);
+
+		ASSERT_EQ(0, vnic_guest_nic_info(g, i, &info));
+		EXPECT_STREQ(want[i], info.name) TH_LOG("nic %u", i);
+	}
+	EXPECT_EQ(0, vnic_guest_destroy(g));
+	vnic_ctx_free(ctx);
+}
+
+TEST_F(naming, template_leaves_explicit_names_of_the_guest_cache)
+{
+	template_then_explicit(_metadata, VNIC_NAMING_CACHE, 0);
+}
+
+TEST_F(naming, template_leaves_explicit_names_of_the_guest_kernel)
+{
+	template_then_explicit(_metadata, VNIC_NAMING_KERNEL, 0);
+}
+
+TEST_F(naming, template_leaves_explicit_names_of_the_guest_kernel_noecho)
+{
+	template_then_explicit(_metadata, VNIC_NAMING_KERNEL, VNIC_CTX_NO_ECHO);
+}
+
 /* Holes left by others are filled lowest first. */
 TEST_F(naming, cache_fills_holes)
 {
