@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1118,6 +1119,86 @@ TEST_F(naming, four_processes_50_each)
 	EXPECT_EQ(PROCS * PER, st_ip_links_count(links, "vnic:" OWNER ":"));
 	json_decref(links);
 	munmap(sh, sizeof(*sh));
+}
+
+/*
+ * context.h: distinct contexts share no state and may be used at once
+ * from different threads.  4 threads of one process, a context each, make
+ * and destroy guests of cache-named macvtaps and taps and open their
+ * queue fds (each open a thread of its own in a private mount namespace),
+ * 10 times: every call succeeds, the names are distinct while they live,
+ * and afterwards no link and no fd is left.
+ */
+#define THREADS	4
+#define ROUNDS	10
+
+struct thr {
+	int k, err;
+	char msg[256];
+};
+
+static int thr_round(struct vnic_ctx *ctx, struct thr *t, int r)
+{
+	VNIC_OPTS(vnic_nic_opts, mvt, .kind = VNIC_KIND_MACVTAP, .lower = LOWER,
+		  .name = "th%d", .up = 1);
+	VNIC_OPTS(vnic_nic_opts, tap, .kind = VNIC_KIND_TAP, .name = "tt%d",
+		  .queues = 2);
+	struct vnic_guest *g = NULL;
+	char name[32];
+	int err, fds[2], i;
+
+	snprintf(name, sizeof(name), "t%dr%d", t->k, r);
+	err = vnic_guest_new(ctx, name, &g);
+	for (i = 0; !err && i < 6; i++)
+		err = vnic_guest_add_nic(g, i < 4 ? &mvt : &tap, NULL);
+	if (!err)
+		err = vnic_guest_create(g);
+	for (i = 0; !err && i < 6; i++) {
+		err = vnic_guest_nic_open_queues(g, (unsigned int)i, fds, i < 4 ? 1 : 2);
+		if (!err) {
+			close(fds[0]);
+			if (i >= 4)
+				close(fds[1]);
+		}
+	}
+	if (err)
+		snprintf(t->msg, sizeof(t->msg), "%s: %s", name, vnic_ctx_errmsg(ctx));
+	if (g)
+		err = vnic_guest_destroy(g) ?: err;
+	return err;
+}
+
+static void *thr_main(void *arg)
+{
+	VNIC_OPTS(vnic_ctx_opts, o, .owner = OWNER);
+	struct vnic_ctx *ctx = NULL;
+	struct thr *t = arg;
+	int r;
+
+	t->err = vnic_ctx_new(&o, &ctx);
+	for (r = 0; !t->err && r < ROUNDS; r++)
+		t->err = thr_round(ctx, t, r);
+	vnic_ctx_free(ctx);
+	return NULL;
+}
+
+TEST_F(naming, four_threads_own_contexts)
+{
+	struct thr t[THREADS] = { 0 };
+	pthread_t tid[THREADS];
+	int k, fds0 = st_count_fds();
+
+	for (k = 0; k < THREADS; k++) {
+		t[k].k = k;
+		ASSERT_EQ(0, pthread_create(&tid[k], NULL, thr_main, &t[k]));
+	}
+	for (k = 0; k < THREADS; k++)
+		pthread_join(tid[k], NULL);
+	for (k = 0; k < THREADS; k++)
+		EXPECT_EQ(0, t[k].err) TH_LOG("thread %d: %s", k, t[k].msg);
+	EXPECT_EQ(0, st_prefixed_links_count("th"));
+	EXPECT_EQ(0, st_prefixed_links_count("tt"));
+	EXPECT_EQ(fds0, st_count_fds());
 }
 
 TEST_HARNESS_MAIN
