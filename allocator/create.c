@@ -7,7 +7,9 @@
  *  2. names picked, every RTM_NEWLINK sent in one batch; cache-named NICs
  *     that hit EEXIST (someone else took the name meanwhile) get a new name
  *     in another round, until 8 rounds in a row create none and the
- *     context's name timeout has passed (lib/retry.c); tun/tap by TUNSETIFF
+ *     context's name timeout has passed (lib/retry.c); tun/tap by TUNSETIFF.
+ *     Names the caller gave go first (tun/tap so named before the batch,
+ *     those NICs first in it), and no template takes one (pick_free())
  *  3. names and ifindexes learned: from the NLM_F_ECHO copy where the kernel
  *     sends one, else by name (one batch) or, for kernel-named NICs, by the
  *     MAC we chose (one dump)
@@ -38,6 +40,8 @@ struct op {
 	unsigned int *todo, ntodo;	/* NICs this call creates */
 	unsigned int *pend, npend;	/* netlink NICs still to create */
 	unsigned int *reqnic;		/* batch request -> NIC index */
+	bool named;			/* some NIC asks for a name by name */
+	uint32_t *held;			/* pick_free()'s scratch, when named */
 	struct nl_batch b;
 };
 
@@ -171,6 +175,51 @@ static int resolve_lowers(struct op *op)
 
 /* 2. ---------------------------------------------------------------- */
 
+/* Whether a NIC of this call not created yet asks for name in home by
+ * name: its own explicit name, or its veth peer's beside it. */
+static bool named_in_call(struct op *op, unsigned int home, const char *name)
+{
+	unsigned int k;
+
+	for (k = 0; k < op->ntodo; k++) {
+		const struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+		if (nic->created || nic->home != home)
+			continue;
+		if (nic->naming == VNIC_NAMING_EXPLICIT && !strcmp(nic->tmpl, name))
+			return true;
+		if (nic->kind == VNIC_KIND_VETH && nic->peer_home == home &&
+		    !strcmp(nic->peer_name, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The lowest free name of the template that no NIC of this call asks for
+ * by name: that one is the caller's, and taking it for a template would
+ * fail its NIC with EEXIST.  The names passed over are held until one is
+ * found (at most one a name asked for: two a NIC), then given back (the
+ * NIC that asked for one makes it taken).
+ */
+static int pick_free(struct op *op, struct vnic_nic *nic, struct linkcache *lc,
+		     const char *prefix)
+{
+	int err = linkcache_pick(lc, prefix, &nic->suffix);
+	unsigned int nheld = 0;
+
+	while (!err && op->named) {
+		name_format(nic->name, prefix, nic->suffix);
+		if (!named_in_call(op, nic->home, nic->name))
+			break;
+		op->held[nheld++] = nic->suffix;
+		err = linkcache_pick(lc, prefix, &nic->suffix);
+	}
+	while (nheld)
+		linkcache_unpick(lc, prefix, op->held[--nheld]);
+	return err;
+}
+
 static int pick_name(struct op *op, unsigned int i)
 {
 	struct vnic_nic *nic = NIC(op, i);
@@ -195,7 +244,7 @@ static int pick_name(struct op *op, unsigned int i)
 	if (err)
 		return fail(op, err, VNIC_STEP_NAME, i, NULL, "link table");
 	name_prefix(nic->tmpl, prefix);
-	err = linkcache_pick(lc, prefix, &nic->suffix);
+	err = pick_free(op, nic, lc, prefix);
 	if (err)
 		return fail(op, err, VNIC_STEP_NAME, i, NULL,
 			    err == -ENOSPC ? "every name of this template is taken" : "");
@@ -431,16 +480,18 @@ static int create_links(struct op *op)
 	return fail(op, -EEXIST, VNIC_STEP_NAME, op->pend[0], NULL, what);
 }
 
-static int create_taps(struct op *op)
+/* The tun/tap devices named by the caller (explicit) or by a template. */
+static int create_taps(struct op *op, bool explicit)
 {
 	unsigned int k;
 	int err = 0;
 
 	for (k = 0; k < op->ntodo && !err; k++) {
-		unsigned int i = op->todo[k];
+		struct vnic_nic *nic = NIC(op, op->todo[k]);
 
-		if (kind_is_tun(NIC(op, i)->kind))
-			err = tap_create(op->g, &op->hs, i);
+		if (kind_is_tun(nic->kind) &&
+		    (nic->naming == VNIC_NAMING_EXPLICIT) == explicit)
+			err = tap_create(op->g, &op->hs, op->todo[k]);
 	}
 	return err;
 }
@@ -639,6 +690,26 @@ static void place_peer(struct vnic_nic *nic)
 	nic->peer_outer = !beside && nic->peer_up;
 }
 
+/*
+ * The netlink NICs to create, those named by the caller first: the
+ * kernel's "%d" of a NIC sent before them would take the lowest free
+ * name, which may be one of theirs (the cache steers clear of them in
+ * pick_free()).  The kernel's own order is otherwise the NICs'.
+ */
+static void order_pending(struct op *op)
+{
+	unsigned int k, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (k = 0; k < op->ntodo; k++) {
+			struct vnic_nic *nic = NIC(op, op->todo[k]);
+
+			if (!kind_is_tun(nic->kind) &&
+			    (nic->naming == VNIC_NAMING_EXPLICIT) == !pass)
+				op->pend[op->npend++] = op->todo[k];
+		}
+}
+
 static int op_init(struct op *op, struct vnic_guest *g)
 {
 	unsigned int i;
@@ -668,10 +739,13 @@ static int op_init(struct op *op, struct vnic_guest *g)
 			return fail(op, err, VNIC_STEP_SOCKET, i, NULL,
 				    "socket in the target namespace");
 		op->todo[op->ntodo++] = i;
-		if (!kind_is_tun(nic->kind))
-			op->pend[op->npend++] = i;
+		op->named |= nic->naming == VNIC_NAMING_EXPLICIT ||
+			     nic->kind == VNIC_KIND_VETH;
 	}
-	return 0;
+	order_pending(op);
+	if (op->named)
+		op->held = calloc(2 * g->n + 1, sizeof(*op->held));
+	return op->named && !op->held ? -ENOMEM : 0;
 }
 
 static void op_fini(struct op *op)
@@ -681,6 +755,7 @@ static void op_fini(struct op *op)
 	free(op->todo);
 	free(op->pend);
 	free(op->reqnic);
+	free(op->held);
 }
 
 static int create_all(struct op *op)
@@ -688,10 +763,13 @@ static int create_all(struct op *op)
 	int err;
 
 	err = resolve_lowers(op);
+	/* Names asked for by name before any "%d" (order_pending()). */
+	if (!err)
+		err = create_taps(op, true);
 	if (!err)
 		err = create_links(op);
 	if (!err)
-		err = create_taps(op);
+		err = create_taps(op, false);
 	if (!err)
 		err = resolve_links(op);
 	if (!err)

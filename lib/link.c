@@ -57,6 +57,7 @@ int link_parse(const struct nlmsghdr *nlh, struct link_attrs *la)
 		return -EBADMSG;
 	ifi = mnl_nlmsg_get_payload(nlh);
 	la->type = nlh->nlmsg_type;
+	la->family = ifi->ifi_family;
 	la->ifindex = ifi->ifi_index;
 	la->flags = ifi->ifi_flags;
 	/* Up to nlmsg_len exactly: mnl_attr_for_each() would walk on to the

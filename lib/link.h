@@ -10,6 +10,9 @@
 struct link_attrs {
 	int ifindex;
 	uint16_t type;		/* RTM_NEWLINK or RTM_DELLINK */
+	uint8_t family;		/* ifi_family: AF_UNSPEC for the link's
+				 * own messages, AF_BRIDGE for a bridge
+				 * port's (no IFLA_LINKINFO) */
 	unsigned int flags;	/* ifi_flags */
 	const char *name;	/* IFLA_IFNAME, or NULL */
 	const char *alias;	/* IFLA_IFALIAS, or NULL */

@@ -192,6 +192,11 @@ static int apply_link(struct linkcache *lc, const struct link_attrs *la)
 	bool named = la->type == RTM_NEWLINK && la->name;
 	int err;
 
+	/* A bridge port's own notifications (AF_BRIDGE) carry no kind, and
+	 * its release from the bridge is an RTM_DELLINK of a link that
+	 * stays: they are about the port, not the link. */
+	if (la->family != AF_UNSPEC)
+		return 0;
 	if (l) {
 		if (named && !strcmp(la->name, l->name)) {
 			/* Same name: a state change.  The bits and the name

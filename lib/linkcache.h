@@ -24,9 +24,10 @@ int linkcache_rebuild(struct linkcache *lc, struct nl_sock *s);
 /* Apply pending link events; rebuild on overflow (or always, unmonitored).
  * *resynced is set when a rebuild happened. */
 int linkcache_update(struct linkcache *lc, struct nl_sock *s, int *resynced);
-/* Lowest free, not quarantined suffix for prefix; the name marked taken
- * for every prefix it belongs to ("ab10": "ab" and "ab1").  -ENOSPC when
- * the names prefixN that fit IFNAMSIZ are all taken. */
+/* Lowest free, not quarantined suffix for prefix (namepick_pick(): a
+ * quarantined one when every free one is); the name marked taken for
+ * every prefix it belongs to ("ab10": "ab" and "ab1").  -ENOSPC when the
+ * names prefixN that fit IFNAMSIZ are all taken. */
 int linkcache_pick(struct linkcache *lc, const char *prefix, uint32_t *suffix);
 /* A pick that was never created: free again, not quarantined. */
 void linkcache_unpick(struct linkcache *lc, const char *prefix, uint32_t suffix);

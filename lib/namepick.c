@@ -594,19 +594,12 @@ static int use_prefix(struct namepick *np, const char *prefix,
 	return 0;
 }
 
-int namepick_pick(struct namepick *np, const char *prefix,
-		  namepick_links_fn *links, void *arg, uint32_t *suffix)
+/* The lowest suffix of p from its hint on that is neither taken nor
+ * quarantined, or -ENOSPC. */
+static int lowest_free(const struct np_prefix *p, uint32_t *suffix)
 {
-	char name[VNIC_IFNAME_MAX + 1];
-	struct np_prefix *p;
 	uint32_t w;
-	int err;
 
-	/* First: it may drop prefixes, p among them if made before. */
-	expire(np);
-	err = use_prefix(np, prefix, links, arg, &p);
-	if (err)
-		return err;
 	for (w = p->hint / 64;; w++) {
 		struct np_page *pg = page_of(p, w * 64);
 		uint64_t busy = 0;
@@ -624,15 +617,76 @@ int namepick_pick(struct namepick *np, const char *prefix,
 		s = w * 64 + (uint32_t)__builtin_ctzll(~busy);
 		if (s > p->max)
 			return -ENOSPC;
-		/* Taken for every template whose name it is, too. */
-		name_format(name, p->prefix, s);
-		err = namepick_claim(np, name);
-		if (err)
-			return err;
-		p->hint = s + 1;
 		*suffix = s;
 		return 0;
 	}
+}
+
+/*
+ * Every free suffix of p is quarantined: the quarantine is a preference,
+ * never a reason to fail a create the kernel would do (a template of a
+ * few names, a guest made again at once).  The one freed longest ago is
+ * handed out, the one whose time is up first: the FIFO is oldest first,
+ * and an entry whose time a later free of the name took over is skipped.
+ * O(frees), on this path only.
+ */
+static int oldest_quarantined(const struct namepick *np,
+			      const struct np_prefix *p, uint32_t *suffix)
+{
+	uint32_t i, s;
+
+	for (i = 0; i < np->fcount; i++) {
+		const struct np_freed *f = &np->fifo[(np->fhead + i) % np->fcap];
+		const struct np_page *pg;
+
+		if (!name_of(p, f->name, &s) || !(pg = page_of(p, s)))
+			continue;
+		if ((pg->quar[PAGE_WORD(s)] & PAGE_BIT(s)) &&
+		    !(pg->used[PAGE_WORD(s)] & PAGE_BIT(s)) &&
+		    pg->until[s % NP_PAGE_BITS] == (uint32_t)f->until) {
+			*suffix = s;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int namepick_pick(struct namepick *np, const char *prefix,
+		  namepick_links_fn *links, void *arg, uint32_t *suffix)
+{
+	char name[VNIC_IFNAME_MAX + 1];
+	struct np_prefix *p;
+	struct np_page *pg;
+	bool quarantined;
+	uint32_t s;
+	int err;
+
+	/* First: it may drop prefixes, p among them if made before. */
+	expire(np);
+	err = use_prefix(np, prefix, links, arg, &p);
+	if (err)
+		return err;
+	err = lowest_free(p, &s);
+	quarantined = err == -ENOSPC;
+	if (quarantined)
+		err = oldest_quarantined(np, p, &s);
+	if (err)
+		return err;
+	/* Taken for every template whose name it is, too. */
+	name_format(name, p->prefix, s);
+	err = namepick_claim(np, name);
+	if (err)
+		return err;
+	if (quarantined) {
+		/* Its quarantine here ends now; a free starts another. */
+		pg = page_of(p, s);
+		pg->quar[PAGE_WORD(s)] &= ~PAGE_BIT(s);
+		p->nquar--;
+	} else {
+		p->hint = s + 1;
+	}
+	*suffix = s;
+	return 0;
 }
 
 void namepick_unpick(struct namepick *np, const char *prefix, uint32_t suffix)

@@ -39,10 +39,11 @@ void namepick_freed(struct namepick *np, const char *name);
  * quarantine stays. */
 void namepick_clear_used(struct namepick *np);
 
-/* Lowest free, not quarantined suffix for prefix; the name marked taken
- * for every prefix it belongs to ("ab10": "ab" and "ab1").  links gives
- * the links' names when prefix is first used.  -ENOSPC when the names
- * prefixN that fit IFNAMSIZ are all taken. */
+/* Lowest free, not quarantined suffix for prefix, or when every free one
+ * is quarantined the one freed longest ago; the name marked taken for
+ * every prefix it belongs to ("ab10": "ab" and "ab1").  links gives the
+ * links' names when prefix is first used.  -ENOSPC when the names prefixN
+ * that fit IFNAMSIZ are all taken. */
 int namepick_pick(struct namepick *np, const char *prefix,
 		  namepick_links_fn *links, void *arg, uint32_t *suffix);
 /* A pick that was never created: free again, not quarantined. */

@@ -58,8 +58,9 @@ struct vnic_ctx_opts {
 	int netns_fd;
 	uint32_t flags;			/* enum vnic_ctx_flags */
 	/* A name freed less than this long ago is not handed out again by the
-	 * cache strategy (Documentation/allocator.rst, "Reuse policy").
-	 * 0: default 10000 ms. */
+	 * cache strategy while the template has another free name
+	 * (Documentation/allocator.rst, "Reuse policy").  0: default
+	 * 10000 ms. */
 	uint32_t quarantine_ms;
 	/* Receive buffer of the request socket; 0: 4 MiB. */
 	uint32_t rcvbuf;
