@@ -147,7 +147,9 @@ enum vnic_filter_feature {
  * others of another type) is refused with -EUCLEAN (-EPERM if a live
  * process owns it); a damaged table of libvnic's opens, and apply, remove
  * and guests refuse it with -EUCLEAN until a sync repairs it; one made with
- * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP).  bpf: the programs
+ * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP); -EAGAIN when other
+ * processes committed during each of its reads of the table (try again;
+ * apply, remove, sync and guests, which read it again, say the same).  bpf: the programs
  * and maps serving the context's namespace are found through the kernel
  * (no bpffs), or loaded.  Returns 0 with *out set, or a negative errno:
  * those, -EINVAL (an unknown backend, an option of the other backend, an
