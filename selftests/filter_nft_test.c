@@ -4388,4 +4388,100 @@ TEST_F(nft, reader_of_a_busy_owned_table_sees_no_damage)
 	EXPECT_LT(0u, ok);
 }
 
+/* --- limits --- */
+
+/* How many devices chain NAME of table netdev vnic hooks (nft 1.0.6's
+ * JSON does not list them; its text does). */
+static unsigned int chain_devs(const char *name)
+{
+	unsigned int k = 0;
+	char *t;
+
+	if (!cmd_out(&t, "nft list chain netdev vnic %s | grep -o 'devices = {[^}]*}' "
+		     "| tr ',' '\\n' | grep -c '[a-z]'", name))
+		k = (unsigned int)strtoul(t, NULL, 10);
+	free(t);
+	return k;
+}
+
+/* Guest NAME with NICs tbFROM..tbTO-1 (veths, default switches). */
+static int big_guest(struct vnic_policy *p, const char *name, unsigned int from,
+		     unsigned int to)
+{
+	char ifname[IFNAMSIZ], mac[18];
+	unsigned int i;
+	int ret = vnic_policy_add_guest(p, name, NULL);
+
+	for (i = from; !ret && i < to; i++) {
+		VNIC_OPTS(vnic_nic_policy, nic, .ifname = ifname,
+			  .kind = VNIC_KIND_VETH, .mac = mac);
+
+		snprintf(ifname, sizeof(ifname), "tb%u", i);
+		snprintf(mac, sizeof(mac), "02:00:00:0b:%02x:%02x", i / 256, i % 256);
+		ret = vnic_policy_add_nic(p, name, &nic);
+	}
+	return ret;
+}
+
+/*
+ * A guest's to-guest chain hooks its veth and tap NICs with no-promisc by
+ * name, and a netdev chain hooks at most 255 devices: a guest of 256 such
+ * NICs is refused by apply and sync before anything is sent (-E2BIG,
+ * saying what to do), not by the kernel's commit ("File too large"); 255
+ * fit, and so do 256 when one of them has no-promisc off.
+ */
+TEST_F(nft, guest_over_255_to_guest_hooks_refused)
+{
+	VNIC_OPTS(vnic_nic_policy, promisc, .ifname = "tb255",
+		  .kind = VNIC_KIND_VETH, .mac = "02:00:00:0b:00:ff",
+		  .switches = VNIC_SW_CLEAN & ~VNIC_SW_NO_PROMISC,
+		  .switches_set = 1);
+	VNIC_OPTS(vnic_filter_opts, o, .flags = VNIC_FILTER_NO_OWNER);
+	char *before, *after;
+	uint32_t g0, g1;
+	int ret;
+
+	ASSERT_EQ(0, st_run_cmd("for i in $(seq 0 255); do echo \"link add tb$i "
+				"type veth peer name tq$i\"; done | ip -batch -"));
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	ASSERT_EQ(0, big_guest(self->p, "big", 0, 256));
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &o, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	before = ruleset_text();
+	ASSERT_NE(NULL, before);
+	ASSERT_EQ(0, nft_genid(&g0));
+	ret = vnic_filter_apply(self->n, self->p, NULL);
+	EXPECT_EQ(-E2BIG, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_NE(NULL, strstr(vnic_ctx_errmsg(self->t.ctx),
+			       "guest big: 256 of its NICs"))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ret = vnic_filter_sync(self->n, self->p, NULL);
+	EXPECT_EQ(-E2BIG, ret) TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	ASSERT_EQ(0, nft_genid(&g1));
+	EXPECT_EQ(g0, g1) TH_LOG("something was committed");
+	after = ruleset_text();
+	ASSERT_NE(NULL, after);
+	EXPECT_STREQ(before, after);
+	free(before);
+	free(after);
+
+	/* 255 fit. */
+	vnic_policy_free(self->p);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	ASSERT_EQ(0, big_guest(self->p, "big", 0, 255));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(255u, chain_devs("to_big"));
+
+	/* 256, one of them without no-promisc: 255 hooks. */
+	vnic_policy_free(self->p);
+	ASSERT_EQ(0, vnic_policy_new(self->t.ctx, &self->p));
+	ASSERT_EQ(0, big_guest(self->p, "big", 0, 255));
+	ASSERT_EQ(0, vnic_policy_add_nic(self->p, "big", &promisc));
+	ASSERT_EQ(0, vnic_filter_apply(self->n, self->p, NULL))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	EXPECT_EQ(255u, chain_devs("to_big"));
+	EXPECT_EQ(0, st_run_cmd("! nft list chain netdev vnic to_big | grep -w tb255"));
+}
+
 TEST_HARNESS_MAIN

@@ -190,7 +190,8 @@ struct vnic_filter_result {
  * -EINVAL (NULL, res->sz below the 0.1 struct, a policy that fails
  * vnic_policy_check()), -EOPNOTSUPP (bpf: custom rules), -EROFS (nft: read
  * only), -EEXIST (a NIC of p belongs to an installed guest p does not
- * replace), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
+ * replace), -E2BIG (nft: a guest with over 255 veth and tap NICs with
+ * no-promisc hooked by name), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
  * changed the ruleset or the maps meanwhile: build the change again; bpf:
  * the handle keeps what it read, so every later call on it says -EAGAIN
  * again: close it and open a new one), -ENOSPC
