@@ -4161,9 +4161,10 @@ static int cw_policy(struct vnic_ctx *ctx, const char *name, const char *ifname,
  * opens, CW_ROUNDS rounds of: guest cID replaced (a new address), guest
  * xID added, xID removed.  Exits 0, or 1 with the failed call on stderr.
  */
-static void cw_child(unsigned int id, uint32_t flags, int barrier, int report)
+static void cw_child(unsigned int id, uint32_t flags, uint32_t capacity,
+		     int barrier, int report)
 {
-	VNIC_OPTS(vnic_filter_opts, o, .flags = flags);
+	VNIC_OPTS(vnic_filter_opts, o, .flags = flags, .capacity = capacity);
 	struct vnic_filter *f = NULL;
 	struct vnic_ctx *ctx = NULL;
 	char c[16], x[16], cn[16], xn[16], line[600];
@@ -4218,7 +4219,8 @@ static void cw_child(unsigned int id, uint32_t flags, int barrier, int report)
  */
 static void concurrent_writers(struct __test_metadata *_metadata,
 			       struct pkt_topo *t, struct vnic_filter **h,
-			       struct vnic_policy **pol, uint32_t flags)
+			       struct vnic_policy **pol, uint32_t flags,
+			       uint32_t capacity)
 {
 	VNIC_OPTS(vnic_filter_opts, o, .flags = VNIC_FILTER_NO_OWNER);
 	struct vnic_filter_result res = { .sz = sizeof(res) };
@@ -4244,7 +4246,7 @@ static void concurrent_writers(struct __test_metadata *_metadata,
 		if (!pid[i]) {
 			close(barrier[1]);
 			close(report[0]);
-			cw_child(i, flags, barrier[0], report[1]);
+			cw_child(i, flags, capacity, barrier[0], report[1]);
 		}
 	}
 	close(barrier[0]);
@@ -4307,7 +4309,14 @@ static void concurrent_writers(struct __test_metadata *_metadata,
 TEST_F(nft, concurrent_unowned_writers_lose_nothing)
 {
 	concurrent_writers(_metadata, &self->t, &self->n, &self->p,
-			   VNIC_FILTER_NO_OWNER);
+			   VNIC_FILTER_NO_OWNER, 0);
+}
+
+/* The same with sets sized for one NIC: commits that grow them race too. */
+TEST_F(nft, concurrent_unowned_writers_growing_sets_lose_nothing)
+{
+	concurrent_writers(_metadata, &self->t, &self->n, &self->p,
+			   VNIC_FILTER_NO_OWNER, 1);
 }
 
 /*
