@@ -4397,6 +4397,77 @@ TEST_F(nft, reader_of_a_busy_owned_table_sees_no_damage)
 	EXPECT_LT(0u, ok);
 }
 
+/*
+ * vnicctl filter show next to a busy owner: a diff of the table against
+ * its own state element, read while the owner commits, reports no
+ * difference (the table is never damaged) or says -EAGAIN; never a
+ * difference that a torn read made up.
+ */
+TEST_F(nft, diff_of_a_busy_owned_table_reports_no_damage)
+{
+	VNIC_OPTS(vnic_filter_opts, ro, .flags = VNIC_FILTER_READ_ONLY);
+	unsigned int ok = 0, again = 0, other = 0, told = 0, i;
+	int barrier[2], st, ret;
+	long long end;
+	pid_t owner;
+
+	ASSERT_EQ(0, st_run_cmd("ip link add cw0 type veth peer name cwp0 && "
+				"ip link add cx0 type veth peer name cxp0"));
+	ASSERT_EQ(0, pipe2(barrier, O_CLOEXEC));
+	owner = fork();
+	ASSERT_LE(0, owner);
+	if (!owner) {
+		struct vnic_filter *f = NULL;
+		struct vnic_ctx *ctx = NULL;
+		struct vnic_policy *p = NULL, *q = NULL;
+		const char *const rm[] = { "x0" };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(barrier[0]);
+		if (vnic_ctx_new(NULL, &ctx) || vnic_filter_open(ctx, NULL, &f) ||
+		    cw_policy(ctx, "c0", "cw0", 0, 0, &p) ||
+		    cw_policy(ctx, "x0", "cx0", 0, 0, &q) ||
+		    vnic_filter_apply(f, p, NULL))
+			_exit(1);
+		close(barrier[1]);
+		for (i = 0; i < 100000; i++)
+			if (vnic_filter_apply(f, q, NULL) ||
+			    vnic_filter_remove(f, rm, 1, NULL))
+				_exit(2);
+		_exit(0);
+	}
+	close(barrier[1]);
+	ASSERT_EQ(0, read(barrier[0], &st, 1)) TH_LOG("the owner failed");
+	close(barrier[0]);
+	ASSERT_EQ(0, vnic_filter_open(self->t.ctx, &ro, &self->n))
+		TH_LOG("%s", vnic_ctx_errmsg(self->t.ctx));
+	end = st_now_ms() + 1500;
+	for (i = 0; st_now_ms() < end && i < 500; i++) {
+		struct seen_objs seen = { "", 0 };
+
+		ret = vnic_filter_diff(self->n, NULL, seen_cb, &seen, NULL);
+		if (ret == -EAGAIN) {
+			again++;
+		} else if (ret) {
+			if (!other++)
+				TH_LOG("diff: %d '%s'", ret, vnic_ctx_errmsg(self->t.ctx));
+		} else if (seen.n) {
+			if (!told++)
+				TH_LOG("diff reported: %s", seen.text);
+		} else {
+			ok++;
+		}
+	}
+	kill(owner, SIGKILL);
+	waitpid(owner, &st, 0);
+	EXPECT_TRUE(WIFSIGNALED(st)) TH_LOG("the owner stopped: status 0x%x", st);
+	TH_LOG("%u diffs: %u clean, %u -EAGAIN, %u made-up differences, %u failed",
+	       i, ok, again, told, other);
+	EXPECT_EQ(0u, told);
+	EXPECT_EQ(0u, other);
+	EXPECT_LT(0u, ok);
+}
+
 /* --- limits --- */
 
 /* How many devices chain NAME of table netdev vnic hooks (nft 1.0.6's
