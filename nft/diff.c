@@ -1542,6 +1542,17 @@ static int once(struct vnic_nft *n, const struct vnic_policy *p,
 				       n->has_state && !n->replay ?
 				       &n->clean_gen : NULL);
 	genid = have.genid;
+	/* Every try of the read saw a commit: its pieces need not agree, and
+	 * what it would report (or a batch pinned to it would meet) is no
+	 * state the table had.  Said as a lost race, before any of it is
+	 * told to fn: a diff has no commit whose failure would say it. */
+	if (!err && have.torn) {
+		err = vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_DUMP, -1, NULL,
+				   "table netdev %s changed during each of its "
+				   "reads (other processes committing): try again",
+				   n->table);
+		goto out;
+	}
 	if (!err && !p) {
 		err = self_check(&dc);
 		goto out;

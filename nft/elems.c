@@ -476,6 +476,15 @@ const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
 	return devs;
 }
 
+unsigned int guest_to_count(const struct vnic_nft *n, const struct pguest *g)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < g->nn; i++)
+		k += to_dev(n, &g->nics[i]);
+	return k;
+}
+
 /* pfx then name into buf, cut to len as snprintf() would cut it. */
 static void name_cat(char *buf, size_t len, const char *pfx, const char *name)
 {

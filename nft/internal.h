@@ -469,6 +469,8 @@ int guest_del_to_chain(struct vnic_nft *n, struct nbatch *b, const char *guest);
  * (n NULL: all of them); NULL-terminated, malloc'd. */
 const char **guest_to_devs(const struct vnic_nft *n, const struct pguest *g,
 			   unsigned int *count);
+/* How many guest_to_devs() has (no allocation). */
+unsigned int guest_to_count(const struct vnic_nft *n, const struct pguest *g);
 
 /* The guests set's key for a guest, and its counter and chain names. */
 uint32_t guest_key(const char *name);

@@ -202,16 +202,33 @@ int nbatch_put(struct nbatch *b, uint16_t type, uint16_t flags,
 	return 0;
 }
 
-/* The first error queued for the batch, with the kernel's message. */
+/*
+ * The first error queued for the batch, with the kernel's message.  A
+ * batch whose every message is refused (a table another process owns)
+ * queues an error each, which can be more than the receive buffer holds:
+ * the kernel drops the rest and says ENOBUFS, before what is still
+ * queued, and drops every later message to the socket (the next request's
+ * reply too, which was then waited for in vain) until that queue has been
+ * read empty (netlink_overrun()).  So read on to the end: the errors kept
+ * are the batch's first, and the batch failed (any error aborts it).
+ */
 static int collect_errors(struct vnic_nft *n, char *buf)
 {
-	int first = 0;
+	int first = 0, lost = 0;
 	ssize_t r;
 
-	while ((r = nl_recv_sock(&n->nl, buf, RECV_SIZE, MSG_DONTWAIT)) > 0) {
+	for (;;) {
 		const struct nlmsghdr *nlh;
-		int left = (int)r;
+		int left;
 
+		r = nl_recv_sock(&n->nl, buf, RECV_SIZE, MSG_DONTWAIT);
+		if (r == -ENOBUFS && !lost) {
+			lost = (int)r;
+			continue;
+		}
+		if (r <= 0)
+			break;
+		left = (int)r;
 		for (nlh = (void *)buf; nl_msg_ok(nlh, left);
 		     nlh = mnl_nlmsg_next(nlh, &left)) {
 			const char *bad;
@@ -233,7 +250,7 @@ static int collect_errors(struct vnic_nft *n, char *buf)
 	}
 	if (r < 0 && r != -EAGAIN && !first)
 		first = (int)r;
-	return first;
+	return first ? first : lost;
 }
 
 /*

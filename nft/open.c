@@ -209,8 +209,19 @@ static int read_all(struct vnic_nft *n, struct table_info *ti)
  * Read again while the generation moves, a bounded number of times; the
  * error of a torn read is dropped, not the caller's earlier one.  *gen:
  * the generation before the read, then the one it saw.
+ *
+ * Every try torn (other writers committing faster than a read takes: four
+ * processes changing guests at once did it), what the last one found is
+ * no damage, and not a table that is not ours: -EAGAIN, as a commit that
+ * lost such a race.  A torn read that found nothing wrong is returned as
+ * it is: a change pins its commit to *gen, which then fails (-EAGAIN).
  */
 #define READ_TRIES 5
+
+static bool torn_error(int err)
+{
+	return err == -EUCLEAN || err == -EPERM || err == -ENOENT;
+}
 
 static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
 {
@@ -228,11 +239,21 @@ static int read_stable(struct vnic_nft *n, struct table_info *ti, uint32_t *gen)
 		gerr = nfnl_genid(n, &g);
 		if (gerr)
 			return err ? err : gerr;
-		if (g == *gen || i == READ_TRIES)
+		if (g == *gen)
 			return err;
+		if (i == READ_TRIES)
+			break;
 		*gen = g;
 		n->ctx->err = saved;
 	}
+	if (!torn_error(err))
+		return err;
+	n->damage[0] = '\0';
+	n->ctx->err = saved;
+	return vnic_set_err(n->ctx, -EAGAIN, VNIC_STEP_DUMP, -1, NULL,
+			    "table netdev %s changed during each of %u reads of "
+			    "it (other processes committing): try again",
+			    n->table, READ_TRIES);
 }
 
 /*

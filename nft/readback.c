@@ -484,6 +484,7 @@ static int read_all(struct vnic_nft *n, struct tstate *t, bool elems_only,
 	 * table it did not see whole. */
 	t->genid = g0;
 	t->vouched = v;
+	t->torn = !err && g1 != g0;
 	return err;
 }
 

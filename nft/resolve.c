@@ -140,6 +140,35 @@ int keys_untaken(struct vnic_nft *n, const struct vnic_policy *p)
 }
 
 /*
+ * A guest's to-guest chain (to_NAME) hooks its veth and tap NICs with
+ * no-promisc by name, and a netdev chain hooks at most SHARD_DEVS devices
+ * (the kernel's NFT_NETDEVICE_MAX): the commit of a guest with more failed
+ * with the kernel's EFBIG, "File too large".  Refused before anything is
+ * sent, saying what to do.  (The shared chains are sharded instead: their
+ * devices are many guests'.)
+ */
+static int to_chains_fit(struct vnic_nft *n, const struct vnic_policy *p)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < p->n; i++) {
+		k = guest_to_count(n, p->g[i]);
+		if (k > SHARD_DEVS)
+			return vnic_set_err(n->ctx, -E2BIG, VNIC_STEP_VALIDATE, -1,
+					    NULL, "guest %s: %u of its NICs (veth "
+					    "and tap with no-promisc) would be "
+					    "hooked by name on its chain to_%s, "
+					    "which hooks at most %u devices: hook "
+					    "them by a name prefix, or turn "
+					    "no-promisc off on %u of them; nothing "
+					    "was changed", p->g[i]->name, k,
+					    p->g[i]->name, SHARD_DEVS,
+					    k - SHARD_DEVS);
+	}
+	return 0;
+}
+
+/*
  * Every NIC of p by name (policy_resolve_nics(): from the context's link
  * table when it is exact, else SIOCGIFINDEX on a socket of the context's
  * namespace, which costs a name lookup where an RTM_GETLINK reply carries
@@ -149,7 +178,7 @@ int keys_untaken(struct vnic_nft *n, const struct vnic_policy *p)
 int resolve_policy(struct vnic_nft *n, const struct vnic_policy *p,
 		   struct resolved *r)
 {
-	int err = keys_unique(n, p);
+	int err = keys_unique(n, p) ?: to_chains_fit(n, p);
 
 	if (!err)
 		err = policy_resolve_nics(n->ctx, p, &n->ifsock, &r->ifi, &r->off);

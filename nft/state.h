@@ -99,6 +99,7 @@ struct tstate {
 	char *state_comment;
 	uint32_t genid;			/* the generation it was read at */
 	bool vouched;			/* read at the vouched generation */
+	bool torn;			/* every try saw a commit (readback.c) */
 };
 
 void *ntab_get(struct ntab *t, const char *name);

@@ -147,7 +147,9 @@ enum vnic_filter_feature {
  * others of another type) is refused with -EUCLEAN (-EPERM if a live
  * process owns it); a damaged table of libvnic's opens, and apply, remove
  * and guests refuse it with -EUCLEAN until a sync repairs it; one made with
- * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP).  bpf: the programs
+ * VNIC_FILTER_NO_OWNER cannot be claimed (-EOPNOTSUPP); -EAGAIN when other
+ * processes committed during each of its reads of the table (try again;
+ * apply, remove, sync and guests, which read it again, say the same).  bpf: the programs
  * and maps serving the context's namespace are found through the kernel
  * (no bpffs), or loaded.  Returns 0 with *out set, or a negative errno:
  * those, -EINVAL (an unknown backend or flag, an option of the other
@@ -188,7 +190,8 @@ struct vnic_filter_result {
  * -EINVAL (NULL, res->sz below the 0.1 struct, a policy that fails
  * vnic_policy_check()), -EOPNOTSUPP (bpf: custom rules), -EROFS (nft: read
  * only), -EEXIST (a NIC of p belongs to an installed guest p does not
- * replace), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
+ * replace), -E2BIG (nft: a guest with over 255 veth and tap NICs with
+ * no-promisc hooked by name), -ENODEV (a NIC of p does not exist), -EAGAIN (someone else
  * changed the ruleset or the maps meanwhile: build the change again; bpf:
  * the handle keeps what it read, so every later call on it says -EAGAIN
  * again: close it and open a new one), -ENOSPC
