@@ -73,7 +73,12 @@ drops() {
 	vcf -j filter show >"$TMP/show" || return
 	jq -r --arg g "$1" '.[] | select(.guest == $g) | .packets' "$TMP/show"
 }
-guests() { vcf -j filter show | jq -r '[.[].guest] | sort | join(" ")'; }
+# A failed show prints what failed: "" would pass for "no guest left".
+guests() {
+	local o
+	o=$(vcf -j filter show 2>&1) || { echo "(filter show failed: $o)"; return 1; }
+	jq -r '[.[].guest] | sort | join(" ")' <<<"$o"
+}
 links() { ip -o link show | awk -F': ' '{ print $2 }' | sed 's/@.*//' | sort | tr '\n' ' '; }
 
 gt() { [ "$($1 "${@:3}")" -gt "$2" ]; }

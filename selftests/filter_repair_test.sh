@@ -85,9 +85,8 @@ unhook() {
 		echo "$body" | tail -n +2 | sed "s/^\t*/add rule netdev vnic $chain /"
 	} >"$TMP/unhook.nft"
 	nft -f "$TMP/unhook.nft" || { cat "$TMP/unhook.nft" >&2; return 1; }
-	nft list chain netdev vnic "$chain" | grep "\b$dev\b" >/dev/null &&
+	! nft list chain netdev vnic "$chain" | grep "\b$dev\b" >/dev/null ||
 		fail "$dev is still hooked"
-	return 0
 }
 
 # CHAIN made again at HOOK and priority PRIO, with its devices and rules:
