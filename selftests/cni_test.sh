@@ -786,6 +786,75 @@ SHIM
 	expect_eq "$(leases)" 0 "leases after the raced DEL"
 }
 
+# A DEL whose interface deletion fails (the kernel refuses RTM_DELLINK: a
+# shim of libmnl's send, as above) fails, and leaves the interface
+# filtered: a datagram from an address the container gave itself is still
+# dropped and counted.  DEL removed the filter first, so the host end stayed
+# up without it until the runtime's retry.  The retry removes everything.
+case_del_failing_nic_deletion_keeps_the_filter() {
+	local cc=${CC:-cc} ns h
+	command -v "$cc" >/dev/null || { echo "no C compiler for the shim"; exit 77; }
+	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; exit 77; }
+	cat >"$TMP/nodel.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+/* RTM_DELLINK on a NETLINK_ROUTE socket (17 is a batch end on nfnetlink). */
+static int dellink(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len, proto = 0;
+	socklen_t sl = sizeof(proto);
+
+	if (getsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_PROTOCOL, &proto, &sl) ||
+	    proto != NETLINK_ROUTE)
+		return 0;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		if (nlh->nlmsg_type == RTM_DELLINK)
+			return 1;
+	return 0;
+}
+ssize_t mnl_socket_sendto(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	ssize_t (*real)(const struct mnl_socket *, const void *, size_t) =
+		dlsym(RTLD_NEXT, "mnl_socket_sendto");
+
+	if (dellink(nl, buf, len)) {
+		errno = EPERM;
+		return -1;
+	}
+	return real(nl, buf, len);
+}
+SHIM
+	"$cc" -shared -fPIC -o "$TMP/nodel.so" "$TMP/nodel.c" -ldl ||
+		fail "cannot build the shim" || return
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	LD_PRELOAD=$TMP/nodel.so cni DEL c1 eth0 "$ns" "$(conf)" &&
+		{ fail "DEL passed without deleting the interface"; return 1; }
+	jqo '.code == 103' || return
+	ip link show "$h" >/dev/null || fail "the shim let $h go" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests while $h stays" || return
+	in_ns "$ns" ip addr add 10.9.0.77/24 dev eth0 &&
+	in_ns "$ns" ip route replace 10.9.0.1 dev eth0 src 10.9.0.77 || return
+	send_udp "$ns"
+	until_ok gt drops 0 c1.eth0 || fail "spoofed datagram not dropped" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL retried: $(cat "$TMP/out")" || return
+	ip link show "$h" >/dev/null 2>&1 && { fail "the retried DEL left $h"; return 1; }
+	expect_eq "$(guests)" "" "filter guests after the retried DEL" || return
+	expect_eq "$(leases)" 0 "leases after the retried DEL" || return
+	expect_eq "$(states)" 0 "state files after the retried DEL"
+}
+
+# The same with the bpf backend: its filter sits on the host end itself.
+case_del_failing_nic_deletion_keeps_the_bpf_filter() {
+	CONF_EXTRA='{"filterBackend": "bpf"}' VC_BACKEND=bpf \
+		case_del_failing_nic_deletion_keeps_the_filter
+}
+
 # A second ADD of an attachment that exists fails (its interface is
 # taken) and leaves the first one's state file, which its DEL and GC read.
 case_second_add_keeps_first_state() {
@@ -1219,7 +1288,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
-       del_retries_a_raced_removal second_add_keeps_first_state
+       del_retries_a_raced_removal del_failing_nic_deletion_keeps_the_filter
+       del_failing_nic_deletion_keeps_the_bpf_filter second_add_keeps_first_state
        held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
        gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
        status_sees_a_held_table
