@@ -786,15 +786,13 @@ SHIM
 	expect_eq "$(leases)" 0 "leases after the raced DEL"
 }
 
-# A DEL whose interface deletion fails (the kernel refuses RTM_DELLINK: a
-# shim of libmnl's send, as above) fails, and leaves the interface
-# filtered: a datagram from an address the container gave itself is still
-# dropped and counted.  DEL removed the filter first, so the host end stayed
-# up without it until the runtime's retry.  The retry removes everything.
-case_del_failing_nic_deletion_keeps_the_filter() {
-	local cc=${CC:-cc} ns h
-	command -v "$cc" >/dev/null || { echo "no C compiler for the shim"; exit 77; }
-	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; exit 77; }
+# nodel_shim: $TMP/nodel.so, a shim of libmnl's send (vnic-cni links libmnl
+# dynamically) that fails every RTM_DELLINK with EPERM, as a kernel that
+# refuses the deletion would; 77 (SKIP) where it cannot be built.
+nodel_shim() {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || { echo "no C compiler for the shim"; return 77; }
+	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; return 77; }
 	cat >"$TMP/nodel.c" <<'SHIM'
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -831,6 +829,16 @@ ssize_t mnl_socket_sendto(const struct mnl_socket *nl, const void *buf, size_t l
 SHIM
 	"$cc" -shared -fPIC -o "$TMP/nodel.so" "$TMP/nodel.c" -ldl ||
 		fail "cannot build the shim" || return
+}
+
+# A DEL whose interface deletion fails (the kernel refuses RTM_DELLINK:
+# nodel_shim) fails with code 103, and leaves the interface
+# filtered: a datagram from an address the container gave itself is still
+# dropped and counted.  DEL removed the filter first, so the host end stayed
+# up without it until the runtime's retry.  The retry removes everything.
+case_del_failing_nic_deletion_keeps_the_filter() {
+	local ns h
+	nodel_shim || return
 	container ns && add c1 "$ns" || return
 	h=$(host_end c1)
 	LD_PRELOAD=$TMP/nodel.so cni DEL c1 eth0 "$ns" "$(conf)" &&
@@ -853,6 +861,27 @@ SHIM
 case_del_failing_nic_deletion_keeps_the_bpf_filter() {
 	CONF_EXTRA='{"filterBackend": "bpf"}' VC_BACKEND=bpf \
 		case_del_failing_nic_deletion_keeps_the_filter
+}
+
+# A GC whose interface deletion fails (nodel_shim) fails with code 103 and
+# leaves the stale interface filtered; it removed the filters first, and
+# left that interface unfiltered until the next GC.  The next GC removes it.
+case_gc_failing_nic_deletion_keeps_the_filter() {
+	local ns1 ns2 h2 valid
+	nodel_shim || return
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h2=$(host_end c2)
+	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}'
+	LD_PRELOAD=$TMP/nodel.so cni GC "" "" "" "$(conf "$valid")" &&
+		{ fail "GC passed without deleting the interface"; return 1; }
+	jqo '.code == 103' || return
+	ip link show "$h2" >/dev/null || fail "the shim let $h2 go" || return
+	expect_eq "$(guests)" "c1.eth0 c2.eth0" "filter guests while $h2 stays" || return
+	cni GC "" "" "" "$(conf "$valid")" || fail "GC again: $(cat "$TMP/out")" || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "the second GC left $h2"; return 1; }
+	expect_eq "$(guests)" "c1.eth0" "filter guests after the second GC" || return
+	expect_eq "$(leases)" 1 "leases after the second GC" || return
+	expect_eq "$(states)" 1 "state files after the second GC"
 }
 
 # A second ADD of an attachment that exists fails (its interface is
@@ -1289,7 +1318,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
        del_retries_a_raced_removal del_failing_nic_deletion_keeps_the_filter
-       del_failing_nic_deletion_keeps_the_bpf_filter second_add_keeps_first_state
+       del_failing_nic_deletion_keeps_the_bpf_filter
+       gc_failing_nic_deletion_keeps_the_filter second_add_keeps_first_state
        held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
        gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
        status_sees_a_held_table
