@@ -980,6 +980,45 @@ case_del_next_to_an_owner() {
 	expect_eq "$(states)" 0 "state files once the table is free"
 }
 
+# DEL on a table nft refuses to change: libvnic's, damaged by hand (its
+# state element deleted: no guest can be read, every change is refused
+# until a sync repairs it or someone deletes it), or one libvnic did not
+# make under its name.  No retry of the runtime's could help: DEL failed
+# with 104 on each, the interface stayed, and kubelet would not remove the
+# pod.  Now DEL deletes the interface and the lease, leaves the filter
+# state and the state file (for a later DEL or GC), says why on stderr,
+# and succeeds; a second DEL too.  CHECK of another attachment reports
+# the damage.  Once the table is deleted, DEL removes the state file.
+case_del_on_a_damaged_table() {
+	local ns1 ns2 h1 h2
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h1=$(host_end c1) h2=$(host_end c2)
+	nft delete element netdev vnic guests '{ 0 }' || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" ||
+		fail "DEL on a damaged table: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/out" ] || fail "DEL printed $(cat "$TMP/out")" || return
+	grep -q "state element" "$TMP/err" || fail "stderr: $(cat "$TMP/err")" || return
+	ip link show "$h1" >/dev/null 2>&1 && { fail "DEL left $h1"; return 1; }
+	expect_eq "$(leases)" 1 "leases after DEL (c2's)" || return
+	expect_eq "$(states)" 2 "state files after DEL (c1's kept)" || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "second DEL: $(cat "$TMP/out")" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" &&
+		{ fail "CHECK passed on a damaged table"; return 1; }
+	jqo '.code == 104 and (.details | test("state element"))' || return
+	nft delete table netdev vnic && nft add table netdev vnic || return
+	cni DEL c2 eth0 "$ns2" "$(conf)" ||
+		fail "DEL on a table libvnic did not make: $(cat "$TMP/out")" || return
+	grep -q "not made by libvnic" "$TMP/err" || fail "stderr: $(cat "$TMP/err")" || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "DEL left $h2"; return 1; }
+	expect_eq "$(leases)" 0 "leases after the DELs" || return
+	expect_eq "$(states)" 2 "state files after the DELs" || return
+	nft delete table netdev vnic || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" && cni DEL c2 eth0 "$ns2" "$(conf)" ||
+		fail "DEL once the table is gone: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/err" ] || fail "stderr once the table is gone: $(cat "$TMP/err")" || return
+	expect_eq "$(states)" 0 "state files once the table is gone"
+}
+
 # GC while another process owns the table and keeps the stale attachment's
 # guest in it (its policy names c2.eth0): the kernel refuses the filter's
 # removal for as long as it is owned.  GC removes what it can, as the
@@ -1320,7 +1359,8 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        del_retries_a_raced_removal del_failing_nic_deletion_keeps_the_filter
        del_failing_nic_deletion_keeps_the_bpf_filter
        gc_failing_nic_deletion_keeps_the_filter second_add_keeps_first_state
-       held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
+       held_table_refused_cleanly del_next_to_an_owner del_on_a_damaged_table
+       gc_next_to_an_owner
        gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
        status_sees_a_held_table
        bad_input_leaves_nothing

@@ -41,7 +41,7 @@ static void undo(struct cni_run *r, struct add *s)
 	filter_close(s->flt.f);
 	s->flt.f = NULL;
 	if (s->filter_done && !filter_open(r, s->a.ctx, false, &n)) {
-		filter_remove(r, n, &g, 1, NULL);
+		filter_remove(r, s->a.ctx, n, &g, 1, NULL);
 		filter_close(n);
 	}
 	if (s->nic_done && r->conf.mode == CNI_MODE_VETH)

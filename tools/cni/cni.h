@@ -209,6 +209,7 @@ int attach_lookup(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
+/* 0, or the negative errno (its CNI error recorded) */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out);
 /* ADD's handle, opened while the IPAM plugin runs (filter_prepare()) */
@@ -221,10 +222,13 @@ int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx,
 int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 		 const char *host, const char *mac, const struct cni_ip *ips,
 		 unsigned int n);
-int filter_remove(struct cni_run *r, struct vnic_filter *n,
+int filter_remove(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count, bool *left);
 /* Whether err is the refusal of a table another process owns (nft). */
 bool filter_owned(const struct cni_run *r, int err);
+/* Whether err (of filter_open() if open, else of filter_remove()) lasts
+ * until someone else acts: an owned or a damaged table (nft). */
+bool filter_stuck(const struct cni_run *r, int err, bool open);
 int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 	       const char *guest);
 /* STATUS: 0 if an ADD could write the filter now (nothing written). */

@@ -14,30 +14,37 @@
 /*
  * A table another process owns refuses every write of ours (EPERM) for as
  * long as it is owned, which may be for good (vnicctl filter hold pointed
- * at it); failing would fail each retry of the runtime's until then.  So
- * DEL leaves the guest there (*left) and succeeds: the NIC it filtered is
- * gone already (del_veth()), the lease goes, and the state file stays, for
- * a later DEL or GC to remove the guest once the table is free.
+ * at it); a damaged one (EUCLEAN: an element or a set deleted by hand)
+ * refuses them until someone repairs or deletes it.  Failing would fail
+ * each retry of the runtime's until then, and kubelet would not remove the
+ * pod.  So DEL leaves the guest there (*left) and succeeds: the NIC it
+ * filtered is gone already (del_veth()), the lease goes, and the state
+ * file stays, for a later DEL or GC to remove the guest once the table is
+ * free or repaired.  The reason goes to stderr, which runtimes log; CHECK
+ * and STATUS report a damaged table too.
  */
 static int del_filter(struct cni_run *r, struct vnic_ctx *ctx, bool *left)
 {
 	const char *g = r->guest;
 	struct vnic_filter *n;
-	struct cni_err saved;
+	struct cni_err saved = r->err;
+	bool open;
 	int err;
 
 	if (!r->conf.filter)
 		return 0;
-	if (filter_open(r, ctx, false, &n))
-		return -1;
-	saved = r->err;
-	err = filter_remove(r, n, &g, 1, NULL);
-	filter_close(n);
-	if (!filter_owned(r, err))
+	err = filter_open(r, ctx, false, &n);
+	open = err != 0;
+	if (!err) {
+		err = filter_remove(r, ctx, n, &g, 1, NULL);
+		filter_close(n);
+	}
+	if (!filter_stuck(r, err, open))
 		return err ? -1 : 0;
-	fprintf(stderr, "vnic-cni: DEL %s: its filter stays in table netdev %s, "
-		"owned by another process; the state file stays, for a later "
-		"DEL or GC to remove it\n", r->guest, r->conf.table);
+	fprintf(stderr, "vnic-cni: DEL %s: its interface is gone, its filter "
+		"may stay in table netdev %s (%s: %s); the state file stays, for "
+		"a later DEL or GC to remove it\n", r->guest, r->conf.table,
+		r->err.msg, r->err.details);
 	r->err = saved;
 	*left = true;
 	return 0;

@@ -232,7 +232,7 @@ static int gc_filter(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 			g->left[i] = true;
 		return -1;
 	}
-	err = filter_remove(r, n, g->stale, g->nstale, g->left);
+	err = filter_remove(r, ctx, n, g->stale, g->nstale, g->left);
 	filter_close(n);
 	if (!err) {
 		/* Nothing left: no state file to keep, no lookup per file. */
