@@ -1078,6 +1078,23 @@ case_gc_on_an_unreadable_filter() {
 	expect_eq "$(states)" 2 "state files after GC"
 }
 
+# STATUS on a table whose guests cannot be read (libvnic's, damaged by
+# hand): every ADD fails on it (104, "damaged"), so STATUS says the plugin
+# is not available (code 50) with libvnic's reason, and writes nothing.
+# It succeeded: the damaged table opens, only its reads and changes are
+# refused.
+case_status_sees_a_damaged_table() {
+	local ns
+	container ns && add c1 "$ns" || return
+	nft delete element netdev vnic guests '{ 0 }' || return
+	nft_json >"$TMP/before" || return
+	cni STATUS "" "" "" "$(conf)" && { fail "STATUS passed on a damaged table"; return 1; }
+	jqo '.code == 50 and (.details | test("state element"))' || return
+	nft_json | cmp -s - "$TMP/before" || fail "STATUS changed the ruleset" || return
+	container ns && cni ADD c2 eth0 "$ns" "$(conf)" && { fail "ADD passed on a damaged table"; return 1; }
+	jqo '.code == 104 and (.details | test("damaged"))'
+}
+
 # STATUS: success, silent, while the table is usable; code 50 once a table
 # of that name exists that libvnic did not make, or the IPAM plugin is
 # missing or (speaking 1.1) says so.
@@ -1362,7 +1379,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        held_table_refused_cleanly del_next_to_an_owner del_on_a_damaged_table
        gc_next_to_an_owner
        gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
-       status_sees_a_held_table
+       status_sees_a_held_table status_sees_a_damaged_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        chained_prev_result_and_version cnitool)

@@ -109,16 +109,27 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
  * when the table is owned (libvnic tries the claim then, and the kernel
  * refuses it), and a table no one owns is left as it is: the claim waits
  * for a commit, which STATUS never makes.  Nothing is written either way.
+ * Its guests are read, as every change reads them first.
  */
 int filter_usable(struct cni_run *r, struct vnic_ctx *ctx)
 {
 	struct vnic_filter *n;
+	unsigned int count;
+	char **names;
 	bool cached;
+	int err;
 
 	if (open_feat(r, ctx, VNIC_FILTER_CLAIM_AT_COMMIT, false, &cached, &n))
 		return -1;
+	/* A damaged table of libvnic's opens, and refuses every change (and
+	 * this read) until it is repaired: every ADD would fail on it. */
+	err = vnic_filter_guests(n, &names, &count);
+	if (err)
+		cni_fail_vnic(r, CNI_ERR_FILTER, "cannot read the filter", ctx, err);
+	else
+		free(names);
 	vnic_filter_close(n);
-	return 0;
+	return err ? -1 : 0;
 }
 
 static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
