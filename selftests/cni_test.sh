@@ -42,10 +42,12 @@ conf() {
 EOC
 }
 
-# cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned.
+# cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned;
+# CNI_ARGS from CNI_ARGS_T.
 cni() {
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_IFNAME=$3 CNI_NETNS=$4 \
-		CNI_PATH=${CNI_PATH_T:-$STOCK} "$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
+		CNI_PATH=${CNI_PATH_T:-$STOCK} CNI_ARGS=${CNI_ARGS_T:-} \
+		"$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
 }
 
 # add CID NETNS [CONF]: ADD that must succeed; its result in $TMP/res.CID.
@@ -145,6 +147,69 @@ case_add_filters_real_frames() {
 	send_udp "$ns"
 	until_ok gt drops "$dropped" c1.eth0 || fail "MAC-spoofed datagram not counted" || return
 	expect_eq "$(noports)" "$((before + 1))" "MAC-spoofed datagram dropped"
+}
+
+# cont_mac NETNS: the MAC of eth0 in the container.
+cont_mac() { in_ns "$1" ip -j link show eth0 | jq -r '.[0].address'; }
+
+# The MAC a runtime asks for (CONVENTIONS: the "mac" capability, which
+# libcni passes as runtimeConfig.mac, podman --mac-address; "args": {"cni":
+# {"mac"}}; CNI_ARGS MAC=) is the container end's, the result's and the
+# filter's: a datagram from it is delivered, one from another MAC the
+# container gives itself is dropped and counted.  runtimeConfig wins over
+# args, args over CNI_ARGS (with IgnoreUnknown=1: a runtime passes
+# CNI_ARGS to every plugin, and host-local refuses keys it does not know).
+# vnic-cni ignored all three: the container got a random MAC.  DEL
+# ignores the MAC, a bad one too.  cnitool's case passes one as libcni
+# does.
+case_mac_asked_by_the_runtime() {
+	local ns1 ns2 ns3 ns4 before c
+	c=$(conf '{"capabilities": {"mac": true}, "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')
+	container ns1 && add c1 "$ns1" "$c" || return
+	expect_eq "$(cont_mac "$ns1")" 02:11:22:33:44:55 "c1's MAC" || return
+	expect_eq "$(jq -r '.interfaces[1].mac' "$TMP/res.c1")" 02:11:22:33:44:55 \
+		"c1's MAC in the result" || return
+	before=$(noports)
+	send_udp "$ns1"
+	until_ok gt noports "$before" || fail "datagram from the asked MAC not delivered" || return
+	expect_eq "$(drops c1.eth0)" 0 "drops from the asked MAC" || return
+	in_ns "$ns1" ip link set eth0 address 02:11:22:33:44:66 || return
+	send_udp "$ns1"
+	until_ok gt drops 0 c1.eth0 || fail "datagram from another MAC not counted" || return
+	expect_eq "$(noports)" "$((before + 1))" "datagram from another MAC dropped" || return
+	container ns2 && add c2 "$ns2" "$(conf '{"args": {"cni": {"mac": "02:AA:BB:CC:DD:EE"}}}')" || return
+	expect_eq "$(cont_mac "$ns2")" 02:aa:bb:cc:dd:ee "c2's MAC (args)" || return
+	expect_eq "$(jq -r '.interfaces[1].mac' "$TMP/res.c2")" 02:aa:bb:cc:dd:ee \
+		"c2's MAC in the result" || return
+	container ns3 && CNI_ARGS_T='IgnoreUnknown=1;MAC=02:00:00:00:c3:01' add c3 "$ns3" || return
+	expect_eq "$(cont_mac "$ns3")" 02:00:00:00:c3:01 "c3's MAC (CNI_ARGS)" || return
+	container ns4 && CNI_ARGS_T='IgnoreUnknown=1;MAC=02:00:00:00:c4:01' add c4 "$ns4" \
+		"$(conf '{"runtimeConfig": {"mac": "02:00:00:00:c4:02"}, "args": {"cni": {"mac": "02:00:00:00:c4:03"}}}')" || return
+	expect_eq "$(cont_mac "$ns4")" 02:00:00:00:c4:02 "c4's MAC (runtimeConfig first)" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" || fail "CHECK c2: $(cat "$TMP/out")" || return
+	cni DEL c1 eth0 "$ns1" "$(conf '{"runtimeConfig": {"mac": "bad"}}')" ||
+		fail "DEL with a bad MAC: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "c2.eth0 c3.eth0 c4.eth0" "guests after DEL c1"
+}
+
+# macvlan: the asked MAC is the macvlan's, and the result's.  A second
+# container asked onto the same MAC on that lower device fails (103, the
+# kernel's EADDRINUSE) and leaves nothing.
+case_macvlan_mac_asked_by_the_runtime() {
+	local ns1 ns2 c
+	ip link add lower0 type veth peer name lower1 && ip link set lower0 up || return
+	c=$(conf '{"mode": "macvlan", "master": "lower0",
+		   "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')
+	container ns1 && add c1 "$ns1" "$c" || return
+	expect_eq "$(cont_mac "$ns1")" 02:11:22:33:44:55 "the macvlan's MAC" || return
+	expect_eq "$(jq -r '.interfaces[0].mac' "$TMP/res.c1")" 02:11:22:33:44:55 \
+		"the MAC in the result" || return
+	container ns2 || return
+	cni ADD c2 eth0 "$ns2" "$c" && { fail "a second ADD onto the MAC passed"; return 1; }
+	jqo '.code == 103 and (.details | test("in use"))' || return
+	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in c2"; return 1; }
+	expect_eq "$(leases)" 1 "leases (c1's)" || return
+	expect_eq "$(states)" 1 "state files (c1's)"
 }
 
 # udp_reaches FROM TO IP: a datagram sent from namespace FROM to IP is
@@ -1176,6 +1241,15 @@ case_bad_input_leaves_nothing() {
 		'7|'"$(conf '{"ipam": {"type": "../bin/sh"}}')"
 		'7|'"$(conf '{"dataDir": "relative"}')"
 		'7|'"$(conf '{"hostPrefix": "far-too-long-prefix"}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "02:11:22:33:44"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "02:11:22:33:44:5g"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "01:00:5e:00:00:01"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "ff:ff:ff:ff:ff:ff"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "00:00:00:00:00:00"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": 42}}')"
+		'7|'"$(conf '{"args": {"cni": {"mac": "nonsense"}}}')"
+		'7|'"$(conf '{"mode": "macvlan", "master": "lo", "macvlanMode": "passthru",
+			     "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')"
 	)
 	for i in "${!bad[@]}"; do
 		c=${bad[$i]#*|}
@@ -1202,6 +1276,9 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni FROB c1 eth0 "$ns" "$(conf)" && { fail "verb FROB accepted"; return 1; }
 	jqo '.code == 4' || return
+	CNI_ARGS_T='IgnoreUnknown=1;MAC=03:00:00:00:00:01' cni ADD c1 eth0 "$ns" "$(conf)" &&
+		{ fail "CNI_ARGS MAC=03:00:00:00:00:01 accepted"; return 1; }
+	jqo '.code == 4 and (.details | test("multicast"))' || return
 	# A configuration over 1 MiB: I/O error 5, saying why.
 	head -c 1100000 /dev/zero | tr '\0' ' ' | CNI_COMMAND=ADD CNI_CONTAINERID=c1 \
 		CNI_IFNAME=eth0 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" >"$TMP/out" &&
@@ -1340,19 +1417,24 @@ case_chained_prev_result_and_version() {
 		fail "0.4.0 result: $(cat "$TMP/res.c1")"
 }
 
-# Through cnitool (libcni, spec 1.1) where it is installed: add, check,
-# status, del.  Otherwise SKIP (exit 77, cli_lib.sh).
+# Through cnitool (libcni, spec 1.1) where it is installed: add (with a
+# MAC through the "mac" capability), check, status, del.  Otherwise SKIP
+# (exit 77, cli_lib.sh).
 case_cnitool() {
 	local tool ns bin
 	tool=$(command -v cnitool || ls "${GOPATH:-$HOME/go}/bin/cnitool" 2>/dev/null) ||
 		{ echo "cnitool not installed (go install github.com/containernetworking/cni/cnitool@v1.3.0)"; return 77; }
 	container ns || return
 	mkdir -p "$TMP/netconf" "$TMP/bin" && ln -s "$(realpath "$CNI")" "$TMP/bin/vnic-cni" || return
-	conf | jq '{cniVersion, name, plugins: [del(.cniVersion, .name)]}' >"$TMP/netconf/10-net1.conflist"
+	conf '{"capabilities": {"mac": true}}' |
+		jq '{cniVersion, name, plugins: [del(.cniVersion, .name)]}' >"$TMP/netconf/10-net1.conflist"
 	bin="$TMP/bin:$STOCK"
 	export NETCONFPATH=$TMP/netconf CNI_PATH=$bin CNI_CACHE_DIR=$TMP/cache
-	run 0 "$tool" add net1 "$ns" || return
-	jqo '.interfaces[1].name == "eth0" and (.ips | length) == 1' || return
+	# The "mac" capability: libcni passes CAP_ARGS's MAC as runtimeConfig.
+	CAP_ARGS='{"mac": "02:11:22:33:44:55"}' run 0 "$tool" add net1 "$ns" || return
+	jqo '.interfaces[1].name == "eth0" and (.ips | length) == 1 and
+	     .interfaces[1].mac == "02:11:22:33:44:55"' || return
+	expect_eq "$(cont_mac "$ns")" 02:11:22:33:44:55 "the container's MAC" || return
 	run 0 "$tool" check net1 "$ns" || return
 	run 0 "$tool" status net1 "$ns" || return
 	run 0 "$tool" del net1 "$ns" || return
@@ -1382,6 +1464,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        status_sees_a_held_table status_sees_a_damaged_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
+       mac_asked_by_the_runtime macvlan_mac_asked_by_the_runtime
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

@@ -148,7 +148,7 @@ int cni_add(struct cni_run *r)
 	int ret;
 
 	/* What can be refused without touching anything, before dataDir. */
-	if (netns_open(r, r->env.netns, &s.nsfd))
+	if (mac_wanted(r, s.a.cont_mac) || netns_open(r, r->env.netns, &s.nsfd))
 		return -1;
 	if ((r->conf.ipam && ipam_path(r, path, sizeof(path))) || state_lock(r)) {
 		close(s.nsfd);

@@ -129,6 +129,10 @@ bool cni_valid_ifname(const char *s);
 void cni_host_name(const char *prefix, const char *net, const char *guest,
 		   char *out);
 
+/* mac.c: the MAC the runtime asks for (ADD), canonical in out[18], ""
+ * if none; -1 (code 7, or 4 for CNI_ARGS) if it is no NIC's MAC. */
+int mac_wanted(struct cni_run *r, char *out);
+
 /* ipam.c */
 int ipam_exec(struct cni_run *r, const char *command, json_t **result);
 int ipam_path(struct cni_run *r, char *path, size_t len);
@@ -193,7 +197,7 @@ struct attach {
 	struct vnic_ctx *ctx;
 	char host[VNIC_IFNAME_MAX + 1];	/* veth host end */
 	char host_mac[18];
-	char cont_mac[18];
+	char cont_mac[18];	/* set before attach_create(): the one asked */
 };
 int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx);
 int attach_create(struct cni_run *r, int nsfd, struct attach *a);
