@@ -446,9 +446,10 @@ case_host_end_name_hashed_or_kernel_picked() {
 
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
-# container lost (101), a filter removed behind its back (102).
+# container lost (101), a filter removed behind its back (102), a MAC the
+# container end changed (101).
 case_check_reports_faults() {
-	local ns1 ns2 ns3
+	local ns1 ns2 ns3 ns4
 	container ns1 && container ns2 && container ns3 || return
 	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
 	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
@@ -463,7 +464,13 @@ case_check_reports_faults() {
 	jqo '.code == 101 and (.details | test("10\\.9\\.0\\."))' || return
 	vc filter remove c3.eth0 >/dev/null || return
 	cni CHECK c3 eth0 "$ns3" "$(with_prev c3 "$(conf)")" && { fail "CHECK passed without the filter"; return 1; }
-	jqo '.code == 102'
+	jqo '.code == 102' || return
+	# A container end whose MAC is not prevResult's: the filter drops
+	# every frame it sends.  CHECK passed.
+	container ns4 && add c4 "$ns4" || return
+	in_ns "$ns4" ip link set eth0 address 02:00:00:00:00:99 || return
+	cni CHECK c4 eth0 "$ns4" "$(with_prev c4 "$(conf)")" && { fail "CHECK passed with another MAC"; return 1; }
+	jqo '.code == 101 and (.details | test("02:00:00:00:00:99"))'
 }
 
 # CHECK on a table it cannot read (libvnic's, damaged: its state element

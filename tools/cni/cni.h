@@ -42,7 +42,7 @@ enum cni_code {
 	CNI_ERR_AGAIN		= 11,	/* try again later */
 	CNI_ERR_UNAVAILABLE	= 50,	/* cannot service ADD */
 	CNI_ERR_NIC_MISSING	= 100,	/* CHECK: the NIC is gone */
-	CNI_ERR_ADDR		= 101,	/* CHECK: an address differs */
+	CNI_ERR_ADDR		= 101,	/* CHECK: an address (or the MAC) differs */
 	CNI_ERR_FILTER_MISSING	= 102,	/* CHECK: the filter is gone */
 	CNI_ERR_NIC		= 103,	/* making or deleting the NIC failed */
 	CNI_ERR_FILTER		= 104,	/* the filter backend refused */
@@ -191,6 +191,8 @@ int ifcfg_host(struct cni_run *r, const char *host_if,
 	       const struct cni_ip *ips, unsigned int n);
 int ifcfg_has_addrs(struct cni_run *r, int nsfd, const char *ifname,
 		    const struct cni_ip *ips, unsigned int n);
+/* ifname's MAC in mac[18] ("" if it has none) */
+int ifcfg_mac(struct cni_run *r, int nsfd, const char *ifname, char *mac);
 
 /* attach.c: the NIC through libvnic's allocator */
 struct attach {
