@@ -42,10 +42,12 @@ conf() {
 EOC
 }
 
-# cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned.
+# cni VERB CID IFNAME NETNS CONF: one call; stdout in $TMP/out, rc returned;
+# CNI_ARGS from CNI_ARGS_T.
 cni() {
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_IFNAME=$3 CNI_NETNS=$4 \
-		CNI_PATH=${CNI_PATH_T:-$STOCK} "$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
+		CNI_PATH=${CNI_PATH_T:-$STOCK} CNI_ARGS=${CNI_ARGS_T:-} \
+		"$CNI" <<<"$5" >"$TMP/out" 2>"$TMP/err"
 }
 
 # add CID NETNS [CONF]: ADD that must succeed; its result in $TMP/res.CID.
@@ -150,6 +152,69 @@ case_add_filters_real_frames() {
 	send_udp "$ns"
 	until_ok gt drops "$dropped" c1.eth0 || fail "MAC-spoofed datagram not counted" || return
 	expect_eq "$(noports)" "$((before + 1))" "MAC-spoofed datagram dropped"
+}
+
+# cont_mac NETNS: the MAC of eth0 in the container.
+cont_mac() { in_ns "$1" ip -j link show eth0 | jq -r '.[0].address'; }
+
+# The MAC a runtime asks for (CONVENTIONS: the "mac" capability, which
+# libcni passes as runtimeConfig.mac, podman --mac-address; "args": {"cni":
+# {"mac"}}; CNI_ARGS MAC=) is the container end's, the result's and the
+# filter's: a datagram from it is delivered, one from another MAC the
+# container gives itself is dropped and counted.  runtimeConfig wins over
+# args, args over CNI_ARGS (with IgnoreUnknown=1: a runtime passes
+# CNI_ARGS to every plugin, and host-local refuses keys it does not know).
+# vnic-cni ignored all three: the container got a random MAC.  DEL
+# ignores the MAC, a bad one too.  cnitool's case passes one as libcni
+# does.
+case_mac_asked_by_the_runtime() {
+	local ns1 ns2 ns3 ns4 before c
+	c=$(conf '{"capabilities": {"mac": true}, "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')
+	container ns1 && add c1 "$ns1" "$c" || return
+	expect_eq "$(cont_mac "$ns1")" 02:11:22:33:44:55 "c1's MAC" || return
+	expect_eq "$(jq -r '.interfaces[1].mac' "$TMP/res.c1")" 02:11:22:33:44:55 \
+		"c1's MAC in the result" || return
+	before=$(noports)
+	send_udp "$ns1"
+	until_ok gt noports "$before" || fail "datagram from the asked MAC not delivered" || return
+	expect_eq "$(drops c1.eth0)" 0 "drops from the asked MAC" || return
+	in_ns "$ns1" ip link set eth0 address 02:11:22:33:44:66 || return
+	send_udp "$ns1"
+	until_ok gt drops 0 c1.eth0 || fail "datagram from another MAC not counted" || return
+	expect_eq "$(noports)" "$((before + 1))" "datagram from another MAC dropped" || return
+	container ns2 && add c2 "$ns2" "$(conf '{"args": {"cni": {"mac": "02:AA:BB:CC:DD:EE"}}}')" || return
+	expect_eq "$(cont_mac "$ns2")" 02:aa:bb:cc:dd:ee "c2's MAC (args)" || return
+	expect_eq "$(jq -r '.interfaces[1].mac' "$TMP/res.c2")" 02:aa:bb:cc:dd:ee \
+		"c2's MAC in the result" || return
+	container ns3 && CNI_ARGS_T='IgnoreUnknown=1;MAC=02:00:00:00:c3:01' add c3 "$ns3" || return
+	expect_eq "$(cont_mac "$ns3")" 02:00:00:00:c3:01 "c3's MAC (CNI_ARGS)" || return
+	container ns4 && CNI_ARGS_T='IgnoreUnknown=1;MAC=02:00:00:00:c4:01' add c4 "$ns4" \
+		"$(conf '{"runtimeConfig": {"mac": "02:00:00:00:c4:02"}, "args": {"cni": {"mac": "02:00:00:00:c4:03"}}}')" || return
+	expect_eq "$(cont_mac "$ns4")" 02:00:00:00:c4:02 "c4's MAC (runtimeConfig first)" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" || fail "CHECK c2: $(cat "$TMP/out")" || return
+	cni DEL c1 eth0 "$ns1" "$(conf '{"runtimeConfig": {"mac": "bad"}}')" ||
+		fail "DEL with a bad MAC: $(cat "$TMP/out")" || return
+	expect_eq "$(guests)" "c2.eth0 c3.eth0 c4.eth0" "guests after DEL c1"
+}
+
+# macvlan: the asked MAC is the macvlan's, and the result's.  A second
+# container asked onto the same MAC on that lower device fails (103, the
+# kernel's EADDRINUSE) and leaves nothing.
+case_macvlan_mac_asked_by_the_runtime() {
+	local ns1 ns2 c
+	ip link add lower0 type veth peer name lower1 && ip link set lower0 up || return
+	c=$(conf '{"mode": "macvlan", "master": "lower0",
+		   "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')
+	container ns1 && add c1 "$ns1" "$c" || return
+	expect_eq "$(cont_mac "$ns1")" 02:11:22:33:44:55 "the macvlan's MAC" || return
+	expect_eq "$(jq -r '.interfaces[0].mac' "$TMP/res.c1")" 02:11:22:33:44:55 \
+		"the MAC in the result" || return
+	container ns2 || return
+	cni ADD c2 eth0 "$ns2" "$c" && { fail "a second ADD onto the MAC passed"; return 1; }
+	jqo '.code == 103 and (.details | test("in use"))' || return
+	in_ns "$ns2" ip link show eth0 >/dev/null 2>&1 && { fail "eth0 left in c2"; return 1; }
+	expect_eq "$(leases)" 1 "leases (c1's)" || return
+	expect_eq "$(states)" 1 "state files (c1's)"
 }
 
 # udp_reaches FROM TO IP: a datagram sent from namespace FROM to IP is
@@ -386,9 +451,10 @@ case_host_end_name_hashed_or_kernel_picked() {
 
 # CHECK passes on a fresh attachment; after each fault it names the fault
 # with its own code: a host end deleted by hand (100), an address the
-# container lost (101), a filter removed behind its back (102).
+# container lost (101), a filter removed behind its back (102), a MAC the
+# container end changed (101).
 case_check_reports_faults() {
-	local ns1 ns2 ns3
+	local ns1 ns2 ns3 ns4
 	container ns1 && container ns2 && container ns3 || return
 	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
 	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
@@ -403,7 +469,13 @@ case_check_reports_faults() {
 	jqo '.code == 101 and (.details | test("10\\.9\\.0\\."))' || return
 	vc filter remove c3.eth0 >/dev/null || return
 	cni CHECK c3 eth0 "$ns3" "$(with_prev c3 "$(conf)")" && { fail "CHECK passed without the filter"; return 1; }
-	jqo '.code == 102'
+	jqo '.code == 102' || return
+	# A container end whose MAC is not prevResult's: the filter drops
+	# every frame it sends.  CHECK passed.
+	container ns4 && add c4 "$ns4" || return
+	in_ns "$ns4" ip link set eth0 address 02:00:00:00:00:99 || return
+	cni CHECK c4 eth0 "$ns4" "$(with_prev c4 "$(conf)")" && { fail "CHECK passed with another MAC"; return 1; }
+	jqo '.code == 101 and (.details | test("02:00:00:00:00:99"))'
 }
 
 # CHECK on a table it cannot read (libvnic's, damaged: its state element
@@ -791,6 +863,104 @@ SHIM
 	expect_eq "$(leases)" 0 "leases after the raced DEL"
 }
 
+# nodel_shim: $TMP/nodel.so, a shim of libmnl's send (vnic-cni links libmnl
+# dynamically) that fails every RTM_DELLINK with EPERM, as a kernel that
+# refuses the deletion would; 77 (SKIP) where it cannot be built.
+nodel_shim() {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || { echo "no C compiler for the shim"; return 77; }
+	ldd "$CNI" | grep -q libasan && { echo "vnic-cni built with ASan: no shim"; return 77; }
+	cat >"$TMP/nodel.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+/* RTM_DELLINK on a NETLINK_ROUTE socket (17 is a batch end on nfnetlink). */
+static int dellink(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len, proto = 0;
+	socklen_t sl = sizeof(proto);
+
+	if (getsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_PROTOCOL, &proto, &sl) ||
+	    proto != NETLINK_ROUTE)
+		return 0;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		if (nlh->nlmsg_type == RTM_DELLINK)
+			return 1;
+	return 0;
+}
+ssize_t mnl_socket_sendto(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	ssize_t (*real)(const struct mnl_socket *, const void *, size_t) =
+		dlsym(RTLD_NEXT, "mnl_socket_sendto");
+
+	if (dellink(nl, buf, len)) {
+		errno = EPERM;
+		return -1;
+	}
+	return real(nl, buf, len);
+}
+SHIM
+	"$cc" -shared -fPIC -o "$TMP/nodel.so" "$TMP/nodel.c" -ldl ||
+		fail "cannot build the shim" || return
+}
+
+# A DEL whose interface deletion fails (the kernel refuses RTM_DELLINK:
+# nodel_shim) fails with code 103, and leaves the interface
+# filtered: a datagram from an address the container gave itself is still
+# dropped and counted.  DEL removed the filter first, so the host end stayed
+# up without it until the runtime's retry.  The retry removes everything.
+case_del_failing_nic_deletion_keeps_the_filter() {
+	local ns h
+	nodel_shim || return
+	container ns && add c1 "$ns" || return
+	h=$(host_end c1)
+	LD_PRELOAD=$TMP/nodel.so cni DEL c1 eth0 "$ns" "$(conf)" &&
+		{ fail "DEL passed without deleting the interface"; return 1; }
+	jqo '.code == 103' || return
+	ip link show "$h" >/dev/null || fail "the shim let $h go" || return
+	expect_eq "$(guests)" "c1.eth0" "filter guests while $h stays" || return
+	in_ns "$ns" ip addr add 10.9.0.77/24 dev eth0 &&
+	in_ns "$ns" ip route replace 10.9.0.1 dev eth0 src 10.9.0.77 || return
+	send_udp "$ns"
+	until_ok gt drops 0 c1.eth0 || fail "spoofed datagram not dropped" || return
+	cni DEL c1 eth0 "$ns" "$(conf)" || fail "DEL retried: $(cat "$TMP/out")" || return
+	ip link show "$h" >/dev/null 2>&1 && { fail "the retried DEL left $h"; return 1; }
+	expect_eq "$(guests)" "" "filter guests after the retried DEL" || return
+	expect_eq "$(leases)" 0 "leases after the retried DEL" || return
+	expect_eq "$(states)" 0 "state files after the retried DEL"
+}
+
+# The same with the bpf backend: its filter sits on the host end itself.
+case_del_failing_nic_deletion_keeps_the_bpf_filter() {
+	CONF_EXTRA='{"filterBackend": "bpf"}' VC_BACKEND=bpf \
+		case_del_failing_nic_deletion_keeps_the_filter
+}
+
+# A GC whose interface deletion fails (nodel_shim) fails with code 103 and
+# leaves the stale interface filtered; it removed the filters first, and
+# left that interface unfiltered until the next GC.  The next GC removes it.
+case_gc_failing_nic_deletion_keeps_the_filter() {
+	local ns1 ns2 h2 valid
+	nodel_shim || return
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h2=$(host_end c2)
+	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}'
+	LD_PRELOAD=$TMP/nodel.so cni GC "" "" "" "$(conf "$valid")" &&
+		{ fail "GC passed without deleting the interface"; return 1; }
+	jqo '.code == 103' || return
+	ip link show "$h2" >/dev/null || fail "the shim let $h2 go" || return
+	expect_eq "$(guests)" "c1.eth0 c2.eth0" "filter guests while $h2 stays" || return
+	cni GC "" "" "" "$(conf "$valid")" || fail "GC again: $(cat "$TMP/out")" || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "the second GC left $h2"; return 1; }
+	expect_eq "$(guests)" "c1.eth0" "filter guests after the second GC" || return
+	expect_eq "$(leases)" 1 "leases after the second GC" || return
+	expect_eq "$(states)" 1 "state files after the second GC"
+}
+
 # A second ADD of an attachment that exists fails (its interface is
 # taken) and leaves the first one's state file, which its DEL and GC read.
 case_second_add_keeps_first_state() {
@@ -887,6 +1057,45 @@ case_del_next_to_an_owner() {
 	expect_eq "$(states)" 0 "state files once the table is free"
 }
 
+# DEL on a table nft refuses to change: libvnic's, damaged by hand (its
+# state element deleted: no guest can be read, every change is refused
+# until a sync repairs it or someone deletes it), or one libvnic did not
+# make under its name.  No retry of the runtime's could help: DEL failed
+# with 104 on each, the interface stayed, and kubelet would not remove the
+# pod.  Now DEL deletes the interface and the lease, leaves the filter
+# state and the state file (for a later DEL or GC), says why on stderr,
+# and succeeds; a second DEL too.  CHECK of another attachment reports
+# the damage.  Once the table is deleted, DEL removes the state file.
+case_del_on_a_damaged_table() {
+	local ns1 ns2 h1 h2
+	container ns1 && container ns2 && add c1 "$ns1" && add c2 "$ns2" || return
+	h1=$(host_end c1) h2=$(host_end c2)
+	nft delete element netdev vnic guests '{ 0 }' || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" ||
+		fail "DEL on a damaged table: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/out" ] || fail "DEL printed $(cat "$TMP/out")" || return
+	grep -q "state element" "$TMP/err" || fail "stderr: $(cat "$TMP/err")" || return
+	ip link show "$h1" >/dev/null 2>&1 && { fail "DEL left $h1"; return 1; }
+	expect_eq "$(leases)" 1 "leases after DEL (c2's)" || return
+	expect_eq "$(states)" 2 "state files after DEL (c1's kept)" || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "second DEL: $(cat "$TMP/out")" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" &&
+		{ fail "CHECK passed on a damaged table"; return 1; }
+	jqo '.code == 104 and (.details | test("state element"))' || return
+	nft delete table netdev vnic && nft add table netdev vnic || return
+	cni DEL c2 eth0 "$ns2" "$(conf)" ||
+		fail "DEL on a table libvnic did not make: $(cat "$TMP/out")" || return
+	grep -q "not made by libvnic" "$TMP/err" || fail "stderr: $(cat "$TMP/err")" || return
+	ip link show "$h2" >/dev/null 2>&1 && { fail "DEL left $h2"; return 1; }
+	expect_eq "$(leases)" 0 "leases after the DELs" || return
+	expect_eq "$(states)" 2 "state files after the DELs" || return
+	nft delete table netdev vnic || return
+	cni DEL c1 eth0 "$ns1" "$(conf)" && cni DEL c2 eth0 "$ns2" "$(conf)" ||
+		fail "DEL once the table is gone: $(cat "$TMP/out")" || return
+	[ ! -s "$TMP/err" ] || fail "stderr once the table is gone: $(cat "$TMP/err")" || return
+	expect_eq "$(states)" 0 "state files once the table is gone"
+}
+
 # GC while another process owns the table and keeps the stale attachment's
 # guest in it (its policy names c2.eth0): the kernel refuses the filter's
 # removal for as long as it is owned.  GC removes what it can, as the
@@ -944,6 +1153,23 @@ case_gc_on_an_unreadable_filter() {
 	ip link show "$(host_end c1)" >/dev/null || fail "GC took c1's NIC" || return
 	expect_eq "$(leases)" 1 "leases after GC (c1's)" || return
 	expect_eq "$(states)" 2 "state files after GC"
+}
+
+# STATUS on a table whose guests cannot be read (libvnic's, damaged by
+# hand): every ADD fails on it (104, "damaged"), so STATUS says the plugin
+# is not available (code 50) with libvnic's reason, and writes nothing.
+# It succeeded: the damaged table opens, only its reads and changes are
+# refused.
+case_status_sees_a_damaged_table() {
+	local ns
+	container ns && add c1 "$ns" || return
+	nft delete element netdev vnic guests '{ 0 }' || return
+	nft_json >"$TMP/before" || return
+	cni STATUS "" "" "" "$(conf)" && { fail "STATUS passed on a damaged table"; return 1; }
+	jqo '.code == 50 and (.details | test("state element"))' || return
+	nft_json | cmp -s - "$TMP/before" || fail "STATUS changed the ruleset" || return
+	container ns && cni ADD c2 eth0 "$ns" "$(conf)" && { fail "ADD passed on a damaged table"; return 1; }
+	jqo '.code == 104 and (.details | test("damaged"))'
 }
 
 # STATUS: success, silent, while the table is usable; code 50 once a table
@@ -1027,6 +1253,15 @@ case_bad_input_leaves_nothing() {
 		'7|'"$(conf '{"ipam": {"type": "../bin/sh"}}')"
 		'7|'"$(conf '{"dataDir": "relative"}')"
 		'7|'"$(conf '{"hostPrefix": "far-too-long-prefix"}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "02:11:22:33:44"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "02:11:22:33:44:5g"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "01:00:5e:00:00:01"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "ff:ff:ff:ff:ff:ff"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": "00:00:00:00:00:00"}}')"
+		'7|'"$(conf '{"runtimeConfig": {"mac": 42}}')"
+		'7|'"$(conf '{"args": {"cni": {"mac": "nonsense"}}}')"
+		'7|'"$(conf '{"mode": "macvlan", "master": "lo", "macvlanMode": "passthru",
+			     "runtimeConfig": {"mac": "02:11:22:33:44:55"}}')"
 	)
 	for i in "${!bad[@]}"; do
 		c=${bad[$i]#*|}
@@ -1053,6 +1288,9 @@ case_bad_input_leaves_nothing() {
 	jqo '.code == 4' || return
 	cni FROB c1 eth0 "$ns" "$(conf)" && { fail "verb FROB accepted"; return 1; }
 	jqo '.code == 4' || return
+	CNI_ARGS_T='IgnoreUnknown=1;MAC=03:00:00:00:00:01' cni ADD c1 eth0 "$ns" "$(conf)" &&
+		{ fail "CNI_ARGS MAC=03:00:00:00:00:01 accepted"; return 1; }
+	jqo '.code == 4 and (.details | test("multicast"))' || return
 	# A configuration over 1 MiB: I/O error 5, saying why.
 	head -c 1100000 /dev/zero | tr '\0' ' ' | CNI_COMMAND=ADD CNI_CONTAINERID=c1 \
 		CNI_IFNAME=eth0 CNI_NETNS=$ns CNI_PATH=$STOCK "$CNI" >"$TMP/out" &&
@@ -1191,19 +1429,24 @@ case_chained_prev_result_and_version() {
 		fail "0.4.0 result: $(cat "$TMP/res.c1")"
 }
 
-# Through cnitool (libcni, spec 1.1) where it is installed: add, check,
-# status, del.  Otherwise SKIP (exit 77, cli_lib.sh).
+# Through cnitool (libcni, spec 1.1) where it is installed: add (with a
+# MAC through the "mac" capability), check, status, del.  Otherwise SKIP
+# (exit 77, cli_lib.sh).
 case_cnitool() {
 	local tool ns bin
 	tool=$(command -v cnitool || ls "${GOPATH:-$HOME/go}/bin/cnitool" 2>/dev/null) ||
 		{ echo "cnitool not installed (go install github.com/containernetworking/cni/cnitool@v1.3.0)"; return 77; }
 	container ns || return
 	mkdir -p "$TMP/netconf" "$TMP/bin" && ln -s "$(realpath "$CNI")" "$TMP/bin/vnic-cni" || return
-	conf | jq '{cniVersion, name, plugins: [del(.cniVersion, .name)]}' >"$TMP/netconf/10-net1.conflist"
+	conf '{"capabilities": {"mac": true}}' |
+		jq '{cniVersion, name, plugins: [del(.cniVersion, .name)]}' >"$TMP/netconf/10-net1.conflist"
 	bin="$TMP/bin:$STOCK"
 	export NETCONFPATH=$TMP/netconf CNI_PATH=$bin CNI_CACHE_DIR=$TMP/cache
-	run 0 "$tool" add net1 "$ns" || return
-	jqo '.interfaces[1].name == "eth0" and (.ips | length) == 1' || return
+	# The "mac" capability: libcni passes CAP_ARGS's MAC as runtimeConfig.
+	CAP_ARGS='{"mac": "02:11:22:33:44:55"}' run 0 "$tool" add net1 "$ns" || return
+	jqo '.interfaces[1].name == "eth0" and (.ips | length) == 1 and
+	     .interfaces[1].mac == "02:11:22:33:44:55"' || return
+	expect_eq "$(cont_mac "$ns")" 02:11:22:33:44:55 "the container's MAC" || return
 	run 0 "$tool" check net1 "$ns" || return
 	run 0 "$tool" status net1 "$ns" || return
 	run 0 "$tool" del net1 "$ns" || return
@@ -1224,12 +1467,16 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        ipam_result_then_failure_undone ipam_output_after_result
        ipam_killed_by_signal ipam_error_without_valid_code
        ipam_version_failure ipam_result_bad_prefix
-       del_retries_a_raced_removal second_add_keeps_first_state
-       held_table_refused_cleanly del_next_to_an_owner gc_next_to_an_owner
+       del_retries_a_raced_removal del_failing_nic_deletion_keeps_the_filter
+       del_failing_nic_deletion_keeps_the_bpf_filter
+       gc_failing_nic_deletion_keeps_the_filter second_add_keeps_first_state
+       held_table_refused_cleanly del_next_to_an_owner del_on_a_damaged_table
+       gc_next_to_an_owner
        gc_on_an_unreadable_filter status status_sees_an_unusable_data_dir
-       status_sees_a_held_table
+       status_sees_a_held_table status_sees_a_damaged_table
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
+       mac_asked_by_the_runtime macvlan_mac_asked_by_the_runtime
        chained_prev_result_and_version cnitool)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"

@@ -41,7 +41,7 @@ static void undo(struct cni_run *r, struct add *s)
 	filter_close(s->flt.f);
 	s->flt.f = NULL;
 	if (s->filter_done && !filter_open(r, s->a.ctx, false, &n)) {
-		filter_remove(r, n, &g, 1, NULL);
+		filter_remove(r, s->a.ctx, n, &g, 1, NULL);
 		filter_close(n);
 	}
 	if (s->nic_done && r->conf.mode == CNI_MODE_VETH)
@@ -148,7 +148,7 @@ int cni_add(struct cni_run *r)
 	int ret;
 
 	/* What can be refused without touching anything, before dataDir. */
-	if (netns_open(r, r->env.netns, &s.nsfd))
+	if (mac_wanted(r, s.a.cont_mac) || netns_open(r, r->env.netns, &s.nsfd))
 		return -1;
 	if ((r->conf.ipam && ipam_path(r, path, sizeof(path))) || state_lock(r)) {
 		close(s.nsfd);

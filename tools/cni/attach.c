@@ -28,7 +28,8 @@ int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx)
 	return 0;
 }
 
-/* A random locally administered unicast MAC, so the result can name it. */
+/* A random locally administered unicast MAC, so the result can name it
+ * (unless the runtime asked for one: mac.c). */
 static void random_mac(char *buf)
 {
 	unsigned char m[6] = { 0 };
@@ -64,7 +65,8 @@ static void nic_opts(struct cni_run *r, int nsfd, struct attach *a,
 	nic->mtu = r->conf.mtu;
 	nic->up = 1;
 	if (r->conf.mode == CNI_MODE_VETH) {
-		random_mac(a->cont_mac);
+		if (!a->cont_mac[0])
+			random_mac(a->cont_mac);
 		nic->kind = VNIC_KIND_VETH;
 		/* Never a cache-named create: it would dump every link of the
 		 * host first, each call, in a fresh process. */
@@ -83,6 +85,7 @@ static void nic_opts(struct cni_run *r, int nsfd, struct attach *a,
 		return;
 	}
 	nic->kind = VNIC_KIND_MACVLAN;
+	nic->mac = a->cont_mac[0] ? a->cont_mac : NULL;
 	nic->name = r->env.ifname;
 	nic->netns_fd = nsfd;
 	nic->lower = r->conf.master;

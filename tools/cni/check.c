@@ -2,13 +2,40 @@
 /*
  * CHECK: the attachment is as prevResult says.  Reported in this order,
  * each with its own code (cni.h): the NIC (tagged host end, container end
- * under CNI_IFNAME; a macvlan tagged, under CNI_IFNAME), each address prevResult gives the container end, the
- * filter guest; then the IPAM plugin's own CHECK.
+ * under CNI_IFNAME; a macvlan tagged, under CNI_IFNAME), each address prevResult gives the container end and
+ * its MAC (101 both), the filter guest; then the IPAM plugin's own CHECK.
  */
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
+
+/* The container interface's MAC, where prevResult names one: the filter
+ * lets the container send from that MAC only. */
+static int check_mac(struct cni_run *r, int nsfd)
+{
+	json_t *ifs = json_object_get(r->conf.prev, "interfaces"), *i;
+	const char *want = NULL, *name;
+	char mac[18];
+	size_t k;
+
+	json_array_foreach(ifs, k, i) {
+		name = json_string_value(json_object_get(i, "name"));
+		if (name && !strcmp(name, r->env.ifname) &&
+		    json_object_get(i, "sandbox"))
+			want = json_string_value(json_object_get(i, "mac"));
+	}
+	if (!want || !want[0])
+		return 0;
+	if (ifcfg_mac(r, nsfd, r->env.ifname, mac))
+		return -1;
+	if (strcasecmp(mac, want))
+		return cni_fail(r, CNI_ERR_ADDR, "MAC address differs",
+				"%s has %s, not %s", r->env.ifname,
+				mac[0] ? mac : "none", want);
+	return 0;
+}
 
 /* prevResult's IPs that belong to our container interface. */
 static int prev_ips(struct cni_run *r, struct cni_ip *ips, unsigned int *n)
@@ -88,7 +115,7 @@ static int check_all(struct cni_run *r, int nsfd, struct vnic_ctx *ctx)
 		return -1;
 	if (r->conf.mode == CNI_MODE_MACVLAN && check_macvlan(r, nsfd))
 		return -1;
-	if (ifcfg_has_addrs(r, nsfd, r->env.ifname, ips, n))
+	if (ifcfg_has_addrs(r, nsfd, r->env.ifname, ips, n) || check_mac(r, nsfd))
 		return -1;
 	if (r->conf.filter && check_filter(r, ctx))
 		return -1;

@@ -42,7 +42,7 @@ enum cni_code {
 	CNI_ERR_AGAIN		= 11,	/* try again later */
 	CNI_ERR_UNAVAILABLE	= 50,	/* cannot service ADD */
 	CNI_ERR_NIC_MISSING	= 100,	/* CHECK: the NIC is gone */
-	CNI_ERR_ADDR		= 101,	/* CHECK: an address differs */
+	CNI_ERR_ADDR		= 101,	/* CHECK: an address (or the MAC) differs */
 	CNI_ERR_FILTER_MISSING	= 102,	/* CHECK: the filter is gone */
 	CNI_ERR_NIC		= 103,	/* making or deleting the NIC failed */
 	CNI_ERR_FILTER		= 104,	/* the filter backend refused */
@@ -129,6 +129,10 @@ bool cni_valid_ifname(const char *s);
 void cni_host_name(const char *prefix, const char *net, const char *guest,
 		   char *out);
 
+/* mac.c: the MAC the runtime asks for (ADD), canonical in out[18], ""
+ * if none; -1 (code 7, or 4 for CNI_ARGS) if it is no NIC's MAC. */
+int mac_wanted(struct cni_run *r, char *out);
+
 /* ipam.c */
 int ipam_exec(struct cni_run *r, const char *command, json_t **result);
 int ipam_path(struct cni_run *r, char *path, size_t len);
@@ -187,13 +191,15 @@ int ifcfg_host(struct cni_run *r, const char *host_if,
 	       const struct cni_ip *ips, unsigned int n);
 int ifcfg_has_addrs(struct cni_run *r, int nsfd, const char *ifname,
 		    const struct cni_ip *ips, unsigned int n);
+/* ifname's MAC in mac[18] ("" if it has none) */
+int ifcfg_mac(struct cni_run *r, int nsfd, const char *ifname, char *mac);
 
 /* attach.c: the NIC through libvnic's allocator */
 struct attach {
 	struct vnic_ctx *ctx;
 	char host[VNIC_IFNAME_MAX + 1];	/* veth host end */
 	char host_mac[18];
-	char cont_mac[18];
+	char cont_mac[18];	/* set before attach_create(): the one asked */
 };
 int attach_ctx(struct cni_run *r, int nsfd, struct vnic_ctx **ctx);
 int attach_create(struct cni_run *r, int nsfd, struct attach *a);
@@ -209,6 +215,7 @@ int attach_lookup(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
+/* 0, or the negative errno (its CNI error recorded) */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out);
 /* ADD's handle, opened while the IPAM plugin runs (filter_prepare()) */
@@ -221,10 +228,13 @@ int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx,
 int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 		 const char *host, const char *mac, const struct cni_ip *ips,
 		 unsigned int n);
-int filter_remove(struct cni_run *r, struct vnic_filter *n,
+int filter_remove(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count, bool *left);
 /* Whether err is the refusal of a table another process owns (nft). */
 bool filter_owned(const struct cni_run *r, int err);
+/* Whether err (of filter_open() if open, else of filter_remove()) lasts
+ * until someone else acts: an owned or a damaged table (nft). */
+bool filter_stuck(const struct cni_run *r, int err, bool open);
 int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 	       const char *guest);
 /* STATUS: 0 if an ADD could write the filter now (nothing written). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * DEL: filter, NIC, IPAM lease, state file, each step fine when its part
+ * DEL: NIC, filter, IPAM lease, state file, each step fine when its part
  * is already gone, so a second DEL (or one after a failed ADD) succeeds and
  * changes nothing.  A macvlan lives in the container's namespace: without
  * it (CNI_NETNS unset, gone, or no longer a namespace) the NIC went with
@@ -14,53 +14,58 @@
 /*
  * A table another process owns refuses every write of ours (EPERM) for as
  * long as it is owned, which may be for good (vnicctl filter hold pointed
- * at it); failing would fail each retry of the runtime's until then.  So
- * DEL leaves the guest there (*left) and goes on: the NIC it filters goes,
- * so nothing is left unfiltered, the lease goes, and the state file stays,
- * for a later DEL or GC to remove the guest once the table is free.
+ * at it); a damaged one (EUCLEAN: an element or a set deleted by hand)
+ * refuses them until someone repairs or deletes it.  Failing would fail
+ * each retry of the runtime's until then, and kubelet would not remove the
+ * pod.  So DEL leaves the guest there (*left) and succeeds: the NIC it
+ * filtered is gone already (del_veth()), the lease goes, and the state
+ * file stays, for a later DEL or GC to remove the guest once the table is
+ * free or repaired.  The reason goes to stderr, which runtimes log; CHECK
+ * and STATUS report a damaged table too.
  */
 static int del_filter(struct cni_run *r, struct vnic_ctx *ctx, bool *left)
 {
 	const char *g = r->guest;
 	struct vnic_filter *n;
-	struct cni_err saved;
+	struct cni_err saved = r->err;
+	bool open;
 	int err;
 
 	if (!r->conf.filter)
 		return 0;
-	if (filter_open(r, ctx, false, &n))
-		return -1;
-	saved = r->err;
-	err = filter_remove(r, n, &g, 1, NULL);
-	filter_close(n);
-	if (!filter_owned(r, err))
+	err = filter_open(r, ctx, false, &n);
+	open = err != 0;
+	if (!err) {
+		err = filter_remove(r, ctx, n, &g, 1, NULL);
+		filter_close(n);
+	}
+	if (!filter_stuck(r, err, open))
 		return err ? -1 : 0;
-	fprintf(stderr, "vnic-cni: DEL %s: its filter stays in table netdev %s, "
-		"owned by another process; the state file stays, for a later "
-		"DEL or GC to remove it\n", r->guest, r->conf.table);
+	fprintf(stderr, "vnic-cni: DEL %s: its interface is gone, its filter "
+		"may stay in table netdev %s (%s: %s); the state file stays, for "
+		"a later DEL or GC to remove it\n", r->guest, r->conf.table,
+		r->err.msg, r->err.details);
 	r->err = saved;
 	*left = true;
 	return 0;
 }
 
 /*
- * The NIC is looked up first: a DEL that cannot read the links leaves the
- * filter in place (the NIC, if there, stays filtered).  Then the filter
- * goes (also when the NIC already went with the container's namespace),
- * then the NIC.
+ * The NIC first, then its filter: a DEL that fails on the way leaves the
+ * NIC filtered for as long as it exists.  The filter went first, and a NIC
+ * whose deletion failed stayed up unfiltered until the runtime's retry.  A
+ * DEL that cannot read the links touches nothing; the filter goes also
+ * when the NIC already went with the container's namespace.
  */
 static int del_veth(struct cni_run *r, struct vnic_ctx *ctx, const char *hint,
 		    bool *left)
 {
 	struct vnic_guest *g;
 
-	if (attach_lookup(r, ctx, r->guest, hint, &g))
+	if (attach_lookup(r, ctx, r->guest, hint, &g) ||
+	    attach_destroy(r, ctx, g))
 		return -1;
-	if (del_filter(r, ctx, left)) {
-		vnic_guest_free(g);
-		return -1;
-	}
-	return attach_destroy(r, ctx, g);
+	return del_filter(r, ctx, left);
 }
 
 static int del_macvlan(struct cni_run *r)

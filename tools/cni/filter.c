@@ -80,16 +80,19 @@ static int open_feat(struct cni_run *r, struct vnic_ctx *ctx, uint32_t flags,
 		f = 0;
 		err = open_with(r, ctx, flags, f, out);
 	}
-	if (err)
-		return cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
-				     ctx, err);
+	if (err) {
+		cni_fail_vnic(r, CNI_ERR_FILTER, "filter backend unavailable",
+			      ctx, err);
+		return err;
+	}
 	if (r->conf.backend == VNIC_BACKEND_NFT && !f)
 		featcache_keep(path, vnic_filter_features(*out));
 	*cached = f != 0;
 	return 0;
 }
 
-/* The features kept in dataDir if any (open_feat()). */
+/* The features kept in dataDir if any (open_feat()).  0, or the negative
+ * errno of the failure (its CNI error recorded). */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out)
 {
@@ -106,16 +109,27 @@ int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
  * when the table is owned (libvnic tries the claim then, and the kernel
  * refuses it), and a table no one owns is left as it is: the claim waits
  * for a commit, which STATUS never makes.  Nothing is written either way.
+ * Its guests are read, as every change reads them first.
  */
 int filter_usable(struct cni_run *r, struct vnic_ctx *ctx)
 {
 	struct vnic_filter *n;
+	unsigned int count;
+	char **names;
 	bool cached;
+	int err;
 
 	if (open_feat(r, ctx, VNIC_FILTER_CLAIM_AT_COMMIT, false, &cached, &n))
 		return -1;
+	/* A damaged table of libvnic's opens, and refuses every change (and
+	 * this read) until it is repaired: every ADD would fail on it. */
+	err = vnic_filter_guests(n, &names, &count);
+	if (err)
+		cni_fail_vnic(r, CNI_ERR_FILTER, "cannot read the filter", ctx, err);
+	else
+		free(names);
 	vnic_filter_close(n);
-	return 0;
+	return err ? -1 : 0;
 }
 
 static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
@@ -266,7 +280,7 @@ int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
  * installed: those found installed, or all when the table could not be
  * read.
  */
-int filter_remove(struct cni_run *r, struct vnic_filter *n,
+int filter_remove(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count, bool *left)
 {
 	const char **rm = calloc(count + 1, sizeof(*rm));
@@ -283,8 +297,7 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 	err = vnic_filter_guests(n, &inst, &ninst);
 	if (err) {
 		free(rm);
-		cni_fail(r, CNI_ERR_FILTER, "cannot read the filter", "%s",
-			 vnic_strerror(err));
+		cni_fail_vnic(r, CNI_ERR_FILTER, "cannot read the filter", ctx, err);
 		return err;
 	}
 	for (i = 0; i < count; i++) {
@@ -309,12 +322,26 @@ int filter_remove(struct cni_run *r, struct vnic_filter *n,
 	if (filter_owned(r, err))
 		owned_elsewhere(r, "cannot remove the filter");
 	else if (err)
-		cni_fail(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
-			 "cannot remove the filter", "%s", vnic_strerror(err));
+		cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
+			      "cannot remove the filter", ctx, err);
 	return err;
 }
 
 bool filter_owned(const struct cni_run *r, int err)
 {
 	return err == -EPERM && r->conf.backend == VNIC_BACKEND_NFT;
+}
+
+/*
+ * nft refuses every change of a damaged table (-EUCLEAN) until a sync
+ * repairs it or someone deletes it, and every change of a table another
+ * process owns (-EPERM) until it is free: no retry of the runtime's can
+ * help.  open: the error was vnic_filter_open()'s, whose -EPERM is also
+ * the one of a caller without CAP_NET_ADMIN.
+ */
+bool filter_stuck(const struct cni_run *r, int err, bool open)
+{
+	if (r->conf.backend != VNIC_BACKEND_NFT)
+		return false;
+	return err == -EUCLEAN || (!open && err == -EPERM);
 }

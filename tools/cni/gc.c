@@ -5,7 +5,8 @@
  * lease; nothing else is touched.  "Of this network" is what libvnic can
  * prove: NICs whose tag and link group name the network as owner, and the
  * state files under dataDir/NETWORK.  The NICs go in one request
- * (vnic_collect_orphans), the filters in one nft batch; the leases in one
+ * (vnic_collect_orphans), then the filters in one nft batch (a failure
+ * leaves a NIC that still exists filtered); the leases in one
  * IPAM GC where the IPAM plugin speaks 1.1, else one IPAM DEL each (the
  * stock plugins know no GC), several at a time (release_all()).
  *
@@ -231,7 +232,7 @@ static int gc_filter(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 			g->left[i] = true;
 		return -1;
 	}
-	err = filter_remove(r, n, g->stale, g->nstale, g->left);
+	err = filter_remove(r, ctx, n, g->stale, g->nstale, g->left);
 	filter_close(n);
 	if (!err) {
 		/* Nothing left: no state file to keep, no lookup per file. */
@@ -261,12 +262,8 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 	if (state_each(r, stale_state, g))
 		return -1;
 	cni_lap("state");
-	if (r->conf.filter && g->nstale && gc_filter(r, ctx, g)) {
-		if (!g->left)
-			return -1;
-		ret = -1;
-	}
-	cni_lap("filter");
+	/* The NICs before their filters, as DEL: a failure leaves a NIC that
+	 * still exists filtered. */
 	if (r->conf.mode == CNI_MODE_VETH && g->nlive) {
 		err = vnic_collect_orphans(ctx, g->keep, g->nvalid, NULL);
 		if (err)
@@ -274,6 +271,12 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 					     ctx, err);
 	}
 	cni_lap("nics");
+	if (r->conf.filter && g->nstale && gc_filter(r, ctx, g)) {
+		if (!g->left)
+			return -1;
+		ret = -1;
+	}
+	cni_lap("filter");
 	ipam_gc = r->conf.ipam ? ipam_knows_gc(r) : 0;
 	if (ipam_gc < 0 || (ipam_gc && ipam_exec(r, "GC", NULL)))
 		return -1;

@@ -424,3 +424,45 @@ int ifcfg_has_addrs(struct cni_run *r, int nsfd, const char *ifname,
 					"%s lacks %s", ifname, ips[i].addr);
 	return 0;
 }
+
+static int link_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	const unsigned char *m;
+	struct nlattr *at;
+
+	mnl_attr_for_each(at, nlh, sizeof(*ifi)) {
+		if (mnl_attr_get_type(at) != IFLA_ADDRESS ||
+		    mnl_attr_get_payload_len(at) != 6)
+			continue;
+		m = mnl_attr_get_payload(at);
+		snprintf(arg, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1],
+			 m[2], m[3], m[4], m[5]);
+	}
+	/* The one answer (no dump, no ack asked): nothing follows it. */
+	return MNL_CB_STOP;
+}
+
+int ifcfg_mac(struct cni_run *r, int nsfd, const char *ifname, char *mac)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], got[18] = "";
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct nlsock s;
+	int err;
+
+	if (nl_open(r, nsfd, ifname, &s))
+		return -1;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = s.ifindex;
+	err = nl_talk(&s, nlh, link_cb, got);
+	mnl_socket_close(s.nl);
+	if (err)
+		return cni_fail(r, CNI_ERR_IO, "cannot read the interface", "%s: %s",
+				ifname, strerror(-err));
+	memcpy(mac, got, sizeof(got));
+	return 0;
+}

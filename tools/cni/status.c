@@ -3,8 +3,8 @@
  * STATUS: could an ADD succeed now?  Code 50 when dataDir cannot be used
  * (state_usable(): the network's directory is made, as ADD makes it), the
  * filter backend cannot be used (a table of that name libvnic did not make,
- * one another process owns, which refuses every write of ours, nf_tables
- * missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  It
+ * one another process owns, which refuses every write of ours, a damaged
+ * one, nf_tables missing, no CAP_NET_ADMIN) or the IPAM plugin cannot be found.  It
  * writes no rule:
  * filter_usable() says how it sees an owned table without a claim.  An IPAM
  * plugin that speaks 1.1 is asked its STATUS and its error passed on, as
