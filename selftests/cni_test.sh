@@ -1454,6 +1454,111 @@ case_cnitool() {
 	expect_eq "$(leases)" 0 "leases after cnitool del"
 }
 
+# A filter another tool removed.  The table is not claimed between calls
+# (cni.rst), so a node's `nft flush ruleset` (systemctl restart nftables)
+# or `nft delete table` removes every attachment's filter, and nothing put
+# them back: each container could spoof until it was made again.  The
+# state files now record what a filter needs, and the next ADD, DEL or GC
+# of the network applies the missing ones again.
+
+# sent_from NS CID SRC: one datagram from the container (SRC: its own
+# address, or 10.9.0.77, which it gave itself) to the host end; 0 if it was
+# delivered (the host's Udp NoPorts grew), 1 if it was dropped and counted.
+sent_from() {
+	local before=$(noports) dropped=$(drops "$2.eth0")
+	in_ns "$1" ip route replace 10.9.0.1 dev eth0 src "$3" || return 2
+	send_udp "$1"
+	until_ok gt noports "$before" && return 0
+	[ -n "$dropped" ] && gt drops "$dropped" "$2.eth0" && return 1
+	fail "datagram from $3 of $2 neither delivered nor counted"; return 2
+}
+
+# The legit datagram delivered, the spoofed one delivered (want 0) or
+# dropped and counted (want 1), for attachment CID in NS.
+spoof_is() {
+	local ret
+	sent_from "$2" "$3" "$(cont_ip "$3")"; ret=$?
+	[ $ret = 0 ] || fail "$3's legit datagram: $ret" || return
+	sent_from "$2" "$3" 10.9.0.77; ret=$?
+	expect_eq "$ret" "$1" "$3's spoofed datagram (0 delivered, 1 dropped)"
+}
+
+# restore_by TRIGGER: c1 and c2 (and c3, for DEL and GC) ADDed, their
+# filters removed, spoofed frames delivered; then TRIGGER (add: another
+# container's ADD; del: c3's DEL; gc: a GC that keeps c1 and c2): c1's and
+# c2's spoofed frames dropped again, legit ones delivered.  CHECK and
+# STATUS in between wrote nothing (the ruleset byte for byte).
+restore_by() {
+	local ns1 ns2 ns3 before valid
+	container ns1 && container ns2 && container ns3 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	[ "$1" = add ] || add c3 "$ns3" || return
+	in_ns "$ns1" ip addr add 10.9.0.77/32 dev eth0 &&
+	in_ns "$ns2" ip addr add 10.9.0.77/32 dev eth0 || return
+	spoof_is 1 "$ns1" c1 && spoof_is 1 "$ns2" c2 || return
+	jq -e '.mac and .switches and (.ips | length) == 1 and .host' \
+		"$TMP/state/net1/c1.eth0" >/dev/null ||
+		fail "state file: $(cat "$TMP/state/net1/c1.eth0")" || return
+	if [ "$1" = gc ]; then
+		nft delete table netdev vnic || return
+	else
+		nft flush ruleset || return
+	fi
+	spoof_is 0 "$ns1" c1 && spoof_is 0 "$ns2" c2 || return
+	before=$(nft list ruleset)
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" &&
+		{ fail "CHECK passed without the filter"; return 1; }
+	jqo '.code == 102' || return
+	cni STATUS "" "" "" "$(conf)" || fail "STATUS: $(cat "$TMP/out")" || return
+	expect_eq "$(nft list ruleset)" "$before" "ruleset after CHECK and STATUS" || return
+	case $1 in
+	add)	add c3 "$ns3" || return ;;
+	del)	cni DEL c3 eth0 "$ns3" "$(conf)" ||
+			fail "DEL: $(cat "$TMP/out" "$TMP/err")" || return ;;
+	gc)	valid='{"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"},
+		       {"containerID": "c2", "ifname": "eth0"}]}'
+		cni GC "" "" "" "$(conf "$valid")" ||
+			fail "GC: $(cat "$TMP/out" "$TMP/err")" || return ;;
+	esac
+	grep -q "filter of 2 attachment(s) of network net1 was missing" "$TMP/err" ||
+		fail "$1 said nothing of the restore: $(cat "$TMP/err")" || return
+	if [ "$1" = add ]; then
+		expect_eq "$(guests)" "c1.eth0 c2.eth0 c3.eth0" "filter guests" || return
+	else
+		expect_eq "$(guests)" "c1.eth0 c2.eth0" "filter guests" || return
+	fi
+	spoof_is 1 "$ns1" c1 && spoof_is 1 "$ns2" c2 || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "CHECK after the restore: $(cat "$TMP/out")"
+}
+
+case_filters_restored_by_add() { restore_by add; }
+case_filters_restored_by_del() { restore_by del; }
+case_filters_restored_by_gc() { restore_by gc; }
+
+# What cannot be restored is left out, and fails nothing: a state file of
+# an earlier vnic-cni (no filter record; said once on stderr), an
+# attachment whose host end is gone, and one whose host end's name another
+# link took since (never filtered: its frames are not the container's).
+case_filters_restored_only_where_possible() {
+	local ns1 ns2 ns3 ns4 h3
+	container ns1 && container ns2 && container ns3 && container ns4 || return
+	add c1 "$ns1" && add c2 "$ns2" && add c3 "$ns3" || return
+	jq -c 'del(.mac, .ips, .switches)' "$TMP/state/net1/c1.eth0" >"$TMP/old" &&
+		mv "$TMP/old" "$TMP/state/net1/c1.eth0" || return
+	h3=$(host_end c3)
+	nft flush ruleset && ip link del "$h3" && ip link add "$h3" type veth peer name vcforeign1 || return
+	add c4 "$ns4" || return
+	expect_eq "$(grep -c 'cannot be restored' "$TMP/err")" 1 "old-format notes" || return
+	grep -q "1 attachment(s) of network net1 is missing and cannot be restored" "$TMP/err" ||
+		fail "stderr: $(cat "$TMP/err")" || return
+	expect_eq "$(guests)" "c2.eth0 c4.eth0" "filter guests" || return
+	# The old file still serves DEL and GC as before.
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "DEL c1: $(cat "$TMP/out")" || return
+	ip link show "$(host_end c1)" >/dev/null 2>&1 && { fail "DEL left c1's NIC"; return 1; }
+	[ ! -e "$TMP/state/net1/c1.eth0" ] || fail "DEL left c1's state file"
+}
+
 CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_other
        ipv6_via_the_gateway del_twice del_finds_host_end_by_kept_name
        bogus_features_file_probes
@@ -1477,7 +1582,9 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        bad_input_leaves_nothing
        verbs_need_their_spec_version macvlan
        mac_asked_by_the_runtime macvlan_mac_asked_by_the_runtime
-       chained_prev_result_and_version cnitool)
+       chained_prev_result_and_version cnitool
+       filters_restored_by_add filters_restored_by_del filters_restored_by_gc
+       filters_restored_only_where_possible)
 
 [ -x "$CNI" ] || skip_all "no $CNI (make)"
 [ -x "$STOCK/host-local" ] || skip_all "no $STOCK/host-local (apt install containernetworking-plugins)"

@@ -18,6 +18,8 @@
  * was.
  */
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tools/cni/cni.h"
@@ -29,6 +31,8 @@ struct add {
 	unsigned int nips;
 	struct attach a;
 	struct cni_filter flt;
+	struct cni_flt_rec rec;		/* the filter, as the state file keeps it */
+	struct cni_restore rs;		/* others' filters to apply again */
 	struct ipam_call call;
 	bool ipam_done, nic_done, state_done, filter_done;
 };
@@ -89,16 +93,34 @@ static int ipam_wait(struct cni_run *r, struct add *s, bool early_err)
 static int beside_ipam(struct cni_run *r, struct add *s)
 {
 	const char *host = r->conf.mode == CNI_MODE_VETH ? s->a.host : NULL;
+	const char *g = r->guest;
 
 	if (attach_ctx(r, 0, &s->a.ctx) || attach_create(r, s->nsfd, &s->a))
 		return -1;
 	s->nic_done = true;
 	cni_lap("nic");
-	if (state_write(r, host))
+	snprintf(s->rec.host, sizeof(s->rec.host), "%s", s->a.host);
+	snprintf(s->rec.mac, sizeof(s->rec.mac), "%s", s->a.cont_mac);
+	s->rec.switches = CNI_FILTER_SWITCHES;
+	if (state_write(r, host, r->conf.filter ? &s->rec : NULL))
 		return -1;
 	s->state_done = true;
 	cni_lap("state");
-	return r->conf.filter ? filter_prepare(r, s->a.ctx, &s->flt) : 0;
+	if (!r->conf.filter)
+		return 0;
+	if (filter_prepare(r, s->a.ctx, &s->flt))
+		return -1;
+	/* Filters another tool removed (restore.c), while the plugin runs. */
+	restore_scan(r, s->a.ctx, s->flt.f, &g, 1, &s->rs);
+	cni_lap("scan");
+	return 0;
+}
+
+/* The state file again, with the addresses: what a restore needs. */
+static int keep_filter(struct cni_run *r, struct add *s)
+{
+	s->rec.has_ips = true;
+	return state_write(r, s->a.host, &s->rec);
 }
 
 static int steps(struct cni_run *r, struct add *s)
@@ -117,8 +139,9 @@ static int steps(struct cni_run *r, struct add *s)
 		return -1;
 	cni_lap("ipam");
 	if (r->conf.filter) {
-		if (filter_apply(r, s->a.ctx, &s->flt, s->a.host, s->a.cont_mac,
-				 s->ips, s->nips))
+		s->rec.nips = s->nips;
+		memcpy(s->rec.ips, s->ips, sizeof(s->ips));
+		if (filter_apply(r, s->a.ctx, &s->flt, &s->rec, &s->rs))
 			return -1;
 		s->filter_done = true;
 		filter_close(s->flt.f);
@@ -132,6 +155,10 @@ static int steps(struct cni_run *r, struct add *s)
 	    ifcfg_host(r, s->a.host, s->ips, s->nips))
 		return -1;
 	cni_lap("address");
+	/* While the IPAM plugin exits. */
+	if (r->conf.filter && keep_filter(r, s))
+		return -1;
+	cni_lap("state2");
 	if (ipam_reap(r, &s->call))
 		return -1;
 	cni_lap("reaped");
@@ -158,6 +185,7 @@ int cni_add(struct cni_run *r)
 	if (ret)
 		undo(r, &s);
 	json_decref(s.ipam_res);
+	restore_free(&s.rs);
 	vnic_ctx_free(s.a.ctx);
 	close(s.nsfd);
 	return ret;

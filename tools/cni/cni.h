@@ -166,6 +166,24 @@ json_t *result_build(struct cni_run *r, json_t *ipam_res,
 		     const char *host_name, const char *host_mac,
 		     const char *cont_mac);
 
+/*
+ * What an attachment's filter needs, kept in its state file so that a
+ * filter another tool removed (nft flush ruleset) can be applied again
+ * (restore.c).  has_ips: the addresses are known (not while the IPAM
+ * plugin runs); a file without them cannot be restored.
+ */
+struct cni_flt_rec {
+	char host[VNIC_IFNAME_MAX + 1];
+	char mac[18];
+	struct cni_ip ips[CNI_MAX_IPS];
+	unsigned int nips;
+	uint32_t switches;
+	bool has_ips;
+};
+
+/* The switches of a veth attachment's filter (filter.c says why). */
+#define CNI_FILTER_SWITCHES	(VNIC_SW_CLEAN & ~VNIC_SW_NO_PROMISC)
+
 /* state.c */
 int state_lock(struct cni_run *r);
 /* STATUS: 0 if state_lock() and state_write() could work (code 50 if not). */
@@ -173,8 +191,17 @@ int state_usable(struct cni_run *r);
 /* dataDir's own file NAME (as "_NAME", state.c) in buf; -1 if too long
  * (no error recorded: for the caches a missing file is only a lost hint). */
 int state_file(const struct cni_run *r, const char *name, char *buf, size_t len);
-/* host: the veth host end's name, kept for DEL and CHECK (NULL: none) */
-int state_write(struct cni_run *r, const char *host);
+/* host: the veth host end's name, kept for DEL and CHECK (NULL: none);
+ * flt: what its filter needs (NULL: no filter) */
+int state_write(struct cni_run *r, const char *host,
+		const struct cni_flt_rec *flt);
+/* guest's filter record: 1 if its state file has one, 0 if it has none
+ * (an earlier vnic-cni's file, or an ADD that did not finish), -1 if there
+ * is no state file of guest (nothing recorded either way). */
+int state_flt(struct cni_run *r, const char *guest, struct cni_flt_rec *out);
+/* Each file name of the network's directory, unread (fn: 0 to go on). */
+int state_names(struct cni_run *r, int (*fn)(const char *name, void *arg),
+		void *arg);
 /* The host end's name an attachment's state file keeps; -1 if none. */
 int state_host(struct cni_run *r, const char *guest, char *host);
 void state_remove(struct cni_run *r, const char *guest);
@@ -215,6 +242,7 @@ int attach_lookup(struct cni_run *r, struct vnic_ctx *ctx, const char *guest,
 int attach_destroy(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_guest *g);
 
 /* filter.c: the anti-spoof filter through the nft or bpf backend */
+struct cni_restore;
 /* 0, or the negative errno (its CNI error recorded) */
 int filter_open(struct cni_run *r, struct vnic_ctx *ctx, bool read_only,
 		struct vnic_filter **out);
@@ -225,11 +253,29 @@ struct cni_filter {
 };
 int filter_prepare(struct cni_run *r, struct vnic_ctx *ctx,
 		   struct cni_filter *cf);
+/* rec: this attachment's filter; rs: others' to restore in the same
+ * commit (NULL: none; if that commit fails, this one's alone is tried). */
 int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
-		 const char *host, const char *mac, const struct cni_ip *ips,
-		 unsigned int n);
+		 const struct cni_flt_rec *rec, const struct cni_restore *rs);
 int filter_remove(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const char *const *guests, unsigned int count, bool *left);
+/* Attachments of this network whose filter is missing from the table
+ * (restore.c): filled by restore_scan(), emptied by restore_free(). */
+struct cni_restore {
+	struct { char guest[CNI_GUEST_MAX + 1]; struct cni_flt_rec rec; } *ent;
+	unsigned int n, cap;
+};
+void restore_scan(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *f,
+		  const char *const *skip, unsigned int nskip,
+		  struct cni_restore *rs);
+void restore_free(struct cni_restore *rs);
+/* DEL and GC: restore_scan(), then one commit of what it found; a failure
+ * is said on stderr, never the verb's. */
+void filter_restore(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *f,
+		    const char *const *skip, unsigned int nskip);
+/* guest's filter into p (cni_fail recorded on an error) */
+int filter_add_guest(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_policy *p,
+		     const char *guest, const struct cni_flt_rec *rec);
 /* Whether err is the refusal of a table another process owns (nft). */
 bool filter_owned(const struct cni_run *r, int err);
 /* Whether err (of filter_open() if open, else of filter_remove()) lasts

@@ -37,6 +37,9 @@ static int del_filter(struct cni_run *r, struct vnic_ctx *ctx, bool *left)
 	open = err != 0;
 	if (!err) {
 		err = filter_remove(r, ctx, n, &g, 1, NULL);
+		/* Others' filters another tool removed (restore.c). */
+		if (!err)
+			filter_restore(r, ctx, n, &g, 1);
 		filter_close(n);
 	}
 	if (!filter_stuck(r, err, open))

@@ -132,49 +132,66 @@ int filter_usable(struct cni_run *r, struct vnic_ctx *ctx)
 	return err ? -1 : 0;
 }
 
-static int build(struct cni_run *r, struct vnic_ctx *ctx, const char *host,
-		 const char *mac, const struct cni_ip *ips, unsigned int n,
-		 struct vnic_policy **out)
+int filter_add_guest(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_policy *p,
+		     const char *guest, const struct cni_flt_rec *rec)
 {
 	char a4[CNI_MAX_IPS][64], a6[CNI_MAX_IPS][64];
 	const char *v4[CNI_MAX_IPS], *v6[CNI_MAX_IPS];
 	unsigned int i, n4 = 0, n6 = 0;
-	struct vnic_policy *p;
 	int err;
 
-	for (i = 0; i < n; i++) {
-		char *dst = ips[i].v6 ? a6[n6] : a4[n4];
+	for (i = 0; i < rec->nips; i++) {
+		const struct cni_ip *ip = &rec->ips[i];
+		char *dst = ip->v6 ? a6[n6] : a4[n4];
 
-		snprintf(dst, 64, "%.*s", (int)strcspn(ips[i].addr, "/"), ips[i].addr);
-		if (ips[i].v6)
+		snprintf(dst, 64, "%.*s", (int)strcspn(ip->addr, "/"), ip->addr);
+		if (ip->v6)
 			v6[n6] = a6[n6], n6++;
 		else
 			v4[n4] = a4[n4], n4++;
 	}
-	/*
-	 * Every switch but no-promisc: that one guards a segment shared with
-	 * others' traffic (a bridge), and the host end is a routed point to
-	 * point link.  The host sends on it only what it routes to the
-	 * container's addresses, to the MAC its neighbour entry holds, which
-	 * only the container's own ARP and ND (filtered here) can set.  It
-	 * would cost an egress hook per attachment: a base chain made at each
-	 * ADD (next to thousands of devices, a hook by name is compared with
-	 * every one of them) and a chain walked by every frame to the
-	 * container, for nothing it could drop.
-	 */
-	VNIC_OPTS(vnic_nic_policy, nic, .ifname = host, .kind = VNIC_KIND_VETH,
-		  .mac = mac, .ipv4 = v4, .n_ipv4 = n4, .ipv6 = v6, .n_ipv6 = n6,
-		  .switches = VNIC_SW_CLEAN & ~VNIC_SW_NO_PROMISC,
-		  .switches_set = 1);
-	err = vnic_policy_new(ctx, &p);
+	VNIC_OPTS(vnic_nic_policy, nic, .ifname = rec->host, .kind = VNIC_KIND_VETH,
+		  .mac = rec->mac, .ipv4 = v4, .n_ipv4 = n4, .ipv6 = v6,
+		  .n_ipv6 = n6, .switches = rec->switches, .switches_set = 1);
+	err = vnic_policy_add_guest(p, guest, NULL);
 	if (!err)
-		err = vnic_policy_add_guest(p, r->guest, NULL);
-	if (!err)
-		err = vnic_policy_add_nic(p, r->guest, &nic);
-	if (err) {
-		vnic_policy_free(p);
+		err = vnic_policy_add_nic(p, guest, &nic);
+	if (err)
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot build the filter",
 				     ctx, err);
+	return 0;
+}
+
+/*
+ * This attachment's guest, then those of rs (NULL: none).  Its switches
+ * (CNI_FILTER_SWITCHES) are every one but no-promisc: that one guards a
+ * segment shared with others' traffic (a bridge), and the host end is a
+ * routed point to point link.  The host sends on it only what it routes to
+ * the container's addresses, to the MAC its neighbour entry holds, which
+ * only the container's own ARP and ND (filtered here) can set.  It would
+ * cost an egress hook per attachment: a base chain made at each ADD (next
+ * to thousands of devices, a hook by name is compared with every one of
+ * them) and a chain walked by every frame to the container, for nothing it
+ * could drop.
+ */
+static int build(struct cni_run *r, struct vnic_ctx *ctx,
+		 const struct cni_flt_rec *rec, const struct cni_restore *rs,
+		 struct vnic_policy **out)
+{
+	struct vnic_policy *p;
+	unsigned int i;
+	int err;
+
+	err = vnic_policy_new(ctx, &p);
+	if (err)
+		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot build the filter",
+				     ctx, err);
+	err = rec ? filter_add_guest(r, ctx, p, r->guest, rec) : 0;
+	for (i = 0; !err && rs && i < rs->n; i++)
+		err = filter_add_guest(r, ctx, p, rs->ent[i].guest, &rs->ent[i].rec);
+	if (err) {
+		vnic_policy_free(p);
+		return -1;
 	}
 	*out = p;
 	return 0;
@@ -220,17 +237,13 @@ static int apply_tries(struct vnic_filter *f, const struct vnic_policy *p)
 	return err;
 }
 
-/* On cf's handle (which stays open: the caller closes it). */
-int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
-		 const char *host, const char *mac, const struct cni_ip *ips,
-		 unsigned int n)
+/* One commit of p on cf's handle: 0, the negative errno, or 1 if the
+ * reopen after refused features failed (its error recorded). */
+static int commit(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
+		  const struct vnic_policy *p)
 {
-	struct vnic_policy *p;
-	int err;
+	int err = apply_tries(cf->f, p);
 
-	if (build(r, ctx, host, mac, ips, n, &p))
-		return -1;
-	err = apply_tries(cf->f, p);
 	/* Features from the file that this nf_tables lacks (a module
 	 * replaced since the boot, a file from another host) show at the
 	 * first commit: probe and try once more (filter.h, features). */
@@ -238,19 +251,91 @@ int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
 		filter_close(cf->f);
 		cf->f = NULL;
 		if (open_feat(r, ctx, VNIC_FILTER_NO_OWNER, true, &cf->cached,
-			      &cf->f)) {
-			vnic_policy_free(p);
-			return -1;
-		}
+			      &cf->f))
+			return 1;
 		err = apply_tries(cf->f, p);
 	}
+	return err;
+}
+
+static void restored(const struct cni_run *r, const struct cni_restore *rs)
+{
+	fprintf(stderr, "vnic-cni: %s: the filter of %u attachment(s) of network "
+		"%s was missing from the table (removed by another tool?): "
+		"applied again\n", r->env.command, rs->n, r->conf.name);
+}
+
+/*
+ * On cf's handle (which stays open: the caller closes it).  The guests of
+ * rs go in the same commit; if that commit fails, this attachment's alone
+ * is tried: a restore never fails the ADD.
+ */
+int filter_apply(struct cni_run *r, struct vnic_ctx *ctx, struct cni_filter *cf,
+		 const struct cni_flt_rec *rec, const struct cni_restore *rs)
+{
+	struct cni_err saved = r->err;
+	struct vnic_policy *p;
+	int err;
+
+	if (rs && rs->n) {
+		if (build(r, ctx, rec, rs, &p)) {
+			fprintf(stderr, "vnic-cni: ADD %s: cannot restore the "
+				"missing filters of network %s: %s\n", r->guest,
+				r->conf.name, r->err.details);
+			r->err = saved;
+		} else {
+			err = commit(r, ctx, cf, p);
+			vnic_policy_free(p);
+			if (err == 1)
+				return -1;
+			if (!err) {
+				restored(r, rs);
+				return 0;
+			}
+			fprintf(stderr, "vnic-cni: ADD %s: cannot restore the "
+				"missing filters of network %s: %s\n", r->guest,
+				r->conf.name, vnic_ctx_errmsg(ctx));
+		}
+	}
+	if (build(r, ctx, rec, NULL, &p))
+		return -1;
+	err = commit(r, ctx, cf, p);
 	vnic_policy_free(p);
+	if (err == 1)
+		return -1;
 	if (filter_owned(r, err))
 		return owned_elsewhere(r, "cannot install the filter");
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
 				     "cannot install the filter", ctx, err);
 	return 0;
+}
+
+void filter_restore(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *f,
+		    const char *const *skip, unsigned int nskip)
+{
+	struct cni_restore rs = { 0 };
+	struct cni_err saved = r->err;
+	struct vnic_policy *p;
+	int err;
+
+	restore_scan(r, ctx, f, skip, nskip, &rs);
+	if (rs.n && !build(r, ctx, NULL, &rs, &p)) {
+		err = apply_tries(f, p);
+		vnic_policy_free(p);
+		if (err)
+			fprintf(stderr, "vnic-cni: %s: cannot restore the missing "
+				"filters of network %s: %s\n", r->env.command,
+				r->conf.name, vnic_ctx_errmsg(ctx));
+		else
+			restored(r, &rs);
+	} else if (rs.n) {
+		fprintf(stderr, "vnic-cni: %s: cannot restore the missing filters "
+			"of network %s: %s\n", r->env.command, r->conf.name,
+			r->err.details);
+	}
+	r->err = saved;
+	restore_free(&rs);
 }
 
 /* 1 if guest is installed, 0 if not, -1 if the guests cannot be read

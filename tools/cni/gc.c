@@ -214,25 +214,36 @@ static int release_all(struct cni_run *r, struct gc *g, bool ipam_gc)
 }
 
 /*
- * The stale guests' filters, in one batch.  On a failure (its error
- * recorded) g->left says which guests may still be installed: all of them
- * when the table could not be opened or read.
+ * The stale guests' filters, in one batch, then the valid ones' that
+ * another tool removed (restore.c), in another.  On a failure (its error
+ * recorded) g->left says which stale guests may still be installed: all of
+ * them when the table could not be opened or read.  With none stale, a
+ * table that cannot be opened is no failure: only a restore needed it.
  */
 static int gc_filter(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 {
+	struct cni_err saved = r->err;
 	struct vnic_filter *n;
 	unsigned int i;
-	int err;
+	int err = 0;
 
-	g->left = calloc(g->nstale, sizeof(*g->left));
+	g->left = calloc(g->nstale + 1, sizeof(*g->left));
 	if (!g->left)
 		return cni_fail(r, CNI_ERR_IO, "out of memory", "GC");
 	if (filter_open(r, ctx, false, &n)) {
 		for (i = 0; i < g->nstale; i++)
 			g->left[i] = true;
-		return -1;
+		if (g->nstale)
+			return -1;
+		r->err = saved;
+		free(g->left);
+		g->left = NULL;
+		return 0;
 	}
-	err = filter_remove(r, ctx, n, g->stale, g->nstale, g->left);
+	if (g->nstale)
+		err = filter_remove(r, ctx, n, g->stale, g->nstale, g->left);
+	if (!err)
+		filter_restore(r, ctx, n, g->stale, g->nstale);
 	filter_close(n);
 	if (!err) {
 		/* Nothing left: no state file to keep, no lookup per file. */
@@ -271,7 +282,7 @@ static int collect(struct cni_run *r, struct vnic_ctx *ctx, struct gc *g)
 					     ctx, err);
 	}
 	cni_lap("nics");
-	if (r->conf.filter && g->nstale && gc_filter(r, ctx, g)) {
+	if (r->conf.filter && gc_filter(r, ctx, g)) {
 		if (!g->left)
 			return -1;
 		ret = -1;

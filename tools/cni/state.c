@@ -6,7 +6,10 @@
  * owner), and per network one file per attachment holding what GC needs
  * and cannot derive from a NIC: the full container id and interface name
  * (the IPAM plugin's lease key) and, for macvlan, the namespace the NIC
- * lives in.
+ * lives in; for veth, the host end's name and what its filter needs (MAC,
+ * switches, addresses), so that a filter another tool removed can be
+ * applied again (restore.c).  Files of an earlier vnic-cni lack the last:
+ * they are read as before, and their filters cannot be restored.
  *
  * dataDir/NETWORK is a network's directory; dataDir's own files (the lock,
  * the nft features, the IPAM version cache) are named "_NAME": a network's
@@ -125,7 +128,25 @@ int state_usable(struct cni_run *r)
 	return 0;
 }
 
-int state_write(struct cni_run *r, const char *host)
+/* What the filter needs: its host end, MAC and switches, and once the
+ * IPAM plugin answered, the addresses ("ips": [] when it gave none). */
+static void put_flt(json_t *o, const struct cni_flt_rec *flt)
+{
+	json_t *ips;
+	unsigned int i;
+
+	json_object_set_new(o, "mac", json_string(flt->mac));
+	json_object_set_new(o, "switches", json_integer(flt->switches));
+	if (!flt->has_ips)
+		return;
+	ips = json_array();
+	for (i = 0; i < flt->nips; i++)
+		json_array_append_new(ips, json_string(flt->ips[i].addr));
+	json_object_set_new(o, "ips", ips);
+}
+
+int state_write(struct cni_run *r, const char *host,
+		const struct cni_flt_rec *flt)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 96];
 	json_t *o;
@@ -139,6 +160,8 @@ int state_write(struct cni_run *r, const char *host)
 		      "ifname", r->env.ifname, "netns", r->env.netns);
 	if (host)
 		json_object_set_new(o, "host", json_string(host));
+	if (host && flt)
+		put_flt(o, flt);
 	err = json_dump_file(o, tmp, JSON_COMPACT);
 	json_decref(o);
 	if (err || rename(tmp, path)) {
@@ -147,6 +170,88 @@ int state_write(struct cni_run *r, const char *host)
 				path, strerror(errno));
 	}
 	return 0;
+}
+
+/* The addresses of a filter record; false if one is not an address's. */
+static bool get_ips(json_t *a, struct cni_flt_rec *out)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) > CNI_MAX_IPS)
+		return false;
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || !s[0] || strlen(s) >= sizeof(out->ips[0].addr))
+			return false;
+		snprintf(out->ips[i].addr, sizeof(out->ips[i].addr), "%s", s);
+		out->ips[i].gw[0] = 0;
+		out->ips[i].v6 = strchr(s, ':') != NULL;
+	}
+	out->nips = (unsigned int)i;
+	return true;
+}
+
+int state_flt(struct cni_run *r, const char *guest, struct cni_flt_rec *out)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80], name[CNI_GUEST_MAX + 1];
+	const char *cid, *ifn, *host, *mac;
+	json_int_t sw;
+	json_t *o;
+	int ret = 0;
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, guest);
+	o = json_load_file(path, 0, NULL);
+	cid = json_string_value(json_object_get(o, "containerID"));
+	ifn = json_string_value(json_object_get(o, "ifname"));
+	/* Only the file state_write() gives this attachment (state_each()). */
+	if (!cid || !ifn || !cni_valid_id(cid) || !cni_valid_ifname(ifn)) {
+		json_decref(o);
+		return -1;
+	}
+	cni_guest_name(cid, ifn, name);
+	if (strcmp(name, guest)) {
+		json_decref(o);
+		return -1;
+	}
+	host = json_string_value(json_object_get(o, "host"));
+	mac = json_string_value(json_object_get(o, "mac"));
+	sw = json_integer_value(json_object_get(o, "switches"));
+	if (host && host[0] && strlen(host) <= VNIC_IFNAME_MAX &&
+	    mac && strlen(mac) == 17 && json_is_integer(json_object_get(o, "switches")) &&
+	    sw > 0 && sw <= VNIC_SW_CLEAN &&
+	    get_ips(json_object_get(o, "ips"), out)) {
+		snprintf(out->host, sizeof(out->host), "%s", host);
+		snprintf(out->mac, sizeof(out->mac), "%s", mac);
+		out->switches = (uint32_t)sw;
+		out->has_ips = true;
+		ret = 1;
+	}
+	json_decref(o);
+	return ret;
+}
+
+int state_names(struct cni_run *r, int (*fn)(const char *name, void *arg),
+		void *arg)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	if (net_dir(r, dir, sizeof(dir)))
+		return -1;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	while (!ret && (de = readdir(d)))
+		if (de->d_name[0] != '.' && strlen(de->d_name) <= CNI_GUEST_MAX)
+			ret = fn(de->d_name, arg);
+	closedir(d);
+	return ret;
 }
 
 int state_host(struct cni_run *r, const char *guest, char *host)
