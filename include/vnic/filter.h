@@ -247,7 +247,8 @@ typedef int (*vnic_filter_diff_fn)(const struct vnic_filter_diff *d, void *arg);
  * each difference; res (may be NULL) gets the guests' counts, repaired,
  * and writes set when a sync would write.  Returns 0 (the state differs
  * when res->writes), -EINVAL, -ENODEV (a NIC of p does not exist),
- * -EUCLEAN (nft: a table libvnic did not make), -EAGAIN (bpf: another
+ * -EUCLEAN (nft: a table libvnic did not make), -EAGAIN (nft: other
+ * processes committed during each read of the table: retry; bpf: another
  * handle changed the maps since this one read them; permanent for this
  * handle: open a new one), -ENOMEM, fn's
  * non-zero return, or the kernel's.  bpf: the maps are read again and
@@ -266,7 +267,8 @@ int vnic_filter_sync_diff(struct vnic_filter *f, const struct vnic_policy *p,
 			  struct vnic_filter_result *res);
 
 /* Installed guests (malloc'd block like vnic_guest_list()).  Returns 0,
- * -EINVAL, -ENOMEM, -EUCLEAN (nft: a damaged table), or the kernel's (nft:
+ * -EINVAL, -ENOMEM, -EUCLEAN (nft: a damaged table), -EAGAIN (nft: other
+ * processes committed during each read of it: retry), or the kernel's (nft:
  * the table is read again first when what the handle knew went stale, and
  * on a handle that does not own it, VNIC_FILTER_READ_ONLY or
  * VNIC_FILTER_NO_OWNER, when anyone committed since it was read). */
