@@ -478,6 +478,70 @@ case_check_reports_faults() {
 	jqo '.code == 101 and (.details | test("02:00:00:00:00:99"))'
 }
 
+# CHECK with the bpf backend: the guest stays in the maps when another
+# tool deletes the host end's clsact qdisc (its filters with it), or puts
+# a filter of its own in our slot, and the container then sends what it
+# likes.  CHECK passed (it looked for the guest only); it now reads back
+# the attachment's hooks and names what is gone (102).  Another
+# attachment's loss is not this one's: c2's CHECK still passes.
+case_check_sees_the_bpf_hooks_go() {
+	local ns1 ns2 h
+	export CONF_EXTRA='{"filterBackend": "bpf"}' VC_BACKEND=bpf
+	container ns1 && container ns2 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	h=$(host_end c1)
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "CHECK of a good attachment: $(cat "$TMP/out")" || return
+	tc qdisc del dev "$h" clsact || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" &&
+		{ fail "CHECK passed without the host end's hooks"; return 1; }
+	jqo '.code == 102 and (.details | test("clsact on '"$h"'"))' || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" ||
+		fail "c2's CHECK after c1 lost its hooks: $(cat "$TMP/out")" || return
+	# A DEL and ADD make it whole: CHECK passes again.
+	cni DEL c1 eth0 "$ns1" "$(conf)" || fail "DEL: $(cat "$TMP/out")" || return
+	add c1 "$ns1" || return
+	h=$(host_end c1)
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" ||
+		fail "CHECK after DEL and ADD: $(cat "$TMP/out")" || return
+	# Our filter replaced by another program in the same slot.
+	tc filter del dev "$h" ingress pref 30318 || return
+	tc filter add dev "$h" ingress pref 30318 u32 match u32 0 0 || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" &&
+		{ fail "CHECK passed with another filter in our slot"; return 1; }
+	jqo '.code == 102 and (.details | test("on '"$h"' ingress"))'
+}
+
+# CHECK of a guest part of whose filter another tool removed: still
+# listed, so CHECK passed, while its container could send from any
+# address.  Now: c1's address element deleted (102, naming the set), the
+# rules of the chain every guest jumps to flushed (102 for c2 too).
+# Elements keyed by a NIC of no guest (left by a NIC deleted by hand) are
+# nobody's loss: c2's CHECK passes next to them.
+case_check_sees_part_of_the_filter_go() {
+	local ns1 ns2 h1 chain
+	container ns1 && container ns2 || return
+	add c1 "$ns1" && add c2 "$ns2" || return
+	h1=$(host_end c1)
+	ip link add x1 type veth peer name x1p || return
+	nft add element netdev vnic ip4s "{ x1 . 10.9.0.99 }" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" ||
+		fail "CHECK next to another NIC's element: $(cat "$TMP/out")" || return
+	nft delete element netdev vnic ip4s "{ $h1 . $(cont_ip c1) }" || return
+	cni CHECK c1 eth0 "$ns1" "$(with_prev c1 "$(conf)")" &&
+		{ fail "CHECK passed without the address element"; return 1; }
+	jqo '.code == 102 and (.details | test("set ip4s lacks 1 "))' || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" ||
+		fail "c2's CHECK after c1 lost its element: $(cat "$TMP/out")" || return
+	nft list table netdev vnic >"$TMP/tbl" || return
+	chain=$(sed -n 's/^\tchain \(sw_in_[0-9a-f]*\) {$/\1/p' "$TMP/tbl")
+	[ -n "$chain" ] || fail "no sw_in_ chain in: $(cat "$TMP/tbl")" || return
+	nft flush chain netdev vnic "$chain" || return
+	cni CHECK c2 eth0 "$ns2" "$(with_prev c2 "$(conf)")" &&
+		{ fail "CHECK passed with the guests' rules flushed"; return 1; }
+	jqo '.code == 102 and (.details | test("rules of chain sw_in_"))'
+}
+
 # CHECK on a table it cannot read (libvnic's, damaged: its state element
 # deleted by hand) reports the read error, code 104 with libvnic's reason,
 # not a missing filter (102), which it said before: the guest is there.
@@ -1565,6 +1629,7 @@ CASES=(add_filters_real_frames bpf_backend_real_frames containers_reach_each_oth
        host_end_name_hashed_or_kernel_picked network_names_never_collide
        ipam_version_cache_renamed_into_place
        check_reports_faults check_reports_an_unreadable_filter
+       check_sees_the_bpf_hooks_go check_sees_part_of_the_filter_go
        gc_removes_only_the_stale gc_valid_list_spellings
        gc_releases_leases_in_bulk
        gc_releases_lease_of_a_long_id gc_ignores_a_leftover_state_copy

@@ -3,7 +3,8 @@
  * CHECK: the attachment is as prevResult says.  Reported in this order,
  * each with its own code (cni.h): the NIC (tagged host end, container end
  * under CNI_IFNAME; a macvlan tagged, under CNI_IFNAME), each address prevResult gives the container end and
- * its MAC (101 both), the filter guest; then the IPAM plugin's own CHECK.
+ * its MAC (101 both), the filter guest and what its state file records of
+ * it (102); then the IPAM plugin's own CHECK.
  */
 #include <string.h>
 #include <strings.h>
@@ -64,14 +65,22 @@ static int prev_ips(struct cni_run *r, struct cni_ip *ips, unsigned int *n)
 	return 0;
 }
 
+/*
+ * The guest, then what the state file says it is (an earlier vnic-cni's
+ * file has no record: the guest's presence is all there is to check).
+ */
 static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
 {
+	struct cni_flt_rec rec;
 	struct vnic_filter *n;
 	int found;
 
 	if (filter_open(r, ctx, true, &n))
 		return -1;
 	found = filter_has(r, ctx, n, r->guest);
+	if (found > 0 && state_flt(r, r->guest, &rec) > 0 && rec.has_ips &&
+	    filter_intact(r, ctx, n, &rec))
+		found = -1;
 	vnic_filter_close(n);
 	if (found < 0)
 		return -1;

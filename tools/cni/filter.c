@@ -357,6 +357,118 @@ int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 	return found;
 }
 
+#define INTACT_OBJS	32
+
+/* A diff's repairs, object by object. */
+struct repairs {
+	struct {
+		char obj[64];
+		uint32_t added, removed;
+	} o[INTACT_OBJS];
+	unsigned int n;
+};
+
+/* What filter_intact() saw: the baseline's repairs (a policy of no guest),
+ * then the first thing the attachment's filter lacks. */
+struct intact {
+	const char *guest;
+	struct repairs base;
+	char what[160];
+};
+
+static int base_fn(const struct vnic_filter_diff *d, void *arg)
+{
+	struct repairs *b = arg;
+
+	if (d->kind != VNIC_FILTER_DIFF_REPAIR || b->n == INTACT_OBJS)
+		return 0;
+	snprintf(b->o[b->n].obj, sizeof(b->o[b->n].obj), "%s", d->object);
+	b->o[b->n].added = d->added;
+	b->o[b->n++].removed = d->removed;
+	return 0;
+}
+
+/*
+ * A repair the sync of this one guest makes beyond the sync of no guest is
+ * the guest's own: its elements or map entries, its hooks, the rules of a
+ * chain its NICs jump to.  The baseline takes out what is nobody's in
+ * particular: elements left by another attachment's NIC deleted by hand.
+ * Only what is missing with nothing in its place fails CHECK; a rewritten
+ * object (rules a newer libvnic renders otherwise, an element replaced)
+ * is a sync's to judge, and so is a guest's changed digest (a newer
+ * libvnic's render version is in it).
+ */
+static int intact_fn(const struct vnic_filter_diff *d, void *arg)
+{
+	struct intact *s = arg;
+	uint32_t added, removed;
+	unsigned int i;
+
+	if (s->what[0])
+		return 0;
+	if (d->kind == VNIC_FILTER_DIFF_GUEST_ADD && !strcmp(d->guest, s->guest)) {
+		snprintf(s->what, sizeof(s->what), "guest %s is not installed",
+			 s->guest);
+		return 0;
+	}
+	if (d->kind != VNIC_FILTER_DIFF_REPAIR)
+		return 0;
+	added = d->added;
+	removed = d->removed;
+	for (i = 0; i < s->base.n; i++)
+		if (!strcmp(s->base.o[i].obj, d->object)) {
+			added -= added < s->base.o[i].added ? added : s->base.o[i].added;
+			removed -= removed < s->base.o[i].removed ? removed :
+				   s->base.o[i].removed;
+		}
+	if (added && !removed)
+		snprintf(s->what, sizeof(s->what), "%s lacks %u of guest %s's "
+			 "entries (removed by another tool?)", d->object, added,
+			 s->guest);
+	return 0;
+}
+
+/*
+ * CHECK of an installed guest against the filter its state file records:
+ * nothing of it missing.  A guest whose entries or hooks another tool
+ * removed is still listed (bpf: a tc qdisc del of the host end's clsact;
+ * nft: an element deleted, a chain flushed) while its container sends
+ * what it likes.  Two diffs, nothing written; bpf reads back this guest's
+ * hooks only.  0 if intact, -1 with the CNI error recorded.
+ */
+int filter_intact(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
+		  const struct cni_flt_rec *rec)
+{
+	struct intact s = { .guest = r->guest };
+	struct vnic_policy *none = NULL, *p = NULL;
+	int err;
+
+	err = vnic_policy_new(ctx, &none);
+	if (!err)
+		err = vnic_policy_new(ctx, &p);
+	if (err) {
+		vnic_policy_free(none);
+		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot build the filter",
+				     ctx, err);
+	}
+	if (filter_add_guest(r, ctx, p, r->guest, rec))
+		err = -1;
+	else
+		err = vnic_filter_diff(n, none, base_fn, &s.base, NULL) ?:
+		      vnic_filter_diff(n, p, intact_fn, &s, NULL);
+	vnic_policy_free(none);
+	vnic_policy_free(p);
+	if (err == -1)
+		return -1;
+	if (err)
+		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
+				     "cannot read the filter", ctx, err);
+	if (s.what[0])
+		return cni_fail(r, CNI_ERR_FILTER_MISSING, "filter missing",
+				"%s", s.what);
+	return 0;
+}
+
 /*
  * Remove those of guests that are installed; the others are fine.  0, or
  * the negative errno of the failure (its CNI error recorded): -EPERM is a
