@@ -12,9 +12,9 @@ make -s -j"$(nproc)" WERROR=1 all tests bench hdrcheck importcheck doccheck
 # baseline abi/libvnic.abi (Documentation/abi.rst).
 make -s abicheck
 # Each fuzz target for 8 s (make fuzz's default is 30; CI keeps its whole
-# run under 15 minutes with the suite of 1,600 cases, which took 13-14.5
-# minutes here with 15 s), before the suite: prove's summary stays the
-# last line.
+# run under 15 minutes), before the suite: prove's summary stays the last
+# line.  The suite runs nproc test files at once (make check, CHECK_JOBS):
+# one at a time, the whole run took 13 to 16.5 minutes here.
 make -s -j"$(nproc)" WERROR=1 fuzz FUZZ_SECONDS=8
 # The suite built with ASan + UBSan first (any report fails it), so that
 # the last line stays the main suite's summary; a failure stops CI here.
