@@ -451,15 +451,15 @@ int filter_intact(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n
 		return cni_fail_vnic(r, CNI_ERR_FILTER, "cannot build the filter",
 				     ctx, err);
 	}
-	if (filter_add_guest(r, ctx, p, r->guest, rec))
-		err = -1;
-	else
-		err = vnic_filter_diff(n, none, base_fn, &s.base, NULL) ?:
-		      vnic_filter_diff(n, p, intact_fn, &s, NULL);
+	if (filter_add_guest(r, ctx, p, r->guest, rec)) {
+		vnic_policy_free(none);
+		vnic_policy_free(p);
+		return -1;
+	}
+	err = vnic_filter_diff(n, none, base_fn, &s.base, NULL) ?:
+	      vnic_filter_diff(n, p, intact_fn, &s, NULL);
 	vnic_policy_free(none);
 	vnic_policy_free(p);
-	if (err == -1)
-		return -1;
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
 				     "cannot read the filter", ctx, err);
