@@ -357,12 +357,14 @@ int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 	return found;
 }
 
+/* Objects the baseline reports: a few short names today ("set ip4s",
+ * "map drops"); one it cannot keep only loses its subtraction. */
 #define INTACT_OBJS	32
 
 /* A diff's repairs, object by object. */
 struct repairs {
 	struct {
-		char obj[64];
+		char obj[96];
 		uint32_t added, removed;
 	} o[INTACT_OBJS];
 	unsigned int n;
@@ -372,6 +374,7 @@ struct repairs {
  * then the first thing the attachment's filter lacks. */
 struct intact {
 	const char *guest;
+	bool changed;	/* its digest differs: a sync's to judge */
 	struct repairs base;
 	char what[160];
 };
@@ -391,12 +394,14 @@ static int base_fn(const struct vnic_filter_diff *d, void *arg)
 /*
  * A repair the sync of this one guest makes beyond the sync of no guest is
  * the guest's own: its elements or map entries, its hooks, the rules of a
- * chain its NICs jump to.  The baseline takes out what is nobody's in
- * particular: elements left by another attachment's NIC deleted by hand.
- * Only what is missing with nothing in its place fails CHECK; a rewritten
- * object (rules a newer libvnic renders otherwise, an element replaced)
- * is a sync's to judge, and so is a guest's changed digest (a newer
- * libvnic's render version is in it).
+ * chain its NICs jump to.  The baseline (nft) takes out what is nobody's
+ * in particular: elements left by another attachment's NIC deleted by
+ * hand, which would otherwise hide a loss.  Only what is missing with
+ * nothing in its place fails CHECK (nft: an element replaced by hand
+ * passes; bpf counts a rewritten map entry as missing).  A guest whose
+ * digest differs (a newer libvnic's render version is in it, and a newer
+ * render may add rules to the chains it shares) is a sync's to judge:
+ * guest entries come before objects, so its repairs are not looked at.
  */
 static int intact_fn(const struct vnic_filter_diff *d, void *arg)
 {
@@ -411,7 +416,9 @@ static int intact_fn(const struct vnic_filter_diff *d, void *arg)
 			 s->guest);
 		return 0;
 	}
-	if (d->kind != VNIC_FILTER_DIFF_REPAIR)
+	if (d->kind == VNIC_FILTER_DIFF_GUEST_CHANGE && !strcmp(d->guest, s->guest))
+		s->changed = true;
+	if (d->kind != VNIC_FILTER_DIFF_REPAIR || s->changed)
 		return 0;
 	added = d->added;
 	removed = d->removed;
@@ -422,9 +429,9 @@ static int intact_fn(const struct vnic_filter_diff *d, void *arg)
 				   s->base.o[i].removed;
 		}
 	if (added && !removed)
-		snprintf(s->what, sizeof(s->what), "%s lacks %u of guest %s's "
-			 "entries (removed by another tool?)", d->object, added,
-			 s->guest);
+		snprintf(s->what, sizeof(s->what), "guest %s's filter: %s: %u "
+			 "missing (removed by another tool?)", s->guest, d->object,
+			 added);
 	return 0;
 }
 
@@ -433,8 +440,11 @@ static int intact_fn(const struct vnic_filter_diff *d, void *arg)
  * nothing of it missing.  A guest whose entries or hooks another tool
  * removed is still listed (bpf: a tc qdisc del of the host end's clsact;
  * nft: an element deleted, a chain flushed) while its container sends
- * what it likes.  Two diffs, nothing written; bpf reads back this guest's
- * hooks only.  0 if intact, -1 with the CNI error recorded.
+ * what it likes.  Nothing is written, but a diff is a sync's: nft reads
+ * the whole table twice (the baseline, then the guest); bpf (no baseline:
+ * a policy of no guest reports no repair) reads the maps and the hooks of
+ * every installed NIC, those of the other guests as leaving.  0 if
+ * intact, -1 with the CNI error recorded.
  */
 int filter_intact(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const struct cni_flt_rec *rec)
@@ -456,10 +466,18 @@ int filter_intact(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n
 		vnic_policy_free(p);
 		return -1;
 	}
-	err = vnic_filter_diff(n, none, base_fn, &s.base, NULL) ?:
-	      vnic_filter_diff(n, p, intact_fn, &s, NULL);
+	if (r->conf.backend == VNIC_BACKEND_NFT)
+		err = vnic_filter_diff(n, none, base_fn, &s.base, NULL);
+	if (!err)
+		err = vnic_filter_diff(n, p, intact_fn, &s, NULL);
 	vnic_policy_free(none);
 	vnic_policy_free(p);
+	/* The name the state file keeps is no NIC's now (the host end
+	 * found by its tag under another): nothing filters it. */
+	if (err == -ENODEV)
+		return cni_fail(r, CNI_ERR_FILTER_MISSING, "filter missing",
+				"guest %s's filter is on %s, which no NIC is named now",
+				r->guest, rec->host);
 	if (err)
 		return cni_fail_vnic(r, err == -EAGAIN ? CNI_ERR_AGAIN : CNI_ERR_FILTER,
 				     "cannot read the filter", ctx, err);
