@@ -281,7 +281,7 @@ bool filter_owned(const struct cni_run *r, int err);
 /* Whether err (of filter_open() if open, else of filter_remove()) lasts
  * until someone else acts: an owned or a damaged table (nft). */
 bool filter_stuck(const struct cni_run *r, int err, bool open);
-/* CHECK: guest r->guest installed as rec says, its hooks there (bpf) */
+/* CHECK: nothing of what rec records of guest r->guest missing (102) */
 int filter_intact(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
 		  const struct cni_flt_rec *rec);
 int filter_has(struct cni_run *r, struct vnic_ctx *ctx, struct vnic_filter *n,
