@@ -4320,9 +4320,9 @@ TEST_F(nft, concurrent_unowned_writers_growing_sets_lose_nothing)
 }
 
 /*
- * A child that owns the table (guest c0 on cw0) and, once that is
- * installed, adds and removes guest x0 (on cx0) in a loop until killed:
- * its pid once the table is there, or -1.
+ * Veth pairs cw0 and cx0, and a child that owns the table (guest c0 on
+ * cw0) and, once that is installed, adds and removes guest x0 (on cx0) in
+ * a loop until killed: its pid once the table is there, or -1.
  */
 static pid_t busy_owner(void)
 {
@@ -4331,7 +4331,9 @@ static pid_t busy_owner(void)
 	char c;
 	pid_t owner;
 
-	if (pipe2(barrier, O_CLOEXEC))
+	if (st_run_cmd("ip link add cw0 type veth peer name cwp0 && "
+		       "ip link add cx0 type veth peer name cxp0") ||
+	    pipe2(barrier, O_CLOEXEC))
 		return -1;
 	owner = fork();
 	if (!owner) {
@@ -4381,8 +4383,6 @@ TEST_F(nft, reader_of_a_busy_owned_table_sees_no_damage)
 	long long end;
 	pid_t owner;
 
-	ASSERT_EQ(0, st_run_cmd("ip link add cw0 type veth peer name cwp0 && "
-				"ip link add cx0 type veth peer name cxp0"));
 	owner = busy_owner();
 	ASSERT_LT(0, owner) TH_LOG("the owner failed");
 	end = st_now_ms() + 1500;
@@ -4433,8 +4433,6 @@ TEST_F(nft, diff_of_a_busy_owned_table_reports_no_damage)
 	long long end;
 	pid_t owner;
 
-	ASSERT_EQ(0, st_run_cmd("ip link add cw0 type veth peer name cwp0 && "
-				"ip link add cx0 type veth peer name cxp0"));
 	owner = busy_owner();
 	ASSERT_LT(0, owner) TH_LOG("the owner failed");
 	/* The open reads the table too: torn on each of its tries, it says

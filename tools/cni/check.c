@@ -78,7 +78,7 @@ static int check_filter(struct cni_run *r, struct vnic_ctx *ctx)
 	if (filter_open(r, ctx, true, &n))
 		return -1;
 	found = filter_has(r, ctx, n, r->guest);
-	if (found > 0 && state_flt(r, r->guest, &rec) > 0 && rec.has_ips &&
+	if (found > 0 && state_flt(r, r->guest, &rec) > 0 &&
 	    filter_intact(r, ctx, n, &rec))
 		found = -1;
 	vnic_filter_close(n);
